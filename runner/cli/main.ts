@@ -1,0 +1,34 @@
+// The scifi command line. Each command lives in runner/cli/commands/<name>.ts and exports
+// `register(program)`; its action imports the heavy modules lazily so `scifi --help` stays fast.
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { EXIT } from "./exit-codes.ts";
+
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+export function buildProgram(): Command {
+  const program = new Command("scifi")
+    .description("Sandboxed autonomous task runner for scientists: SAM tasks, default-deny containers, audited agents.")
+    .version(pkg.version)
+    .showHelpAfterError()
+    .exitOverride();
+  // Commands, in the order `--help` lists them.
+  const registrations: ((p: Command) => void)[] = [];
+  for (const register of registrations) register(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return process.exitCode === undefined ? EXIT.ok : Number(process.exitCode);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version exit 0; bad usage exits 2.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    process.stderr.write(`scifi: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT.failed;
+  }
+}

@@ -1,0 +1,107 @@
+// The provider-neutral model contract. Agents build ModelRequests; the gateway (runner/llm/gateway.ts)
+// picks a model by kind and rank, calls a provider adapter (anthropic | openai | scripted | replay),
+// and writes every call to the audit tape. Providers never see sandboxes; agents never see SDKs.
+
+/** Control agents plan and judge (pre-scan, review); work agents act with tools. */
+export type ModelKind = "control" | "work";
+
+/** Which agent role is calling: recorded on the tape and used by the scripted model's per-role queues. */
+export type AgentRole =
+  | "prescan"
+  | "work"
+  | "review"
+  | "final_review"
+  | "make_task"
+  | "make_skill"
+  | "ask"
+  | "oracle";
+
+export interface ToolSpec {
+  name: string;
+  /** Model-facing description (from the tool's Markdown file). */
+  description: string;
+  /** JSON Schema of the tool input (an object schema). */
+  inputSchema: Record<string, unknown>;
+}
+
+export type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature?: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "tool_result"; toolUseId: string; content: string; isError?: boolean };
+
+export interface Message {
+  role: "user" | "assistant";
+  content: ContentBlock[];
+}
+
+export interface CallMeta {
+  runId: string;
+  iteration?: number;
+  step?: number;
+  /** SAM path and hash, copied onto the tape. */
+  sam?: { file: string; sha256: string };
+}
+
+export interface ModelRequest {
+  role: AgentRole;
+  kind: ModelKind;
+  /** 1 = cheapest tier; the gateway picks a model of exactly this rank (falling back within the rank). */
+  rank: number;
+  /** Stable system prompt (cached). */
+  system: string;
+  /** Accumulated history (cached up to the last message before workspaceContext). */
+  messages: Message[];
+  tools?: ToolSpec[];
+  /** Per-step workspace context (step, budgets left, recent errors): appended after the last cache breakpoint. */
+  workspaceContext?: string;
+  /** When set, the reply must be a JSON object matching this schema (structured output). */
+  jsonSchema?: { name: string; schema: Record<string, unknown> };
+  maxTokens?: number;
+  /** Texts injected into the prompt from memory or skills: recorded on the tape by reference and hash. */
+  injected?: { kind: "memory" | "skill"; ref: string; sha256: string }[];
+  meta: CallMeta;
+}
+
+export interface Usage {
+  /** Uncached input tokens. */
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheRead: number;
+  /** Reasoning tokens (part of output where the provider counts them so). */
+  reasoning: number;
+}
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "other";
+
+export interface ModelResponse {
+  content: ContentBlock[];
+  stopReason: StopReason;
+  usage: Usage;
+  provider: string;
+  model: string;
+  costUsd: number;
+  latencyMs: number;
+  /** Parsed JSON when the request asked for structured output and the reply parsed. */
+  json?: unknown;
+}
+
+/** What agents hold: one call, one answer, everything else (ranks, retries, audit) behind it. */
+export interface Model {
+  complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse>;
+}
+
+export class ModelError extends Error {
+  override name = "ModelError";
+}
+
+/** No model of the requested kind and rank is left (all failed or out of budget). */
+export class NoModelAvailable extends ModelError {
+  override name = "NoModelAvailable";
+}
+
+/** The run's money or token budget is spent. */
+export class BudgetExceeded extends ModelError {
+  override name = "BudgetExceeded";
+}

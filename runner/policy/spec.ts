@@ -1,0 +1,39 @@
+// The resolved sandbox specification: what a run is granted, after default-deny policy.
+// Produced by runner/policy from a SamDocument plus the site policy; consumed by every sandbox backend.
+
+export interface MountSpec {
+  /** Absolute, symlink-free host path. */
+  source: string;
+  /** Absolute container path. */
+  target: string;
+  readOnly: boolean;
+  /** Why it is there: `task folder`, `sam file`, `check asset`, `declared mount (line 7)`. */
+  reason: string;
+}
+
+export interface SandboxSpec {
+  /** Run id; also names the container/instance and labels it for orphan cleanup. */
+  runId: string;
+  image: string;
+  /** Host uid:gid the container runs as, so files in the task folder stay the user's. */
+  user: { uid: number; gid: number };
+  /** Host task folder (absolute, realpath). */
+  taskDir: string;
+  /** Where the task folder appears inside the container (fixed: `/task`). */
+  workdir: string;
+  mounts: MountSpec[];
+  network: boolean;
+  gpus: number;
+  cpus: number;
+  memoryBytes: number;
+  pidsLimit: number;
+  /** Size-limited scratch at `/scratch`, when requested. */
+  scratch?: { target: string; sizeBytes: number };
+  walltimeSec: number;
+  /** Extra environment inside the container (never secrets). */
+  env: Record<string, string>;
+  labels: Record<string, string>;
+}
+
+/** Fixed container path of the task folder. */
+export const TASK_MOUNT = "/task";

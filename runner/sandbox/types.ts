@@ -1,0 +1,85 @@
+// The one sandbox contract every backend (docker, apptainer, kubernetes) implements, and its errors.
+// Backends are registered by name in runner/sandbox/registry.ts and share test/sandbox/conformance.ts.
+import type { SandboxSpec } from "../policy/spec.ts";
+
+export interface ExecOptions {
+  /** Container path; defaults to the task folder (`/task`). */
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Kill the process after this many ms (default 120 000). The result then has `timedOut: true`. */
+  timeoutMs?: number;
+  stdin?: string | Buffer;
+  /** Cap on each of stdout/stderr (default 256 KiB); beyond it the text ends with TRUNCATION_MARKER. */
+  maxOutputBytes?: number;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  truncated: boolean;
+  durationMs: number;
+}
+
+export const TRUNCATION_MARKER = "\n[... output truncated by scifi: limit reached ...]\n";
+
+/**
+ * A running sandbox. Error contract:
+ * - a command that fails is NOT an error: it is an ExecResult with a non-zero exitCode;
+ * - a timeout is an ExecResult with `timedOut: true` (the process is really killed);
+ * - the engine itself failing throws SandboxError; an engine that is not there throws SandboxUnavailable;
+ * - readFile/writeFile of a path outside the task folder or reached through a symlink out of it
+ *   throws PathRefused.
+ */
+export interface Sandbox {
+  readonly backend: string;
+  readonly spec: SandboxSpec;
+  /** argv is run as is; a string is run as a shell script (`sh -c`). */
+  exec(command: string[] | string, options?: ExecOptions): Promise<ExecResult>;
+  /** Container path (absolute, or relative to the task folder). */
+  readFile(path: string): Promise<Buffer>;
+  writeFile(path: string, data: string | Buffer): Promise<void>;
+  /** Always safe to call, also twice and after errors. */
+  stop(): Promise<void>;
+}
+
+export interface BackendStatus {
+  available: boolean;
+  /** Engine version or why it is unavailable. */
+  detail: string;
+  /** The one command that fixes it, when unavailable. */
+  fix?: string;
+}
+
+export interface SandboxBackend {
+  readonly name: string;
+  status(): Promise<BackendStatus>;
+  start(spec: SandboxSpec): Promise<Sandbox>;
+  /** Remove sandboxes left behind by runs that are not in `liveRunIds`. Returns what was removed. */
+  prune(liveRunIds?: ReadonlySet<string>): Promise<string[]>;
+}
+
+export class SandboxError extends Error {
+  override name = "SandboxError";
+}
+
+export class SandboxUnavailable extends SandboxError {
+  override name = "SandboxUnavailable";
+  readonly backend: string;
+  readonly fix: string | undefined;
+  constructor(backend: string, detail: string, fix?: string) {
+    super(`sandbox backend '${backend}' is unavailable: ${detail}${fix ? `\n  fix: ${fix}` : ""}`);
+    this.backend = backend;
+    this.fix = fix;
+  }
+}
+
+export class PathRefused extends SandboxError {
+  override name = "PathRefused";
+  readonly path: string;
+  constructor(path: string, reason: string) {
+    super(`refused path '${path}': ${reason}`);
+    this.path = path;
+  }
+}

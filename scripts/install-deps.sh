@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages scifi's engines and tests use. Idempotent: only missing ones are fetched.
+set -euo pipefail
+packages=(docker.io debootstrap slurm-wlm munge chromium ca-certificates)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "debian packages present: ${packages[*]}"
