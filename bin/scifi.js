@@ -20,7 +20,9 @@ if (!canStripTypes) {
     );
     process.exit(2);
   }
-  const child = spawnSync(bundled, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
+  const child = spawnSync(bundled, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: "inherit",
+  });
   process.exit(child.status ?? 1);
 } else {
   const { main } = await import("../runner/cli/main.ts");

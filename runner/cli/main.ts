@@ -4,11 +4,15 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { EXIT } from "./exit-codes.ts";
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
 
 export function buildProgram(): Command {
   const program = new Command("scifi")
-    .description("Sandboxed autonomous task runner for scientists: SAM tasks, default-deny containers, audited agents.")
+    .description(
+      "Sandboxed autonomous task runner for scientists: SAM tasks, default-deny containers, audited agents.",
+    )
     .version(pkg.version)
     .showHelpAfterError()
     .exitOverride();

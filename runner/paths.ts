@@ -1,0 +1,41 @@
+// Where scifi keeps its state. One "home" folder (env SCIFI_HOME, default the current directory)
+// holds tasks/, memory/, skills/, runs/ and the config files. Run records never live in the task
+// folder: the container can write there, and records must be out of the agent's reach.
+import { join, resolve } from "node:path";
+
+export function scifiHome(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.SCIFI_HOME ?? process.cwd());
+}
+
+export const homePaths = (home: string) => ({
+  tasks: join(home, "tasks"),
+  runs: join(home, "runs"),
+  memory: join(home, "memory"),
+  globalMemory: join(home, "memory", "global.md"),
+  groupMemory: (group: string) => join(home, "memory", "groups", `${group}.md`),
+  skills: join(home, "skills"),
+  sitePolicy: join(home, "site-policy.yaml"),
+  modelsConfig: join(home, "models.yaml"),
+});
+
+/** Files of one run folder `runs/<runId>/`. */
+export const runFiles = (runDir: string) => ({
+  /** Byte copy of the SAM as it was at start (and sub-SAM files under sam/). */
+  sam: join(runDir, "sam.md"),
+  /** The parsed SAM tree (deterministic JSON). */
+  samJson: join(runDir, "sam.json"),
+  /** The resolved sandbox spec actually granted. */
+  spec: join(runDir, "spec.json"),
+  /** Checkpoint written after every phase; `scifi run --resume` reads it. */
+  state: join(runDir, "state.json"),
+  /** History tape: one JSON event a line. */
+  history: join(runDir, "history.jsonl"),
+  /** Audit tape: one JSON record per LLM call (and per injected memory/skill), hash-chained. */
+  audit: join(runDir, "audit.jsonl"),
+  /** Task memory: append-only Markdown entries. */
+  memory: join(runDir, "memory.md"),
+});
+
+export function runDir(home: string, runId: string): string {
+  return join(homePaths(home).runs, runId);
+}
