@@ -1,0 +1,179 @@
+// Reading and validating skill files. Errors are `file:line:col` diagnostics like the SAM validator's,
+// pointing at the front-matter key that is wrong.
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import type { Diagnostic } from "../sam/types.ts";
+import { SKILL_KEYS, skillFrontMatter } from "./schema.ts";
+import { didYouMean } from "./suggest.ts";
+import { GRANTS, type Skill } from "./types.ts";
+
+export type SkillParse = { ok: true; skill: Skill } | { ok: false; diagnostics: Diagnostic[] };
+
+interface FrontMatter {
+  yaml: string;
+  /** 1-based line of the first YAML line. */
+  yamlLine: number;
+  body: string;
+  bodyLine: number;
+}
+
+function splitFrontMatter(text: string): FrontMatter | undefined {
+  const lines = text.split("\n");
+  if (lines[0]?.trim() !== "---") return undefined;
+  const end = lines.findIndex((line, i) => i > 0 && line.trim() === "---");
+  if (end < 0) return undefined;
+  return {
+    yaml: lines.slice(1, end).join("\n"),
+    yamlLine: 2,
+    body: lines.slice(end + 1).join("\n"),
+    bodyLine: end + 2,
+  };
+}
+
+/** Line of each top-level key in the YAML, so errors can point at it. */
+function keyLines(yamlText: string, firstLine: number): { data: unknown; lines: Map<string, number>; errors: Diagnostic[] } {
+  const counter = new LineCounter();
+  const doc = parseDocument(yamlText, { lineCounter: counter });
+  const lines = new Map<string, number>();
+  if (isMap(doc.contents)) {
+    for (const pair of doc.contents.items) {
+      if (isScalar(pair.key) && pair.key.range) {
+        lines.set(String(pair.key.value), counter.linePos(pair.key.range[0]).line + firstLine - 1);
+      }
+    }
+  }
+  const errors = doc.errors.map((e) => ({
+    line: (e.linePos?.[0]?.line ?? 1) + firstLine - 1,
+    column: e.linePos?.[0]?.col ?? 1,
+    message: `front matter is not valid YAML: ${e.message.split("\n")[0]}`,
+  }));
+  return { data: doc.toJS(), lines, errors: errors.map((e) => ({ file: "", severity: "error", ...e })) };
+}
+
+/** Validates one skill's text. `file` is used for messages and for the name check. */
+export function parseSkillText(text: string, file: string): SkillParse {
+  const at = (line: number, message: string, column = 1): Diagnostic => ({
+    file,
+    line,
+    column,
+    severity: "error",
+    message,
+  });
+  const parts = splitFrontMatter(text);
+  if (!parts) {
+    return {
+      ok: false,
+      diagnostics: [
+        at(1, "a skill starts with YAML front matter between '---' lines (name, description, when_to_use, requires)"),
+      ],
+    };
+  }
+  const { data, lines, errors } = keyLines(parts.yaml, parts.yamlLine);
+  if (errors.length > 0) return { ok: false, diagnostics: errors.map((e) => ({ ...e, file })) };
+  const diagnostics: Diagnostic[] = [];
+  const result = skillFrontMatter.safeParse(data ?? {});
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      diagnostics.push(...issueDiagnostics(issue, lines, parts.yamlLine, at));
+    }
+  }
+  if (parts.body.trim().length === 0) {
+    diagnostics.push(at(parts.bodyLine, "the skill has no body: write the commands and pitfalls below the front matter"));
+  }
+  if (!result.success || diagnostics.length > 0) return { ok: false, diagnostics };
+  const fm = result.data;
+  const stem = basename(file).replace(/\.md$/, "");
+  if (fm.name !== stem && !file.startsWith("<")) {
+    return {
+      ok: false,
+      diagnostics: [
+        at(lines.get("name") ?? parts.yamlLine, `name '${fm.name}' must match the file name '${stem}.md' (rename one of them)`),
+      ],
+    };
+  }
+  return {
+    ok: true,
+    skill: {
+      name: fm.name,
+      description: fm.description,
+      whenToUse: fm.when_to_use,
+      requires: [...new Set(fm.requires)],
+      file,
+      body: parts.body,
+      text,
+      sha256: createHash("sha256").update(text).digest("hex"),
+      bodyLine: parts.bodyLine,
+    },
+  };
+}
+
+function issueDiagnostics(
+  issue: { code: string; path: PropertyKey[]; message: string; keys?: string[]; input?: unknown },
+  lines: Map<string, number>,
+  firstLine: number,
+  at: (line: number, message: string) => Diagnostic,
+): Diagnostic[] {
+  if (issue.code === "unrecognized_keys") {
+    return (issue.keys ?? []).map((key) =>
+      at(lines.get(key) ?? firstLine, `unknown key '${key}'${didYouMean(key, SKILL_KEYS)}; allowed: ${SKILL_KEYS.join(", ")}`),
+    );
+  }
+  const key = String(issue.path[0] ?? "");
+  const line = lines.get(key) ?? firstLine;
+  if (issue.code === "invalid_type" && issue.input === undefined) {
+    return [at(line, `missing required key '${key}'`)];
+  }
+  if (key === "requires" && issue.path.length > 1 && typeof issue.input === "string") {
+    return [at(line, `requires: unknown grant '${issue.input}'${didYouMean(issue.input, GRANTS)}; allowed: ${GRANTS.join(", ")}`)];
+  }
+  return [at(line, `${issue.path.join(".") || "front matter"}: ${issue.message}`)];
+}
+
+/**
+ * Loads every `*.md` skill (except README.md) from the given folders, in order. A later folder may not
+ * redefine a name an earlier one has: duplicates are errors naming both files. `drafts/` is never read.
+ */
+export function loadSkills(dirs: string[]): { skills: Skill[]; diagnostics: Diagnostic[] } {
+  const skills: Skill[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const seen = new Map<string, string>();
+  for (const dir of dirs.map((d) => resolve(d))) {
+    for (const file of skillFiles(dir)) {
+      const parsed = parseSkillText(readFileSync(file, "utf8"), file);
+      if (!parsed.ok) {
+        diagnostics.push(...parsed.diagnostics);
+        continue;
+      }
+      const first = seen.get(parsed.skill.name);
+      if (first) {
+        diagnostics.push({
+          file,
+          line: 1,
+          column: 1,
+          severity: "error",
+          message: `skill '${parsed.skill.name}' is already defined in ${first}; rename or remove one`,
+        });
+        continue;
+      }
+      seen.set(parsed.skill.name, file);
+      skills.push(parsed.skill);
+    }
+  }
+  return { skills, diagnostics };
+}
+
+function skillFiles(dir: string): string[] {
+  let names: string[];
+  try {
+    if (!statSync(dir).isDirectory()) return [];
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.endsWith(".md") && n.toLowerCase() !== "readme.md")
+    .sort()
+    .map((n) => join(dir, n));
+}
