@@ -1,0 +1,84 @@
+// The history tape of one run: append-only JSONL, one event a line, each with a sequence number.
+// One writer per run. On resume the tape is cut back to the last checkpoint (see runner/loop/state.ts)
+// so events of the interrupted phase are neither duplicated nor torn.
+import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
+import { appendDurably } from "./entries.ts";
+
+export type HistoryEvent =
+  | { type: "run_start"; sam: string; sha256: string; backend: string }
+  | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
+  | { type: "iteration_start"; iteration: number }
+  | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string }
+  | { type: "prescan"; iteration: number; node: string; rank: number; skills: string[]; direction: string }
+  | { type: "direction_change"; iteration: number; from: string; to: string }
+  | { type: "work_end"; iteration: number; node: string; exit: string; steps: number; toolCalls: number }
+  | {
+      type: "check";
+      iteration: number;
+      node: string;
+      check: string;
+      passed: boolean;
+      exitCode: number;
+      detail?: string;
+    }
+  | {
+      type: "verdict";
+      iteration: number;
+      node: string;
+      passed: boolean;
+      items: { id: string; pass: boolean }[];
+      checksPassed: boolean;
+    }
+  | { type: "node_complete"; iteration: number; node: string }
+  | { type: "limit"; iteration: number; limit: string; detail: string }
+  | { type: "tampering"; iteration: number; file: string; expected: string; actual: string }
+  | { type: "final_review"; groupSuggestions: number; globalSuggestions: number }
+  | { type: "run_end"; outcome: "passed" | "failed" | "blocked"; reason: string };
+
+export type HistoryRecord = HistoryEvent & { seq: number; time: string };
+
+export class HistoryTape {
+  readonly file: string;
+  #seq: number;
+
+  constructor(file: string) {
+    this.file = file;
+    this.#seq = readHistory(file).length;
+  }
+
+  get length(): number {
+    return this.#seq;
+  }
+
+  append(event: HistoryEvent): HistoryRecord {
+    const record = { seq: this.#seq + 1, time: new Date().toISOString(), ...event } as HistoryRecord;
+    appendDurably(this.file, `${JSON.stringify(record)}\n`);
+    this.#seq++;
+    return record;
+  }
+
+  /** The last `count` events, for prompts. */
+  tail(count: number): HistoryRecord[] {
+    return readHistory(this.file).slice(-count);
+  }
+}
+
+export function readHistory(file: string): HistoryRecord[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as HistoryRecord);
+}
+
+/** Size in bytes, for checkpoints. */
+export function fileSize(file: string): number {
+  return existsSync(file) ? statSync(file).size : 0;
+}
+
+/** Cut a file back to a checkpointed size; returns how many bytes were discarded. */
+export function cutBack(file: string, size: number): number {
+  const current = fileSize(file);
+  if (current > size) truncateSync(file, size);
+  return Math.max(0, current - size);
+}

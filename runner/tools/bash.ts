@@ -1,0 +1,33 @@
+// bash: run a shell command in the sandbox's task folder. The per-SAM allowlist is checked before
+// anything runs; output is capped (head and tail) by defineTool and by the sandbox.
+import { z } from "zod";
+import { checkCommand } from "./allowlist.ts";
+import { defineTool } from "./tool.ts";
+
+export const bashTool = defineTool({
+  name: "bash",
+  effect: "exec",
+  description: new URL("./bash.md", import.meta.url),
+  input: z.object({
+    command: z.string().min(1).describe("Shell script, run with `sh -c` in /task."),
+    timeout_sec: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Kill the command after this many seconds (default and maximum set by the runner)."),
+  }),
+  async execute({ command, timeout_sec }, ctx) {
+    if (ctx.allowCommands) {
+      const verdict = checkCommand(command, ctx.allowCommands);
+      if (!verdict.ok) return { ok: false, output: `Refused: ${verdict.reason}` };
+    }
+    const timeoutMs = Math.min(timeout_sec ? timeout_sec * 1000 : ctx.bashTimeoutMs, ctx.bashTimeoutMs);
+    const result = await ctx.sandbox.exec(command, { timeoutMs, maxOutputBytes: ctx.maxOutputChars * 4 });
+    const parts = [`exit code: ${result.timedOut ? "killed (timeout)" : result.exitCode}`];
+    if (result.timedOut) parts.push(`The command ran longer than ${timeoutMs / 1000} s and was killed.`);
+    if (result.stdout) parts.push(`stdout:\n${result.stdout}`);
+    if (result.stderr) parts.push(`stderr:\n${result.stderr}`);
+    return { ok: !result.timedOut && result.exitCode === 0, output: parts.join("\n") };
+  },
+});
