@@ -1,0 +1,60 @@
+// Final review (control agent): after the run ends, writes task-group and global suggestions.
+import { z } from "zod";
+import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { fillTemplate, promptFile } from "./prompt.ts";
+import { structuredCall } from "./structured.ts";
+
+export const FinalSuggestions = z.object({
+  group_suggestions: z.array(z.string()),
+  global_suggestions: z.array(z.string()),
+});
+export type FinalSuggestions = z.infer<typeof FinalSuggestions>;
+
+export interface FinalReviewInput {
+  runId: string;
+  title: string;
+  outcome: string;
+  reason: string;
+  iterations: number;
+  group: string;
+  taskMemory: { text: string; ref: string; sha256: string };
+  history: string;
+  controlRank: number;
+  meta: ModelRequest["meta"];
+}
+
+export async function runFinalReview(
+  model: Model,
+  input: FinalReviewInput,
+  onResponse?: (response: ModelResponse) => void,
+): Promise<FinalSuggestions> {
+  const user = fillTemplate("final-review.input.md", {
+    runId: input.runId,
+    title: input.title,
+    outcome: input.outcome,
+    reason: input.reason,
+    iterations: String(input.iterations),
+    group: input.group,
+    taskMemory: input.taskMemory.text.trim() || "(empty)",
+    history: input.history || "(empty)",
+  });
+  const injected = input.taskMemory.text.trim()
+    ? [{ kind: "memory" as const, ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 }]
+    : [];
+  const { value } = await structuredCall(
+    model,
+    {
+      role: "final_review",
+      kind: "control",
+      rank: input.controlRank,
+      system: promptFile("final-review.md"),
+      messages: [{ role: "user", content: [{ type: "text", text: user }] }],
+      injected,
+      meta: input.meta,
+    },
+    FinalSuggestions,
+    "final_suggestions",
+    onResponse,
+  );
+  return value;
+}

@@ -1,0 +1,97 @@
+// Pre-scan (control agent): reads the SAM tree, task memory, the history tail, group memory and the
+// skill index; returns a validated plan for the next work pass.
+import { z } from "zod";
+import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import type { SamNode } from "../sam/types.ts";
+import { fillTemplate, promptFile } from "./prompt.ts";
+import { structuredCall } from "./structured.ts";
+import { readyNodes, renderTree } from "./tree.ts";
+
+export const PrescanPlan = z.object({
+  node: z.string().min(1).describe("Id of the ready node to work on next."),
+  rank: z.number().int().min(1).describe("Work model rank for this pass."),
+  skills: z.array(z.string()).describe("Skills whose full text the work agent gets."),
+  context: z.string().describe("Facts the work agent needs beyond the node text."),
+  plan: z.string().describe("Ordered steps for the work agent."),
+  direction: z.string().min(1).describe("One line naming the approach."),
+});
+export type PrescanPlan = z.infer<typeof PrescanPlan>;
+
+export interface PrescanInput {
+  root: SamNode;
+  complete: ReadonlySet<string>;
+  iteration: number;
+  rank: { min: number; max: number; suggested: number };
+  controlRank: number;
+  /** Texts as they go into the prompt; each non-empty one is declared as injected. */
+  taskMemory: { text: string; ref: string; sha256: string };
+  groupMemory: { group: string; text: string; ref: string; sha256: string } | undefined;
+  history: string;
+  skillIndex: string;
+  skillNames: readonly string[];
+  meta: ModelRequest["meta"];
+}
+
+export async function runPrescan(
+  model: Model,
+  input: PrescanInput,
+  onResponse?: (response: ModelResponse) => void,
+): Promise<PrescanPlan> {
+  const ready = readyNodes(input.root, input.complete).map((node) => node.id);
+  const user = fillTemplate("prescan.input.md", {
+    tree: renderTree(input.root, input.complete),
+    ready: ready.join(", "),
+    rankMin: String(input.rank.min),
+    rankMax: String(input.rank.max),
+    rankSuggested: String(input.rank.suggested),
+    iteration: String(input.iteration),
+    taskMemory: input.taskMemory.text.trim() || "(empty: first iteration)",
+    history: input.history || "(empty)",
+    group: input.groupMemory?.group ?? "no group",
+    groupMemory: input.groupMemory?.text.trim() || "(empty)",
+    skills: input.skillIndex,
+  });
+  const injected: NonNullable<ModelRequest["injected"]> = [];
+  if (input.taskMemory.text.trim()) {
+    injected.push({ kind: "memory", ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 });
+  }
+  if (input.groupMemory?.text.trim()) {
+    injected.push({ kind: "memory", ref: input.groupMemory.ref, sha256: input.groupMemory.sha256 });
+  }
+  // The plan must name a ready node and known skills; checked as part of validation so a bad
+  // choice gets the same one retry with the reason.
+  const schema = PrescanPlan.superRefine((plan, ctx) => {
+    if (!ready.includes(plan.node)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["node"],
+        message: `'${plan.node}' is not ready; choose one of ${ready.join(", ")}`,
+      });
+    }
+    for (const skill of plan.skills) {
+      if (!input.skillNames.includes(skill)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["skills"],
+          message: `unknown skill '${skill}'; available: ${input.skillNames.join(", ") || "(none)"}`,
+        });
+      }
+    }
+  });
+  const { value } = await structuredCall(
+    model,
+    {
+      role: "prescan",
+      kind: "control",
+      rank: input.controlRank,
+      system: promptFile("prescan.md"),
+      messages: [{ role: "user", content: [{ type: "text", text: user }] }],
+      injected,
+      meta: input.meta,
+    },
+    schema as unknown as typeof PrescanPlan,
+    "prescan_plan",
+    onResponse,
+  );
+  return { ...value, rank: Math.min(input.rank.max, Math.max(input.rank.min, value.rank)) };
+}

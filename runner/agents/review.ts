@@ -1,0 +1,79 @@
+// Review (control agent): judges each Expectation item of a node with evidence it gathers through
+// read-only tools, and returns a structured verdict. The runner combines it with the check results:
+// the review can fail a node whose checks passed, never pass one whose checks failed.
+import { z } from "zod";
+import type { SamNode } from "../sam/types.ts";
+import { fillTemplate, promptFile } from "./prompt.ts";
+
+export const ReviewVerdict = z.object({
+  items: z
+    .array(z.object({ id: z.string(), pass: z.boolean(), evidence: z.string() }))
+    .describe("One entry per Expectation item id."),
+  findings: z.array(z.string()),
+  fixes: z.array(z.string()),
+  rank_adjustment: z.union([z.literal(-1), z.literal(0), z.literal(1)]),
+  blocked: z.object({ reason: z.string().min(1) }).optional(),
+});
+export type ReviewVerdict = z.infer<typeof ReviewVerdict>;
+
+export interface CheckOutcome {
+  id: string;
+  itemId: string;
+  command: string;
+  passed: boolean;
+  exitCode: number;
+  timedOut: boolean;
+  /** Tail of the output, for the reviewer and the history. */
+  output: string;
+}
+
+export interface WorkReport {
+  exit: string;
+  claim?: string;
+  summary?: string;
+}
+
+export function reviewSystem(): string {
+  return promptFile("review.md");
+}
+
+export function reviewInput(node: SamNode, report: WorkReport, checks: readonly CheckOutcome[]): string {
+  const items = node.items.map((item) => `- **${item.id}**: ${item.text.trim()}`).join("\n");
+  const reportText =
+    report.exit === "done"
+      ? `Claim: ${report.claim}\n\nSummary: ${report.summary}`
+      : `The work pass ended without a claim (${report.exit}).`;
+  const checkText =
+    checks.length === 0
+      ? "(this node has no deterministic checks)"
+      : checks
+          .map(
+            (c) =>
+              `- ${c.id} (item ${c.itemId}): ${c.passed ? "PASSED" : "FAILED"} (exit ${c.timedOut ? "timeout" : c.exitCode})\n  command: \`${c.command.trim()}\`\n  output tail:\n${indent(c.output)}`,
+          )
+          .join("\n");
+  return fillTemplate("review.input.md", {
+    node: node.id,
+    title: node.title,
+    todo: node.todo.trim(),
+    items: items || "(no items)",
+    report: reportText,
+    checks: checkText,
+  });
+}
+
+/** Every item must be judged exactly once; returns what is missing or unknown. */
+export function verdictProblems(node: SamNode, verdict: ReviewVerdict): string[] {
+  const expected = new Set(node.items.map((item) => item.id));
+  const seen = new Set(verdict.items.map((item) => item.id));
+  const problems: string[] = [];
+  for (const id of expected) if (!seen.has(id)) problems.push(`item '${id}' has no verdict`);
+  for (const id of seen)
+    if (!expected.has(id)) problems.push(`'${id}' is not an Expectation item of this node`);
+  return problems;
+}
+
+function indent(text: string): string {
+  const lines = text.trim().split("\n").slice(-15);
+  return lines.map((line) => `    ${line}`).join("\n") || "    (no output)";
+}

@@ -1,0 +1,182 @@
+// Hard limits, enforced by the orchestrator between model calls (CodeScribe's lesson: prompted
+// limits are ignored). Nothing the model says can raise them; a rejected call becomes an error
+// text the model can act on.
+import type { ToolEffect } from "../tools/tool.ts";
+
+export interface LimitConfig {
+  /** Model steps (calls) per work pass. */
+  stepsPerPass: number;
+  /** Tool calls per work pass. */
+  toolCallsPerPass: number;
+  /** Tool calls in one model step; the rest of that step's calls are rejected. */
+  toolCallsPerStep: number;
+  /** An identical call (same tool, same input) is blocked after this many runs... */
+  maxRepeats: number;
+  /** ...or this many for read-only tools. A successful write resets the counters. */
+  maxRepeatsRead: number;
+  /** Consecutive steps whose every call failed before the agent is told to report a blocker. */
+  failingStepsBeforeBlocker: number;
+  /** Iterations (pre-scan, work, checks, review) per run; the SAM's `iterations` overrides. */
+  iterations: number;
+  /** Wall time of the whole run in seconds; the SAM's `walltime` overrides. */
+  walltimeSec: number;
+  /** Tokens (input + output + cache) per run. */
+  tokens: number;
+  /** Money per run; the SAM's `budget` overrides. */
+  usd: number;
+  /** Default and maximum bash timeout. */
+  bashTimeoutSec: number;
+  /** Characters of one tool result the model sees. */
+  toolOutputChars: number;
+}
+
+export const DEFAULT_LIMITS: LimitConfig = {
+  stepsPerPass: 30,
+  toolCallsPerPass: 120,
+  toolCallsPerStep: 10,
+  maxRepeats: 2,
+  maxRepeatsRead: 6,
+  failingStepsBeforeBlocker: 3,
+  iterations: 5,
+  walltimeSec: 3600,
+  tokens: 2_000_000,
+  usd: 10,
+  bashTimeoutSec: 300,
+  toolOutputChars: 20_000,
+};
+
+export interface ToolCallRequest {
+  name: string;
+  input: unknown;
+  effect: ToolEffect | "unknown";
+}
+
+/** Counters of one work pass. */
+export class PassLimits {
+  readonly config: LimitConfig;
+  steps = 0;
+  toolCalls = 0;
+  #stepCalls = 0;
+  #repeats = new Map<string, number>();
+  #failingSteps = 0;
+  #stepHadSuccess = false;
+  #stepHadCall = false;
+
+  constructor(config: LimitConfig) {
+    this.config = config;
+  }
+
+  /** Before a model call: the reason the pass must end, or undefined. */
+  beforeStep(): string | undefined {
+    if (this.steps >= this.config.stepsPerPass)
+      return `step limit reached (${this.config.stepsPerPass} steps per work pass)`;
+    if (this.toolCalls >= this.config.toolCallsPerPass)
+      return `tool-call limit reached (${this.config.toolCallsPerPass} per work pass)`;
+    this.steps++;
+    this.#stepCalls = 0;
+    this.#stepHadSuccess = false;
+    this.#stepHadCall = false;
+    return undefined;
+  }
+
+  /** Before a tool call runs: a rejection text for the model, or undefined to let it run. */
+  admit(call: ToolCallRequest): string | undefined {
+    this.#stepHadCall = true;
+    if (this.#stepCalls >= this.config.toolCallsPerStep) {
+      return `Rejected by the runner: at most ${this.config.toolCallsPerStep} tool calls per step. Wait for these results, then continue.`;
+    }
+    if (this.toolCalls >= this.config.toolCallsPerPass) {
+      return `Rejected by the runner: the work pass has used all ${this.config.toolCallsPerPass} tool calls.`;
+    }
+    const key = callKey(call);
+    const seen = this.#repeats.get(key) ?? 0;
+    const max = call.effect === "read" ? this.config.maxRepeatsRead : this.config.maxRepeats;
+    if (call.effect !== "control" && seen >= max) {
+      return `Rejected by the runner: this exact ${call.name} call already ran ${seen} times with the same input and nothing was written since. Repeating it will not change the result; try a different approach, or call report_blocker if you are stuck.`;
+    }
+    this.#repeats.set(key, seen + 1);
+    this.#stepCalls++;
+    this.toolCalls++;
+    return undefined;
+  }
+
+  /** After a tool call (run or rejected). */
+  record(call: ToolCallRequest, ok: boolean): void {
+    if (ok) this.#stepHadSuccess = true;
+    if (ok && call.effect === "write") this.#repeats.clear();
+  }
+
+  /**
+   * At the end of a step: true when this is the Nth consecutive step in which every call failed,
+   * i.e. the agent must now be told to report a blocker. A step without calls does not count.
+   */
+  endStep(): boolean {
+    if (!this.#stepHadCall) return false;
+    this.#failingSteps = this.#stepHadSuccess ? 0 : this.#failingSteps + 1;
+    return this.#failingSteps >= this.config.failingStepsBeforeBlocker;
+  }
+
+  get failingSteps(): number {
+    return this.#failingSteps;
+  }
+
+  stepsLeft(): number {
+    return this.config.stepsPerPass - this.steps;
+  }
+
+  toolCallsLeft(): number {
+    return this.config.toolCallsPerPass - this.toolCalls;
+  }
+}
+
+/** Run-wide budgets: wall time, tokens, money. */
+export class RunBudget {
+  readonly config: LimitConfig;
+  readonly startedAt: number;
+  tokens: number;
+  usd: number;
+
+  constructor(
+    config: LimitConfig,
+    spent: { tokens: number; usd: number; elapsedMs: number } = { tokens: 0, usd: 0, elapsedMs: 0 },
+  ) {
+    this.config = config;
+    this.tokens = spent.tokens;
+    this.usd = spent.usd;
+    this.startedAt = Date.now() - spent.elapsedMs;
+  }
+
+  add(tokens: number, usd: number): void {
+    this.tokens += tokens;
+    this.usd += usd;
+  }
+
+  elapsedMs(): number {
+    return Date.now() - this.startedAt;
+  }
+
+  /** The exhausted budget, or undefined. Checked before every model call. */
+  exhausted(): string | undefined {
+    if (this.elapsedMs() >= this.config.walltimeSec * 1000)
+      return `wall time limit reached (${this.config.walltimeSec} s)`;
+    if (this.tokens >= this.config.tokens)
+      return `token limit reached (${this.tokens} of ${this.config.tokens})`;
+    if (this.usd >= this.config.usd)
+      return `budget limit reached (USD ${this.usd.toFixed(4)} of ${this.config.usd})`;
+    return undefined;
+  }
+}
+
+/** Stable key of a call: tool name plus canonical JSON of its input (key order ignored). */
+export function callKey(call: { name: string; input: unknown }): string {
+  return `${call.name}:${canonicalJson(call.input)}`;
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
