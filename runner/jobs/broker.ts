@@ -1,0 +1,543 @@
+// The host-side job broker of one task run. The agent never gets a SLURM client or the munge socket:
+// its tools call this broker, which validates every request against the task's grant, submits with
+// sbatch, answers only for the task's own jobs, and reports every call to an event sink (the run's
+// history tape). `cancelAll()` ends the task's jobs when the task ends, fails or is cancelled.
+import { createHash, randomBytes } from "node:crypto";
+import {
+  constants,
+  type FileHandle,
+  lstat,
+  mkdir,
+  open,
+  readFile,
+  realpath,
+  writeFile,
+} from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { SamMetadata } from "../sam/types.ts";
+import { agentJobArgs, findSbatchDirectives, renderAgentJobScript } from "./batch-script.ts";
+import { JobRefused } from "./errors.ts";
+import { describeGrant, type JobGrant, type JobsPolicy, jobGrant } from "./policy.ts";
+import { LIVE_STATES, SlurmClient, type SlurmJobInfo } from "./slurm.ts";
+import { describeBytes, formatSlurmTime, parseSlurmMemory, parseSlurmTime } from "./units.ts";
+
+/** Where the task folder appears inside the sandbox; agents name scripts by either path. */
+const CONTAINER_TASK_DIR = "/task";
+/** Folder in the task folder that receives the jobs' stdout/stderr files. */
+export const JOB_OUTPUT_DIR = "slurm-out";
+
+export interface SubmitRequest {
+  /** The batch script, relative to the task folder (or `/task/...`). */
+  script: string;
+  /** Arguments passed to the script. */
+  args?: string[];
+  /** Job name (letters, digits, `._-`); default: the script's file name. */
+  name?: string;
+  /** SLURM time (`30`, `10:00`, `1:00:00`) or minutes; default: the task's whole time grant. */
+  time?: string | number;
+  cpus?: number;
+  /** Memory like `512M`, `4G` (a number is MiB); default: the task's memory grant. */
+  memory?: string | number;
+  gpus?: number;
+}
+
+export interface SubmittedJob {
+  jobId: string;
+  name: string;
+  /** Task-relative paths of the job's output files. */
+  stdout: string;
+  stderr: string;
+  time: string;
+  cpus: number;
+  memory: string;
+  gpus: number;
+  /** `#SBATCH` lines found in the script: ignored, resources come from the request. */
+  ignoredDirectives: string[];
+}
+
+export interface JobOutput {
+  jobId: string;
+  stream: "stdout" | "stderr";
+  text: string;
+  /** Size of the whole file; `truncated` when `text` holds only its last `outputCapBytes`. */
+  sizeBytes: number;
+  truncated: boolean;
+}
+
+/** One broker call as it goes on the history tape: what was asked, what was decided, what came of it. */
+export interface JobEvent {
+  type: "job";
+  action: "submit" | "status" | "cancel" | "output" | "cancel_all";
+  at: string;
+  runId: string;
+  request: Record<string, unknown>;
+  decision: "allowed" | "refused" | "failed";
+  rule?: string;
+  message?: string;
+  result?: Record<string, unknown>;
+}
+
+export type JobEventSink = (event: JobEvent) => void;
+
+/** The broker's record of a job it submitted (also written to `<recordsDir>/jobs.json`). */
+interface JobRecord {
+  jobId: string;
+  name: string;
+  script: string;
+  scriptSha256: string;
+  args: string[];
+  stdoutPath: string;
+  stderrPath: string;
+  submittedAt: string;
+  lastState?: string;
+}
+
+export interface JobBrokerOptions {
+  runId: string;
+  /** Host task folder. */
+  taskDir: string;
+  sam: SamMetadata;
+  policy: JobsPolicy;
+  /** A folder out of the agent's reach (the run folder's `jobs/`): script copies, job records. */
+  recordsDir: string;
+  onEvent?: JobEventSink;
+  slurm?: SlurmClient;
+}
+
+export class JobBroker {
+  readonly runId: string;
+  readonly #taskDir: string;
+  readonly #sam: SamMetadata;
+  readonly #grant: JobGrant | JobRefused;
+  readonly #recordsDir: string;
+  readonly #onEvent: JobEventSink;
+  readonly #slurm: SlurmClient;
+  readonly #jobs = new Map<string, JobRecord>();
+  /** Serialises submissions so two concurrent calls cannot both pass the job caps. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: JobBrokerOptions) {
+    this.runId = options.runId;
+    this.#taskDir = resolve(options.taskDir);
+    this.#sam = options.sam;
+    this.#grant = jobGrant(options.sam, options.policy);
+    this.#recordsDir = options.recordsDir;
+    this.#onEvent = options.onEvent ?? (() => {});
+    this.#slurm = options.slurm ?? new SlurmClient();
+  }
+
+  /** True when the task may use jobs: the job tools are offered only then. */
+  get granted(): boolean {
+    return !(this.#grant instanceof JobRefused);
+  }
+
+  /** The grant, or the refusal explaining why there is none. */
+  get grant(): JobGrant | JobRefused {
+    return this.#grant;
+  }
+
+  /** Ids of the jobs this task submitted, oldest first. */
+  get jobIds(): string[] {
+    return [...this.#jobs.keys()];
+  }
+
+  submit(request: SubmitRequest): Promise<SubmittedJob> {
+    const run = this.#queue.then(() =>
+      this.#record("submit", { ...request }, async () => {
+        const grant = this.#requireGrant();
+        const resources = validateResources(request, grant);
+        const script = await this.#resolveScript(request.script);
+        await this.#checkCaps(grant);
+        return this.#submitValidated(request, grant, resources, script);
+      }),
+    );
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  status(jobId: string): Promise<SlurmJobInfo> {
+    return this.#record("status", { jobId }, async () => {
+      const record = this.#owned(jobId);
+      const info = await this.#slurm.jobInfo(record.jobId);
+      if (!info) return { jobId, state: record.lastState ?? "UNKNOWN", source: "sacct" } as SlurmJobInfo;
+      record.lastState = info.state;
+      // Host paths are not the agent's business: it reads output through job_output.
+      const { stdout: _o, stderr: _e, ...visible } = info;
+      return visible;
+    });
+  }
+
+  cancel(jobId: string): Promise<{ jobId: string; cancelled: boolean; state: string }> {
+    return this.#record("cancel", { jobId }, async () => {
+      const record = this.#owned(jobId);
+      const live = (await this.#slurm.squeue([record.jobId])).get(record.jobId);
+      if (!live || !LIVE_STATES.has(live.state)) {
+        return { jobId, cancelled: false, state: live?.state ?? record.lastState ?? "ENDED" };
+      }
+      await this.#slurm.scancel([record.jobId]);
+      record.lastState = "CANCELLED";
+      return { jobId, cancelled: true, state: "CANCELLED" };
+    });
+  }
+
+  output(jobId: string, stream: "stdout" | "stderr" = "stdout"): Promise<JobOutput> {
+    return this.#record("output", { jobId, stream }, async () => {
+      const grant = this.#requireGrant();
+      const record = this.#owned(jobId);
+      const path = stream === "stdout" ? record.stdoutPath : record.stderrPath;
+      return { jobId, stream, ...(await this.#readOutput(path, grant.outputCapBytes)) };
+    });
+  }
+
+  /**
+   * Cancels every live job of the task (unless the SAM says `keep_jobs`) and waits up to `waitMs`
+   * for SLURM to list none of them as live. Returns the ids it cancelled.
+   */
+  cancelAll(reason: string, waitMs = 15_000): Promise<{ cancelled: string[]; kept: boolean }> {
+    return this.#record("cancel_all", { reason }, async () => {
+      if (this.#sam.keepJobs) return { cancelled: [], kept: true };
+      const ids = this.jobIds;
+      const live = [...(await this.#slurm.squeue(ids)).values()].filter((j) => LIVE_STATES.has(j.state));
+      const cancelled = live.map((j) => j.jobId);
+      await this.#slurm.scancel(cancelled);
+      const deadline = Date.now() + waitMs;
+      while (cancelled.length > 0 && Date.now() < deadline) {
+        const still = [...(await this.#slurm.squeue(cancelled)).values()].filter((j) =>
+          LIVE_STATES.has(j.state),
+        );
+        if (still.length === 0) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      for (const id of cancelled) {
+        const record = this.#jobs.get(id);
+        if (record) record.lastState = "CANCELLED";
+      }
+      await this.#saveRecords();
+      return { cancelled, kept: false };
+    });
+  }
+
+  /** Runs one broker action and reports it to the sink, whatever its outcome. */
+  async #record<T>(
+    action: JobEvent["action"],
+    request: Record<string, unknown>,
+    body: () => Promise<T>,
+  ): Promise<T> {
+    const at = new Date().toISOString();
+    try {
+      const result = await body();
+      this.#onEvent({
+        type: "job",
+        action,
+        at,
+        runId: this.runId,
+        request,
+        decision: "allowed",
+        result: toRecord(result),
+      });
+      return result;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const refused = error instanceof JobRefused;
+      this.#onEvent({
+        type: "job",
+        action,
+        at,
+        runId: this.runId,
+        request,
+        decision: refused ? "refused" : "failed",
+        rule: refused ? error.rule : undefined,
+        message,
+      });
+      throw error;
+    }
+  }
+
+  #requireGrant(): JobGrant {
+    if (this.#grant instanceof JobRefused) throw this.#grant;
+    return this.#grant;
+  }
+
+  #owned(jobId: string): JobRecord {
+    this.#requireGrant();
+    const record = this.#jobs.get(String(jobId).trim());
+    if (!record) {
+      const own = this.jobIds;
+      throw new JobRefused(
+        "unknown-job",
+        `job ${jobId}`,
+        `this task started ${own.length === 0 ? "no jobs" : `only job(s) ${own.join(", ")}`}`,
+        "A task may query, cancel or read only the jobs it submitted",
+      );
+    }
+    return record;
+  }
+
+  /** The script's real path: inside the task folder after resolving symlinks, a regular file. */
+  async #resolveScript(requested: string): Promise<{ real: string; relative: string }> {
+    if (typeof requested !== "string" || requested.trim() === "") {
+      throw new JobRefused(
+        "bad-request",
+        "no script",
+        "submit_job needs `script`, a file in the task folder",
+      );
+    }
+    const hostPath = toHostPath(requested.trim(), this.#taskDir);
+    const taskReal = await realpath(this.#taskDir);
+    const outside = (p: string, root: string) => p !== root && !p.startsWith(root + sep);
+    if (hostPath === undefined || outside(hostPath, this.#taskDir)) {
+      throw new JobRefused(
+        "script-outside-task",
+        `script '${requested}'`,
+        "scripts must lie inside the task folder",
+        "Write the batch script into the task folder and pass its relative path",
+      );
+    }
+    let real: string;
+    try {
+      real = await realpath(hostPath);
+    } catch {
+      throw new JobRefused(
+        "script-not-found",
+        `script '${requested}'`,
+        "no such file in the task folder",
+        "Write the script first, then submit it",
+      );
+    }
+    if (outside(real, taskReal)) {
+      throw new JobRefused(
+        "script-outside-task",
+        `script '${requested}' (a symlink to '${real}')`,
+        "scripts must lie inside the task folder, also after following symlinks",
+        "Copy the script into the task folder instead of linking to it",
+      );
+    }
+    if (!(await lstat(real)).isFile()) {
+      throw new JobRefused("script-not-file", `script '${requested}'`, "it is not a regular file");
+    }
+    return { real, relative: relative(taskReal, real) };
+  }
+
+  async #checkCaps(grant: JobGrant): Promise<void> {
+    if (this.#jobs.size >= grant.maxTotalJobs) {
+      throw new JobRefused(
+        "total-cap",
+        `job number ${this.#jobs.size + 1}`,
+        `the task may submit at most ${grant.maxTotalJobs} jobs in total and has submitted ${this.#jobs.size}`,
+      );
+    }
+    const live = [...(await this.#slurm.squeue(this.jobIds)).values()].filter((j) =>
+      LIVE_STATES.has(j.state),
+    );
+    if (live.length >= grant.maxConcurrentJobs) {
+      throw new JobRefused(
+        "concurrent-cap",
+        `another job while ${live.length} are pending or running (${live.map((j) => j.jobId).join(", ")})`,
+        `the task may have at most ${grant.maxConcurrentJobs} at once`,
+        "Wait for a job to finish (job_status) or cancel one (job_cancel)",
+      );
+    }
+  }
+
+  async #submitValidated(
+    request: SubmitRequest,
+    grant: JobGrant,
+    resources: ValidResources,
+    script: { real: string; relative: string },
+  ): Promise<SubmittedJob> {
+    const name = jobName(request.name ?? basename(script.relative));
+    const text = await readFile(script.real, "utf8");
+    const sha256 = createHash("sha256").update(text).digest("hex");
+    // Freeze the validated script where the agent cannot change it before the job starts.
+    await mkdir(join(this.#recordsDir, "scripts"), { recursive: true });
+    const scriptCopy = join(
+      this.#recordsDir,
+      "scripts",
+      `${Date.now()}-${randomBytes(3).toString("hex")}-${name}.sh`,
+    );
+    await writeFile(scriptCopy, text, { mode: 0o500 });
+    const outDir = await this.#outputDir();
+    const args = (request.args ?? []).map(String);
+    const job = {
+      resources: {
+        jobName: `scifi-${name}`,
+        ...resources,
+        partition: grant.partition,
+        account: grant.account,
+      },
+      runId: this.runId,
+      taskDir: this.#taskDir,
+      stdoutPath: join(outDir, `${name}-%j.out`),
+      stderrPath: join(outDir, `${name}-%j.err`),
+      scriptCopy,
+      scriptName: script.relative,
+      args,
+    };
+    const jobId = await this.#slurm.sbatch(agentJobArgs(job), renderAgentJobScript(job));
+    const record: JobRecord = {
+      jobId,
+      name,
+      script: script.relative,
+      scriptSha256: sha256,
+      args,
+      stdoutPath: job.stdoutPath.replace("%j", jobId),
+      stderrPath: job.stderrPath.replace("%j", jobId),
+      submittedAt: new Date().toISOString(),
+      lastState: "PENDING",
+    };
+    this.#jobs.set(jobId, record);
+    await this.#saveRecords();
+    return {
+      jobId,
+      name,
+      stdout: relative(this.#taskDir, record.stdoutPath),
+      stderr: relative(this.#taskDir, record.stderrPath),
+      time: formatSlurmTime(resources.timeSec),
+      cpus: resources.cpus,
+      memory: describeBytes(resources.memoryBytes),
+      gpus: resources.gpus,
+      ignoredDirectives: findSbatchDirectives(text),
+    };
+  }
+
+  /** The task's job output folder, created by the broker; refused if the agent made it a link. */
+  async #outputDir(): Promise<string> {
+    const dir = join(this.#taskDir, JOB_OUTPUT_DIR);
+    await mkdir(dir, { recursive: true });
+    const info = await lstat(dir);
+    if (!info.isDirectory()) {
+      throw new JobRefused(
+        "output-not-file",
+        `output folder '${JOB_OUTPUT_DIR}'`,
+        "it exists but is not a plain folder (a symlink?)",
+        `Remove '${JOB_OUTPUT_DIR}' from the task folder`,
+      );
+    }
+    return dir;
+  }
+
+  /** Reads the last `cap` bytes of an output file: no symlinks followed, nothing outside the task folder. */
+  async #readOutput(
+    path: string,
+    cap: number,
+  ): Promise<{ text: string; sizeBytes: number; truncated: boolean }> {
+    const expectedDir = join(await realpath(this.#taskDir), JOB_OUTPUT_DIR);
+    let handle: FileHandle;
+    try {
+      if ((await realpath(dirname(path))) !== expectedDir) throw new Error("moved");
+      handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return { text: "", sizeBytes: 0, truncated: false }; // not started yet
+      throw new JobRefused(
+        "output-not-file",
+        `output '${relative(this.#taskDir, path)}'`,
+        "it is not a regular file in the task's output folder (replaced by a symlink?)",
+      );
+    }
+    try {
+      const info = await handle.stat();
+      if (!info.isFile())
+        throw new JobRefused("output-not-file", `output '${basename(path)}'`, "it is not a regular file");
+      const length = Math.min(info.size, cap);
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, info.size - length);
+      return { text: buffer.toString("utf8"), sizeBytes: info.size, truncated: info.size > cap };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async #saveRecords(): Promise<void> {
+    await mkdir(this.#recordsDir, { recursive: true });
+    const doc = { runId: this.runId, taskDir: this.#taskDir, jobs: [...this.#jobs.values()] };
+    await writeFile(join(this.#recordsDir, "jobs.json"), `${JSON.stringify(doc, null, 2)}\n`);
+  }
+}
+
+interface ValidResources {
+  timeSec: number;
+  cpus: number;
+  memoryBytes: number;
+  gpus: number;
+}
+
+/** Checks the requested resources against the grant; absent values take the grant's. */
+export function validateResources(request: SubmitRequest, grant: JobGrant): ValidResources {
+  const timeSec = request.time === undefined ? grant.timeSec : parseSlurmTime(request.time);
+  if (timeSec === undefined) {
+    throw new JobRefused(
+      "bad-request",
+      `time '${request.time}'`,
+      "time must be minutes or SLURM's M:S, H:M:S, D-H:M:S",
+    );
+  }
+  if (timeSec > grant.timeSec) {
+    throw new JobRefused(
+      "time-above-grant",
+      `time ${formatSlurmTime(timeSec)}`,
+      `the task is granted at most ${formatSlurmTime(grant.timeSec)} per job (its walltime, capped by the site)`,
+      "Ask for less time or split the work into shorter jobs",
+    );
+  }
+  const gpus = request.gpus ?? 0;
+  if (!Number.isInteger(gpus) || gpus < 0)
+    throw new JobRefused("bad-request", `gpus ${gpus}`, "gpus must be a whole number >= 0");
+  if (gpus > grant.gpus) {
+    throw new JobRefused(
+      "gpus-above-grant",
+      `${gpus} GPU(s)`,
+      `the task is granted ${grant.gpus} GPU(s)`,
+      grant.gpus === 0 ? "Run on CPUs, or the SAM must request `gpu`" : "Ask for fewer GPUs",
+    );
+  }
+  const cpus = request.cpus ?? Math.min(1, grant.cpus);
+  if (!Number.isInteger(cpus) || cpus < 1)
+    throw new JobRefused("bad-request", `cpus ${cpus}`, "cpus must be a whole number >= 1");
+  if (cpus > grant.cpus) {
+    throw new JobRefused(
+      "cpus-above-grant",
+      `${cpus} CPU(s)`,
+      `the task is granted ${grant.cpus} CPU(s) per job`,
+    );
+  }
+  const memoryBytes = request.memory === undefined ? grant.memoryBytes : parseSlurmMemory(request.memory);
+  if (memoryBytes === undefined) {
+    throw new JobRefused(
+      "bad-request",
+      `memory '${request.memory}'`,
+      "memory must look like 512M or 4G (a number is MiB)",
+    );
+  }
+  if (memoryBytes > grant.memoryBytes) {
+    throw new JobRefused(
+      "memory-above-grant",
+      `${describeBytes(memoryBytes)} memory`,
+      `the task is granted ${describeBytes(grant.memoryBytes)} per job`,
+    );
+  }
+  return { timeSec, cpus, memoryBytes, gpus };
+}
+
+/** Maps a script path as the agent wrote it (task-relative, `/task/...`, or host-absolute) to the host. */
+function toHostPath(path: string, taskDir: string): string | undefined {
+  if (path === CONTAINER_TASK_DIR || path.startsWith(`${CONTAINER_TASK_DIR}/`)) {
+    return resolve(taskDir, `.${path.slice(CONTAINER_TASK_DIR.length)}`);
+  }
+  return isAbsolute(path) ? resolve(path) : resolve(taskDir, path);
+}
+
+/** A safe job name: letters, digits and `._-`, at most 40 characters. */
+function jobName(raw: string): string {
+  const cleaned = raw
+    .replace(/\.(sh|bash|sbatch|slurm)$/, "")
+    .replace(/[^A-Za-z0-9_.-]/g, "_")
+    .slice(0, 40);
+  return cleaned.replace(/^[._-]+/, "") || "job";
+}
+
+function toRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === "object" ? { ...(value as Record<string, unknown>) } : { value };
+}
+
+export { describeGrant };

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import {
+  agentJobArgs,
+  renderAgentJobScript,
+  resourceArgs,
+  shellQuote,
+} from "../../runner/jobs/batch-script.ts";
+import { DEFAULT_JOBS_POLICY, jobGrant, jobsPolicySchema } from "../../runner/jobs/policy.ts";
+import {
+  formatSlurmMemory,
+  formatSlurmTime,
+  parseSlurmMemory,
+  parseSlurmTime,
+} from "../../runner/jobs/units.ts";
+import { samMetadata } from "./fixtures.ts";
+
+describe("SLURM time and memory notation", () => {
+  it.each([
+    ["30", 1800],
+    [45, 2700],
+    ["10:30", 630],
+    ["1:00:00", 3600],
+    ["2-0", 172_800],
+    ["1-2:03", 93_780],
+    ["1-02:03:04", 93_784],
+  ])("parses time %s as %d s", (text, seconds) => expect(parseSlurmTime(text)).toBe(seconds));
+
+  it.each(["", "1h", "1:2:3:4", "-5", "a-1"])("rejects time '%s'", (text) => {
+    expect(parseSlurmTime(text)).toBeUndefined();
+  });
+
+  it.each([
+    [59, "0:00:59"],
+    [3600, "1:00:00"],
+    [5400.2, "1:30:01"],
+    [86_400, "1-00:00:00"],
+    [93_784, "1-02:03:04"],
+  ])("formats %d s as %s", (seconds, text) => expect(formatSlurmTime(seconds)).toBe(text));
+
+  it.each([
+    ["512", 512 * 1024 ** 2],
+    ["512M", 512 * 1024 ** 2],
+    ["2G", 2 * 1024 ** 3],
+    ["1.5G", 1.5 * 1024 ** 3],
+    ["64K", 64 * 1024],
+    [100, 100 * 1024 ** 2],
+  ])("parses memory %s", (text, bytes) => expect(parseSlurmMemory(text)).toBe(bytes));
+
+  it("formats memory as whole G when exact, else MiB rounded up", () => {
+    expect(formatSlurmMemory(4 * 1024 ** 3)).toBe("4G");
+    expect(formatSlurmMemory(1.5 * 1024 ** 3)).toBe("1536M");
+    expect(formatSlurmMemory(1000)).toBe("1M");
+  });
+});
+
+describe("job grant", () => {
+  it("refuses a SAM without jobs: slurm, with the rule and the fix", () => {
+    const refusal = jobGrant(samMetadata({ jobs: undefined }), DEFAULT_JOBS_POLICY);
+    expect(refusal).toBeInstanceOf(Error);
+    expect((refusal as Error).message).toBe(
+      "job request refused (jobs-not-granted): asked to use SLURM jobs; the SAM 'demo' does not request them. Add `jobs: slurm` to the SAM's front matter",
+    );
+  });
+
+  it("caps the SAM's request by the site policy", () => {
+    const policy = jobsPolicySchema.parse({
+      max_time: "2:00:00",
+      max_gpus: 1,
+      max_cpus: 4,
+      max_memory: "8G",
+    });
+    const grant = jobGrant(
+      samMetadata({ walltimeSec: 86_400, gpu: 2, cpus: 16, memoryBytes: 64 * 1024 ** 3 }),
+      policy,
+    );
+    expect(grant).toMatchObject({ timeSec: 7200, gpus: 1, cpus: 4, memoryBytes: 8 * 1024 ** 3 });
+  });
+
+  it("refuses when the site disables jobs", () => {
+    const policy = jobsPolicySchema.parse({ enabled: false });
+    expect((jobGrant(samMetadata({}), policy) as Error).message).toContain("(jobs-disabled-by-site)");
+  });
+
+  it("rejects a bad policy value with what is wrong", () => {
+    const r = jobsPolicySchema.safeParse({ max_time: "forever" });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]?.message).toBe("'forever' is not a SLURM time (e.g. 90, 1:30:00, 1-00:00:00)");
+    expect(jobsPolicySchema.safeParse({ max_jobs: 3 }).success).toBe(false);
+  });
+});
+
+describe("agent job batch script", () => {
+  const job = {
+    resources: {
+      jobName: "scifi-sum",
+      timeSec: 600,
+      cpus: 2,
+      memoryBytes: 1024 ** 3,
+      gpus: 1,
+      partition: "debug",
+    },
+    runId: "r1",
+    taskDir: "/home/u/tasks/t1",
+    stdoutPath: "/home/u/tasks/t1/slurm-out/sum-%j.out",
+    stderrPath: "/home/u/tasks/t1/slurm-out/sum-%j.err",
+    scriptCopy: "/home/u/runs/r1/jobs/scripts/1-sum.sh",
+    scriptName: "sum.sh",
+    args: ["10", "it's"],
+  };
+
+  it("maps resources to exact sbatch options", () => {
+    expect(resourceArgs(job.resources)).toEqual([
+      "--job-name=scifi-sum",
+      "--nodes=1",
+      "--ntasks=1",
+      "--time=0:10:00",
+      "--cpus-per-task=2",
+      "--mem=1G",
+      "--gres=gpu:1",
+      "--partition=debug",
+    ]);
+    expect(agentJobArgs(job).slice(-5)).toEqual([
+      "--chdir=/home/u/tasks/t1",
+      "--output=/home/u/tasks/t1/slurm-out/sum-%j.out",
+      "--error=/home/u/tasks/t1/slurm-out/sum-%j.err",
+      "--export=NONE",
+      "--comment=scifi-run:r1",
+    ]);
+  });
+
+  it("runs the frozen copy with quoted arguments and carries no #SBATCH directive", () => {
+    const text = renderAgentJobScript(job);
+    expect(text).toContain(
+      "cd /home/u/tasks/t1 || exit 97\nexec /bin/bash /home/u/runs/r1/jobs/scripts/1-sum.sh 10 'it'\\''s'\n",
+    );
+    expect(text).not.toMatch(/^#SBATCH/m);
+    expect(shellQuote("a b")).toBe("'a b'");
+  });
+});
