@@ -1,0 +1,53 @@
+// Runs the real Apptainer backend the way a cluster user would: inside the harness container, as a
+// non-root user, with the same conformance and escape suites as Docker (test/sandbox/apptainer/*.inner.ts).
+// The host only needs Docker; the harness script builds (or reuses) the harness image and test SIF.
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { execa } from "execa";
+import { afterAll, describe, expect, it } from "vitest";
+import { hasEngine } from "../helpers/engines.ts";
+
+const repo = join(import.meta.dirname, "..", "..");
+const script = join(repo, "scripts", "apptainer-harness.sh");
+
+interface JsonReport {
+  numTotalTests: number;
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests: number;
+  numTodoTests: number;
+  testResults: { name: string; assertionResults: { fullName: string; status: string }[] }[];
+}
+
+describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non-root)", () => {
+  let out = "";
+  afterAll(async () => {
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  it(
+    "passes the inner suites with nothing skipped",
+    async () => {
+      out = await mkdtemp("/tmp/scifi-apptainer-report-");
+      const report = join(out, "report.json");
+      const run = await execa(
+        "bash",
+        [script, "test", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`],
+        { reject: false, all: true, env: { SCIFI_HARNESS_OUT: out }, timeout: 25 * 60_000 },
+      );
+      const shown = `harness output (exit ${run.exitCode}):\n${String(run.all).slice(-20_000)}`;
+      expect(run.exitCode, shown).toBe(0);
+      const json = JSON.parse(await readFile(report, "utf8")) as JsonReport;
+      expect(json.numFailedTests, shown).toBe(0);
+      expect(json.numPendingTests + json.numTodoTests, `skipped tests inside the harness\n${shown}`).toBe(0);
+      const files = json.testResults.map((r) => r.name);
+      expect(
+        files.some((f) => f.endsWith("backend.inner.ts")),
+        shown,
+      ).toBe(true);
+      expect(json.numPassedTests).toBe(json.numTotalTests);
+      expect(json.numTotalTests).toBeGreaterThan(15);
+    },
+    30 * 60_000,
+  );
+});
