@@ -62,11 +62,13 @@ function locate(text: string, name: string): { line: number; column: number } {
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === "---");
   const start = lines.findIndex((l) => /^skills\s*:/.test(l));
   if (start < 0 || (end >= 0 && start > end)) return { line: 1, column: 1 };
-  const pattern = new RegExp(`(^|[\\s,\\[\\-'"])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=$|[\\s,\\]'"])`);
+  const pattern = new RegExp(
+    `(^|[\\s,\\[\\-'"])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=$|[\\s,\\]'"])`,
+  );
   for (let i = start; i < (end >= 0 ? end : lines.length); i++) {
     if (i > start && /^\S/.test(lines[i] ?? "")) break;
     const match = pattern.exec(lines[i] ?? "");
-    if (match) return { line: i + 1, column: match.index + match[1]!.length + 1 };
+    if (match) return { line: i + 1, column: match.index + (match[1] ?? "").length + 1 };
   }
   return { line: start + 1, column: 1 };
 }

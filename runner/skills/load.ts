@@ -33,7 +33,10 @@ function splitFrontMatter(text: string): FrontMatter | undefined {
 }
 
 /** Line of each top-level key in the YAML, so errors can point at it. */
-function keyLines(yamlText: string, firstLine: number): { data: unknown; lines: Map<string, number>; errors: Diagnostic[] } {
+function keyLines(
+  yamlText: string,
+  firstLine: number,
+): { data: unknown; lines: Map<string, number>; errors: Diagnostic[] } {
   const counter = new LineCounter();
   const doc = parseDocument(yamlText, { lineCounter: counter });
   const lines = new Map<string, number>();
@@ -66,7 +69,10 @@ export function parseSkillText(text: string, file: string): SkillParse {
     return {
       ok: false,
       diagnostics: [
-        at(1, "a skill starts with YAML front matter between '---' lines (name, description, when_to_use, requires)"),
+        at(
+          1,
+          "a skill starts with YAML front matter between '---' lines (name, description, when_to_use, requires)",
+        ),
       ],
     };
   }
@@ -76,11 +82,16 @@ export function parseSkillText(text: string, file: string): SkillParse {
   const result = skillFrontMatter.safeParse(data ?? {});
   if (!result.success) {
     for (const issue of result.error.issues) {
-      diagnostics.push(...issueDiagnostics(issue, lines, parts.yamlLine, at));
+      diagnostics.push(
+        ...issueDiagnostics({ ...issue, input: valueAt(data, issue.path) }, lines, parts.yamlLine, at),
+      );
     }
+    diagnostics.sort((a, b) => a.line - b.line);
   }
   if (parts.body.trim().length === 0) {
-    diagnostics.push(at(parts.bodyLine, "the skill has no body: write the commands and pitfalls below the front matter"));
+    diagnostics.push(
+      at(parts.bodyLine, "the skill has no body: write the commands and pitfalls below the front matter"),
+    );
   }
   if (!result.success || diagnostics.length > 0) return { ok: false, diagnostics };
   const fm = result.data;
@@ -89,7 +100,10 @@ export function parseSkillText(text: string, file: string): SkillParse {
     return {
       ok: false,
       diagnostics: [
-        at(lines.get("name") ?? parts.yamlLine, `name '${fm.name}' must match the file name '${stem}.md' (rename one of them)`),
+        at(
+          lines.get("name") ?? parts.yamlLine,
+          `name '${fm.name}' must match the file name '${stem}.md' (rename one of them)`,
+        ),
       ],
     };
   }
@@ -109,6 +123,16 @@ export function parseSkillText(text: string, file: string): SkillParse {
   };
 }
 
+/** The value at a zod issue path (zod does not report inputs by default). */
+function valueAt(data: unknown, path: PropertyKey[]): unknown {
+  let value = data;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
 function issueDiagnostics(
   issue: { code: string; path: PropertyKey[]; message: string; keys?: string[]; input?: unknown },
   lines: Map<string, number>,
@@ -117,7 +141,10 @@ function issueDiagnostics(
 ): Diagnostic[] {
   if (issue.code === "unrecognized_keys") {
     return (issue.keys ?? []).map((key) =>
-      at(lines.get(key) ?? firstLine, `unknown key '${key}'${didYouMean(key, SKILL_KEYS)}; allowed: ${SKILL_KEYS.join(", ")}`),
+      at(
+        lines.get(key) ?? firstLine,
+        `unknown key '${key}'${didYouMean(key, SKILL_KEYS)}; allowed: ${SKILL_KEYS.join(", ")}`,
+      ),
     );
   }
   const key = String(issue.path[0] ?? "");
@@ -126,7 +153,12 @@ function issueDiagnostics(
     return [at(line, `missing required key '${key}'`)];
   }
   if (key === "requires" && issue.path.length > 1 && typeof issue.input === "string") {
-    return [at(line, `requires: unknown grant '${issue.input}'${didYouMean(issue.input, GRANTS)}; allowed: ${GRANTS.join(", ")}`)];
+    return [
+      at(
+        line,
+        `requires: unknown grant '${issue.input}'${didYouMean(issue.input, GRANTS)}; allowed: ${GRANTS.join(", ")}`,
+      ),
+    ];
   }
   return [at(line, `${issue.path.join(".") || "front matter"}: ${issue.message}`)];
 }

@@ -8,16 +8,17 @@ export const skillFrontMatter = z
   .object({
     name: z
       .string()
-      .regex(SKILL_NAME, "must be lower-case letters, digits and '-', starting with a letter (e.g. python-data)"),
+      .regex(
+        SKILL_NAME,
+        "must be lower-case letters, digits and '-', starting with a letter (e.g. python-data)",
+      ),
     description: z
       .string()
       .trim()
       .min(10, "must say in a sentence what the skill helps with")
       .max(300, "must stay under 300 characters: it is shown in the index for every run"),
     when_to_use: z.string().trim().min(10, "must say when an agent should pick this skill"),
-    requires: z
-      .array(z.enum(GRANTS, { error: `must be one of: ${GRANTS.join(", ")}` }))
-      .default([]),
+    requires: z.array(z.enum(GRANTS, { error: `must be one of: ${GRANTS.join(", ")}` })).default([]),
   })
   .strict();
 

@@ -1,0 +1,62 @@
+// Every ```sh block of every shipped skill runs, in order, in the local image with the network off,
+// exactly as an agent following the skill would run it. Blocks tagged `root-only` run only in an
+// image that has ROOT (the local one does not; the skill says so and its fallback block runs here).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shellBlocks } from "../../runner/skills/blocks.ts";
+import { BUILTIN_SKILLS_DIR, loadSkills } from "../../runner/skills/index.ts";
+import { hasEngine } from "../helpers/engines.ts";
+
+const IMAGE = process.env.SCIFI_SKILL_IMAGE ?? "scifi-sci:local";
+const { skills } = loadSkills([BUILTIN_SKILLS_DIR]);
+const OWN = ["common-env", "python-data", "gfortran", "verilator", "root"];
+
+describe.skipIf(!hasEngine("docker"))(`skill commands run in ${IMAGE}`, () => {
+  let work: string;
+  let hasRoot = false;
+
+  beforeAll(() => {
+    const inspect = spawnSync("docker", ["image", "inspect", IMAGE], { stdio: "ignore" });
+    if (inspect.status !== 0) {
+      throw new Error(`image ${IMAGE} is missing: build it with 'bash scripts/build-image.sh'`);
+    }
+    hasRoot = run(["sh", "-c", "command -v root"], undefined).status === 0;
+    work = mkdtempSync(join(tmpdir(), "scifi-skill-cmds-"));
+  });
+  afterAll(() => work && rmSync(work, { recursive: true, force: true }));
+
+  for (const name of OWN) {
+    it(`${name}: every shell block succeeds`, () => {
+      const skill = skills.find((s) => s.name === name);
+      if (!skill) throw new Error(`skill ${name} does not load`);
+      const blocks = shellBlocks(skill).filter((b) => hasRoot || !b.tags.includes("root-only"));
+      expect(blocks.length).toBeGreaterThan(0);
+      const taskDir = mkdtempSync(join(work, `${name}-`));
+      // One script, one container: later blocks use what earlier ones built, as in a real task.
+      const script = blocks
+        .map((b) => `echo "==> block at ${name}.md:${b.line}"\ncd /task\n(\nset -e\n${b.script}\n) || exit 1`)
+        .join("\n");
+      writeFileSync(join(taskDir, ".skill-blocks.sh"), `set -u\n${script}\necho "==> all blocks passed"\n`);
+      const result = run(["bash", "/task/.skill-blocks.sh"], taskDir);
+      const output = `${result.stdout}\n${result.stderr}`;
+      expect(output, output).toContain("==> all blocks passed");
+      expect(result.status, output).toBe(0);
+    }, 600_000);
+  }
+});
+
+function run(command: string[], taskDir: string | undefined) {
+  const mount = taskDir ? ["-v", `${taskDir}:/task`, "-w", "/task"] : [];
+  const uid = `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`;
+  return spawnSync(
+    "docker",
+    ["run", "--rm", "--network", "none", "--user", uid, ...mount, IMAGE, ...command],
+    {
+      encoding: "utf8",
+      timeout: 590_000,
+    },
+  );
+}
