@@ -1,0 +1,406 @@
+// The metadata schema: exactly the documented keys (snake_case in YAML), each validated with zod
+// and normalised (units to seconds, bytes, USD). Errors point at the offending key or value and say
+// what was expected with an example; unknown keys get a "did you mean".
+import { type Document, isMap, isScalar, isSeq, type Node, type Pair } from "yaml";
+import { z } from "zod";
+import type { DiagnosticSink } from "./diagnostics.ts";
+import { MAX_ALIAS_COUNT } from "./frontmatter.ts";
+import { closest } from "./suggest.ts";
+import type { MountRequest, SamMetadata } from "./types.ts";
+import { parseDuration, parseSize, parseUsd } from "./units.ts";
+
+/** What a value failed on: a plain type mismatch or a string that is not a valid unit/value. */
+type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
+
+interface KeySpec {
+  /** Human description of the expected value, used in type errors. */
+  expected: string;
+  example: string;
+  /** Validates the YAML node (value already converted to JS) and stores it into the metadata. */
+  apply: (meta: SamMetadata, value: unknown, node: Node, ctx: KeyContext) => void;
+}
+
+interface KeyContext {
+  key: string;
+  sink: DiagnosticSink;
+  at: (node: Node | null | undefined) => number;
+  spec: KeySpec;
+  /** Offsets of list items, for keys whose items are checked later (subtasks, check_assets). */
+  itemOffsets: Map<string, number[]>;
+}
+
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const slug = z.string().regex(SLUG).max(128);
+const nameList = z.array(slug);
+const positiveInt = z.number().int().positive();
+const relativePath = z.string().min(1);
+
+function typeError(ctx: KeyContext, node: Node | null | undefined, value: unknown): void {
+  ctx.sink.error(
+    ctx.at(node),
+    `\`${ctx.key}\`: expected ${ctx.spec.expected}, got ${describe(value)}; for example \`${ctx.spec.example}\``,
+  );
+}
+
+/** A key whose value is checked by a zod schema alone. */
+function simple<T>(
+  schema: z.ZodType<T>,
+  expected: string,
+  example: string,
+  store: (m: SamMetadata, v: T) => void,
+): KeySpec {
+  return {
+    expected,
+    example,
+    apply(meta, value, node, ctx) {
+      const parsed = schema.safeParse(value);
+      if (parsed.success) store(meta, parsed.data);
+      else typeError(ctx, node, value);
+    },
+  };
+}
+
+/** A key whose value is a string with a unit (or a plain number where the unit is implied). */
+function unit(
+  parse: (value: string | number) => number | undefined,
+  expected: string,
+  example: string,
+  invalid: (text: string) => string,
+  store: (m: SamMetadata, v: number) => void,
+): KeySpec {
+  return {
+    expected,
+    example,
+    apply(meta, value, node, ctx) {
+      if (typeof value !== "string" && typeof value !== "number") {
+        typeError(ctx, node, value);
+        return;
+      }
+      const parsed = parse(value);
+      if (parsed === undefined) ctx.sink.error(ctx.at(node), `\`${ctx.key}\`: ${invalid(String(value))}`);
+      else store(meta, parsed);
+    },
+  };
+}
+
+/** A list of relative paths inside the task folder (existence is checked by the parser). */
+function pathList(expected: string, example: string, store: (m: SamMetadata, v: string[]) => void): KeySpec {
+  return {
+    expected,
+    example,
+    apply(meta, value, node, ctx) {
+      const parsed = z.array(relativePath).safeParse(value);
+      if (!parsed.success || !isSeq(node)) {
+        typeError(ctx, node, value);
+        return;
+      }
+      const offsets = node.items.map((item) => ctx.at(item as Node));
+      const kept: string[] = [];
+      const keptOffsets: number[] = [];
+      parsed.data.forEach((path, i) => {
+        const problem = pathProblem(path);
+        if (problem) ctx.sink.error(offsets[i] ?? ctx.at(node), `\`${ctx.key}\`: ${problem}`);
+        else {
+          kept.push(path);
+          keptOffsets.push(offsets[i] ?? ctx.at(node));
+        }
+      });
+      ctx.itemOffsets.set(ctx.key, keptOffsets);
+      store(meta, kept);
+    },
+  };
+}
+
+/** Paths in metadata are relative to the SAM's folder and may not leave it. */
+export function pathProblem(path: string): string | undefined {
+  if (path.startsWith("/")) return `\`${path}\` is absolute; give a path relative to the SAM's folder`;
+  if (path.split(/[\\/]/).includes(".."))
+    return `\`${path}\` leaves the task folder (\`..\`); keep it inside`;
+  if (path.includes("\0")) return `\`${path}\` contains a NUL byte`;
+  return undefined;
+}
+
+const DURATION_HELP = "use a number with a unit s, m, h or d, e.g. `90m`, `2h` or `1h30m`";
+const SIZE_HELP =
+  "use a number with a unit K, M, G or T (powers of 1024: `4G` = 4 GiB), e.g. `4G` or `512Mi`";
+
+function durationMessage(text: string): string {
+  return /^\d+(\.\d+)?$/.test(text.trim())
+    ? `\`${text}\` has no unit; write \`${text}m\` or \`${text}h\` (${DURATION_HELP})`
+    : `invalid duration \`${text}\`; ${DURATION_HELP}`;
+}
+
+function sizeMessage(text: string): string {
+  return /^\d+(\.\d+)?$/.test(text.trim())
+    ? `\`${text}\` has no unit; write e.g. \`${text}M\` or \`${text}G\` (${SIZE_HELP})`
+    : `invalid size \`${text}\`; ${SIZE_HELP}`;
+}
+
+const durationOnly = (v: string | number) => (typeof v === "string" ? parseDuration(v) : undefined);
+const sizeOnly = (v: string | number) => (typeof v === "string" ? parseSize(v) : undefined);
+
+export const KEYS: Record<string, KeySpec> = {
+  name: simple(slug, "a short name (letters, digits, `.`, `_`, `-`)", "name: gaussian-fit", (m, v) => {
+    m.name = v;
+  }),
+  group: simple(slug, "a task-group name (letters, digits, `.`, `_`, `-`)", "group: root-fits", (m, v) => {
+    m.group = v;
+  }),
+  walltime: unit(durationOnly, "a duration", "walltime: 2h", durationMessage, (m, v) => {
+    m.walltimeSec = v;
+  }),
+  iterations: simple(positiveInt, "a positive whole number", "iterations: 10", (m, v) => {
+    m.iterations = v;
+  }),
+  budget_usd: unit(
+    parseUsd,
+    "an amount in US dollars",
+    "budget_usd: 2.50",
+    (t) => `invalid amount \`${t}\`; write a number of US dollars, e.g. \`2.50\` or \`$3\``,
+    (m, v) => {
+      m.budgetUsd = v;
+    },
+  ),
+  network: simple(z.boolean(), "`true` or `false`", "network: true", (m, v) => {
+    m.network = v;
+  }),
+  gpu: simple(z.number().int().nonnegative(), "a GPU count (0 or more)", "gpu: 1", (m, v) => {
+    m.gpu = v;
+  }),
+  cpus: simple(z.number().positive().max(1024), "a positive number of CPUs", "cpus: 4", (m, v) => {
+    m.cpus = v;
+  }),
+  memory: unit(sizeOnly, "a size", "memory: 8G", sizeMessage, (m, v) => {
+    m.memoryBytes = v;
+  }),
+  mounts: { expected: "a list of mounts", example: 'mounts: ["/data/run1:/data:ro"]', apply: applyMounts },
+  scratch: unit(sizeOnly, "a size", "scratch: 20G", sizeMessage, (m, v) => {
+    m.scratchBytes = v;
+  }),
+  jobs: simple(z.literal("slurm"), "`slurm` (the only job system supported)", "jobs: slurm", (m, v) => {
+    m.jobs = v;
+  }),
+  skills: simple(nameList, "a list of skill names", "skills: [root, slurm]", (m, v) => {
+    m.skills = v;
+  }),
+  image: simple(
+    z.string().min(1).max(256),
+    "a container image name",
+    "image: scifi-sandbox:latest",
+    (m, v) => {
+      m.image = v;
+    },
+  ),
+  difficulty: simple(
+    z.enum(["easy", "medium", "hard"]),
+    "`easy`, `medium` or `hard`",
+    "difficulty: medium",
+    (m, v) => {
+      m.difficulty = v;
+    },
+  ),
+  rank: simple(
+    z.strictObject({ work: positiveInt.optional(), control: positiveInt.optional() }),
+    "a mapping with `work` and/or `control` ranks (whole numbers from 1)",
+    "rank: {work: 2, control: 3}",
+    (m, v) => {
+      m.rank = sortedRank(v);
+    },
+  ),
+  approval: simple(
+    nameList,
+    "a list of action names needing human approval",
+    "approval: [submit]",
+    (m, v) => {
+      m.approval = v;
+    },
+  ),
+  check_assets: pathList(
+    "a list of file paths relative to the SAM",
+    "check_assets: [ref/expected.csv]",
+    (m, v) => {
+      m.checkAssets = v;
+    },
+  ),
+  subtasks: pathList(
+    "a list of sub-SAM files relative to the SAM",
+    "subtasks: [prepare.md, analyse.md]",
+    (m, v) => {
+      m.subtasks = v;
+    },
+  ),
+  allow_commands: simple(
+    z.array(z.string().regex(/^[A-Za-z0-9._+-]+$/)),
+    "a list of program names",
+    "allow_commands: [make, gfortran]",
+    (m, v) => {
+      m.allowCommands = v;
+    },
+  ),
+  keep_jobs: simple(z.boolean(), "`true` or `false`", "keep_jobs: false", (m, v) => {
+    m.keepJobs = v;
+  }),
+};
+
+/** Keys a referenced sub-SAM file may set; resources are requested by the top-level SAM only. */
+export const SUB_SAM_KEYS = ["name", "subtasks"] as const;
+
+function sortedRank(rank: { work?: number; control?: number }): { work?: number; control?: number } {
+  const out: { work?: number; control?: number } = {};
+  if (rank.work !== undefined) out.work = rank.work;
+  if (rank.control !== undefined) out.control = rank.control;
+  return out;
+}
+
+export function defaultMetadata(name: string): SamMetadata {
+  return { name, network: false, gpu: 0, mounts: [], skills: [], checkAssets: [], subtasks: [] };
+}
+
+export interface MetadataResult {
+  metadata: SamMetadata;
+  /** Offsets of `subtasks` and `check_assets` items, for errors found when resolving them. */
+  itemOffsets: Map<string, number[]>;
+}
+
+export interface MetadataOptions {
+  doc: Document | undefined;
+  yamlStart: number;
+  sink: DiagnosticSink;
+  defaultName: string;
+  /** When set, only these keys are allowed (referenced sub-SAM files). */
+  allowedKeys?: readonly string[];
+  /** Shown in the "not allowed here" message for sub-SAM files. */
+  rootFile?: string;
+}
+
+export function readMetadata(options: MetadataOptions): MetadataResult {
+  const { doc, yamlStart, sink } = options;
+  const metadata = defaultMetadata(options.defaultName);
+  const itemOffsets = new Map<string, number[]>();
+  const contents = doc?.contents;
+  if (!doc || contents === null || contents === undefined) return { metadata, itemOffsets };
+  const at = (node: Node | null | undefined) => yamlStart + (node?.range?.[0] ?? 0);
+  if (!isMap(contents)) {
+    sink.error(at(contents), "front matter must be `key: value` lines (a YAML mapping), e.g. `walltime: 2h`");
+    return { metadata, itemOffsets };
+  }
+  for (const pair of contents.items as Pair<Node, Node>[]) {
+    const keyNode = pair.key;
+    if (!isScalar(keyNode) || typeof keyNode.value !== "string") {
+      sink.error(at(keyNode), "metadata keys must be plain words, e.g. `walltime`");
+      continue;
+    }
+    const key = keyNode.value;
+    const spec = KEYS[key];
+    if (!spec) {
+      sink.error(at(keyNode), unknownKeyMessage(key, options.allowedKeys ?? Object.keys(KEYS)));
+      continue;
+    }
+    if (options.allowedKeys && !options.allowedKeys.includes(key)) {
+      sink.error(
+        at(keyNode),
+        `\`${key}\` is not allowed in a referenced sub-SAM file; only ${options.allowedKeys.map((k) => `\`${k}\``).join(" and ")} are (resources are requested by the top-level SAM${options.rootFile ? ` ${options.rootFile}` : ""})`,
+      );
+      continue;
+    }
+    const valueNode = pair.value;
+    const value = valueNode ? valueNode.toJS(doc, { maxAliasCount: MAX_ALIAS_COUNT }) : null;
+    spec.apply(metadata, value, valueNode ?? keyNode, { key, sink, at, spec, itemOffsets });
+  }
+  return { metadata, itemOffsets };
+}
+
+function unknownKeyMessage(key: string, known: readonly string[]): string {
+  const suggestion = closest(key, known);
+  return suggestion
+    ? `unknown metadata key \`${key}\`; did you mean \`${suggestion}\`?`
+    : `unknown metadata key \`${key}\`; known keys: ${known.join(", ")}`;
+}
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return "nothing (an empty value)";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  if (typeof value === "string") return `the text \`${value}\``;
+  return `\`${String(value)}\``;
+}
+
+// ---- mounts ----
+
+const MODES = new Set(["ro", "rw"]);
+const MOUNT_KEYS = ["host", "container", "mode"];
+const MOUNT_FORMS =
+  "write `host:container[:ro|rw]` or `{host: ..., container: ..., mode: ro}`, e.g. `/data/run1:/data:ro`";
+
+function applyMounts(meta: SamMetadata, value: unknown, node: Node, ctx: KeyContext): void {
+  if (!Array.isArray(value) || !isSeq(node)) {
+    typeError(ctx, node, value);
+    return;
+  }
+  const seen = new Map<string, number>();
+  value.forEach((entry, i) => {
+    const itemNode = node.items[i] as Node | undefined;
+    const offset = ctx.at(itemNode ?? node);
+    const mount = parseMount(entry);
+    if (!mount.ok) {
+      ctx.sink.error(offset, `bad mount entry: ${mount.message}`);
+      return;
+    }
+    const { line } = ctx.sink.position(offset);
+    const first = seen.get(mount.value.container);
+    if (first !== undefined) {
+      ctx.sink.error(
+        offset,
+        `bad mount entry: container path \`${mount.value.container}\` is already mounted (line ${first}); mount each container path once`,
+      );
+      return;
+    }
+    seen.set(mount.value.container, line);
+    meta.mounts.push({ ...mount.value, line });
+  });
+}
+
+function parseMount(entry: unknown): Outcome<Omit<MountRequest, "line">> {
+  if (typeof entry === "string") return parseShortMount(entry);
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+    return { ok: false, message: `expected a string or a mapping, got ${describe(entry)}; ${MOUNT_FORMS}` };
+  }
+  const record = entry as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!MOUNT_KEYS.includes(key)) {
+      const suggestion = closest(key, MOUNT_KEYS);
+      return {
+        ok: false,
+        message: `unknown key \`${key}\`${suggestion ? `; did you mean \`${suggestion}\`?` : ""} (keys: host, container, mode)`,
+      };
+    }
+  }
+  for (const key of ["host", "container"]) {
+    if (typeof record[key] !== "string" || record[key] === "") {
+      return { ok: false, message: `\`${key}\` must be a non-empty path; ${MOUNT_FORMS}` };
+    }
+  }
+  const mode = record.mode ?? "ro";
+  return checkMount(String(record.host), String(record.container), mode);
+}
+
+function parseShortMount(text: string): Outcome<Omit<MountRequest, "line">> {
+  const parts = text.split(":");
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === "")) {
+    return { ok: false, message: `\`${text}\` is not \`host:container[:ro|rw]\`; ${MOUNT_FORMS}` };
+  }
+  return checkMount(parts[0] ?? "", parts[1] ?? "", parts[2] ?? "ro");
+}
+
+function checkMount(host: string, container: string, mode: unknown): Outcome<Omit<MountRequest, "line">> {
+  if (typeof mode !== "string" || !MODES.has(mode)) {
+    return { ok: false, message: `mode \`${String(mode)}\` is not \`ro\` or \`rw\`` };
+  }
+  if (!container.startsWith("/")) {
+    return { ok: false, message: `container path \`${container}\` must be absolute, e.g. \`/data\`` };
+  }
+  if (container.split("/").includes("..") || host.split("/").includes("..")) {
+    return { ok: false, message: "paths may not contain `..`; write the path without it" };
+  }
+  return { ok: true, value: { host, container, mode: mode as "ro" | "rw" } };
+}

@@ -1,0 +1,196 @@
+// The SAM parser: bytes -> front matter (gray-matter + yaml) -> metadata (zod) -> sections (remark),
+// then referenced sub-SAM files, recursively. Deterministic and LLM-free; every problem in every
+// file is collected as a Diagnostic, so a scientist sees all of them at once.
+import { existsSync, realpathSync } from "node:fs";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { DiagnosticSink, hasErrors, sortDiagnostics } from "./diagnostics.ts";
+import { splitFrontMatter } from "./frontmatter.ts";
+import { readMetadata, SUB_SAM_KEYS } from "./metadata.ts";
+import { assignIds, parseBody } from "./sections.ts";
+import { decodeSource, readSource, type SourceRead } from "./source.ts";
+import type { Diagnostic, ParseResult, SamDocument, SamMetadata, SamNode } from "./types.ts";
+
+interface ParseState {
+  diagnostics: Diagnostic[];
+  files: { file: string; sha256: string }[];
+  /** Real path of the top-level SAM's folder: sub-SAMs and check assets must stay inside it. */
+  rootDir: string;
+  rootDisplay: string;
+  /** Real paths of sub-SAM files already included -> how they were named, to refuse repeats. */
+  included: Map<string, string>;
+}
+
+interface FileInput {
+  /** The path as the caller gave it (used in diagnostics). */
+  display: string;
+  /** Absolute path (not resolved through symlinks), used in the JSON. */
+  absolute: string;
+  source: SourceRead;
+}
+
+/** Parses a SAM file and every sub-SAM file it references. */
+export async function parseSam(file: string): Promise<ParseResult> {
+  return parseSamSync(file);
+}
+
+/** Synchronous variant (tests, benchmark, the daemon's quick re-validation). */
+export function parseSamSync(file: string): ParseResult {
+  return parseRoot({ display: file, absolute: resolve(file), source: readSource(file) });
+}
+
+/** Parses SAM text as if it were the file `file` (referenced sub-SAMs are read relative to it). */
+export function parseSamString(text: string, file: string): ParseResult {
+  return parseRoot({
+    display: file,
+    absolute: resolve(file),
+    source: decodeSource(new TextEncoder().encode(text)),
+  });
+}
+
+function parseRoot(input: FileInput): ParseResult {
+  const rootDir = realDir(input.absolute);
+  const state: ParseState = {
+    diagnostics: [],
+    files: [],
+    rootDir,
+    rootDisplay: input.display,
+    included: new Map(),
+  };
+  const parsed = parseFile(state, input, "root", [realOr(input.absolute)]);
+  const diagnostics = sortDiagnostics(state.diagnostics);
+  if (!parsed || hasErrors(diagnostics) || input.source.ok === false) return { ok: false, diagnostics };
+  assignIds(parsed.node);
+  const sam: SamDocument = {
+    file: input.absolute,
+    sha256: input.source.sha256,
+    metadata: parsed.metadata,
+    root: parsed.node,
+    files: state.files,
+  };
+  return { ok: true, sam, diagnostics };
+}
+
+function parseFile(
+  state: ParseState,
+  input: FileInput,
+  role: "root" | "sub",
+  chain: string[],
+): { node: SamNode; metadata: SamMetadata } | undefined {
+  if (!input.source.ok) {
+    state.diagnostics.push({ file: input.display, ...input.source.diagnostic });
+    return undefined;
+  }
+  const { text, sha256 } = input.source;
+  state.files.push({ file: input.absolute, sha256 });
+  const sink = new DiagnosticSink(input.display, text, state.diagnostics);
+  const front = splitFrontMatter(text, sink);
+  const { metadata, itemOffsets } = readMetadata({
+    doc: front.doc,
+    yamlStart: front.yamlStart,
+    sink,
+    defaultName: defaultName(input.absolute),
+    ...(role === "sub" ? { allowedKeys: SUB_SAM_KEYS, rootFile: state.rootDisplay } : {}),
+  });
+  const node = parseBody(front.body, front.bodyStart, input.absolute, sink);
+  if (role === "root")
+    checkAssets(state, input, metadata.checkAssets, itemOffsets.get("check_assets") ?? [], sink);
+  metadata.subtasks.forEach((path, i) => {
+    const child = parseSubtask(state, input, path, itemOffsets.get("subtasks")?.[i] ?? 0, sink, chain);
+    if (child && node) node.children.push(child);
+  });
+  return node ? { node, metadata } : undefined;
+}
+
+function parseSubtask(
+  state: ParseState,
+  parent: FileInput,
+  path: string,
+  offset: number,
+  sink: DiagnosticSink,
+  chain: string[],
+): SamNode | undefined {
+  const absolute = resolve(dirname(parent.absolute), path);
+  const display = join(dirname(parent.display), path);
+  if (!path.toLowerCase().endsWith(".md")) {
+    sink.error(offset, `subtask \`${path}\` is not a Markdown file; sub-SAM files end in \`.md\``);
+    return undefined;
+  }
+  if (!existsSync(absolute)) {
+    sink.error(offset, `subtask file \`${path}\` does not exist (looked for ${absolute})`);
+    return undefined;
+  }
+  const real = realOr(absolute);
+  if (!isInside(real, state.rootDir)) {
+    sink.error(
+      offset,
+      `subtask file \`${path}\` resolves outside the task folder ${state.rootDir}; keep sub-SAMs inside it`,
+    );
+    return undefined;
+  }
+  if (chain.includes(real)) {
+    const names = [...chain.slice(chain.indexOf(real)), real].map(
+      (p) => relative(state.rootDir, p) || basename(p),
+    );
+    sink.error(offset, `subtask cycle: ${names.join(" -> ")}; a SAM cannot include itself`);
+    return undefined;
+  }
+  const earlier = state.included.get(real);
+  if (earlier !== undefined) {
+    sink.error(
+      offset,
+      `subtask file \`${path}\` is already included (as ${earlier}); include each sub-SAM file once`,
+    );
+    return undefined;
+  }
+  state.included.set(real, display);
+  const parsed = parseFile(state, { display, absolute, source: readSource(absolute) }, "sub", [
+    ...chain,
+    real,
+  ]);
+  return parsed?.node;
+}
+
+function checkAssets(
+  state: ParseState,
+  input: FileInput,
+  assets: string[],
+  offsets: number[],
+  sink: DiagnosticSink,
+): void {
+  assets.forEach((asset, i) => {
+    const offset = offsets[i] ?? 0;
+    const absolute = resolve(dirname(input.absolute), asset);
+    if (!existsSync(absolute)) {
+      sink.error(offset, `check asset \`${asset}\` does not exist (looked for ${absolute})`);
+    } else if (!isInside(realOr(absolute), state.rootDir)) {
+      sink.error(
+        offset,
+        `check asset \`${asset}\` resolves outside the task folder ${state.rootDir} (through a symlink)`,
+      );
+    }
+  });
+}
+
+/** `task.md` takes its folder's name; any other file its own base name. Made into a valid name. */
+function defaultName(absolute: string): string {
+  const base = basename(absolute).replace(/\.md$/i, "");
+  const raw = base.toLowerCase() === "task" ? basename(dirname(absolute)) : base;
+  const name = raw.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "");
+  return name === "" ? "sam" : name.slice(0, 128);
+}
+
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function realDir(absoluteFile: string): string {
+  return realOr(dirname(absoluteFile));
+}
+
+function isInside(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}

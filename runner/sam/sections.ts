@@ -1,0 +1,407 @@
+// Sections from the Markdown AST (remark/mdast), never by pattern-matching lines: the title heading
+// opens the SAM, its sections are exactly one level deeper, and a `Sub-SAM: name` heading at that
+// level opens a nested SAM whose sections are one level deeper again, to any depth. Section text is
+// sliced from the source by AST offsets, so it is verbatim.
+import type { Code, Heading, List, ListItem, Nodes, RootContent } from "mdast";
+import { toString as nodeText } from "mdast-util-to-string";
+import remarkParse from "remark-parse";
+import { unified } from "unified";
+import type { DiagnosticSink } from "./diagnostics.ts";
+import { closest } from "./suggest.ts";
+import type { Check, ExpectationItem, SamNode } from "./types.ts";
+import { parseDuration } from "./units.ts";
+
+export type SectionKind = "context" | "todo" | "expectation";
+
+/** Heading names (normalised: lower case, single spaces, no trailing colon) and what they mean. */
+export const SECTION_ALIASES: Readonly<Record<string, SectionKind>> = {
+  context: "context",
+  background: "context",
+  "to-do": "todo",
+  todo: "todo",
+  "to do": "todo",
+  task: "todo",
+  tasks: "todo",
+  expectation: "expectation",
+  expectations: "expectation",
+  acceptance: "expectation",
+  "acceptance criteria": "expectation",
+};
+
+export const SECTION_TITLES: Readonly<Record<SectionKind, string>> = {
+  context: "Context",
+  todo: "To-do",
+  expectation: "Expectation",
+};
+
+/** `Sub-SAM: name`, `SubSAM: name`, `Subtask: name`, `Sub-task: name` (any case). */
+const SUB_SAM_HEADING = /^sub[- ]?(?:sam|task)\s*:\s*(.*)$/i;
+
+/** Seconds a check may run when its block gives no `timeout=`. */
+export const DEFAULT_CHECK_TIMEOUT_SEC = 300;
+
+const processor = unified().use(remarkParse);
+
+type HeadingClass =
+  | { kind: "section"; section: SectionKind }
+  | { kind: "sub"; name: string }
+  | { kind: "other" };
+
+interface Walk {
+  body: string;
+  bodyStart: number;
+  sink: DiagnosticSink;
+  nodes: RootContent[];
+}
+
+const startOf = (node: Nodes): number => node.position?.start.offset ?? 0;
+const endOf = (node: Nodes): number => node.position?.end.offset ?? 0;
+const hashes = (depth: number): string => "#".repeat(Math.min(depth, 6));
+
+export function normaliseHeading(text: string): string {
+  return text.trim().toLowerCase().replace(/\s+/g, " ").replace(/[:.]$/, "").trim();
+}
+
+function classify(heading: Heading): HeadingClass {
+  const text = nodeText(heading).trim();
+  const sub = SUB_SAM_HEADING.exec(text);
+  if (sub) return { kind: "sub", name: (sub[1] ?? "").trim() };
+  const section = SECTION_ALIASES[normaliseHeading(text)];
+  return section ? { kind: "section", section } : { kind: "other" };
+}
+
+const isComment = (node: RootContent): boolean =>
+  node.type === "html" && node.value.trimStart().startsWith("<!--");
+
+/** Parses the Markdown body of one SAM file into its root SamNode (ids assigned by `assignIds`). */
+export function parseBody(
+  body: string,
+  bodyStart: number,
+  file: string,
+  sink: DiagnosticSink,
+): SamNode | undefined {
+  const walk: Walk = { body, bodyStart, sink, nodes: processor.parse(body).children };
+  const { nodes } = walk;
+  const first = nodes.findIndex((n) => n.type === "heading");
+  const stray = nodes.slice(0, first === -1 ? nodes.length : first).find((n) => !isComment(n));
+  if (first === -1) {
+    sink.error(
+      bodyStart + (stray ? startOf(stray) : 0),
+      "no title heading; a SAM is a title heading (e.g. `# Fit a Gaussian`) followed by `## To-do` and `## Expectation` sections",
+    );
+    return undefined;
+  }
+  const title = nodes[first] as Heading;
+  if (stray) reportTextBeforeTitle(walk, stray, title);
+  const cls = classify(title);
+  let parsed: { node: SamNode; end: number; depth: number };
+  if (cls.kind === "other") {
+    parsed = parseSam(walk, first + 1, title.depth, nodeText(title).trim(), title, file);
+  } else {
+    const what = cls.kind === "sub" ? "sub-SAM" : `section \`${nodeText(title).trim()}\``;
+    sink.error(
+      bodyStart + startOf(title),
+      `${what} is outside any SAM: a SAM starts with a title heading (e.g. \`${hashes(Math.max(1, title.depth - 1))} Fit a Gaussian\`) and its sections are one level below it`,
+    );
+    parsed = parseSam(walk, first, title.depth - 1, "(untitled)", title, file);
+  }
+  const next = nodes[parsed.end];
+  if (next?.type === "heading") {
+    sink.error(
+      bodyStart + startOf(next),
+      `second top-level heading \`${nodeText(next).trim()}\`: a SAM file holds one SAM; make it \`${hashes(parsed.depth + 1)} Sub-SAM: ${nodeText(next).trim()}\` or move it to its own file listed under \`subtasks\``,
+    );
+  }
+  return parsed.node;
+}
+
+function reportTextBeforeTitle(walk: Walk, stray: RootContent, title: Heading): void {
+  const hint =
+    stray.type === "thematicBreak"
+      ? "; front matter must start with `---` on the very first line of the file"
+      : `; move it under a \`${hashes(title.depth + 1)} Context\` section`;
+  walk.sink.error(
+    walk.bodyStart + startOf(stray),
+    `text before the title heading \`${nodeText(title).trim()}\` belongs to no section${hint}`,
+  );
+}
+
+/** One SAM (root or nested): from `start` up to the next heading at `depth` or shallower. */
+function parseSam(
+  walk: Walk,
+  start: number,
+  depth: number,
+  title: string,
+  heading: Heading,
+  file: string,
+): { node: SamNode; end: number; depth: number } {
+  const { nodes, sink, bodyStart } = walk;
+  const headingOffset = bodyStart + startOf(heading);
+  const node: SamNode = {
+    id: "",
+    title,
+    todo: "",
+    expectation: "",
+    items: [],
+    children: [],
+    source: { file, line: sink.position(headingOffset).line },
+  };
+  const seen = new Map<SectionKind, number>();
+  let straySeen = false;
+  let i = start;
+  while (i < nodes.length) {
+    const current = nodes[i] as RootContent;
+    if (current.type === "heading" && current.depth <= depth) break;
+    if (current.type === "heading" && current.depth === depth + 1) {
+      const cls = classify(current);
+      if (cls.kind === "sub") {
+        if (cls.name === "")
+          sink.error(
+            bodyStart + startOf(current),
+            `sub-SAM heading needs a name, e.g. \`${hashes(current.depth)} Sub-SAM: build the model\``,
+          );
+        const child = parseSam(walk, i + 1, depth + 1, cls.name, current, file);
+        node.children.push(child.node);
+        i = child.end;
+        continue;
+      }
+      const end = spanEnd(nodes, i + 1, depth + 1);
+      if (cls.kind === "section") readSection(walk, node, seen, cls.section, i, end, depth);
+      else reportUnknownSection(walk, current, title);
+      i = end;
+      continue;
+    }
+    if (current.type === "heading" && classify(current).kind !== "other") {
+      reportWrongLevel(walk, current, title, depth, undefined);
+    } else if (!straySeen && !isComment(current)) {
+      straySeen = true;
+      sink.error(
+        bodyStart + startOf(current),
+        `text in \`${title}\` outside its sections belongs to no section; put it under \`${hashes(depth + 1)} Context\` or \`${hashes(depth + 1)} To-do\``,
+      );
+    }
+    i++;
+  }
+  for (const required of ["todo", "expectation"] as const) {
+    if (!seen.has(required)) {
+      sink.error(
+        headingOffset,
+        `SAM \`${title}\` has no ${SECTION_TITLES[required]} section; add \`${hashes(depth + 1)} ${SECTION_TITLES[required]}\` ${required === "todo" ? "saying what to do" : "listing what must be true when it is done"}`,
+      );
+    }
+  }
+  return { node, end: i, depth };
+}
+
+/** Index of the next top-level heading at `depth` or shallower (or the end). */
+function spanEnd(nodes: RootContent[], from: number, depth: number): number {
+  let i = from;
+  while (i < nodes.length) {
+    const n = nodes[i] as RootContent;
+    if (n.type === "heading" && n.depth <= depth) break;
+    i++;
+  }
+  return i;
+}
+
+function reportUnknownSection(walk: Walk, heading: Heading, title: string): void {
+  const text = nodeText(heading).trim();
+  const suggestion = closest(normaliseHeading(text), Object.keys(SECTION_ALIASES));
+  const hint = suggestion ? `did you mean \`${suggestion}\`? ` : "";
+  walk.sink.error(
+    walk.bodyStart + startOf(heading),
+    `unknown section \`${text}\` in \`${title}\`; ${hint}sections are Context, To-do and Expectation (or \`Sub-SAM: name\`); for a sub-heading inside a section use a deeper level (\`${hashes(heading.depth + 1)} ${text}\`)`,
+  );
+}
+
+function reportWrongLevel(
+  walk: Walk,
+  heading: Heading,
+  title: string,
+  depth: number,
+  inside: string | undefined,
+): void {
+  const text = nodeText(heading).trim();
+  const what = classify(heading).kind === "sub" ? "sub-SAM heading" : "section heading";
+  const where = inside
+    ? ` is inside the ${inside} section of \`${title}\``
+    : ` is a level ${heading.depth} heading`;
+  walk.sink.error(
+    walk.bodyStart + startOf(heading),
+    `${what} \`${text}\`${where}: sections and sub-SAMs of \`${title}\` are level ${depth + 1} headings (\`${hashes(depth + 1)} ${text}\`); a sub-SAM's own sections go under its \`${hashes(depth + 1)} Sub-SAM: name\` heading`,
+  );
+}
+
+function readSection(
+  walk: Walk,
+  node: SamNode,
+  seen: Map<SectionKind, number>,
+  kind: SectionKind,
+  headingIndex: number,
+  end: number,
+  depth: number,
+): void {
+  const { nodes, sink, bodyStart, body } = walk;
+  const heading = nodes[headingIndex] as Heading;
+  const offset = bodyStart + startOf(heading);
+  const first = seen.get(kind);
+  if (first !== undefined) {
+    sink.error(
+      offset,
+      `duplicate ${SECTION_TITLES[kind]} section in \`${node.title}\` (first at line ${first}); merge them into one`,
+    );
+    return;
+  }
+  seen.set(kind, sink.position(offset).line);
+  const span = nodes.slice(headingIndex + 1, end);
+  for (const inner of span) {
+    if (inner.type === "heading" && classify(inner).kind !== "other") {
+      reportWrongLevel(walk, inner, node.title, depth, SECTION_TITLES[kind]);
+    }
+  }
+  const boundary = end < nodes.length ? startOf(nodes[end] as RootContent) : body.length;
+  const text = trimBlankLines(body.slice(endOf(heading), boundary));
+  if (kind === "expectation") {
+    node.expectation = text;
+    node.items = readItems(walk, span, text, node.title);
+  } else {
+    for (const check of findChecks(span)) {
+      sink.error(
+        bodyStart + startOf(check),
+        `a \`check\` block in the ${SECTION_TITLES[kind]} section would never run; put it under an item of the Expectation section`,
+      );
+    }
+    if (kind === "todo") node.todo = text;
+    else node.context = text;
+  }
+  if (text === "" && kind !== "context") {
+    sink.error(
+      offset,
+      kind === "expectation"
+        ? `empty Expectation in \`${node.title}\`; list what must be true when the task is done (one item per criterion, optionally with a \`check\` block)`
+        : `empty To-do in \`${node.title}\`; say what the agent should do`,
+    );
+  }
+}
+
+/** Removes leading blank lines and trailing whitespace; everything in between stays as written. */
+function trimBlankLines(text: string): string {
+  return text.replace(/^(?:[^\S\n]*\n)+/, "").trimEnd();
+}
+
+function findChecks(nodes: readonly Nodes[]): Code[] {
+  const found: Code[] = [];
+  const visit = (n: Nodes): void => {
+    if (n.type === "code" && n.lang?.toLowerCase() === "check") found.push(n);
+    if ("children" in n) for (const child of n.children) visit(child);
+  };
+  for (const n of nodes) visit(n);
+  return found;
+}
+
+/** Expectation items: each top-level list item; without a list, the whole section is one item. */
+function readItems(walk: Walk, span: RootContent[], sectionText: string, title: string): ExpectationItem[] {
+  const lists = span.filter((n): n is List => n.type === "list");
+  const looseChecks = findChecks(span.filter((n) => n.type !== "list"));
+  if (lists.length === 0) {
+    if (sectionText === "") return [];
+    const first = span[0];
+    const sectionStart = first ? startOf(first) : 0;
+    return [
+      {
+        id: "",
+        text: cutChecks(
+          walk.body,
+          sectionStart,
+          first ? endOf(span[span.length - 1] as RootContent) : 0,
+          looseChecks,
+          1,
+        ),
+        checks: looseChecks.map((c) => readCheck(walk, c)),
+        line: walk.sink.position(walk.bodyStart + sectionStart).line,
+      },
+    ];
+  }
+  for (const check of looseChecks) {
+    walk.sink.error(
+      walk.bodyStart + startOf(check),
+      `\`check\` block in the Expectation of \`${title}\` is not under a list item; indent it under the item it verifies`,
+    );
+  }
+  return lists.flatMap((list) => list.children.map((item) => readItem(walk, item)));
+}
+
+function readItem(walk: Walk, item: ListItem): ExpectationItem {
+  const line = walk.sink.position(walk.bodyStart + startOf(item)).line;
+  const first = item.children[0];
+  if (!first) {
+    walk.sink.error(
+      walk.bodyStart + startOf(item),
+      "empty Expectation item; write the criterion after the bullet",
+    );
+    return { id: "", text: "", checks: [], line };
+  }
+  const checks = findChecks(item.children);
+  const column = first.position?.start.column ?? 1;
+  return {
+    id: "",
+    text: cutChecks(walk.body, startOf(first), endOf(item), checks, column),
+    checks: checks.map((c) => readCheck(walk, c)),
+    line,
+  };
+}
+
+/** Source text between two offsets without the check blocks, continuation lines dedented. */
+function cutChecks(body: string, from: number, to: number, checks: readonly Code[], column: number): string {
+  let text = "";
+  let cursor = from;
+  for (const check of checks) {
+    text += body.slice(cursor, startOf(check));
+    cursor = endOf(check);
+  }
+  text += body.slice(cursor, to);
+  const indent = new RegExp(`^ {0,${Math.max(0, column - 1)}}`);
+  const lines = text.split("\n").map((l, i) => (i === 0 ? l : l.replace(indent, "")));
+  return trimBlankLines(lines.join("\n").replace(/\n(?:[^\S\n]*\n){2,}/g, "\n\n"));
+}
+
+function readCheck(walk: Walk, code: Code): Check {
+  const offset = walk.bodyStart + startOf(code);
+  let timeoutSec = DEFAULT_CHECK_TIMEOUT_SEC;
+  for (const option of (code.meta ?? "").split(/\s+/).filter(Boolean)) {
+    const timeout = /^timeout=(.*)$/.exec(option);
+    const seconds = timeout ? parseDuration(timeout[1] ?? "") : undefined;
+    if (seconds !== undefined) timeoutSec = seconds;
+    else if (timeout) {
+      walk.sink.error(
+        offset,
+        `invalid check timeout \`${timeout[1]}\`; use a duration such as \`timeout=30s\` or \`timeout=5m\``,
+      );
+    } else {
+      walk.sink.error(
+        offset,
+        `unknown check option \`${option}\`; the only option is \`timeout=<duration>\`, e.g. \`timeout=30s\``,
+      );
+    }
+  }
+  if (code.value.trim() === "") {
+    walk.sink.error(
+      offset,
+      "empty `check` block; write the shell command that must exit 0 when the item holds",
+    );
+  }
+  return { id: "", command: code.value, timeoutSec, line: walk.sink.position(offset).line };
+}
+
+/** Ids in document order: `root`, `root/1`, `root/1/2`; items `<node>/e<n>`, checks `<node>/check-<n>`. */
+export function assignIds(node: SamNode, id = "root"): void {
+  node.id = id;
+  let checkOrdinal = 0;
+  node.items.forEach((item, k) => {
+    item.id = `${id}/e${k + 1}`;
+    for (const check of item.checks) check.id = `${id}/check-${++checkOrdinal}`;
+  });
+  node.children.forEach((child, k) => {
+    assignIds(child, `${id}/${k + 1}`);
+  });
+}
