@@ -2,6 +2,7 @@
 // `register(program)`; its action imports the heavy modules lazily so `scifi --help` stays fast.
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { register as registerValidate } from "./commands/validate.ts";
 import { EXIT } from "./exit-codes.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -17,7 +18,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   // Commands, in the order `--help` lists them.
-  const registrations: ((p: Command) => void)[] = [];
+  const registrations: ((p: Command) => void)[] = [registerValidate];
   for (const register of registrations) register(program);
   return program;
 }
