@@ -2,8 +2,9 @@
 // calling (non-root) user with user namespaces, exactly as on a cluster: no setuid, no root.
 // Limits that need root or delegated cgroups (pids, memory) are enforced with rlimits in the exec
 // wrapper instead; docs/apptainer.md explains each gap and what holds instead.
+import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
-import { type FileHandle, mkdir, mkdtemp, open, readdir, rm, stat } from "node:fs/promises";
+import { type FileHandle, mkdir, mkdtemp, open, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { execa, execaSync, type ResultPromise } from "execa";
@@ -46,6 +47,10 @@ const DEFAULT_MAX_OUTPUT = 256 * 1024;
 const KILL_GRACE_SEC = 2;
 /** The host-side watchdog fires this long after the in-container timeout should have. */
 const HOST_WATCHDOG_SLACK_MS = 5_000;
+/** Marks every process of one exec (inherited environment), for the kill after a timeout. */
+const EXEC_ID_VAR = "SCIFI_EXEC_ID";
+/** readFile of a container file (outside the task folder) goes through a capped exec. */
+const MAX_FILE_BYTES = 512 * 1024 * 1024;
 const INSTALL_FIX =
   "install Apptainer (https://apptainer.org/docs/admin/main/installation.html), or use the harness: bash scripts/apptainer-harness.sh shell";
 
@@ -292,12 +297,30 @@ class ApptainerSandbox implements Sandbox {
   }
 
   async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
-    if (this.#stopping) throw new SandboxError(`sandbox ${this.#name} is stopped`);
     const argv = typeof command === "string" ? ["/bin/sh", "-c", command] : command;
     if (argv.length === 0) throw new SandboxError("exec needs a command: the argv is empty");
+    const r = await this.#run(argv, options);
+    const marker = r.truncated ? TRUNCATION_MARKER : "";
+    const { stdout, stderr } = r;
+    return {
+      exitCode: r.exitCode,
+      stdout: stdout.toString("utf8") + (r.stdoutTruncated ? marker : ""),
+      stderr: stderr.toString("utf8") + (r.stderrTruncated ? marker : ""),
+      timedOut: r.timedOut,
+      truncated: r.truncated,
+      durationMs: r.durationMs,
+    };
+  }
+
+  /** One exec inside the instance, under the rlimit and timeout wrapper; output kept as bytes. */
+  async #run(argv: string[], options: ExecOptions): Promise<RawExec> {
+    if (this.#stopping) throw new SandboxError(`sandbox ${this.#name} is stopped`);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const cwd = posix.resolve(this.spec.workdir, options.cwd ?? ".");
-    const env = { ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env };
+    // Every process of this exec inherits the id, so a timeout can find those that left the
+    // process group (setsid) and kill them too.
+    const execId = randomUUID();
+    const env = { ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env, [EXEC_ID_VAR]: execId };
     const inner = [
       "/usr/bin/env",
       ...envAssignments(env),
@@ -311,24 +334,27 @@ class ApptainerSandbox implements Sandbox {
       ...argv,
     ];
     const args = ["-q", "exec", "--cleanenv", "--pwd", cwd, `instance://${this.#name}`, ...inner];
-    const result = await runCapped(this.#ctx.bin, args, {
+    const r = await runCapped(this.#ctx.bin, args, {
       stdin: options.stdin,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
       watchdogMs: timeoutMs + KILL_GRACE_SEC * 1000 + HOST_WATCHDOG_SLACK_MS,
     });
     // `timeout` exits 124 after SIGTERM worked, 137 after the SIGKILL; either only counts when the
-    // time really ran out (a command may exit 124 by itself).
-    const ranOut = result.durationMs >= timeoutMs * 0.95 && [124, 137, 143].includes(result.exitCode);
-    const timedOut = result.watchdogFired || ranOut;
-    if (!timedOut && result.exitCode === 255 && /^FATAL:/m.test(result.stderr))
+    // time really ran out (a command may exit 124 by itself, or be killed quickly).
+    const ranOut = r.durationMs >= timeoutMs * 0.95 && [124, 137, 143].includes(r.exitCode);
+    const timedOut = r.watchdogFired || ranOut;
+    if (timedOut) await killMarkedProcesses(execId);
+    if (!timedOut && r.exitCode === 255 && /^FATAL:/m.test(r.stderr.toString()))
       await this.#assertInstanceAlive();
     return {
-      exitCode: result.exitCode,
-      stdout: result.stdout,
-      stderr: result.stderr,
+      exitCode: r.exitCode,
+      stdout: r.stdout,
+      stderr: r.stderr,
+      stdoutTruncated: r.stdoutTruncated,
+      stderrTruncated: r.stderrTruncated,
+      truncated: r.stdoutTruncated || r.stderrTruncated,
       timedOut,
-      truncated: result.truncated,
-      durationMs: result.durationMs,
+      durationMs: r.durationMs,
     };
   }
 
@@ -341,36 +367,29 @@ class ApptainerSandbox implements Sandbox {
   }
 
   async readFile(path: string): Promise<Buffer> {
-    const { dir, base } = taskRelativeParts(this.spec, path);
-    const dirHandle = await openDirInside(this.spec.taskDir, dir, false, path);
-    try {
-      const file = await openNoFollow(dirHandle, base, fsc.O_RDONLY, path);
-      try {
-        if (!(await file.stat()).isFile()) throw new PathRefused(path, "not a regular file");
-        return await file.readFile();
-      } finally {
-        await file.close();
-      }
-    } finally {
-      await dirHandle.close();
-    }
+    const route = routeFor(this.spec, path, "read");
+    if (route.kind === "host") return readTaskFile(this.spec.taskDir, route, path);
+    // Outside the task folder the file lives in the container: read it there, where any link it
+    // follows stays inside the container too.
+    const r = await this.#run(["cat", "--", route.path], {
+      maxOutputBytes: MAX_FILE_BYTES,
+      timeoutMs: 120_000,
+    });
+    if (r.exitCode !== 0) throw new SandboxError(`cannot read '${path}': ${r.stderr.toString().trim()}`);
+    if (r.stdoutTruncated)
+      throw new SandboxError(`cannot read '${path}': larger than ${MAX_FILE_BYTES} bytes`);
+    return r.stdout;
   }
 
   async writeFile(path: string, data: string | Buffer): Promise<void> {
-    const { dir, base } = taskRelativeParts(this.spec, path);
-    const dirHandle = await openDirInside(this.spec.taskDir, dir, true, path);
-    try {
-      const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC;
-      const file = await openNoFollow(dirHandle, base, flags, path);
-      try {
-        if (!(await file.stat()).isFile()) throw new PathRefused(path, "not a regular file");
-        await file.writeFile(data);
-      } finally {
-        await file.close();
-      }
-    } finally {
-      await dirHandle.close();
-    }
+    const route = routeFor(this.spec, path, "write");
+    if (route.kind === "host") return writeTaskFile(this.spec.taskDir, route, path, data);
+    const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"';
+    const r = await this.#run(["sh", "-c", script, "scifi-write", route.path], {
+      stdin: data,
+      timeoutMs: 120_000,
+    });
+    if (r.exitCode !== 0) throw new SandboxError(`cannot write '${path}': ${r.stderr.toString().trim()}`);
   }
 
   stop(): Promise<void> {
@@ -390,6 +409,34 @@ class ApptainerSandbox implements Sandbox {
   /** Synchronous last resort for process exit: the instance must not outlive the runner. */
   stopSync(): void {
     stopInstanceSync(this.#ctx, this.#name);
+  }
+}
+
+interface RawExec {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+/** Kills every process (host-side view) whose environment carries this exec's id. */
+async function killMarkedProcesses(execId: string): Promise<void> {
+  const needle = Buffer.from(`\0${EXEC_ID_VAR}=${execId}\0`);
+  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((e) => /^\d+$/.test(e));
+  for (const pid of pids) {
+    const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+    if (!environ) continue;
+    if (Buffer.concat([Buffer.from([0]), environ]).includes(needle)) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch {
+        // gone already, or not ours
+      }
+    }
   }
 }
 
@@ -421,8 +468,12 @@ interface CappedOptions {
   watchdogMs: number;
 }
 
-interface CappedResult extends RunResult {
-  truncated: boolean;
+interface CappedResult {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
   watchdogFired: boolean;
   durationMs: number;
 }
@@ -444,9 +495,8 @@ class CappedBuffer {
     this.#chunks.push(kept);
     this.#size += kept.length;
   }
-  text(): string {
-    const body = Buffer.concat(this.#chunks).toString("utf8");
-    return this.truncated ? body + TRUNCATION_MARKER : body;
+  bytes(): Buffer {
+    return Buffer.concat(this.#chunks);
   }
 }
 
@@ -487,9 +537,10 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
   }
   return {
     exitCode: r.exitCode ?? (watchdogFired ? 137 : -1),
-    stdout: out.text(),
-    stderr: err.text(),
-    truncated: out.truncated || err.truncated,
+    stdout: out.bytes(),
+    stderr: err.bytes(),
+    stdoutTruncated: out.truncated,
+    stderrTruncated: err.truncated,
     watchdogFired,
     durationMs: Math.round(performance.now() - started),
   };
@@ -507,16 +558,74 @@ function killGroup(pid: number | undefined): void {
 // ---------------------------------------------------------------------------------------------
 // Host-side file access that never follows a symlink
 
-/** Splits a container path into task-folder-relative directory parts and a file name. */
-function taskRelativeParts(spec: SandboxSpec, path: string): { dir: string[]; base: string } {
+type FileRoute = { kind: "host"; dir: string[]; base: string } | { kind: "container"; path: string };
+
+/**
+ * Where a container path is read or written: task-folder files on the host (symlink-safe, below),
+ * anything else through the container itself. Writes under a read-only mount (the SAM file, a
+ * declared `ro` mount) are refused here, before anything touches the disk.
+ */
+function routeFor(spec: SandboxSpec, path: string, mode: "read" | "write"): FileRoute {
   const absolute = posix.resolve(spec.workdir, path);
-  const rel = posix.relative(spec.workdir, absolute);
-  if (rel === "" || rel.startsWith("..") || posix.isAbsolute(rel)) {
-    throw new PathRefused(path, `only files inside the task folder (${spec.workdir}) can be read or written`);
+  const mount = deepestMount(spec.mounts, absolute);
+  if (mode === "write" && mount?.readOnly) {
+    throw new PathRefused(path, `'${mount.target}' is mounted read-only (${mount.reason})`);
   }
-  const parts = rel.split("/");
-  const base = parts.pop() as string;
-  return { dir: parts, base };
+  if (mount && mount.target === spec.workdir && absolute !== spec.workdir) {
+    const parts = posix.relative(spec.workdir, absolute).split("/");
+    const base = parts.pop() as string;
+    return { kind: "host", dir: parts, base };
+  }
+  return { kind: "container", path: absolute };
+}
+
+function deepestMount(mounts: readonly MountSpec[], absolute: string): MountSpec | undefined {
+  let best: MountSpec | undefined;
+  for (const m of mounts) {
+    const target = posix.normalize(m.target);
+    const covers = absolute === target || absolute.startsWith(target === "/" ? "/" : `${target}/`);
+    if (covers && (!best || target.length > posix.normalize(best.target).length)) best = m;
+  }
+  return best;
+}
+
+async function readTaskFile(
+  taskDir: string,
+  route: { dir: string[]; base: string },
+  shown: string,
+): Promise<Buffer> {
+  const dir = await openDirInside(taskDir, route.dir, false, shown);
+  try {
+    const file = await openNoFollow(dir, route.base, fsc.O_RDONLY, shown);
+    try {
+      if (!(await file.stat()).isFile()) throw new PathRefused(shown, "not a regular file");
+      return await file.readFile();
+    } finally {
+      await file.close();
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+async function writeTaskFile(
+  taskDir: string,
+  route: { dir: string[]; base: string },
+  shown: string,
+  data: string | Buffer,
+): Promise<void> {
+  const dir = await openDirInside(taskDir, route.dir, true, shown);
+  try {
+    const file = await openNoFollow(dir, route.base, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC, shown);
+    try {
+      if (!(await file.stat()).isFile()) throw new PathRefused(shown, "not a regular file");
+      await file.writeFile(data);
+    } finally {
+      await file.close();
+    }
+  } finally {
+    await dir.close();
+  }
 }
 
 /**
