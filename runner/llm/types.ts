@@ -105,3 +105,16 @@ export class NoModelAvailable extends ModelError {
 export class BudgetExceeded extends ModelError {
   override name = "BudgetExceeded";
 }
+
+/**
+ * The reply to a structured-output request was not JSON matching the schema. The agent layer may
+ * retry (e.g. with the error text appended); `raw` is the reply text as received.
+ */
+export class StructuredOutputError extends ModelError {
+  override name = "StructuredOutputError";
+  readonly raw: string;
+  constructor(message: string, raw: string) {
+    super(message);
+    this.raw = raw;
+  }
+}

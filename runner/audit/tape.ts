@@ -1,0 +1,87 @@
+// The audit tape: one append-only JSONL file per run, one hash-chained record a line, fsynced per
+// record so a crash loses at most the call in flight. Every string is redacted before writing.
+//
+// One writer per run: the run loop owns the AuditTape and all LLM calls of the run go through it
+// (writes are synchronous, so concurrent calls inside one process still produce a valid chain).
+// Two processes appending to the same tape would break the chain; `verifyTape` would report it.
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { sealLine, sha256 } from "./chain.ts";
+import { Redactor } from "./redact.ts";
+import type { AuditEntry, AuditRecord } from "./types.ts";
+
+export interface AuditTapeOptions {
+  runId: string;
+  redactor?: Redactor;
+  /** Clock override for tests. */
+  now?: () => Date;
+}
+
+export class AuditTape {
+  readonly path: string;
+  readonly runId: string;
+  readonly redactor: Redactor;
+  #fd: number | undefined;
+  #seq: number;
+  #prev: string | null;
+  readonly #now: () => Date;
+
+  /** Opens (or creates) the tape at `path`; an existing tape is continued where it ended. */
+  constructor(path: string, options: AuditTapeOptions) {
+    this.path = path;
+    this.runId = options.runId;
+    this.redactor = options.redactor ?? new Redactor();
+    this.#now = options.now ?? (() => new Date());
+    const tail = existsSync(path) ? lastLine(path) : undefined;
+    if (tail === undefined) {
+      this.#seq = 0;
+      this.#prev = null;
+    } else {
+      this.#seq = tailSeq(path, tail) + 1;
+      this.#prev = sha256(tail);
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    this.#fd = openSync(path, "a", 0o600);
+  }
+
+  /** Appends one record (redacted, chained, fsynced) and returns it as written. */
+  append(entry: AuditEntry): AuditRecord {
+    if (this.#fd === undefined) throw new Error(`audit tape ${this.path} is closed`);
+    const chained = { seq: this.#seq, prev: this.#prev, time: this.#now().toISOString(), runId: this.runId };
+    const record = this.redactor.value({ ...chained, ...entry }) as AuditRecord;
+    const line = sealLine(JSON.stringify(record));
+    writeSync(this.#fd, `${line}\n`);
+    fsyncSync(this.#fd);
+    this.#seq++;
+    this.#prev = sha256(line);
+    return record;
+  }
+
+  /** Number of records on the tape so far. */
+  get length(): number {
+    return this.#seq;
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+function lastLine(path: string): string | undefined {
+  const lines = readFileSync(path, "utf8").split("\n");
+  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  return lines[lines.length - 1];
+}
+
+function tailSeq(path: string, line: string): number {
+  try {
+    const seq = (JSON.parse(line) as { seq?: unknown }).seq;
+    if (typeof seq === "number") return seq;
+  } catch {
+    // fall through to the error below
+  }
+  throw new Error(
+    `audit tape ${path} ends with an unreadable line; run 'scifi audit verify' on the run and do not append to a damaged tape`,
+  );
+}

@@ -1,0 +1,168 @@
+// createModel: the one way the loop gets a Model. A spec is one of
+//   scripted:FILE          the scripted model (Anthropic wire format), server started in-process
+//   scripted-openai:FILE   the same over the OpenAI Chat Completions wire format
+//   replay:RUN_DIR         answers from a recorded audit tape, stops at the first divergence
+//   PATH                   a models config YAML (or an already parsed config object)
+import { basename, extname } from "node:path";
+import type { AuditTape } from "../audit/tape.ts";
+import {
+  loadModelsConfig,
+  type ModelEntryConfig,
+  type ModelsConfig,
+  type ModelsConfigInput,
+  parseModelsConfig,
+  resolveApiKey,
+} from "./config.ts";
+import { Gateway, type GatewayEntry, type RetryOptions } from "./gateway.ts";
+import type { Provider } from "./providers/provider.ts";
+
+export interface CreateModelOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Overrides of the config's retry settings (tests shorten timeouts). */
+  retry?: Partial<RetryOptions>;
+  /** Per-run caps; override the config's. */
+  budget?: { usd?: number; tokens?: number };
+  random?: () => number;
+}
+
+const ZERO_PRICES = { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+
+export async function createModel(
+  spec: string | ModelsConfigInput,
+  audit: AuditTape,
+  options: CreateModelOptions = {},
+): Promise<Gateway> {
+  if (typeof spec !== "string") return fromConfig(parseModelsConfig(spec), audit, options);
+  const [scheme, ...rest] = spec.split(":");
+  const target = rest.join(":");
+  switch (scheme) {
+    case "scripted":
+    case "scripted-openai":
+      return scripted(target, scheme === "scripted-openai" ? "openai" : "anthropic", audit, options);
+    case "replay":
+      return replay(target, audit, options);
+    default:
+      return fromConfig(loadModelsConfig(spec), audit, options);
+  }
+}
+
+async function scripted(
+  file: string,
+  format: "anthropic" | "openai",
+  audit: AuditTape,
+  options: CreateModelOptions,
+): Promise<Gateway> {
+  if (!file) throw new Error("--model scripted:FILE needs a script file, e.g. scripted:demo/script.yaml");
+  const { ScriptedServer } = await import("./scripted/server.ts");
+  const server = await ScriptedServer.start(file);
+  const model = `scripted-${basename(file, extname(file))}`;
+  let provider: Provider;
+  if (format === "anthropic") {
+    const { AnthropicProvider } = await import("./providers/anthropic.ts");
+    provider = new AnthropicProvider({
+      name: "scripted",
+      model,
+      apiKey: "scripted-no-key",
+      baseURL: server.baseURL,
+    });
+  } else {
+    const { OpenAIProvider } = await import("./providers/openai.ts");
+    provider = new OpenAIProvider({
+      name: "scripted",
+      model,
+      apiKey: "scripted-no-key",
+      baseURL: `${server.baseURL}/v1`,
+    });
+  }
+  const entry: GatewayEntry = {
+    name: model,
+    provider,
+    rank: "any",
+    kinds: ["control", "work"],
+    prices: ZERO_PRICES,
+  };
+  return new Gateway([entry], { ...gatewayOptions(audit, options), onClose: () => server.close() });
+}
+
+async function replay(runDir: string, audit: AuditTape, options: CreateModelOptions): Promise<Gateway> {
+  if (!runDir) throw new Error("--model replay:RUN needs the run folder of the recorded run");
+  const { ReplayProvider } = await import("./providers/replay.ts");
+  const provider = ReplayProvider.fromRunDir(runDir, audit.redactor);
+  const entry: GatewayEntry = {
+    name: "replay",
+    provider,
+    rank: "any",
+    kinds: ["control", "work"],
+    prices: ZERO_PRICES,
+  };
+  return new Gateway([entry], gatewayOptions(audit, options));
+}
+
+async function fromConfig(
+  config: ModelsConfig,
+  audit: AuditTape,
+  options: CreateModelOptions,
+): Promise<Gateway> {
+  const env = options.env ?? process.env;
+  const entries: GatewayEntry[] = [];
+  for (const entry of config.models) {
+    const apiKey = resolveApiKey(entry, env);
+    audit.redactor.addValue(apiKey);
+    entries.push({
+      name: entry.name,
+      provider: await providerFor(entry, apiKey),
+      rank: entry.rank,
+      kinds: entry.kinds,
+      prices: entry.prices,
+      ...(entry.budgetUsd !== undefined ? { budgetUsd: entry.budgetUsd } : {}),
+    });
+  }
+  for (const name of config.secretEnv) {
+    const value = env[name];
+    if (value) audit.redactor.addValue(value);
+  }
+  return new Gateway(entries, {
+    ...gatewayOptions(audit, options),
+    retry: { ...config.retry, ...options.retry },
+    budget: { ...config.budget, ...options.budget },
+  });
+}
+
+async function providerFor(entry: ModelEntryConfig, apiKey: string): Promise<Provider> {
+  if (entry.provider === "anthropic") {
+    const { AnthropicProvider } = await import("./providers/anthropic.ts");
+    const thinking =
+      entry.thinking === undefined || entry.thinking === "adaptive"
+        ? ({ type: "adaptive" } as const)
+        : entry.thinking === "off"
+          ? ({ type: "disabled" } as const)
+          : ({ type: "enabled", budgetTokens: entry.thinking.budgetTokens } as const);
+    const effort = entry.effort === "minimal" ? "low" : entry.effort;
+    return new AnthropicProvider({
+      model: entry.model,
+      apiKey,
+      thinking,
+      ...(entry.baseURL ? { baseURL: entry.baseURL } : {}),
+      ...(effort ? { effort } : {}),
+      ...(entry.maxTokens ? { maxTokens: entry.maxTokens } : {}),
+    });
+  }
+  const { OpenAIProvider } = await import("./providers/openai.ts");
+  const effort = entry.effort === "xhigh" || entry.effort === "max" ? "high" : entry.effort;
+  return new OpenAIProvider({
+    model: entry.model,
+    apiKey,
+    ...(entry.baseURL ? { baseURL: entry.baseURL } : {}),
+    ...(effort ? { reasoningEffort: effort } : {}),
+    ...(entry.maxTokens ? { maxTokens: entry.maxTokens } : {}),
+  });
+}
+
+function gatewayOptions(audit: AuditTape, options: CreateModelOptions) {
+  return {
+    audit,
+    ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.budget ? { budget: options.budget } : {}),
+    ...(options.random ? { random: options.random } : {}),
+  };
+}

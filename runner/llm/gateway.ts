@@ -1,0 +1,384 @@
+// The LLM gateway: the one Model every agent holds. It picks a model of the requested kind and
+// rank (round-robin among equals), retries transient failures with exponential backoff + jitter
+// honouring retry-after, falls back to another model of the same rank, enforces per-model and
+// per-run budgets, and writes one audit record per call (attempts, usage, cost, errors included).
+import type { AuditTape } from "../audit/tape.ts";
+import type { TapeAttempt } from "../audit/types.ts";
+import { costUsd, type Prices } from "./config.ts";
+import { ProviderError } from "./errors.ts";
+import type { Provider, ProviderResult } from "./providers/provider.ts";
+import { parseStructured } from "./providers/structured.ts";
+import { ScriptError } from "./scripted/script.ts";
+import { tapeRequest } from "./tape-request.ts";
+import {
+  BudgetExceeded,
+  type Model,
+  type ModelKind,
+  type ModelRequest,
+  type ModelResponse,
+  NoModelAvailable,
+  StructuredOutputError,
+  type Usage,
+} from "./types.ts";
+
+export interface GatewayEntry {
+  /** Unique name (from the models config). */
+  name: string;
+  provider: Provider;
+  /** "any" serves every rank (scripted and replay models). */
+  rank: number | "any";
+  kinds: ModelKind[];
+  prices: Prices;
+  budgetUsd?: number;
+}
+
+export interface RetryOptions {
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  timeoutMs: number;
+  /** How long a model that failed after its retries is passed over (ms). */
+  cooldownMs: number;
+}
+
+export interface GatewayOptions {
+  audit: AuditTape;
+  retry?: Partial<RetryOptions>;
+  budget?: { usd?: number; tokens?: number };
+  /** Jitter source (tests pin it). */
+  random?: () => number;
+  /** Called on close (stops a scripted server). */
+  onClose?: () => Promise<void>;
+}
+
+const DEFAULT_RETRY: RetryOptions = {
+  maxRetries: 4,
+  baseDelayMs: 1000,
+  maxDelayMs: 60_000,
+  timeoutMs: 600_000,
+  cooldownMs: 60_000,
+};
+
+interface EntryState {
+  spentUsd: number;
+  disabled: boolean;
+  unhealthyUntil: number;
+}
+
+/** Totals the gateway has spent in this run. */
+export interface Spent {
+  usd: number;
+  tokens: number;
+  calls: number;
+}
+
+export class Gateway implements Model {
+  readonly entries: readonly GatewayEntry[];
+  readonly #audit: AuditTape;
+  readonly #retry: RetryOptions;
+  readonly #budget: { usd?: number; tokens?: number };
+  readonly #random: () => number;
+  readonly #onClose: (() => Promise<void>) | undefined;
+  readonly #state = new Map<string, EntryState>();
+  readonly #roundRobin = new Map<string, number>();
+  readonly #spent: Spent = { usd: 0, tokens: 0, calls: 0 };
+
+  constructor(entries: GatewayEntry[], options: GatewayOptions) {
+    if (entries.length === 0) throw new NoModelAvailable("the gateway has no models configured");
+    this.entries = entries;
+    this.#audit = options.audit;
+    this.#retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.#budget = options.budget ?? {};
+    this.#random = options.random ?? Math.random;
+    this.#onClose = options.onClose;
+    for (const entry of entries)
+      this.#state.set(entry.name, { spentUsd: 0, disabled: false, unhealthyUntil: 0 });
+  }
+
+  get spent(): Readonly<Spent> {
+    return { ...this.#spent };
+  }
+
+  get audit(): AuditTape {
+    return this.#audit;
+  }
+
+  async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
+    const started = performance.now();
+    const attempts: TapeAttempt[] = [];
+    this.#checkRunBudget(request);
+    this.#recordInjected(request);
+    const candidates = this.#candidates(request, attempts);
+    let last: GatewayEntry | undefined;
+    for (const [index, entry] of candidates.entries()) {
+      last = entry;
+      const isLast = index === candidates.length - 1;
+      const outcome = await this.#tryEntry(entry, request, attempts, isLast, signal);
+      if (outcome.kind === "ok") return this.#succeed(entry, request, outcome.result, attempts, started);
+      if (outcome.kind === "fatal")
+        this.#fail(entry, request, attempts, started, outcome.error, outcome.result);
+    }
+    const tried = attempts.map((a) => `${a.entry}: ${a.reason}`).join(", ");
+    const error = new NoModelAvailable(
+      `no ${request.kind} model of rank ${request.rank} could answer${tried ? ` (tried ${tried})` : ""}; check the models config ranks, keys and budgets`,
+    );
+    return this.#fail(last, request, attempts, started, error);
+  }
+
+  async close(): Promise<void> {
+    await this.#onClose?.();
+    await Promise.all(this.entries.map((e) => e.provider.close?.()));
+  }
+
+  /** Models of the kind and rank, rotated for round-robin, over-budget ones removed, sick ones last. */
+  #candidates(request: ModelRequest, attempts: TapeAttempt[]): GatewayEntry[] {
+    const matching = this.entries.filter(
+      (e) => e.kinds.includes(request.kind) && (e.rank === "any" || e.rank === request.rank),
+    );
+    if (matching.length === 0) {
+      const available = this.entries
+        .map((e) => `${e.name} (rank ${e.rank}, ${e.kinds.join("/")})`)
+        .join(", ");
+      throw new NoModelAvailable(
+        `no model is configured for kind '${request.kind}' at rank ${request.rank}; configured: ${available}`,
+      );
+    }
+    const key = `${request.kind}:${request.rank}`;
+    const turn = this.#roundRobin.get(key) ?? 0;
+    this.#roundRobin.set(key, turn + 1);
+    const rotated = matching.map((_, i) => matching[(turn + i) % matching.length] as GatewayEntry);
+    const usable = rotated.filter((entry) => {
+      const state = this.#stateOf(entry);
+      if (!state.disabled) return true;
+      attempts.push(
+        attempt(entry, "fallback", "budget", `model budget of ${entry.budgetUsd} USD is spent`, 0),
+      );
+      return false;
+    });
+    const now = Date.now();
+    const healthy = usable.filter((e) => this.#stateOf(e).unhealthyUntil <= now);
+    return [...healthy, ...usable.filter((e) => this.#stateOf(e).unhealthyUntil > now)];
+  }
+
+  async #tryEntry(
+    entry: GatewayEntry,
+    request: ModelRequest,
+    attempts: TapeAttempt[],
+    isLast: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<
+    | { kind: "ok"; result: ProviderResult }
+    | { kind: "fatal"; error: Error; result?: ProviderResult }
+    | { kind: "fallback" }
+  > {
+    for (let retry = 0; ; retry++) {
+      const t0 = performance.now();
+      let result: ProviderResult | undefined;
+      try {
+        result = await entry.provider.call(request, { signal, timeoutMs: this.#retry.timeoutMs });
+        return { kind: "ok", result };
+      } catch (caught) {
+        const error =
+          caught instanceof ProviderError ? caught : new ProviderError(String(caught), "connection");
+        const latencyMs = performance.now() - t0;
+        if (error.reason === "script") return { kind: "fatal", error: new ScriptError(error.message) };
+        if (error.reason === "aborted" || !error.fallbackHelps) return { kind: "fatal", error };
+        const delayMs = this.#delay(retry, error.retryAfterMs);
+        if (error.transient && retry < this.#retry.maxRetries && delayMs <= this.#retry.maxDelayMs) {
+          attempts.push(
+            attempt(entry, "retry", error.reason, error.message, latencyMs, error.status, delayMs),
+          );
+          await sleep(delayMs, signal);
+          continue;
+        }
+        attempts.push(
+          attempt(entry, isLast ? "fail" : "fallback", error.reason, error.message, latencyMs, error.status),
+        );
+        this.#stateOf(entry).unhealthyUntil = Date.now() + this.#retry.cooldownMs;
+        return { kind: "fallback" };
+      }
+    }
+  }
+
+  /** Exponential backoff with jitter (50-100 % of the step); a retry-after from the server wins. */
+  #delay(retry: number, retryAfterMs: number | undefined): number {
+    if (retryAfterMs !== undefined) return retryAfterMs;
+    const step = Math.min(this.#retry.maxDelayMs, this.#retry.baseDelayMs * 2 ** retry);
+    return Math.round(step * (0.5 + 0.5 * this.#random()));
+  }
+
+  #succeed(
+    entry: GatewayEntry,
+    request: ModelRequest,
+    result: ProviderResult,
+    attempts: TapeAttempt[],
+    started: number,
+  ): ModelResponse {
+    const cost = costUsd(entry.prices, result.usage);
+    this.#charge(entry, result.usage, cost);
+    let json: unknown;
+    let structuredError: StructuredOutputError | undefined;
+    if (request.jsonSchema) {
+      try {
+        json = parseStructured(result.content, request.jsonSchema.schema);
+      } catch (error) {
+        if (!(error instanceof StructuredOutputError)) throw error;
+        structuredError = error;
+      }
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    this.#audit.append({
+      ...this.#callBase(entry, request),
+      wire: result.wire,
+      response: {
+        content: result.content,
+        stopReason: result.stopReason,
+        ...(json !== undefined ? { json } : {}),
+      },
+      usage: result.usage,
+      costUsd: cost,
+      latencyMs,
+      attempts,
+      ...(structuredError ? { error: { name: structuredError.name, message: structuredError.message } } : {}),
+    });
+    if (structuredError) throw structuredError;
+    return {
+      content: result.content,
+      stopReason: result.stopReason,
+      usage: result.usage,
+      provider: entry.provider.name,
+      model: entry.provider.model,
+      costUsd: cost,
+      latencyMs,
+      ...(json !== undefined ? { json } : {}),
+    };
+  }
+
+  #fail(
+    entry: GatewayEntry | undefined,
+    request: ModelRequest,
+    attempts: TapeAttempt[],
+    started: number,
+    error: Error,
+    result?: ProviderResult,
+  ): never {
+    this.#audit.append({
+      ...this.#callBase(entry, request),
+      ...(result ? { wire: result.wire } : {}),
+      usage: zeroUsage(),
+      costUsd: 0,
+      latencyMs: Math.round(performance.now() - started),
+      attempts,
+      error: { name: error.name, message: error.message },
+    });
+    throw error;
+  }
+
+  #callBase(entry: GatewayEntry | undefined, request: ModelRequest) {
+    return {
+      kind: "call" as const,
+      role: request.role,
+      ...(request.meta.iteration !== undefined ? { iteration: request.meta.iteration } : {}),
+      ...(request.meta.step !== undefined ? { step: request.meta.step } : {}),
+      ...(request.meta.sam ? { sam: request.meta.sam } : {}),
+      provider: entry?.provider.name ?? "none",
+      model: entry?.provider.model ?? "none",
+      entry: entry?.name ?? "none",
+      request: tapeRequest(request),
+    };
+  }
+
+  #charge(entry: GatewayEntry, usage: Usage, cost: number): void {
+    const state = this.#stateOf(entry);
+    state.spentUsd += cost;
+    this.#spent.usd += cost;
+    this.#spent.tokens += usage.input + usage.output + usage.cacheWrite + usage.cacheRead;
+    this.#spent.calls++;
+    if (entry.budgetUsd !== undefined && state.spentUsd >= entry.budgetUsd && !state.disabled) {
+      state.disabled = true;
+      this.#audit.append({
+        kind: "event",
+        event: "model_disabled",
+        data: { entry: entry.name, reason: "budget", spentUsd: state.spentUsd, budgetUsd: entry.budgetUsd },
+      });
+    }
+  }
+
+  #checkRunBudget(request: ModelRequest): void {
+    const { usd, tokens } = this.#budget;
+    const over =
+      usd !== undefined && this.#spent.usd >= usd
+        ? `the run's budget of ${usd} USD is spent (${this.#spent.usd.toFixed(4)} USD)`
+        : tokens !== undefined && this.#spent.tokens >= tokens
+          ? `the run's budget of ${tokens} tokens is spent (${this.#spent.tokens} tokens)`
+          : undefined;
+    if (!over) return;
+    this.#audit.append({
+      kind: "event",
+      event: "budget_exceeded",
+      data: { role: request.role, reason: over },
+    });
+    throw new BudgetExceeded(over);
+  }
+
+  #recordInjected(request: ModelRequest): void {
+    for (const item of request.injected ?? []) {
+      this.#audit.append({
+        kind: "injected",
+        role: request.role,
+        source: item.kind,
+        ref: item.ref,
+        sha256: item.sha256,
+        ...(request.meta.iteration !== undefined ? { iteration: request.meta.iteration } : {}),
+        ...(request.meta.step !== undefined ? { step: request.meta.step } : {}),
+      });
+    }
+  }
+
+  #stateOf(entry: GatewayEntry): EntryState {
+    const state = this.#state.get(entry.name);
+    if (!state) throw new Error(`gateway: unknown entry ${entry.name}`);
+    return state;
+  }
+}
+
+function attempt(
+  entry: GatewayEntry,
+  then: TapeAttempt["then"],
+  reason: string,
+  error: string,
+  latencyMs: number,
+  status?: number,
+  delayMs?: number,
+): TapeAttempt {
+  return {
+    provider: entry.provider.name,
+    model: entry.provider.model,
+    entry: entry.name,
+    then,
+    error,
+    reason,
+    latencyMs: Math.round(latencyMs),
+    ...(status !== undefined ? { status } : {}),
+    ...(delayMs !== undefined ? { delayMs } : {}),
+  };
+}
+
+function zeroUsage(): Usage {
+  return { input: 0, output: 0, cacheWrite: 0, cacheRead: 0, reasoning: 0 };
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

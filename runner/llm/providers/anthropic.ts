@@ -1,0 +1,202 @@
+// Anthropic Messages API adapter (@anthropic-ai/sdk). Prompt caching: breakpoints on the system
+// prompt, on the last tool and on the last history message; the per-step workspace context goes
+// after the last breakpoint so it never invalidates the cache. Thinking blocks (with signature)
+// are kept in the response and sent back unmodified in later assistant turns, as the API requires.
+import Anthropic from "@anthropic-ai/sdk";
+import { classifySdkError, ProviderError } from "../errors.ts";
+import { ROLE_HEADER } from "../scripted/server.ts";
+import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
+import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
+
+type Body = Anthropic.MessageCreateParamsNonStreaming;
+type BlockParam = Anthropic.ContentBlockParam;
+
+/** How the model thinks: adaptive (the model decides), a fixed budget, or off. */
+export type AnthropicThinking =
+  | { type: "adaptive"; display?: "summarized" | "omitted" }
+  | { type: "enabled"; budgetTokens: number; display?: "summarized" | "omitted" }
+  | { type: "disabled" };
+
+export interface AnthropicProviderOptions {
+  model: string;
+  apiKey: string;
+  baseURL?: string;
+  /** Name on the tape (default "anthropic"; the scripted model uses "scripted"). */
+  name?: string;
+  thinking?: AnthropicThinking;
+  /** output_config.effort, where the model supports it. */
+  effort?: "low" | "medium" | "high" | "xhigh" | "max";
+  maxTokens?: number;
+}
+
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+export class AnthropicProvider implements Provider {
+  readonly name: string;
+  readonly model: string;
+  readonly #client: Anthropic;
+  readonly #options: AnthropicProviderOptions;
+
+  constructor(options: AnthropicProviderOptions) {
+    this.name = options.name ?? "anthropic";
+    this.model = options.model;
+    this.#options = options;
+    // maxRetries 0: the gateway's retries are the only ones, and each is recorded.
+    this.#client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0 });
+  }
+
+  async call(request: ModelRequest, options: ProviderCallOptions): Promise<ProviderResult> {
+    const body = buildAnthropicBody(request, this.#options);
+    let reply: Anthropic.Message;
+    try {
+      reply = await this.#client.messages.create(body, {
+        headers: { [ROLE_HEADER]: request.role },
+        timeout: options.timeoutMs,
+        signal: options.signal ?? null,
+        maxRetries: 0,
+      });
+    } catch (error) {
+      throw classifySdkError(error, this.name);
+    }
+    if (!reply || !Array.isArray(reply.content)) {
+      throw new ProviderError(`${this.name}: response has no content array`, "malformed");
+    }
+    return {
+      content: reply.content.flatMap(fromAnthropicBlock),
+      stopReason: mapStopReason(reply.stop_reason),
+      usage: mapUsage(reply.usage),
+      wire: body,
+    };
+  }
+}
+
+/** The exact Messages API body for a neutral request (exported for tests and the benchmark). */
+export function buildAnthropicBody(request: ModelRequest, options: AnthropicProviderOptions): Body {
+  const body: Body = {
+    model: options.model,
+    max_tokens: request.maxTokens ?? options.maxTokens ?? 8192,
+    system: [{ type: "text", text: request.system, cache_control: EPHEMERAL }],
+    messages: withWorkspaceContext(historyWithBreakpoint(request.messages), request.workspaceContext),
+  };
+  if (request.tools?.length) {
+    body.tools = request.tools.map((tool, i, all) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.inputSchema as Anthropic.Tool.InputSchema,
+      ...(i === all.length - 1 ? { cache_control: EPHEMERAL } : {}),
+    }));
+  }
+  const thinking = thinkingParam(options.thinking);
+  if (thinking) body.thinking = thinking;
+  if (request.jsonSchema || options.effort) {
+    body.output_config = {
+      ...(options.effort ? { effort: options.effort } : {}),
+      ...(request.jsonSchema ? { format: { type: "json_schema", schema: request.jsonSchema.schema } } : {}),
+    };
+  }
+  return body;
+}
+
+function thinkingParam(thinking: AnthropicThinking | undefined): Anthropic.ThinkingConfigParam | undefined {
+  if (!thinking) return undefined;
+  if (thinking.type === "enabled") {
+    return {
+      type: "enabled",
+      budget_tokens: thinking.budgetTokens,
+      display: thinking.display ?? "summarized",
+    };
+  }
+  if (thinking.type === "adaptive") return { type: "adaptive", display: thinking.display ?? "summarized" };
+  return { type: "disabled" };
+}
+
+/** History in wire format with a cache breakpoint on the last block of the last message. */
+function historyWithBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
+  const wire = messages.map((m) => ({ role: m.role, content: m.content.flatMap(toAnthropicBlock) }));
+  const last = wire[wire.length - 1];
+  const lastBlock = last?.content[last.content.length - 1];
+  if (lastBlock && lastBlock.type !== "thinking" && lastBlock.type !== "redacted_thinking") {
+    (lastBlock as { cache_control?: unknown }).cache_control = EPHEMERAL;
+  }
+  return wire;
+}
+
+/** Appends the workspace context as a final user text block, after the last breakpoint. */
+function withWorkspaceContext(
+  messages: Anthropic.MessageParam[],
+  context: string | undefined,
+): Anthropic.MessageParam[] {
+  if (!context) return messages;
+  const block: Anthropic.TextBlockParam = { type: "text", text: context };
+  const last = messages[messages.length - 1];
+  if (last?.role === "user" && Array.isArray(last.content)) {
+    last.content.push(block);
+    return messages;
+  }
+  return [...messages, { role: "user", content: [block] }];
+}
+
+function toAnthropicBlock(block: ContentBlock): BlockParam[] {
+  switch (block.type) {
+    case "text":
+      return [{ type: "text", text: block.text }];
+    case "thinking":
+      // Without its signature the API rejects a thinking block; a block from another provider has none.
+      return block.signature
+        ? [{ type: "thinking", thinking: block.thinking, signature: block.signature }]
+        : [];
+    case "tool_use":
+      return [{ type: "tool_use", id: block.id, name: block.name, input: block.input }];
+    case "tool_result":
+      return [
+        {
+          type: "tool_result",
+          tool_use_id: block.toolUseId,
+          content: block.content,
+          ...(block.isError ? { is_error: true } : {}),
+        },
+      ];
+  }
+}
+
+function fromAnthropicBlock(block: Anthropic.ContentBlock): ContentBlock[] {
+  switch (block.type) {
+    case "text":
+      return [{ type: "text", text: block.text }];
+    case "thinking":
+      return [{ type: "thinking", thinking: block.thinking, signature: block.signature }];
+    case "tool_use":
+      return [
+        { type: "tool_use", id: block.id, name: block.name, input: block.input as Record<string, unknown> },
+      ];
+    default:
+      return [];
+  }
+}
+
+function mapStopReason(reason: Anthropic.StopReason | null): StopReason {
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "end_turn";
+    case "tool_use":
+      return "tool_use";
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "max_tokens";
+    case "refusal":
+      return "refusal";
+    default:
+      return "other";
+  }
+}
+
+function mapUsage(usage: Anthropic.Usage | undefined): Usage {
+  return {
+    input: usage?.input_tokens ?? 0,
+    output: usage?.output_tokens ?? 0,
+    cacheWrite: usage?.cache_creation_input_tokens ?? 0,
+    cacheRead: usage?.cache_read_input_tokens ?? 0,
+    reasoning: usage?.output_tokens_details?.thinking_tokens ?? 0,
+  };
+}
