@@ -1,0 +1,177 @@
+// The step loop of a tool-using agent (work or review), with the orchestrator's limits applied
+// between model calls. mini-swe-agent's shape: query -> execute -> repeat, ending in typed exits.
+import type { ContentBlock, Message, Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { runTool, type ToolSet, toolSpecs } from "../tools/registry.ts";
+import type { ToolContext, ToolSignal } from "../tools/tool.ts";
+import { type LimitConfig, PassLimits, type RunBudget } from "./limits.ts";
+
+export type PassExit =
+  | { type: "done"; claim: string; summary: string }
+  | { type: "blocker"; reason: string; needs: string }
+  /** The model answered with text and no tool call (the review's final answer). */
+  | { type: "answer"; text: string; response: ModelResponse }
+  /** A per-pass limit (steps, tool calls) ended the pass. */
+  | { type: "limit"; reason: string }
+  /** Told to report a blocker after consecutive failing steps, and did not. */
+  | { type: "stalled"; reason: string }
+  /** A run-wide budget (wall time, tokens, money) is spent. */
+  | { type: "budget"; reason: string }
+  /** The work model stopped calling tools twice in a row without reporting. */
+  | { type: "idle"; reason: string };
+
+export type PassEvent =
+  | { type: "step"; step: number; limits: PassLimits }
+  | { type: "tool"; name: string; ok: boolean; rejected: boolean; limits: PassLimits }
+  | { type: "limit"; limit: string; detail: string }
+  | { type: "response"; response: ModelResponse };
+
+export interface PassOptions {
+  model: Model;
+  tools: ToolSet;
+  toolContext: ToolContext;
+  limits: LimitConfig;
+  budget: RunBudget;
+  request: Pick<ModelRequest, "role" | "kind" | "rank" | "system" | "injected" | "meta">;
+  /** The first user message. */
+  brief: string;
+  /** Work: a text-only reply is nudged. Review: it is the answer. */
+  textReply: "nudge" | "answer";
+  /** Text for the nudge after `failingStepsBeforeBlocker` all-failing steps. */
+  blockerNudge: (count: number) => string;
+  onEvent?: (event: PassEvent) => void;
+  signal?: AbortSignal;
+}
+
+export interface PassResult {
+  exit: PassExit;
+  steps: number;
+  toolCalls: number;
+  messages: Message[];
+}
+
+const IDLE_NUDGE =
+  "The runner: your reply had no tool call. Continue with the tools, call `report_done` when the Expectation is met and verified, or `report_blocker` if a human must act.";
+
+export async function runPass(options: PassOptions): Promise<PassResult> {
+  const limits = new PassLimits(options.limits);
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: options.brief }] }];
+  const finish = (exit: PassExit): PassResult => ({
+    exit,
+    steps: limits.steps,
+    toolCalls: limits.toolCalls,
+    messages,
+  });
+  let nudgedForBlocker = false;
+  let idleReplies = 0;
+  const tools = toolSpecs(options.tools);
+
+  for (;;) {
+    const spent = options.budget.exhausted();
+    if (spent) return finish({ type: "budget", reason: spent });
+    const stop = limits.beforeStep();
+    if (stop) {
+      options.onEvent?.({ type: "limit", limit: "pass", detail: stop });
+      return finish({ type: "limit", reason: stop });
+    }
+    options.onEvent?.({ type: "step", step: limits.steps, limits });
+    const response = await options.model.complete(
+      { ...options.request, messages, tools, workspaceContext: workspaceContext(limits, options.budget) },
+      options.signal,
+    );
+    options.budget.add(totalTokens(response), response.costUsd);
+    options.onEvent?.({ type: "response", response });
+    messages.push({ role: "assistant", content: response.content });
+
+    const calls = response.content.filter(
+      (b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use",
+    );
+    if (calls.length === 0) {
+      if (options.textReply === "answer") return finish({ type: "answer", text: textOf(response), response });
+      if (++idleReplies >= 2)
+        return finish({ type: "idle", reason: "the work model stopped using tools without reporting" });
+      messages.push({ role: "user", content: [{ type: "text", text: IDLE_NUDGE }] });
+      continue;
+    }
+    idleReplies = 0;
+
+    const { results, signal } = await runCalls(calls, limits, options);
+    const needsBlocker = limits.endStep();
+    if (signal) {
+      messages.push({ role: "user", content: results });
+      return finish(signal.type === "done" ? { ...signal } : { ...signal });
+    }
+    if (nudgedForBlocker && limits.failingSteps > 0) {
+      messages.push({ role: "user", content: results });
+      const reason = `told to report a blocker after ${limits.failingSteps} failing steps, and did not`;
+      options.onEvent?.({ type: "limit", limit: "failing_steps", detail: reason });
+      return finish({ type: "stalled", reason });
+    }
+    nudgedForBlocker = false;
+    if (needsBlocker) {
+      nudgedForBlocker = true;
+      options.onEvent?.({
+        type: "limit",
+        limit: "failing_steps",
+        detail: `${limits.failingSteps} consecutive steps failed; the agent is told to report a blocker`,
+      });
+      results.push({ type: "text", text: options.blockerNudge(limits.failingSteps) } as ContentBlock);
+    }
+    messages.push({ role: "user", content: results });
+  }
+}
+
+async function runCalls(
+  calls: Extract<ContentBlock, { type: "tool_use" }>[],
+  limits: PassLimits,
+  options: PassOptions,
+): Promise<{ results: ContentBlock[]; signal?: ToolSignal }> {
+  const results: ContentBlock[] = [];
+  let signal: ToolSignal | undefined;
+  for (const call of calls) {
+    if (signal) {
+      results.push({
+        type: "tool_result",
+        toolUseId: call.id,
+        content: "Not run: the pass ended with the call before.",
+        isError: true,
+      });
+      continue;
+    }
+    const tool = options.tools.get(call.name);
+    const request = { name: call.name, input: call.input, effect: tool?.effect ?? ("unknown" as const) };
+    const rejection = tool ? limits.admit(request) : undefined;
+    if (rejection) {
+      limits.record(request, false);
+      options.onEvent?.({ type: "limit", limit: "tool_call", detail: `${call.name}: ${rejection}` });
+      options.onEvent?.({ type: "tool", name: call.name, ok: false, rejected: true, limits });
+      results.push({ type: "tool_result", toolUseId: call.id, content: rejection, isError: true });
+      continue;
+    }
+    const outcome = await runTool(options.tools, call.name, call.input, options.toolContext);
+    limits.record(request, outcome.ok);
+    options.onEvent?.({ type: "tool", name: call.name, ok: outcome.ok, rejected: false, limits });
+    results.push({ type: "tool_result", toolUseId: call.id, content: outcome.output, isError: !outcome.ok });
+    signal = outcome.signal;
+  }
+  return { results, signal };
+}
+
+function workspaceContext(limits: PassLimits, budget: RunBudget): string {
+  const c = budget.config;
+  return [
+    `Step ${limits.steps} of ${c.stepsPerPass}; tool calls left in this pass: ${limits.toolCallsLeft()}.`,
+    `Run budget used: ${Math.round(budget.elapsedMs() / 1000)} of ${c.walltimeSec} s, ${budget.tokens} of ${c.tokens} tokens, USD ${budget.usd.toFixed(4)} of ${c.usd}.`,
+  ].join("\n");
+}
+
+export function totalTokens(response: ModelResponse): number {
+  const u = response.usage;
+  return u.input + u.output + u.cacheRead + u.cacheWrite;
+}
+
+function textOf(response: ModelResponse): string {
+  return response.content
+    .map((b) => (b.type === "text" ? b.text : ""))
+    .join("")
+    .trim();
+}

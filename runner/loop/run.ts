@@ -1,0 +1,788 @@
+// The orchestrator: runs a SAM through iterations of pre-scan -> work -> checks -> review until every
+// node is verified or a hard limit is reached, checkpointing after every phase. A SAM passes only
+// when every check passed AND the review passed every item; sub-SAMs complete before their parent.
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { runFinalReview } from "../agents/final-review.ts";
+import { type PrescanPlan, runPrescan } from "../agents/prescan.ts";
+import {
+  type CheckOutcome,
+  ReviewVerdict,
+  reviewInput,
+  reviewSystem,
+  verdictProblems,
+} from "../agents/review.ts";
+import { parseJsonText } from "../agents/structured.ts";
+import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
+import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
+import { AuditTape } from "../audit/tape.ts";
+import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
+import { cutBack, fileSize, HistoryTape, readHistory } from "../memory/history.ts";
+import { homePaths } from "../paths.ts";
+import type { SandboxSpec } from "../policy/spec.ts";
+import type { SamDocument, SamNode } from "../sam/types.ts";
+import type { Sandbox, SandboxBackend } from "../sandbox/types.ts";
+import { reviewTools, workTools } from "../tools/registry.ts";
+import type { Tool, ToolContext } from "../tools/tool.ts";
+import { hashFile, runChecks, Tampering, verifyHashes } from "./checks.ts";
+import { type PassEvent, type PassExit, runPass, totalTokens } from "./conversation.ts";
+import { DEFAULT_LIMITS, type LimitConfig, RunBudget } from "./limits.ts";
+import {
+  createRunFolder,
+  newRunId,
+  openRunFolder,
+  type RunFolder,
+  readSamJson,
+  readSpecJson,
+} from "./records.ts";
+import { type Outcome, type Phase, type RunState, readState, writeState } from "./state.ts";
+import type { RunStatus } from "./status.ts";
+
+/** What the loop needs from outside: a sandbox backend, the gateway, the policy. */
+export interface RunDeps {
+  backend: SandboxBackend;
+  /** Opens the gateway for this run; every call goes to `audit`. */
+  openModel(
+    audit: AuditTape,
+    budget: { usd: number; tokens: number },
+  ): Promise<Model & { close(): Promise<void> }>;
+  /** Default-deny policy: the spec granted to this SAM. */
+  resolveSpec(sam: SamDocument, runId: string): Promise<SandboxSpec> | SandboxSpec;
+  /** Skill index and texts (optional: no skills when absent). */
+  skills?: { index: string; names: readonly string[]; text(name: string): { text: string; sha256: string } };
+  /** Extra work-agent tools granted to this run (e.g. SLURM job tools when the SAM asks for jobs). */
+  extraWorkTools?: readonly Tool[];
+  onStatus?: (status: RunStatus) => void;
+  signal?: AbortSignal;
+}
+
+export interface StartOptions {
+  home: string;
+  sam: SamDocument;
+  limits?: Partial<LimitConfig>;
+  runId?: string;
+}
+
+export interface RunResult {
+  runId: string;
+  dir: string;
+  outcome: Outcome;
+  iterations: number;
+  spent: RunState["spent"];
+}
+
+/** Start a new run of a parsed SAM. */
+export async function startRun(options: StartOptions, deps: RunDeps): Promise<RunResult> {
+  const runId = options.runId ?? newRunId(options.sam.metadata.name);
+  const spec = await deps.resolveSpec(options.sam, runId);
+  const folder = createRunFolder(options.home, runId, options.sam, spec);
+  const limits = effectiveLimits(options.sam, options.limits);
+  const assets = Object.fromEntries(
+    options.sam.metadata.checkAssets.map((asset) => {
+      const file = resolve(dirname(options.sam.file), asset);
+      return [file, hashFile(file)];
+    }),
+  );
+  const state: RunState = {
+    version: 1,
+    runId,
+    samFile: options.sam.file,
+    samSha256: options.sam.sha256,
+    samFiles: options.sam.files,
+    assets,
+    backend: deps.backend.name,
+    phase: "created",
+    iteration: 0,
+    attempts: {},
+    completeNodes: [],
+    workRank: clampRank(options.sam.metadata.rank?.work ?? 1, rankRange(options.sam)),
+    spent: { tokens: 0, usd: 0, elapsedMs: 0 },
+    limits,
+    historyBytes: 0,
+    resumes: 0,
+  };
+  const history = new HistoryTape(folder.files.history);
+  history.append({
+    type: "run_start",
+    sam: options.sam.file,
+    sha256: options.sam.sha256,
+    backend: deps.backend.name,
+  });
+  return drive({ home: options.home, folder, sam: options.sam, spec, state, limits, history }, deps);
+}
+
+/** Continue a run whose process died, from its last completed phase, with a fresh sandbox. */
+export async function resumeRun(home: string, runId: string, deps: RunDeps): Promise<RunResult> {
+  const folder = openRunFolder(home, runId);
+  const state = readState(folder.files.state);
+  const sam = readSamJson(folder);
+  const limits = state.limits;
+  if (state.outcome && state.phase === "ended") {
+    return {
+      runId,
+      dir: folder.dir,
+      outcome: state.outcome,
+      iterations: state.iteration,
+      spent: state.spent,
+    };
+  }
+  // Events of the interrupted phase were never checkpointed: cut them so nothing is duplicated.
+  const before = readHistory(folder.files.history).length;
+  cutBack(folder.files.history, state.historyBytes);
+  const history = new HistoryTape(folder.files.history);
+  const discarded = before - history.length;
+  state.resumes++;
+  const spec = { ...readSpecJson(folder), runId: `${runId}-resume${state.resumes}` };
+  history.append({
+    type: "resumed",
+    fromPhase: state.phase,
+    iteration: state.iteration,
+    discardedEvents: discarded,
+  });
+  const audit = new AuditTape(folder.files.audit, { runId });
+  audit.append({
+    kind: "event",
+    event: "resumed",
+    data: { fromPhase: state.phase, iteration: state.iteration, sandbox: spec.runId },
+  });
+  audit.close();
+  return drive({ home, folder, sam, spec, state, limits, history }, deps);
+}
+
+interface RunContext {
+  home: string;
+  folder: RunFolder;
+  sam: SamDocument;
+  spec: SandboxSpec;
+  state: RunState;
+  limits: LimitConfig;
+  history: HistoryTape;
+}
+
+/** Live pieces of a running process: sandbox, model, budget. */
+interface Live {
+  sandbox: Sandbox;
+  model: Model & { close(): Promise<void> };
+  budget: RunBudget;
+  audit: AuditTape;
+  toolContext: ToolContext;
+  status: RunStatus;
+}
+
+async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
+  const { state, limits } = ctx;
+  const budget = new RunBudget(limits, state.spent);
+  const audit = new AuditTape(ctx.folder.files.audit, { runId: state.runId });
+  let model: (Model & { close(): Promise<void> }) | undefined;
+  let sandbox: Sandbox | undefined;
+  try {
+    model = await deps.openModel(audit, { usd: limits.usd, tokens: limits.tokens });
+    sandbox = await deps.backend.start(ctx.spec);
+    const live: Live = {
+      sandbox,
+      model,
+      budget,
+      audit,
+      toolContext: {
+        sandbox,
+        allowCommands: ctx.sam.metadata.allowCommands,
+        bashTimeoutMs: limits.bashTimeoutSec * 1000,
+        maxOutputChars: limits.toolOutputChars,
+        signal: deps.signal,
+      },
+      status: initialStatus(ctx, limits),
+    };
+    emit(deps, live, {});
+    while (state.phase !== "ended") await step(ctx, live, deps);
+  } finally {
+    state.spent = { tokens: budget.tokens, usd: budget.usd, elapsedMs: budget.elapsedMs() };
+    await sandbox?.stop().catch(() => undefined);
+    await model?.close().catch(() => undefined);
+    audit.close();
+  }
+  const outcome = state.outcome ?? { status: "failed", reason: "the run stopped without an outcome" };
+  return {
+    runId: state.runId,
+    dir: ctx.folder.dir,
+    outcome,
+    iterations: state.iteration,
+    spent: state.spent,
+  };
+}
+
+/** One phase transition, then a checkpoint. */
+async function step(ctx: RunContext, live: Live, deps: RunDeps): Promise<void> {
+  const { state } = ctx;
+  try {
+    const next = await runPhase(ctx, live, deps);
+    checkpoint(ctx, live, next);
+  } catch (error) {
+    const outcome = outcomeOfError(error);
+    if (!outcome) throw error;
+    if (error instanceof Tampering) {
+      ctx.history.append({
+        type: "tampering",
+        iteration: state.iteration,
+        file: error.file,
+        expected: error.expected,
+        actual: error.actual,
+      });
+    } else {
+      ctx.history.append({
+        type: "limit",
+        iteration: state.iteration,
+        limit: outcome.limit,
+        detail: outcome.reason,
+      });
+    }
+    endRun(ctx, live, { status: outcome.status, reason: outcome.reason });
+  }
+}
+
+async function runPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
+  const { state } = ctx;
+  switch (state.phase) {
+    case "created":
+    case "iteration_end":
+      return beginIteration(ctx, live, deps);
+    case "prescan":
+      return workPhase(ctx, live, deps);
+    case "work":
+      return checksPhase(ctx, live, deps);
+    case "checks":
+      return reviewPhase(ctx, live, deps);
+    case "review":
+      return endIteration(ctx, live, deps);
+    case "final_review":
+      endRun(ctx, live, state.outcome ?? { status: "failed", reason: "no outcome" });
+      return "ended";
+    case "ended":
+      return "ended";
+  }
+}
+
+async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
+  const { state, sam } = ctx;
+  state.iteration++;
+  state.plan = undefined;
+  state.work = undefined;
+  state.checks = undefined;
+  state.verdict = undefined;
+  ctx.history.append({ type: "iteration_start", iteration: state.iteration });
+  emit(deps, live, { iteration: state.iteration, phase: "prescan" });
+  const complete = new Set(state.completeNodes);
+  const taskMemoryText = readMemory(ctx.folder.files.memory);
+  const group = sam.metadata.group;
+  const groupFile = group ? homePaths(ctx.home).groupMemory(group) : undefined;
+  const groupText = groupFile ? readMemory(groupFile) : "";
+  const range = rankRange(sam);
+  const plan = await runPrescan(
+    live.model,
+    {
+      root: sam.root,
+      complete,
+      iteration: state.iteration,
+      rank: { ...range, suggested: state.workRank },
+      controlRank: sam.metadata.rank?.control ?? 1,
+      taskMemory: { text: taskMemoryText, ref: `memory:task:${state.runId}`, sha256: sha256(taskMemoryText) },
+      groupMemory: group
+        ? { group, text: groupText, ref: `memory:group:${group}`, sha256: sha256(groupText) }
+        : undefined,
+      history: ctx.history
+        .tail(20)
+        .map((event) => JSON.stringify(event))
+        .join("\n"),
+      skillIndex: deps.skills?.index ?? "(no skills available for this task)",
+      skillNames: deps.skills?.names ?? [],
+      meta: meta(ctx),
+    },
+    (response) => account(live, deps, response),
+  );
+  if (state.direction && state.direction !== plan.direction) {
+    ctx.history.append({
+      type: "direction_change",
+      iteration: state.iteration,
+      from: state.direction,
+      to: plan.direction,
+    });
+  }
+  state.direction = plan.direction;
+  state.plan = plan;
+  ctx.history.append({
+    type: "prescan",
+    iteration: state.iteration,
+    node: plan.node,
+    rank: plan.rank,
+    skills: plan.skills,
+    direction: plan.direction,
+  });
+  return "prescan";
+}
+
+async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
+  const { state, sam } = ctx;
+  const plan = requirePlan(state);
+  const node = requireNode(sam.root, plan.node);
+  emit(deps, live, { phase: "work", node: node.id, step: 0, toolCalls: 0 });
+  const skills = plan.skills.map((name) => ({
+    name,
+    ...(deps.skills?.text(name) ?? { text: "", sha256: "" }),
+  }));
+  const result = await runPass({
+    model: live.model,
+    tools: deps.extraWorkTools?.length
+      ? new Map([...workTools, ...deps.extraWorkTools.map((t) => [t.name, t] as const)])
+      : workTools,
+    toolContext: live.toolContext,
+    limits: ctx.limits,
+    budget: live.budget,
+    request: {
+      role: "work",
+      kind: "work",
+      rank: plan.rank,
+      system: workSystem(),
+      injected: skills.map((s) => ({ kind: "skill" as const, ref: `skill:${s.name}`, sha256: s.sha256 })),
+      meta: meta(ctx),
+    },
+    brief: workBrief(node, parentOf(sam.root, node.id), plan, skills),
+    textReply: "nudge",
+    blockerNudge,
+    onEvent: (event) => onPassEvent(ctx, live, deps, event),
+    signal: deps.signal,
+  });
+  const exit = result.exit;
+  state.work = {
+    exit: exit.type,
+    claim: exit.type === "done" ? exit.claim : undefined,
+    summary: exit.type === "done" ? exit.summary : exitReason(exit),
+    steps: result.steps,
+    toolCalls: result.toolCalls,
+  };
+  ctx.history.append({
+    type: "work_end",
+    iteration: state.iteration,
+    node: node.id,
+    exit: exit.type,
+    steps: result.steps,
+    toolCalls: result.toolCalls,
+  });
+  if (exit.type === "blocker") {
+    return finish(ctx, live, deps, {
+      status: "blocked",
+      reason: `the work agent reported a blocker: ${exit.reason} (needs: ${exit.needs})`,
+    });
+  }
+  if (exit.type === "stalled") {
+    return finish(ctx, live, deps, {
+      status: "blocked",
+      reason: `the work agent kept failing: ${exit.reason}`,
+    });
+  }
+  if (exit.type === "budget") {
+    endRun(ctx, live, { status: "failed", reason: exit.reason });
+    return "ended";
+  }
+  return "work";
+}
+
+async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
+  const { state, sam } = ctx;
+  const node = requireNode(sam.root, requirePlan(state).node);
+  emit(deps, live, { phase: "checks" });
+  state.checks = await runChecks({
+    sandbox: live.sandbox,
+    node,
+    assets: state.assets,
+    onCheck: (c) =>
+      ctx.history.append({
+        type: "check",
+        iteration: state.iteration,
+        node: node.id,
+        check: c.id,
+        passed: c.passed,
+        exitCode: c.exitCode,
+        detail: c.passed ? undefined : c.output.split("\n").slice(-5).join("\n"),
+      }),
+  });
+  return "checks";
+}
+
+async function reviewPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
+  const { state, sam } = ctx;
+  const node = requireNode(sam.root, requirePlan(state).node);
+  verifyHashes(Object.fromEntries(state.samFiles.map((f) => [f.file, f.sha256])), "SAM file");
+  emit(deps, live, { phase: "review", step: 0, toolCalls: 0 });
+  const checks = state.checks ?? [];
+  const verdict = await reviewNode(ctx, live, deps, node, checks);
+  const checksPassed = checks.every((c) => c.passed);
+  const itemsPassed = node.items.every((item) => verdict.items.find((v) => v.id === item.id)?.pass === true);
+  const passed = checksPassed && itemsPassed && !verdict.blocked;
+  state.verdict = { ...verdict, passed };
+  ctx.history.append({
+    type: "verdict",
+    iteration: state.iteration,
+    node: node.id,
+    passed,
+    items: verdict.items.map((i) => ({ id: i.id, pass: i.pass })),
+    checksPassed,
+  });
+  return "review";
+}
+
+/** The review pass: read-only tools in a second sandbox on a throw-away copy of the task folder. */
+async function reviewNode(
+  ctx: RunContext,
+  live: Live,
+  deps: RunDeps,
+  node: SamNode,
+  checks: CheckOutcome[],
+): Promise<ReviewVerdict> {
+  const { state } = ctx;
+  const copy = mkdtempSync(join(tmpdir(), `scifi-review-${state.runId}-`));
+  let sandbox: Sandbox | undefined;
+  try {
+    cpSync(ctx.spec.taskDir, copy, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+    sandbox = await deps.backend.start(reviewSpec(ctx.spec, copy, state.iteration));
+    const request = {
+      role: "review" as const,
+      kind: "control" as const,
+      rank: ctx.sam.metadata.rank?.control ?? 1,
+      system: reviewSystem(),
+      meta: meta(ctx),
+    };
+    const brief = reviewInput(node, state.work ?? { exit: "none" }, checks);
+    const options = {
+      model: live.model,
+      tools: reviewTools,
+      toolContext: { ...live.toolContext, sandbox, allowCommands: undefined },
+      limits: ctx.limits,
+      budget: live.budget,
+      request,
+      textReply: "answer" as const,
+      blockerNudge: () => "The runner: your tool calls keep failing. Answer now with the JSON verdict.",
+      onEvent: (event: PassEvent) => onPassEvent(ctx, live, deps, event),
+      signal: deps.signal,
+    };
+    let result = await runPass({ ...options, brief });
+    for (let attempt = 0; ; attempt++) {
+      const problem = verdictProblem(result.exit, node);
+      if (typeof problem !== "string") return problem;
+      if (attempt >= 1) throw new ReviewFailed(`the review agent gave no valid verdict twice: ${problem}`);
+      // One retry with the reason, continuing the same conversation.
+      const retry = `Your verdict was rejected: ${problem}\nAnswer with one JSON object only, judging every item id: ${node.items.map((i) => i.id).join(", ")}.`;
+      result = await runPass({ ...options, brief: `${brief}\n\n${retry}` });
+    }
+  } finally {
+    await sandbox?.stop().catch(() => undefined);
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+function verdictProblem(exit: PassExit, node: SamNode): ReviewVerdict | string {
+  if (exit.type !== "answer") return `the review ended without a verdict (${exit.type}: ${exitReason(exit)})`;
+  const parsed = ReviewVerdict.safeParse(exit.response.json ?? parseJsonText(exit.text));
+  if (!parsed.success)
+    return parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+  const problems = verdictProblems(node, parsed.data);
+  return problems.length > 0 ? problems.join("; ") : parsed.data;
+}
+
+/** The review's sandbox: the copy instead of the task folder, no network, its own name. */
+export function reviewSpec(spec: SandboxSpec, copy: string, iteration: number): SandboxSpec {
+  return {
+    ...spec,
+    runId: `${spec.runId}-review${iteration}`,
+    taskDir: copy,
+    network: false,
+    mounts: spec.mounts.map((m) =>
+      m.source === spec.taskDir ? { ...m, source: copy } : { ...m, readOnly: true },
+    ),
+  };
+}
+
+async function endIteration(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
+  const { state, sam } = ctx;
+  const plan = requirePlan(state);
+  const verdict = state.verdict;
+  const node = requireNode(sam.root, plan.node);
+  if (verdict?.passed) {
+    state.completeNodes.push(node.id);
+    ctx.history.append({ type: "node_complete", iteration: state.iteration, node: node.id });
+    ctx.history.append({ type: "iteration_end", iteration: state.iteration, passed: true });
+    if (node.id === sam.root.id)
+      return finish(ctx, live, deps, { status: "passed", reason: "every check and review item passed" });
+    return "iteration_end";
+  }
+  state.attempts[node.id] = (state.attempts[node.id] ?? 0) + 1;
+  await writeFailureMemory(ctx, node);
+  if (verdict) state.workRank = clampRank(state.workRank + verdict.rank_adjustment, rankRange(sam));
+  const reason = failureReason(state);
+  ctx.history.append({ type: "iteration_end", iteration: state.iteration, passed: false, reason });
+  if (verdict?.blocked)
+    return finish(ctx, live, deps, {
+      status: "blocked",
+      reason: `the review asked for a human: ${verdict.blocked.reason}`,
+    });
+  if ((state.attempts[node.id] ?? 0) >= ctx.limits.iterations) {
+    ctx.history.append({
+      type: "limit",
+      iteration: state.iteration,
+      limit: "iterations",
+      detail: `${ctx.limits.iterations} failed attempts at ${node.id}`,
+    });
+    return finish(ctx, live, deps, {
+      status: "failed",
+      reason: `iteration limit reached: ${ctx.limits.iterations} failed attempts at node ${node.id} (last: ${reason})`,
+    });
+  }
+  return "iteration_end";
+}
+
+/** The failed review writes what was tried and what to fix; the next pre-scan reads it. */
+async function writeFailureMemory(ctx: RunContext, node: SamNode): Promise<void> {
+  const { state } = ctx;
+  const verdict = state.verdict;
+  const failedChecks = (state.checks ?? []).filter((c) => !c.passed);
+  const lines = [
+    `Node ${node.id} (${node.title}), iteration ${state.iteration}, direction: ${state.direction ?? "-"}.`,
+    "",
+    `**Tried:** ${state.work?.claim ?? `no claim (${state.work?.exit ?? "no work"})`}`,
+    state.work?.summary ? `**Work summary:** ${state.work.summary}` : "",
+    failedChecks.length
+      ? `**Failed checks:**\n${failedChecks.map((c) => `- ${c.id}: exit ${c.exitCode}: \`${c.command.trim()}\``).join("\n")}`
+      : "",
+    verdict?.findings.length ? `**Findings:**\n${verdict.findings.map((f) => `- ${f}`).join("\n")}` : "",
+    verdict?.fixes.length
+      ? `**Fixes for the next attempt:**\n${verdict.fixes.map((f) => `- ${f}`).join("\n")}`
+      : "",
+  ].filter((line) => line !== "");
+  await appendEntry(ctx.folder.files.memory, {
+    id: `${state.runId}/it${state.iteration}/review`,
+    time: new Date().toISOString(),
+    runId: state.runId,
+    role: "review",
+    title: `Iteration ${state.iteration}: review failed ${node.id}`,
+    body: lines.join("\n"),
+  });
+}
+
+/** The run is over: final review writes group and global suggestions, then the run ends. */
+async function finish(ctx: RunContext, live: Live, deps: RunDeps, outcome: Outcome): Promise<Phase> {
+  const { state, sam } = ctx;
+  state.outcome = outcome;
+  emit(deps, live, { phase: "final_review" });
+  const taskMemory = readMemory(ctx.folder.files.memory);
+  const group = sam.metadata.group ?? "ungrouped";
+  try {
+    const suggestions = await runFinalReview(
+      live.model,
+      {
+        runId: state.runId,
+        title: sam.root.title,
+        outcome: outcome.status,
+        reason: outcome.reason,
+        iterations: state.iteration,
+        group,
+        taskMemory: { text: taskMemory, ref: `memory:task:${state.runId}`, sha256: sha256(taskMemory) },
+        history: readHistory(ctx.folder.files.history)
+          .slice(-40)
+          .map((e) => JSON.stringify(e))
+          .join("\n"),
+        controlRank: sam.metadata.rank?.control ?? 1,
+        meta: meta(ctx),
+      },
+      (response) => account(live, deps, response),
+    );
+    const paths = homePaths(ctx.home);
+    const entry = (id: string, items: string[]) => ({
+      id: `${state.runId}/final/${id}`,
+      time: new Date().toISOString(),
+      runId: state.runId,
+      role: "final_review",
+      title: `${sam.metadata.name}: ${outcome.status} after ${state.iteration} iteration(s)`,
+      body: items.map((s) => `- ${s}`).join("\n"),
+    });
+    if (suggestions.group_suggestions.length > 0) {
+      await appendEntry(paths.groupMemory(group), entry("group", suggestions.group_suggestions));
+    }
+    if (suggestions.global_suggestions.length > 0) {
+      await appendEntry(paths.globalMemory, entry("global", suggestions.global_suggestions));
+    }
+    ctx.history.append({
+      type: "final_review",
+      groupSuggestions: suggestions.group_suggestions.length,
+      globalSuggestions: suggestions.global_suggestions.length,
+    });
+  } catch (error) {
+    // A failed final review must not change the outcome of the task; it is recorded instead.
+    ctx.history.append({
+      type: "limit",
+      iteration: state.iteration,
+      limit: "final_review",
+      detail: messageOf(error),
+    });
+  }
+  return "final_review";
+}
+
+function endRun(ctx: RunContext, live: Live, outcome: Outcome): void {
+  const { state } = ctx;
+  state.outcome ??= outcome;
+  ctx.history.append({ type: "run_end", outcome: state.outcome.status, reason: state.outcome.reason });
+  checkpoint(ctx, live, "ended");
+}
+
+function checkpoint(ctx: RunContext, live: Live, phase: Phase): void {
+  const { state } = ctx;
+  if (state.phase === "ended" && phase === "ended") return;
+  state.phase = phase;
+  state.spent = { tokens: live.budget.tokens, usd: live.budget.usd, elapsedMs: live.budget.elapsedMs() };
+  state.historyBytes = fileSize(ctx.folder.files.history);
+  writeState(ctx.folder.files.state, state);
+}
+
+class ReviewFailed extends Error {
+  override name = "ReviewFailed";
+}
+
+/** Errors that end the run with an outcome instead of crashing the process. */
+function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefined {
+  if (!(error instanceof Error)) return undefined;
+  switch (error.name) {
+    case "Tampering":
+      return { status: "failed", reason: error.message, limit: "tampering" };
+    case "BudgetExceeded":
+      return { status: "failed", reason: `budget: ${error.message}`, limit: "budget" };
+    case "NoModelAvailable":
+      return { status: "failed", reason: `no model: ${error.message}`, limit: "model" };
+    case "MalformedReply":
+    case "ReviewFailed":
+    case "ScriptError":
+      return { status: "failed", reason: error.message, limit: "agent_reply" };
+    default:
+      return undefined;
+  }
+}
+
+function failureReason(state: RunState): string {
+  const failed = (state.checks ?? []).filter((c) => !c.passed).map((c) => c.id);
+  const items = (state.verdict?.items ?? []).filter((i) => !i.pass).map((i) => i.id);
+  const parts = [];
+  if (failed.length) parts.push(`failed checks: ${failed.join(", ")}`);
+  if (items.length) parts.push(`review failed items: ${items.join(", ")}`);
+  if (state.work && state.work.exit !== "done") parts.push(`work pass ended: ${state.work.exit}`);
+  return parts.join("; ") || "review did not pass";
+}
+
+function exitReason(exit: PassExit): string {
+  switch (exit.type) {
+    case "done":
+      return exit.claim;
+    case "blocker":
+      return exit.reason;
+    case "answer":
+      return "answered";
+    default:
+      return exit.reason;
+  }
+}
+
+function onPassEvent(ctx: RunContext, live: Live, deps: RunDeps, event: PassEvent): void {
+  if (event.type === "limit") {
+    ctx.history.append({
+      type: "limit",
+      iteration: ctx.state.iteration,
+      limit: event.limit,
+      detail: event.detail,
+    });
+  } else if (event.type === "step") {
+    emit(deps, live, {
+      step: event.step,
+      stepsLeft: event.limits.stepsLeft(),
+      toolCallsLeft: event.limits.toolCallsLeft(),
+    });
+  } else if (event.type === "tool") {
+    emit(deps, live, {
+      toolCalls: event.limits.toolCalls,
+      lastTool: `${event.name}${event.ok ? "" : " (failed)"}`,
+    });
+  } else {
+    emit(deps, live, { tokens: live.budget.tokens, usd: live.budget.usd });
+  }
+}
+
+function account(live: Live, deps: RunDeps, response: ModelResponse): void {
+  live.budget.add(totalTokens(response), response.costUsd);
+  emit(deps, live, { tokens: live.budget.tokens, usd: live.budget.usd });
+}
+
+function emit(deps: RunDeps, live: Live, patch: Partial<RunStatus>): void {
+  Object.assign(live.status, patch, { elapsedMs: live.budget.elapsedMs() });
+  deps.onStatus?.({ ...live.status });
+}
+
+function initialStatus(ctx: RunContext, limits: LimitConfig): RunStatus {
+  return {
+    runId: ctx.state.runId,
+    iteration: ctx.state.iteration,
+    phase: ctx.state.phase,
+    node: ctx.state.plan?.node,
+    step: 0,
+    toolCalls: 0,
+    tokens: ctx.state.spent.tokens,
+    usd: ctx.state.spent.usd,
+    elapsedMs: ctx.state.spent.elapsedMs,
+    stepsLeft: limits.stepsPerPass,
+    toolCallsLeft: limits.toolCallsPerPass,
+    limits,
+  };
+}
+
+function meta(ctx: RunContext): ModelRequest["meta"] {
+  return {
+    runId: ctx.state.runId,
+    iteration: ctx.state.iteration,
+    sam: { file: ctx.sam.file, sha256: ctx.sam.sha256 },
+  };
+}
+
+function requirePlan(state: RunState): PrescanPlan {
+  if (!state.plan)
+    throw new Error(`run ${state.runId}: phase ${state.phase} has no plan (corrupt state.json?)`);
+  return state.plan;
+}
+
+function requireNode(root: SamNode, id: string): SamNode {
+  const node = findNode(root, id);
+  if (!node) throw new Error(`SAM has no node '${id}'`);
+  return node;
+}
+
+export function rankRange(sam: SamDocument): { min: number; max: number } {
+  const hint = sam.metadata.rank?.work;
+  return hint === undefined ? { min: 1, max: 3 } : { min: Math.max(1, hint - 1), max: hint + 1 };
+}
+
+function clampRank(rank: number, range: { min: number; max: number }): number {
+  return Math.min(range.max, Math.max(range.min, rank));
+}
+
+/** Defaults, overridden by options, then by what the SAM itself requests. */
+export function effectiveLimits(sam: SamDocument, overrides: Partial<LimitConfig> = {}): LimitConfig {
+  const m = sam.metadata;
+  return {
+    ...DEFAULT_LIMITS,
+    ...overrides,
+    ...(m.iterations !== undefined ? { iterations: m.iterations } : {}),
+    ...(m.walltimeSec !== undefined ? { walltimeSec: m.walltimeSec } : {}),
+    ...(m.budgetUsd !== undefined ? { usd: m.budgetUsd } : {}),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export { readyNodes };

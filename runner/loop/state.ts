@@ -1,0 +1,78 @@
+// The run checkpoint `state.json`: written after every phase, atomically (temp file, fsync, rename,
+// fsync of the folder), so a process killed at any moment leaves the last completed phase on disk.
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import type { PrescanPlan } from "../agents/prescan.ts";
+import type { CheckOutcome, ReviewVerdict, WorkReport } from "../agents/review.ts";
+import type { LimitConfig } from "./limits.ts";
+
+/** The last phase that completed. `iteration_end` closes an iteration; `ended` closes the run. */
+export type Phase =
+  | "created"
+  | "prescan"
+  | "work"
+  | "checks"
+  | "review"
+  | "iteration_end"
+  | "final_review"
+  | "ended";
+
+export type Outcome = { status: "passed" | "failed" | "blocked"; reason: string };
+
+export interface RunState {
+  version: 1;
+  runId: string;
+  /** Absolute path of the SAM file the run started from. */
+  samFile: string;
+  samSha256: string;
+  /** Every SAM file (root and referenced sub-SAMs) with its hash at start. */
+  samFiles: { file: string; sha256: string }[];
+  /** Check asset (absolute host path) -> SHA-256 at start. */
+  assets: Record<string, string>;
+  backend: string;
+  phase: Phase;
+  iteration: number;
+  /** Failed attempts per node id (the `iterations` limit is per node). */
+  attempts: Record<string, number>;
+  completeNodes: string[];
+  plan?: PrescanPlan;
+  work?: WorkReport & { steps: number; toolCalls: number };
+  checks?: CheckOutcome[];
+  verdict?: ReviewVerdict & { passed: boolean };
+  /** Rank the next pre-scan suggests, moved by review rank adjustments. */
+  workRank: number;
+  direction?: string;
+  outcome?: Outcome;
+  spent: { tokens: number; usd: number; elapsedMs: number };
+  /** The limits this run was started with (defaults, options, SAM requests). */
+  limits: LimitConfig;
+  /** History tape length (bytes) at this checkpoint: a resume cuts the tape back to it. */
+  historyBytes: number;
+  resumes: number;
+}
+
+export function writeState(file: string, state: RunState): void {
+  const temp = `${file}.tmp`;
+  const fd = openSync(temp, "w", 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(state, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, file);
+  const dir = openSync(dirname(file), "r");
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}
+
+export function readState(file: string): RunState {
+  if (!existsSync(file))
+    throw new Error(`no run state at ${file}: is the run id right? (runs live under runs/<runId>/)`);
+  const state = JSON.parse(readFileSync(file, "utf8")) as RunState;
+  if (state.version !== 1) throw new Error(`${file}: unsupported state version ${String(state.version)}`);
+  return state;
+}
