@@ -1,0 +1,59 @@
+// job_status: the SLURM state of one of the task's jobs; with wait_seconds it waits host-side
+// (backing off between queries) until the job ends or the time is up, so the model need not poll.
+import { z } from "zod";
+import type { JobBroker } from "../jobs/broker.ts";
+import { LIVE_STATES, type SlurmJobInfo } from "../jobs/slurm.ts";
+import { jobCall } from "./submit_job.ts";
+import { defineTool, type Tool } from "./tool.ts";
+
+export const MAX_WAIT_SECONDS = 300;
+
+export function jobStatusTool(broker: JobBroker): Tool {
+  return defineTool({
+    name: "job_status",
+    effect: "read",
+    description: new URL("./job_status.md", import.meta.url),
+    input: z.object({
+      job_id: z.string().regex(/^\d+$/, "must be a job id as submit_job returned it, e.g. 1234"),
+      wait_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_WAIT_SECONDS)
+        .optional()
+        .describe(`Wait up to this many seconds for the job to end (0 to ${MAX_WAIT_SECONDS}; default 0).`),
+    }),
+    async execute({ job_id, wait_seconds = 0 }, ctx) {
+      return jobCall(async () =>
+        describeStatus(await waitForJob(broker, job_id, wait_seconds * 1000, ctx.signal)),
+      );
+    },
+  });
+}
+
+/** Polls the broker with a growing delay (0.5 s up to 10 s) until the job leaves the live states. */
+export async function waitForJob(
+  broker: JobBroker,
+  jobId: string,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<SlurmJobInfo> {
+  const deadline = Date.now() + waitMs;
+  let delay = 500;
+  for (;;) {
+    const info = await broker.status(jobId);
+    if (!LIVE_STATES.has(info.state) || Date.now() + delay > deadline || signal?.aborted) return info;
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 10_000);
+  }
+}
+
+function describeStatus(info: SlurmJobInfo): string {
+  const parts = [`Job ${info.jobId}: ${info.state}`];
+  if (info.exitCode) parts.push(`exit code ${info.exitCode} (exit:signal)`);
+  if (info.reason) parts.push(`reason ${info.reason}`);
+  if (info.elapsed) parts.push(`elapsed ${info.elapsed}`);
+  if (info.timeLimit) parts.push(`time limit ${info.timeLimit}`);
+  const live = LIVE_STATES.has(info.state);
+  return `${parts.join(", ")}.${live ? " Still live: call job_status again with wait_seconds." : " Read its output with job_output."}`;
+}
