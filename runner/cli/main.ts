@@ -2,6 +2,7 @@
 // `register(program)`; its action imports the heavy modules lazily so `scifi --help` stays fast.
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerValidate } from "./commands/validate.ts";
 import { EXIT } from "./exit-codes.ts";
 
@@ -18,7 +19,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   // Commands, in the order `--help` lists them.
-  const registrations: ((p: Command) => void)[] = [registerValidate];
+  const registrations: ((p: Command) => void)[] = [registerValidate, registerAudit];
   for (const register of registrations) register(program);
   return program;
 }

@@ -1,0 +1,87 @@
+// `scifi audit verify|show|stats <run>`: check a run's audit tape, print it, or total it up.
+import type { Command } from "commander";
+import { EXIT } from "../exit-codes.ts";
+
+interface JsonOption {
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  const audit = program
+    .command("audit")
+    .description(
+      "Inspect a run's audit tape (every LLM call, hash-chained). <run> is a run folder, a tape file or a run id.",
+    );
+
+  audit
+    .command("verify <run>")
+    .description("Check the hash chain: exit 0 when intact, 1 with the first bad line otherwise")
+    .option("--json", "print the result as JSON")
+    .action(async (run: string, options: JsonOption) => {
+      const { verifyTape } = await import("../../audit/verify.ts");
+      const path = await tapePath(run);
+      if (!path) return;
+      const result = verifyTape(path);
+      if (options.json) process.stdout.write(`${JSON.stringify({ tape: path, ...result })}\n`);
+      else if (result.ok) process.stdout.write(`${path}: intact, ${result.records} records\n`);
+      else process.stdout.write(`${path}:${result.line}: ${result.reason}\n`);
+      process.exitCode = result.ok ? EXIT.ok : EXIT.failed;
+    });
+
+  audit
+    .command("show <run>")
+    .description("Readable transcript: calls, thinking, tool calls, verdicts, costs")
+    .option("--json", "print the per-call summaries as JSON")
+    .action(async (run: string, options: JsonOption) => {
+      const summary = await loadSummary(run);
+      if (!summary) return;
+      const { renderTranscript } = await import("../../audit/render.ts");
+      process.stdout.write(
+        `${options.json ? JSON.stringify(summary, null, 2) : renderTranscript(summary)}\n`,
+      );
+    });
+
+  audit
+    .command("stats <run>")
+    .description("Calls, tokens by kind, cache-read share, USD and wall time, per role and per model")
+    .option("--json", "print the totals as JSON")
+    .action(async (run: string, options: JsonOption) => {
+      const summary = await loadSummary(run);
+      if (!summary) return;
+      const { renderStats } = await import("../../audit/render.ts");
+      const { calls: _calls, ...totals } = summary;
+      process.stdout.write(`${options.json ? JSON.stringify(totals, null, 2) : renderStats(summary)}\n`);
+    });
+}
+
+/** The tape path, or undefined after reporting a usage error (exit 2). */
+async function tapePath(run: string): Promise<string | undefined> {
+  const { resolveTapePath } = await import("../../audit/run-path.ts");
+  const { scifiHome } = await import("../../paths.ts");
+  try {
+    return resolveTapePath(run, scifiHome());
+  } catch (error) {
+    process.stderr.write(`scifi audit: ${(error as Error).message}\n`);
+    process.exitCode = EXIT.usage;
+    return undefined;
+  }
+}
+
+async function loadSummary(run: string) {
+  const path = await tapePath(run);
+  if (!path) return undefined;
+  const { readTape, verifyTape } = await import("../../audit/verify.ts");
+  const { summarizeTape } = await import("../../audit/summary.ts");
+  const check = verifyTape(path);
+  if (!check.ok) {
+    // Still show what is there, but say loudly that the record cannot be trusted.
+    process.stderr.write(`scifi audit: WARNING ${path}:${check.line}: ${check.reason}\n`);
+  }
+  try {
+    return summarizeTape(readTape(path));
+  } catch (error) {
+    process.stderr.write(`scifi audit: cannot read ${path}: ${(error as Error).message}\n`);
+    process.exitCode = EXIT.failed;
+    return undefined;
+  }
+}
