@@ -1,0 +1,113 @@
+// The task maker: request -> SAM draft -> deterministic validation -> repair, at most `maxTries`
+// model calls; grants the request did not name are withheld (see grants.ts). Nothing is run.
+
+import type { Message, Model } from "../../llm/types.ts";
+import { parseSamString } from "../../sam/parse.ts";
+import type { Diagnostic } from "../../sam/types.ts";
+import { checkSkillNames, grantsOf, renderSkillIndex, type Skill, skillIndex } from "../../skills/index.ts";
+import { renderPrompt } from "../prompt.ts";
+import { replyText, unwrapDocument } from "../reply.ts";
+import { assertOnlyNamedGrants, type WithheldGrant, withholdGrants } from "./grants.ts";
+
+export interface MakeTaskOptions {
+  /** The user's request, verbatim. */
+  request: string;
+  model: Model;
+  /** The helper's run id (its audit tape lives in runs/<runId>/). */
+  runId: string;
+  skills: readonly Skill[];
+  /** Where the draft will be written: relative paths in it are validated against this location. */
+  outputFile: string;
+  /** Model calls at most (first draft + repairs). */
+  maxTries?: number;
+  rank?: number;
+}
+
+export interface MakeTaskAttempt {
+  draft: string;
+  diagnostics: Diagnostic[];
+}
+
+export interface MakeTaskResult {
+  ok: boolean;
+  /** The last draft (valid when ok), with withheld grants as comments. */
+  text: string;
+  attempts: MakeTaskAttempt[];
+  withheld: WithheldGrant[];
+}
+
+export const MAKE_TASK_TRIES = 3;
+
+/**
+ * The skill index offered to the task maker: every skill whose requirements the request itself
+ * names (the draft cannot grant more than that, so other skills could not be used).
+ */
+function offeredSkills(skills: readonly Skill[], request: string) {
+  const asked = {
+    network: /\b(network|internet)\b/i.test(request),
+    gpu: /\b(gpus?|cuda)\b/i.test(request) ? 1 : 0,
+    jobs: /\bslurm\b/i.test(request) ? ("slurm" as const) : undefined,
+  };
+  return skillIndex(skills, grantsOf(asked));
+}
+
+export async function makeTask(options: MakeTaskOptions): Promise<MakeTaskResult> {
+  const maxTries = options.maxTries ?? MAKE_TASK_TRIES;
+  const system = renderPrompt(new URL("./make-task.md", import.meta.url), {
+    skill_index: renderSkillIndex(offeredSkills(options.skills, options.request)),
+  });
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: options.request }] }];
+  const attempts: MakeTaskAttempt[] = [];
+  let withheld: WithheldGrant[] = [];
+  for (let attempt = 1; attempt <= maxTries; attempt++) {
+    const response = await options.model.complete({
+      role: "make_task",
+      kind: "control",
+      rank: options.rank ?? 1,
+      system,
+      messages,
+      maxTokens: 8000,
+      meta: { runId: options.runId, iteration: attempt },
+    });
+    const raw = unwrapDocument(replyText(response));
+    const guarded = withholdGrants(raw, options.request);
+    withheld = guarded.withheld;
+    const diagnostics = validateDraft(guarded.text, options);
+    attempts.push({ draft: guarded.text, diagnostics });
+    if (!diagnostics.some((d) => d.severity === "error")) {
+      return { ok: true, text: guarded.text, attempts, withheld };
+    }
+    messages.push(
+      { role: "assistant", content: [{ type: "text", text: guarded.text }] },
+      { role: "user", content: [{ type: "text", text: repairMessage(diagnostics) }] },
+    );
+  }
+  return { ok: false, text: attempts.at(-1)?.draft ?? "", attempts, withheld };
+}
+
+/** Parser diagnostics, then unknown skills, then the grant gate (as a diagnostic the model can fix). */
+function validateDraft(text: string, options: MakeTaskOptions): Diagnostic[] {
+  const parsed = parseSamString(text, options.outputFile);
+  if (!parsed.ok) return parsed.diagnostics;
+  const diagnostics = [...parsed.diagnostics, ...checkSkillNames(parsed.sam, options.skills, text)];
+  try {
+    assertOnlyNamedGrants(parsed.sam.metadata, options.request);
+  } catch (error) {
+    diagnostics.push({
+      file: options.outputFile,
+      line: 1,
+      column: 1,
+      severity: "error",
+      message: (error as Error).message,
+    });
+  }
+  return diagnostics;
+}
+
+function repairMessage(diagnostics: Diagnostic[]): string {
+  const list = diagnostics
+    .filter((d) => d.severity === "error")
+    .map((d) => `- line ${d.line}:${d.column}: ${d.message}`)
+    .join("\n");
+  return renderPrompt(new URL("./repair.md", import.meta.url), { diagnostics: list });
+}

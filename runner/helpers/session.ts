@@ -1,0 +1,71 @@
+// Every helper call is a small run: a folder runs/<helper>-<time>-<rand>/ whose audit tape records
+// each model call through the gateway, like the loop's runs. The helper's own output (the drafted
+// SAM, the oracle report) is copied there too, so the record is complete without the user's files.
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { AuditTape } from "../audit/tape.ts";
+import type { Model } from "../llm/types.ts";
+import { homePaths, runDir, runFiles } from "../paths.ts";
+
+export type HelperName = "make-task" | "make-skill" | "ask" | "oracle";
+
+export interface HelperSession {
+  runId: string;
+  runDir: string;
+  model: Model;
+  /** Writes a file into the helper's run folder (its record), returning the path. */
+  record(name: string, text: string): string;
+  close(): Promise<void>;
+}
+
+export interface OpenHelperOptions {
+  home: string;
+  helper: HelperName;
+  /** `scripted:FILE`, `replay:RUN`, or a models config; default: the home's models.yaml. */
+  modelSpec?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function helperRunId(helper: HelperName, now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  return `${helper}-${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+export async function openHelperSession(options: OpenHelperOptions): Promise<HelperSession> {
+  const spec = options.modelSpec ?? homePaths(options.home).modelsConfig;
+  if (!options.modelSpec && !existsSync(spec)) {
+    throw new Error(
+      `no model configured: ${spec} does not exist; pass --model scripted:FILE or a models config, or create models.yaml (see docs/models.md)`,
+    );
+  }
+  const runId = helperRunId(options.helper);
+  const dir = runDir(options.home, runId);
+  mkdirSync(dir, { recursive: true });
+  const audit = new AuditTape(runFiles(dir).audit, { runId });
+  const { createModel } = await import("../llm/create-model.ts");
+  let model: Awaited<ReturnType<typeof createModel>>;
+  try {
+    model = await createModel(spec, audit, options.env ? { env: options.env } : {});
+  } catch (error) {
+    audit.close();
+    throw error;
+  }
+  return {
+    runId,
+    runDir: dir,
+    model,
+    record(name, text) {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    },
+    async close() {
+      await model.close();
+      audit.close();
+    },
+  };
+}
