@@ -59,11 +59,13 @@ async function scripted(
   let provider: Provider;
   if (format === "anthropic") {
     const { AnthropicProvider } = await import("./providers/anthropic.ts");
+    // Adaptive thinking, as production models are configured, so the wire body is the real one.
     provider = new AnthropicProvider({
       name: "scripted",
       model,
       apiKey: "scripted-no-key",
       baseURL: server.baseURL,
+      thinking: { type: "adaptive" },
     });
   } else {
     const { OpenAIProvider } = await import("./providers/openai.ts");
