@@ -8,12 +8,13 @@ export const bashTool = defineTool({
   name: "bash",
   effect: "exec",
   description: new URL("./bash.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     command: z.string().min(1).describe("Shell script, run with `sh -c` in /task."),
     timeout_sec: z
       .number()
       .int()
       .positive()
+      .max(86_400)
       .optional()
       .describe("Kill the command after this many seconds (default and maximum set by the runner)."),
   }),

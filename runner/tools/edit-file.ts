@@ -6,7 +6,7 @@ export const editFileTool = defineTool({
   name: "edit_file",
   effect: "write",
   description: new URL("./edit-file.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     path: z.string().min(1).describe("File path, absolute under /task or relative to it."),
     old_text: z.string().min(1).describe("Exact text to replace; must occur exactly once in the file."),
     new_text: z.string().describe("Replacement text."),

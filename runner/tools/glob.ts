@@ -10,7 +10,7 @@ export const globTool = defineTool({
   name: "glob",
   effect: "read",
   description: new URL("./glob.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     pattern: z.string().min(1).describe("Glob such as `**/*.v` or `src/*.f90`, relative to `path`."),
     path: z.string().optional().describe("Folder to search (default /task)."),
   }),

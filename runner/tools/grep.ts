@@ -8,7 +8,7 @@ export const grepTool = defineTool({
   name: "grep",
   effect: "read",
   description: new URL("./grep.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     pattern: z.string().min(1).describe("Extended regular expression (grep -E)."),
     path: z.string().optional().describe("File or folder to search (default /task)."),
     include: z.string().optional().describe("Only files whose name matches this glob, e.g. `*.v`."),

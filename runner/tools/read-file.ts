@@ -6,9 +6,15 @@ export const readFileTool = defineTool({
   name: "read_file",
   effect: "read",
   description: new URL("./read-file.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     path: z.string().min(1).describe("File path, absolute or relative to /task."),
-    offset: z.number().int().min(1).optional().describe("First line to show (1-based, default 1)."),
+    offset: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000_000)
+      .optional()
+      .describe("First line to show (1-based, default 1)."),
     limit: z.number().int().min(1).max(5000).optional().describe("Number of lines to show (default 400)."),
   }),
   async execute({ path, offset = 1, limit = 400 }, ctx) {

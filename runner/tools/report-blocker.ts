@@ -7,7 +7,7 @@ export const reportBlockerTool = defineTool({
   name: "report_blocker",
   effect: "control",
   description: new URL("./report-blocker.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     reason: z.string().min(1).describe("What stops you, with the evidence (commands and errors)."),
     needs: z.string().min(1).describe("What a human must do or decide so the task can continue."),
   }),

@@ -7,7 +7,7 @@ export const reportDoneTool = defineTool({
   name: "report_done",
   effect: "control",
   description: new URL("./report-done.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     claim: z.string().min(1).describe("One sentence: what is now true that the Expectation asks for."),
     summary: z
       .string()

@@ -6,7 +6,7 @@ export const writeFileTool = defineTool({
   name: "write_file",
   effect: "write",
   description: new URL("./write-file.md", import.meta.url),
-  input: z.object({
+  input: z.strictObject({
     path: z.string().min(1).describe("File path, absolute under /task or relative to it."),
     content: z.string().describe("The whole new content of the file."),
   }),
