@@ -234,7 +234,9 @@ describe("usage and cost", () => {
       expect(r1.usage).toEqual({ input: 1000, output: 500, cacheWrite: 0, cacheRead: 10000, reasoning: 0 });
       // (1000*3 + 500*15 + 10000*0.3) / 1e6
       expect(r1.costUsd).toBeCloseTo(0.0135, 12);
-      expect((calls(run.tapePath)[0]?.wire as { reasoning_effort?: string }).reasoning_effort).toBe("high");
+      expect(
+        (calls(run.tapePath)[0]?.wire as { reasoning_effort?: string } | undefined)?.reasoning_effort,
+      ).toBe("high");
     } finally {
       await server.close();
     }
