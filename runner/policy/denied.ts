@@ -1,0 +1,91 @@
+// Host paths that are never mounted into a sandbox, whatever the SAM or the site policy says.
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { homePaths } from "../paths.ts";
+
+export interface DeniedPath {
+  path: string;
+  /** Why, in words: `the system folder /etc`. */
+  why: string;
+  /** Whether a path inside it is denied too (false only for `/`, which holds everything). */
+  inside: boolean;
+}
+
+const SYSTEM_FOLDERS = ["/etc", "/proc", "/sys", "/dev", "/boot", "/root"];
+const ENGINE_SOCKETS = [
+  "/var/run/docker.sock",
+  "/run/docker.sock",
+  "/run/containerd",
+  "/var/run/containerd",
+  "/run/podman",
+  "/var/run/podman",
+  "/run/crio",
+  "/var/run/crio",
+];
+/** Key and credential folders, relative to a home directory. */
+export const CREDENTIAL_FOLDERS = [".ssh", ".gnupg", ".aws", ".config/gcloud", ".kube", ".docker"];
+/** A socket with one of these names is an engine socket wherever it lives (rootless engines). */
+const ENGINE_SOCKET_NAMES = /(^|\/)(docker|containerd|podman|crio)\.sock$/;
+
+/** The full denied list for a runner whose home (state, memory, skills, config) is `scifiHome`. */
+export function deniedPaths(scifiHome: string, extra: readonly string[] = []): DeniedPath[] {
+  const home = homePaths(scifiHome);
+  const list: DeniedPath[] = [{ path: "/", why: "the host's root folder", inside: false }];
+  for (const p of SYSTEM_FOLDERS) list.push({ path: p, why: `the system folder ${p}`, inside: true });
+  for (const p of ENGINE_SOCKETS) list.push({ path: p, why: "a container-engine socket", inside: true });
+  for (const h of homeDirectories()) {
+    for (const c of CREDENTIAL_FOLDERS)
+      list.push({ path: join(h, c), why: `the key/credential folder ${c} of ${h}`, inside: true });
+  }
+  list.push(
+    { path: home.runs, why: "the runner's state folder (runs/)", inside: true },
+    { path: home.memory, why: "the runner's memory folder (memory/)", inside: true },
+    { path: home.skills, why: "the runner's skills folder (skills/)", inside: true },
+    { path: home.sitePolicy, why: "the runner's site policy file", inside: true },
+    { path: home.modelsConfig, why: "the runner's model configuration file", inside: true },
+  );
+  for (const p of extra) list.push({ path: p, why: "a path the site policy denies", inside: true });
+  // Compare real paths: /var/run is a link to /run on most systems.
+  return list.flatMap((d) => {
+    const real = realOrSelf(d.path);
+    return real === d.path ? [d] : [d, { ...d, path: real }];
+  });
+}
+
+/** Whether a path's name marks it as an engine socket or a credential folder wherever it lies. */
+export function sensitiveByName(path: string): string | undefined {
+  if (ENGINE_SOCKET_NAMES.test(path)) return "a container-engine socket";
+  for (const c of CREDENTIAL_FOLDERS) {
+    if (path.endsWith(`/${c}`) || path.includes(`/${c}/`)) return `a key/credential folder (${c})`;
+  }
+  return undefined;
+}
+
+/** Home directories of this machine: the user's, root's, /home/*, and those in /etc/passwd. */
+function homeDirectories(): string[] {
+  const homes = new Set<string>([homedir(), "/root"]);
+  if (process.env.HOME) homes.add(process.env.HOME);
+  try {
+    for (const name of readdirSync("/home")) homes.add(join("/home", name));
+  } catch {
+    // No /home: nothing to add.
+  }
+  try {
+    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+      const dir = line.split(":")[5];
+      if (dir?.startsWith("/") && dir !== "/" && dir !== "/nonexistent") homes.add(dir);
+    }
+  } catch {
+    // No readable passwd: the other sources still apply.
+  }
+  return [...homes];
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return existsSync(path) ? realpathSync(path) : path;
+  } catch {
+    return path;
+  }
+}

@@ -1,0 +1,160 @@
+// The site policy: what an installation allows at most, and the defaults a SAM gets when it asks for
+// nothing. Read from YAML (--site-policy, env SCIFI_SITE_POLICY, or <home>/site-policy.yaml); when no
+// file exists the built-in defaults below apply. Validated with zod: unknown keys are errors.
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { homePaths } from "../paths.ts";
+import { parseDuration, parseSize } from "../sam/units.ts";
+import { PolicyRefused } from "./refused.ts";
+
+export interface SitePolicy {
+  /** Declared mounts must lie under one of these host folders (realpath). Empty: no declared mounts. */
+  allowedMountRoots: string[];
+  /** Whether a SAM may ask for a read-write declared mount. */
+  allowReadWriteMounts: boolean;
+  /** Whether a SAM may ask for network access. */
+  allowNetwork: boolean;
+  maxGpus: number;
+  maxCpus: number;
+  maxMemoryBytes: number;
+  maxWalltimeSec: number;
+  maxScratchBytes: number;
+  defaultImage: string;
+  defaultCpus: number;
+  defaultMemoryBytes: number;
+  defaultPids: number;
+  defaultWalltimeSec: number;
+  /** Extra host paths never mounted, on top of the built-in list. */
+  deniedPaths: string[];
+}
+
+const GiB = 1024 ** 3;
+
+/** Used when no site policy file exists: conservative, and enough for a laptop. */
+export const BUILTIN_SITE_POLICY: Readonly<SitePolicy> = Object.freeze({
+  allowedMountRoots: [],
+  allowReadWriteMounts: false,
+  allowNetwork: true,
+  maxGpus: 0,
+  maxCpus: 4,
+  maxMemoryBytes: 16 * GiB,
+  maxWalltimeSec: 24 * 3600,
+  maxScratchBytes: 20 * GiB,
+  defaultImage: "scifi-sci:local",
+  defaultCpus: 2,
+  defaultMemoryBytes: 4 * GiB,
+  defaultPids: 512,
+  defaultWalltimeSec: 3600,
+  deniedPaths: [],
+});
+
+const size = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
+  const bytes = typeof value === "number" ? value : parseSize(value);
+  if (bytes === undefined)
+    ctx.addIssue({ code: "custom", message: `'${value}' is not a size like 4GiB or 512M` });
+  return bytes ?? 0;
+});
+const duration = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
+  const seconds = typeof value === "number" ? value : parseDuration(value);
+  if (seconds === undefined)
+    ctx.addIssue({ code: "custom", message: `'${value}' is not a duration like 2h or 90m` });
+  return seconds ?? 0;
+});
+const absolutePath = z.string().refine((p) => p.startsWith("/"), "must be an absolute path");
+
+/** The YAML file's schema: every key optional (missing ones take the built-in value), none unknown. */
+const fileSchema = z.strictObject({
+  allowedMountRoots: z.array(absolutePath).optional(),
+  allowReadWriteMounts: z.boolean().optional(),
+  allowNetwork: z.boolean().optional(),
+  maxGpus: z.number().int().min(0).optional(),
+  maxCpus: z.number().positive().optional(),
+  maxMemory: size.optional(),
+  maxWalltime: duration.optional(),
+  maxScratch: size.optional(),
+  defaultImage: z.string().min(1).optional(),
+  defaultCpus: z.number().positive().optional(),
+  defaultMemory: size.optional(),
+  defaultPids: z.number().int().min(16).optional(),
+  defaultWalltime: duration.optional(),
+  deniedPaths: z.array(absolutePath).optional(),
+});
+
+/** Which file the site policy comes from: flag, then env SCIFI_SITE_POLICY, then `<home>/site-policy.yaml`. */
+export function sitePolicyPath(home: string, flag?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (flag) return resolve(flag);
+  if (env.SCIFI_SITE_POLICY) return resolve(env.SCIFI_SITE_POLICY);
+  return homePaths(home).sitePolicy;
+}
+
+export interface LoadedSitePolicy {
+  policy: SitePolicy;
+  /** The file read, or undefined when the built-in defaults apply. */
+  source: string | undefined;
+}
+
+/**
+ * Loads the site policy. A path given explicitly (flag or env) must exist; the default path may be
+ * absent, and then the built-in defaults apply.
+ */
+export function loadSitePolicy(path: string, required: boolean): LoadedSitePolicy {
+  if (!existsSync(path)) {
+    if (required) {
+      throw new PolicyRefused(
+        "site-policy-invalid",
+        path,
+        "the site policy file does not exist",
+        "Check the path given with --site-policy or SCIFI_SITE_POLICY.",
+      );
+    }
+    return { policy: { ...BUILTIN_SITE_POLICY }, source: undefined };
+  }
+  return { policy: parseSitePolicy(readFileSync(path, "utf8"), path), source: path };
+}
+
+/** Parses site policy YAML text; errors name the file, the key and the expected form. */
+export function parseSitePolicy(text: string, file: string): SitePolicy {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (error) {
+    throw invalid(
+      file,
+      `it is not valid YAML (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
+    );
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`);
+    throw invalid(file, problems.join("; "));
+  }
+  const f = parsed.data;
+  const b = BUILTIN_SITE_POLICY;
+  return {
+    allowedMountRoots: f.allowedMountRoots ?? [...b.allowedMountRoots],
+    allowReadWriteMounts: f.allowReadWriteMounts ?? b.allowReadWriteMounts,
+    allowNetwork: f.allowNetwork ?? b.allowNetwork,
+    maxGpus: f.maxGpus ?? b.maxGpus,
+    maxCpus: f.maxCpus ?? b.maxCpus,
+    maxMemoryBytes: f.maxMemory ?? b.maxMemoryBytes,
+    maxWalltimeSec: f.maxWalltime ?? b.maxWalltimeSec,
+    maxScratchBytes: f.maxScratch ?? b.maxScratchBytes,
+    defaultImage: f.defaultImage ?? b.defaultImage,
+    defaultCpus: f.defaultCpus ?? b.defaultCpus,
+    defaultMemoryBytes: f.defaultMemory ?? b.defaultMemoryBytes,
+    defaultPids: f.defaultPids ?? b.defaultPids,
+    defaultWalltimeSec: f.defaultWalltime ?? b.defaultWalltimeSec,
+    deniedPaths: f.deniedPaths ?? [...b.deniedPaths],
+  };
+}
+
+function invalid(file: string, what: string): PolicyRefused {
+  return new PolicyRefused(
+    "site-policy-invalid",
+    file,
+    what,
+    "Fix the file (keys and forms are listed in docs/sandbox.md and site-policy.example.yaml).",
+  );
+}

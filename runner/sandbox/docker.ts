@@ -1,0 +1,431 @@
+// Docker backend (dockerode): one long-lived container per run, every tool call an exec into it.
+// The container is default-deny: no capabilities, no-new-privileges, no network unless granted,
+// pids/memory/cpu limits, read-only root filesystem, the invoking user's uid:gid, and only the binds
+// the policy resolved. Docker's exec API cannot kill, so deadlines are enforced in layers: `timeout -k`
+// inside, then a host-side watchdog that kills every process of the exec, then a container restart.
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { type Duplex, PassThrough } from "node:stream";
+import Docker from "dockerode";
+import { readTaskFile, routePath, writeTaskFile } from "../policy/host-paths.ts";
+import type { SandboxSpec } from "../policy/spec.ts";
+import {
+  CappedBuffer,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  endedByTimeout,
+  KILL_GRACE_SEC,
+  pollUntil,
+  sleep,
+  toArgv,
+  withTimeout,
+} from "./output.ts";
+import { trackLive } from "./registry.ts";
+import {
+  type BackendStatus,
+  type ExecOptions,
+  type ExecResult,
+  PathRefused,
+  type Sandbox,
+  type SandboxBackend,
+  SandboxError,
+  SandboxUnavailable,
+} from "./types.ts";
+
+export interface DockerBackendOptions {
+  /** A ready dockerode client (tests, remote engines); default: the local socket / DOCKER_HOST. */
+  docker?: Docker;
+  /** Size of the tmpfs at /tmp (the root filesystem is read-only). Default 1 GiB. */
+  tmpSizeBytes?: number;
+}
+
+const FIX_ENGINE = "bash scripts/start-docker.sh";
+const FIX_IMAGE = "bash scripts/build-image.sh";
+const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/** Every process of one exec carries this variable, so the watchdog can find and kill them all. */
+const EXEC_MARKER = "SCIFI_EXEC_ID";
+
+export function createDockerBackend(options: DockerBackendOptions = {}): SandboxBackend {
+  const docker = options.docker ?? new Docker();
+  return {
+    name: "docker",
+    status: () => dockerStatus(docker),
+    start: (spec) => startDockerSandbox(docker, spec, options),
+    prune: (live) => pruneContainers(docker, live),
+  };
+}
+
+/** Container name for a run: `scifi-<runId>` with anything Docker rejects replaced. */
+export function containerName(runId: string): string {
+  return `scifi-${runId.replace(/[^a-zA-Z0-9_.-]/g, "-")}`;
+}
+
+async function dockerStatus(docker: Docker): Promise<BackendStatus> {
+  try {
+    const v = await docker.version();
+    return { available: true, detail: `Docker Engine ${v.Version} (API ${v.ApiVersion})` };
+  } catch (error) {
+    return { available: false, detail: `no Docker engine answers (${messageOf(error)})`, fix: FIX_ENGINE };
+  }
+}
+
+async function startDockerSandbox(
+  docker: Docker,
+  spec: SandboxSpec,
+  options: DockerBackendOptions,
+): Promise<Sandbox> {
+  await requireImage(docker, spec.image);
+  let container: Docker.Container;
+  try {
+    container = await docker.createContainer(containerOptions(spec, options));
+  } catch (error) {
+    throw new SandboxError(`docker: cannot create the container for run ${spec.runId}: ${messageOf(error)}`);
+  }
+  const sandbox = new DockerSandbox(docker, container, spec);
+  try {
+    await container.start();
+  } catch (error) {
+    await sandbox.stop();
+    throw new SandboxError(`docker: cannot start the container for run ${spec.runId}: ${messageOf(error)}`);
+  }
+  return sandbox;
+}
+
+async function requireImage(docker: Docker, image: string): Promise<void> {
+  try {
+    await docker.getImage(image).inspect();
+  } catch (error) {
+    if (statusCodeOf(error) === 404) {
+      throw new SandboxUnavailable("docker", `the image '${image}' is not present`, FIX_IMAGE);
+    }
+    throw new SandboxUnavailable("docker", `no Docker engine answers (${messageOf(error)})`, FIX_ENGINE);
+  }
+}
+
+/** The container's create options: every default-deny setting lives here, in one place. */
+export function containerOptions(
+  spec: SandboxSpec,
+  options: DockerBackendOptions = {},
+): Docker.ContainerCreateOptions {
+  const tmpfs: Record<string, string> = {
+    "/tmp": tmpfsOptions(options.tmpSizeBytes ?? 1024 ** 3),
+    "/var/tmp": tmpfsOptions(64 * 1024 ** 2),
+  };
+  if (spec.scratch) tmpfs[spec.scratch.target] = tmpfsOptions(spec.scratch.sizeBytes);
+  return {
+    name: containerName(spec.runId),
+    Image: spec.image,
+    // The container only idles; tools exec into it. Init reaps the zombies execs leave behind.
+    Entrypoint: ["sleep", "infinity"],
+    Cmd: [],
+    User: `${spec.user.uid}:${spec.user.gid}`,
+    WorkingDir: spec.workdir,
+    Env: envList({ PATH: DEFAULT_PATH, HOME: "/tmp", ...spec.env }),
+    Labels: {
+      ...spec.labels,
+      scifi: "1",
+      "scifi.run": spec.runId,
+      "scifi.backend": "docker",
+      "scifi.host": hostname(),
+      "scifi.pid": String(process.pid),
+    },
+    NetworkDisabled: !spec.network,
+    HostConfig: {
+      Init: true,
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      NetworkMode: spec.network ? "bridge" : "none",
+      PidsLimit: spec.pidsLimit,
+      Memory: spec.memoryBytes,
+      // Equal to Memory: no swap on top of the limit.
+      MemorySwap: spec.memoryBytes,
+      NanoCpus: Math.round(spec.cpus * 1e9),
+      ReadonlyRootfs: true,
+      Tmpfs: tmpfs,
+      Mounts: spec.mounts.map((m) => ({
+        Type: "bind" as const,
+        Source: m.source,
+        Target: m.target,
+        ReadOnly: m.readOnly,
+      })),
+      ...(spec.gpus > 0
+        ? { DeviceRequests: [{ Driver: "nvidia", Count: spec.gpus, Capabilities: [["gpu"]] }] }
+        : {}),
+    },
+  };
+}
+
+function tmpfsOptions(sizeBytes: number): string {
+  // Docker's tmpfs default is noexec; scientists compile and run programs in /tmp and /scratch.
+  return `rw,exec,nosuid,nodev,size=${sizeBytes},mode=1777`;
+}
+
+function envList(env: Record<string, string>): string[] {
+  return Object.entries(env).map(([k, v]) => `${k}=${v}`);
+}
+
+/** Result of one raw exec: exit code plus the capped streams. */
+interface RawExec {
+  exitCode: number;
+  stdout: CappedBuffer;
+  stderr: CappedBuffer;
+  watchdog: boolean;
+}
+
+class DockerSandbox implements Sandbox {
+  readonly backend = "docker";
+  readonly spec: SandboxSpec;
+  private readonly docker: Docker;
+  private readonly container: Docker.Container;
+  private stopping: Promise<void> | undefined;
+  private readonly untrack: () => void;
+
+  constructor(docker: Docker, container: Docker.Container, spec: SandboxSpec) {
+    this.docker = docker;
+    this.container = container;
+    this.spec = spec;
+    this.untrack = trackLive({ runId: spec.runId, stop: () => this.stop(), stopSync: () => this.stopSync() });
+  }
+
+  async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
+    const started = Date.now();
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const raw = await this.run(withTimeout(toArgv(command), timeoutMs), {
+      cwd: options.cwd ?? this.spec.workdir,
+      env: options.env ?? {},
+      stdin: options.stdin,
+      maxBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      timeoutMs,
+    });
+    const durationMs = Date.now() - started;
+    return {
+      exitCode: raw.exitCode,
+      stdout: raw.stdout.text(),
+      stderr: raw.stderr.text(),
+      timedOut: raw.watchdog || endedByTimeout(raw.exitCode, durationMs, timeoutMs),
+      truncated: raw.stdout.truncated || raw.stderr.truncated,
+      durationMs,
+    };
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    const route = routePath(this.spec, path);
+    if (route.where === "task") return readTaskFile(this.spec.taskDir, route.rel, path);
+    // Outside the task folder: read through the container, as its user, so its permissions hold.
+    // (`cat` over exec rather than the archive API: the archive API cannot see tmpfs mounts.)
+    const raw = await this.run(["cat", "--", route.path], {
+      cwd: "/",
+      env: {},
+      maxBytes: Number.MAX_SAFE_INTEGER,
+      timeoutMs: DEFAULT_TIMEOUT_MS,
+    });
+    if (raw.exitCode !== 0) {
+      throw new SandboxError(`readFile ${path}: ${raw.stderr.bytes().toString("utf8").trim()}`);
+    }
+    return raw.stdout.bytes();
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const route = routePath(this.spec, path);
+    if (route.where === "task") return writeTaskFile(this.spec.taskDir, route.rel, data, path);
+    if (route.readOnly) throw new PathRefused(path, "it lies in a read-only mount");
+    const raw = await this.run(
+      ["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "scifi-write", route.path],
+      {
+        cwd: "/",
+        env: {},
+        stdin: data,
+        maxBytes: 64 * 1024,
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+      },
+    );
+    if (raw.exitCode !== 0) {
+      throw new SandboxError(`writeFile ${path}: ${raw.stderr.bytes().toString("utf8").trim()}`);
+    }
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.remove();
+    return this.stopping;
+  }
+
+  private async remove(): Promise<void> {
+    try {
+      await this.container.remove({ force: true, v: true });
+    } catch (error) {
+      // Already gone (404) or being removed (409) is what stop() wanted anyway.
+      const code = statusCodeOf(error);
+      if (code !== 404 && code !== 409)
+        throw new SandboxError(`docker: cannot remove ${this.container.id}: ${messageOf(error)}`);
+    } finally {
+      this.untrack();
+    }
+  }
+
+  /** Last-chance cleanup when the runner exits synchronously: the Docker CLI, if there is one. */
+  private stopSync(): void {
+    // Synchronous on purpose: this runs from a process 'exit' handler, where nothing async completes.
+    spawnSync("docker", ["rm", "-f", this.container.id], { stdio: "ignore", timeout: 10_000 });
+  }
+
+  /** Runs argv as an exec, demultiplexing and capping its output, with the watchdog armed. */
+  private async run(
+    argv: string[],
+    opts: {
+      cwd: string;
+      env: Record<string, string>;
+      stdin?: string | Buffer;
+      maxBytes: number;
+      timeoutMs: number;
+    },
+  ): Promise<RawExec> {
+    if (this.stopping) throw new SandboxError(`sandbox for run ${this.spec.runId} is stopped`);
+    const execId = randomUUID();
+    const started = Date.now();
+    const exec = await this.call("create an exec", () =>
+      this.container.exec({
+        Cmd: argv,
+        AttachStdin: opts.stdin !== undefined,
+        AttachStdout: true,
+        AttachStderr: true,
+        WorkingDir: opts.cwd,
+        Env: envList({ ...this.spec.env, ...opts.env, [EXEC_MARKER]: execId }),
+      }),
+    );
+    const stream = await this.call("start the exec", () =>
+      exec.start({ hijack: true, stdin: opts.stdin !== undefined }),
+    );
+    const stdout = new CappedBuffer(opts.maxBytes);
+    const stderr = new CappedBuffer(opts.maxBytes);
+    this.collect(stream, stdout, stderr);
+    if (opts.stdin !== undefined) stream.end(opts.stdin);
+    const watchdog = this.armWatchdog(execId, opts.timeoutMs);
+    try {
+      const exitCode = await this.waitForExit(exec, stream);
+      // `timeout` kills its process group; children that left it (setsid, daemons) are swept too.
+      if (watchdog.fired() || endedByTimeout(exitCode, Date.now() - started, opts.timeoutMs)) {
+        await this.killExecProcesses(execId).catch(() => undefined);
+      }
+      return { exitCode, stdout, stderr, watchdog: watchdog.fired() };
+    } finally {
+      watchdog.disarm();
+      stream.destroy();
+    }
+  }
+
+  private collect(stream: Duplex, stdout: CappedBuffer, stderr: CappedBuffer): void {
+    const out = new PassThrough();
+    const err = new PassThrough();
+    out.on("data", (chunk: Buffer) => stdout.push(chunk));
+    err.on("data", (chunk: Buffer) => stderr.push(chunk));
+    this.docker.modem.demuxStream(stream, out, err);
+  }
+
+  /**
+   * Waits until the exec's process has really ended: the stream closing is the fast path, and a
+   * slower inspect poll covers a stream held open by a background grandchild. The exit code is read
+   * from inspect only once Running is false.
+   */
+  private async waitForExit(exec: Docker.Exec, stream: Duplex): Promise<number> {
+    const streamEnded = new Promise<void>((done) => {
+      stream.once("end", done);
+      stream.once("close", done);
+      stream.once("error", () => done());
+    });
+    let finished = false;
+    const slowPoll = (async () => {
+      while (!finished) {
+        await sleep(250);
+        if (finished) return;
+        const info = await exec.inspect().catch(() => undefined);
+        if (info && !info.Running) return;
+      }
+    })();
+    await Promise.race([streamEnded, slowPoll]);
+    // Let demux flush what already arrived (the stream may still be open if a child holds it).
+    await Promise.race([streamEnded, sleep(100)]);
+    finished = true;
+    const info = await pollUntil(
+      async () => {
+        const i = await exec.inspect();
+        return i.Running ? undefined : i;
+      },
+      "the exec to end",
+      60_000,
+      10,
+    );
+    return info.ExitCode ?? -1;
+  }
+
+  /**
+   * Host-side deadline behind `timeout -k`: first kill every process carrying the exec's marker,
+   * then, if the exec still runs (say a fork bomb left no pid to run `kill` with), restart the container.
+   */
+  private armWatchdog(execId: string, timeoutMs: number): { fired: () => boolean; disarm: () => void } {
+    let fired = false;
+    const timers: NodeJS.Timeout[] = [];
+    const after = (ms: number, action: () => Promise<void>) =>
+      timers.push(setTimeout(() => void action().catch(() => undefined), ms));
+    const grace = (KILL_GRACE_SEC + 1) * 1000;
+    after(timeoutMs + grace, async () => {
+      fired = true;
+      await this.killExecProcesses(execId);
+    });
+    after(timeoutMs + grace + 5000, async () => {
+      await this.container.restart({ t: 0 });
+    });
+    return {
+      fired: () => fired,
+      disarm: () => {
+        for (const t of timers) clearTimeout(t);
+      },
+    };
+  }
+
+  /** Kills every process whose environment carries this exec's marker (also ones that called setsid). */
+  private async killExecProcesses(execId: string): Promise<void> {
+    const script = `for p in /proc/[0-9]*; do grep -qz '^${EXEC_MARKER}=${execId}$' "$p/environ" 2>/dev/null && kill -KILL "\${p#/proc/}" 2>/dev/null; done; true`;
+    const exec = await this.container.exec({
+      Cmd: ["sh", "-c", `${script}; ${script}`],
+      AttachStdout: false,
+    });
+    await exec.start({ Detach: true });
+  }
+
+  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      throw new SandboxError(`docker: cannot ${what} in run ${this.spec.runId}: ${messageOf(error)}`);
+    }
+  }
+}
+
+/** Removes containers labelled `scifi` whose run is neither in `live` nor running in this process. */
+async function pruneContainers(docker: Docker, live: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const { liveRunIds } = await import("./registry.ts");
+  const own = liveRunIds();
+  const containers = await docker.listContainers({ all: true, filters: { label: ["scifi=1"] } });
+  const removed: string[] = [];
+  for (const info of containers) {
+    const runId = info.Labels["scifi.run"] ?? "";
+    if (live.has(runId) || own.has(runId)) continue;
+    await docker
+      .getContainer(info.Id)
+      .remove({ force: true, v: true })
+      .catch(() => undefined);
+    removed.push(`${info.Names[0]?.replace(/^\//, "") ?? info.Id} (run ${runId})`);
+  }
+  return removed;
+}
+
+function statusCodeOf(error: unknown): number | undefined {
+  return typeof error === "object" && error !== null && "statusCode" in error
+    ? Number(error.statusCode)
+    : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,444 @@
+// The one conformance and escape suite every sandbox backend must pass, for real (no mocks).
+// A backend's test file calls `sandboxConformance(name, makeBackend, options)`; see docker.test.ts.
+// Each escape test tries to get out and must fail; positive controls prove the probes themselves work.
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer, type Server } from "node:net";
+import { networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type SandboxSpec, TASK_MOUNT } from "../../runner/policy/spec.ts";
+import {
+  PathRefused,
+  type Sandbox,
+  type SandboxBackend,
+  SandboxError,
+  TRUNCATION_MARKER,
+} from "../../runner/sandbox/types.ts";
+
+export interface ConformanceOptions {
+  /** Image the sandboxes run (needs sh, bash, coreutils, grep, util-linux: `scifi-base:bookworm` has them). */
+  image: string;
+  /** Skip the whole suite (use `!hasEngine(...)`, which throws instead when CI requires the engine). */
+  skip?: boolean;
+  /**
+   * A folder the test process and the backend see at the SAME path: task folders, host marker files
+   * and the fake runner home are made under it. Default: the OS temp folder. A backend that runs
+   * inside a harness container bind-mounts a shared folder at an identical path and names it here.
+   */
+  sharedRoot?: string;
+  /** Host addresses a sandbox could try to reach the test's TCP listener on. Default: every local IPv4. */
+  hostAddresses?: string[];
+  /** Whether a network-granted sandbox can reach the host listener (the positive control). Default true. */
+  networkControl?: boolean;
+  /** Whether the sandbox named `runId` still exists in the engine (checked after stop()). */
+  exists?: (runId: string) => Promise<boolean>;
+  /** Extra spec fields every sandbox in the suite gets (e.g. labels, env). */
+  specDefaults?: Partial<SandboxSpec>;
+}
+
+const MiB = 1024 ** 2;
+
+export function sandboxConformance(
+  backendName: string,
+  makeBackend: () => SandboxBackend | Promise<SandboxBackend>,
+  options: ConformanceOptions,
+): void {
+  describe.skipIf(options.skip ?? false)(`sandbox conformance: ${backendName}`, () => {
+    const root = options.sharedRoot ?? tmpdir();
+    let backend: SandboxBackend;
+    let workspace: string;
+    const started: Sandbox[] = [];
+
+    beforeAll(async () => {
+      backend = await makeBackend();
+      workspace = mkdtempSync(join(root, "scifi-conf-"));
+    });
+
+    afterAll(async () => {
+      await Promise.allSettled(started.map((s) => s.stop()));
+      if (workspace) rmSync(workspace, { recursive: true, force: true });
+    });
+
+    /** A fresh task folder holding a SAM file, and a spec granting only that (plus `extra`). */
+    function newSpec(extra: Partial<SandboxSpec> = {}): SandboxSpec {
+      const taskDir = mkdtempSync(join(workspace, "task-"));
+      writeFileSync(join(taskDir, "task.md"), "---\nname: conformance\n---\n# To-do\nnothing\n");
+      const runId = `conf-${randomUUID().slice(0, 8)}`;
+      return {
+        runId,
+        image: options.image,
+        user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+        taskDir,
+        workdir: TASK_MOUNT,
+        mounts: [
+          { source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" },
+          {
+            source: join(taskDir, "task.md"),
+            target: `${TASK_MOUNT}/task.md`,
+            readOnly: true,
+            reason: "sam file",
+          },
+        ],
+        network: false,
+        gpus: 0,
+        cpus: 1,
+        memoryBytes: 512 * MiB,
+        pidsLimit: 128,
+        walltimeSec: 600,
+        env: {},
+        labels: { "scifi.test": "conformance" },
+        ...options.specDefaults,
+        ...extra,
+      };
+    }
+
+    async function start(
+      extra: Partial<SandboxSpec> = {},
+      adjust?: (spec: SandboxSpec) => void,
+    ): Promise<Sandbox> {
+      const spec = newSpec(extra);
+      adjust?.(spec);
+      const sandbox = await backend.start(spec);
+      started.push(sandbox);
+      return sandbox;
+    }
+
+    describe("exec", () => {
+      let sb: Sandbox;
+      beforeAll(async () => {
+        sb = await start();
+      });
+
+      it("runs an argv as is and a string as a shell script", async () => {
+        const argv = await sb.exec(["echo", "a b", "$HOME"]);
+        expect(argv.stdout).toBe("a b $HOME\n");
+        const script = await sb.exec("x=41; echo $((x + 1)) | tr 4 z");
+        expect(script).toMatchObject({
+          exitCode: 0,
+          stdout: "z2\n",
+          stderr: "",
+          timedOut: false,
+          truncated: false,
+        });
+      });
+
+      it("starts in the task folder, or in cwd when given", async () => {
+        expect((await sb.exec("pwd")).stdout).toBe(`${TASK_MOUNT}\n`);
+        expect((await sb.exec("pwd", { cwd: "/tmp" })).stdout).toBe("/tmp\n");
+      });
+
+      it("passes env and keeps stdout and stderr apart", async () => {
+        const r = await sb.exec('echo "out:$GREETING"; echo "err:$GREETING" >&2', {
+          env: { GREETING: "hi there" },
+        });
+        expect(r.stdout).toBe("out:hi there\n");
+        expect(r.stderr).toBe("err:hi there\n");
+      });
+
+      it("feeds stdin, also large and binary-safe", async () => {
+        expect((await sb.exec(["cat"], { stdin: "line 1\nline 2\n" })).stdout).toBe("line 1\nline 2\n");
+        const big = randomBytes(3 * MiB);
+        const r = await sb.exec(["sha256sum"], { stdin: big });
+        expect(r.stdout.split(" ")[0]).toBe(sha256(big));
+      });
+
+      it("reports exit codes as results, not errors", async () => {
+        expect((await sb.exec("exit 3")).exitCode).toBe(3);
+        expect((await sb.exec(["false"])).exitCode).toBe(1);
+        const missing = await sb.exec(["no-such-program-scifi"]);
+        expect(missing.exitCode).toBe(127);
+        expect(missing.timedOut).toBe(false);
+      });
+
+      it("caps output with the truncation marker and counts it as truncated", async () => {
+        const r = await sb.exec(
+          "head -c 300000 /dev/zero | tr '\\0' a; head -c 5000 /dev/zero | tr '\\0' b >&2",
+          {
+            maxOutputBytes: 1000,
+          },
+        );
+        expect(r.truncated).toBe(true);
+        expect(r.stdout).toBe("a".repeat(1000) + TRUNCATION_MARKER);
+        expect(r.stderr).toBe("b".repeat(1000) + TRUNCATION_MARKER);
+        expect(r.exitCode).toBe(0);
+        const small = await sb.exec("echo fits", { maxOutputBytes: 1000 });
+        expect(small).toMatchObject({ stdout: "fits\n", truncated: false });
+      });
+
+      it("kills a process at its timeout, also one that ignores TERM, and reports timedOut", async () => {
+        const t0 = Date.now();
+        const r = await sb.exec("trap '' TERM; echo $$ > /tmp/victim.pid; while :; do sleep 1; done", {
+          timeoutMs: 1000,
+        });
+        expect(r.timedOut).toBe(true);
+        expect(Date.now() - t0).toBeLessThan(15_000);
+        const check = await sb.exec('test -d "/proc/$(cat /tmp/victim.pid)" && echo alive || echo gone');
+        expect(check.stdout).toBe("gone\n");
+      });
+
+      it("also kills children that left the process group (setsid) when the exec times out", async () => {
+        const r = await sb.exec(
+          "setsid sh -c 'echo $$ > /tmp/escapee.pid; exec sleep 1000' & sleep 0.3; while :; do sleep 1; done",
+          { timeoutMs: 1500 },
+        );
+        expect(r.timedOut).toBe(true);
+        const check = await sb.exec('test -d "/proc/$(cat /tmp/escapee.pid)" && echo alive || echo gone');
+        expect(check.stdout).toBe("gone\n");
+      });
+
+      it("does not report a quick failing command as a timeout", async () => {
+        const r = await sb.exec("kill -KILL $$", { timeoutMs: 10_000 });
+        expect(r.exitCode).toBe(137);
+        expect(r.timedOut).toBe(false);
+      });
+    });
+
+    describe("files", () => {
+      let sb: Sandbox;
+      beforeAll(async () => {
+        sb = await start();
+      });
+
+      it("round-trips text and binary files in the task folder and elsewhere", async () => {
+        const bytes = randomBytes(256 * 1024);
+        for (const path of [`${TASK_MOUNT}/out/data.bin`, "/tmp/data.bin", "rel/data.bin"]) {
+          await sb.writeFile(path, bytes);
+          expect(sha256(await sb.readFile(path))).toBe(sha256(bytes));
+          const inside = await sb.exec(["sha256sum", path]);
+          expect(inside.stdout.split(" ")[0]).toBe(sha256(bytes));
+        }
+        await sb.writeFile("/tmp/note.txt", "hello ünïcode\n");
+        expect((await sb.readFile("/tmp/note.txt")).toString("utf8")).toBe("hello ünïcode\n");
+      });
+
+      it("writes task files the sandbox sees and files the sandbox writes are readable", async () => {
+        await sb.exec("printf made-inside > /task/inside.txt");
+        expect((await sb.readFile("inside.txt")).toString()).toBe("made-inside");
+        expect(readFileSync(join(sb.spec.taskDir, "inside.txt"), "utf8")).toBe("made-inside");
+      });
+
+      it("fails clearly on a missing file", async () => {
+        await expect(sb.readFile("/task/nope.txt")).rejects.toThrow(/nope\.txt/);
+        await expect(sb.readFile("/tmp/nope.txt")).rejects.toThrow(/nope\.txt/);
+      });
+    });
+
+    describe("lifecycle", () => {
+      it("stop() is idempotent, cleans up, and the sandbox refuses work afterwards", async () => {
+        const sb = await start();
+        expect((await sb.exec("echo up")).stdout).toBe("up\n");
+        await sb.stop();
+        await sb.stop();
+        await expect(sb.exec("echo again")).rejects.toThrow(SandboxError);
+        if (options.exists) expect(await options.exists(sb.spec.runId)).toBe(false);
+      });
+    });
+
+    describe("escapes (each must fail)", () => {
+      let sb: Sandbox;
+      let hostMarker: string;
+      let runnerHome: string;
+      const fakeKey = `sk-ant-fake-${randomUUID()}`;
+
+      beforeAll(async () => {
+        // Planted on the host before the sandbox starts: none of it may be visible inside.
+        process.env.ANTHROPIC_API_KEY = fakeKey;
+        hostMarker = join(workspace, `host-marker-${randomUUID()}`);
+        writeFileSync(hostMarker, "host secret\n");
+        runnerHome = join(workspace, "runner-home");
+        mkdirSync(join(runnerHome, "memory"), { recursive: true });
+        writeFileSync(join(runnerHome, "memory", "global.md"), "runner memory\n");
+        sb = await start();
+      });
+
+      afterAll(() => {
+        delete process.env.ANTHROPIC_API_KEY;
+      });
+
+      it("cannot read a host file outside its mounts", async () => {
+        const r = await sb.exec(["cat", hostMarker]);
+        expect(r.exitCode).not.toBe(0);
+        expect(r.stdout).not.toContain("host secret");
+        const search = await sb.exec(`grep -rs "host secret" /task /tmp /scratch 2>/dev/null; true`);
+        expect(search.stdout).toBe("");
+      });
+
+      it("cannot see the host's environment (a planted API key)", async () => {
+        const r = await sb.exec("env; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'");
+        expect(r.stdout).not.toContain(fakeKey);
+        expect(r.stdout).not.toContain("ANTHROPIC_API_KEY");
+      });
+
+      it("cannot modify, remove or replace the SAM file", async () => {
+        const before = readFileSync(join(sb.spec.taskDir, "task.md"));
+        const tries = [
+          "echo pwned >> /task/task.md",
+          "printf pwned > /task/task.md",
+          "rm -f /task/task.md",
+          "mv /task/task.md /task/moved.md",
+          "echo pwned > /tmp/x && mv -f /tmp/x /task/task.md",
+          "chmod 777 /task/task.md",
+        ];
+        for (const attempt of tries) {
+          const r = await sb.exec(attempt);
+          expect(r.exitCode, attempt).not.toBe(0);
+        }
+        await expect(sb.writeFile("/task/task.md", "pwned")).rejects.toThrow(PathRefused);
+        await expect(sb.writeFile("task.md", "pwned")).rejects.toThrow(PathRefused);
+        expect(readFileSync(join(sb.spec.taskDir, "task.md"))).toEqual(before);
+      });
+
+      it("cannot write to a read-only mount", async () => {
+        const data = mkdtempSync(join(workspace, "ro-data-"));
+        writeFileSync(join(data, "input.csv"), "a,b\n1,2\n");
+        const ro = await start({}, (spec) =>
+          spec.mounts.push({ source: data, target: "/data", readOnly: true, reason: "declared mount" }),
+        );
+        expect((await ro.exec("cat /data/input.csv")).stdout).toBe("a,b\n1,2\n");
+        for (const attempt of ["echo x >> /data/input.csv", "touch /data/new", "rm /data/input.csv"]) {
+          expect((await ro.exec(attempt)).exitCode, attempt).not.toBe(0);
+        }
+        await expect(ro.writeFile("/data/new", "x")).rejects.toThrow(PathRefused);
+        await expect(ro.writeFile("/data/input.csv", "x")).rejects.toThrow(PathRefused);
+        expect(existsSync(join(data, "new"))).toBe(false);
+        expect(readFileSync(join(data, "input.csv"), "utf8")).toBe("a,b\n1,2\n");
+      });
+
+      it("cannot reach the Docker socket or other engine sockets", async () => {
+        const r = await sb.exec(
+          "for s in /var/run/docker.sock /run/docker.sock /run/containerd/containerd.sock /run/podman/podman.sock; do test -e $s && echo found $s; done; true",
+        );
+        expect(r.stdout).toBe("");
+      });
+
+      it("has no network: cannot reach a port on the host, resolve names, or get out", async () => {
+        const listener = await listen();
+        try {
+          const addresses = options.hostAddresses ?? localAddresses();
+          for (const address of addresses) {
+            const r = await sb.exec(
+              ["bash", "-c", `exec 3<>/dev/tcp/${address}/${listener.port} && echo connected`],
+              {
+                timeoutMs: 10_000,
+              },
+            );
+            expect(r.stdout, address).not.toContain("connected");
+          }
+          const dns = await sb.exec("getent hosts deb.debian.org || echo no-dns", { timeoutMs: 15_000 });
+          expect(dns.stdout).toContain("no-dns");
+          const egress = await sb.exec(["bash", "-c", "exec 3<>/dev/tcp/1.1.1.1/53 && echo connected"], {
+            timeoutMs: 15_000,
+          });
+          expect(egress.stdout).not.toContain("connected");
+          expect(listener.connections()).toBe(0);
+        } finally {
+          listener.server.close();
+        }
+      });
+
+      it.runIf(options.networkControl ?? true)(
+        "positive control: a network-granted sandbox does reach the host port",
+        async () => {
+          const listener = await listen();
+          try {
+            const net = await start({ network: true });
+            const addresses = options.hostAddresses ?? localAddresses();
+            const script = addresses
+              .map((a) => `(exec 3<>/dev/tcp/${a}/${listener.port}) 2>/dev/null && echo connected-${a}`)
+              .join("; ");
+            const r = await net.exec(["bash", "-c", `${script}; true`], { timeoutMs: 20_000 });
+            expect(r.stdout).toContain("connected-");
+            expect(listener.connections()).toBeGreaterThan(0);
+          } finally {
+            listener.server.close();
+          }
+        },
+      );
+
+      it("a fork bomb hits the pids limit, is killed at its timeout, and the runner and sandbox survive", async () => {
+        const bomb = await start({ pidsLimit: 64 });
+        const r = await bomb.exec(["bash", "-c", "b() { b | b & }; b; sleep 100"], { timeoutMs: 4000 });
+        expect(r.timedOut || r.exitCode !== 0).toBe(true);
+        // The sandbox recovers (the watchdog restarts it if nothing else could kill the bomb).
+        const after = await bomb.exec("echo alive; ls -d /proc/[0-9]* | wc -l", { timeoutMs: 30_000 });
+        expect(after.stdout.split("\n")[0]).toBe("alive");
+        expect(Number(after.stdout.split("\n")[1])).toBeLessThan(20);
+        expect(process.pid).toBeGreaterThan(0);
+      });
+
+      it("cannot allocate past the memory limit", async () => {
+        const small = await start({ memoryBytes: 128 * MiB });
+        // `tail` buffers a line that never ends: it grows until the limit kills it.
+        const r = await small.exec("tail /dev/zero > /dev/null", { timeoutMs: 60_000 });
+        expect(r.timedOut).toBe(false);
+        expect(r.exitCode).toBe(137);
+        expect((await small.exec("echo still-here")).stdout).toBe("still-here\n");
+      });
+
+      it("fills a size-limited scratch and stops at its size", async () => {
+        const sc = await start({ scratch: { target: "/scratch", sizeBytes: 8 * MiB } });
+        const r = await sc.exec("head -c 32M /dev/zero > /scratch/fill", { timeoutMs: 30_000 });
+        expect(r.exitCode).not.toBe(0);
+        expect(r.stderr).toMatch(/No space left on device/);
+        const size = Number((await sc.exec("stat -c %s /scratch/fill")).stdout.trim());
+        expect(size).toBeLessThanOrEqual(8 * MiB);
+        expect((await sc.exec("touch /scratch/ok && echo writable")).stdout).toBe("writable\n");
+      });
+
+      it("host-side readFile/writeFile never follow a symlink planted in the task folder", async () => {
+        const memoryFile = join(runnerHome, "memory", "global.md");
+        await sb.exec(
+          `ln -s ${hostMarker} /task/marker-link; ln -s ${join(runnerHome, "memory")} /task/memory-link; ln -s / /task/root-link; mkdir -p /task/d; ln -s ${workspace} /task/d/up`,
+        );
+        // The links exist on the host too: a naive host-side open would follow them.
+        expect(readFileSync(join(sb.spec.taskDir, "marker-link"), "utf8")).toBe("host secret\n");
+        await expect(sb.readFile("/task/marker-link")).rejects.toThrow(PathRefused);
+        await expect(sb.readFile("marker-link")).rejects.toThrow(PathRefused);
+        await expect(sb.readFile("/task/memory-link/global.md")).rejects.toThrow(PathRefused);
+        await expect(sb.readFile("/task/root-link/etc/passwd")).rejects.toThrow(PathRefused);
+        await expect(sb.writeFile("/task/marker-link", "overwritten")).rejects.toThrow(PathRefused);
+        await expect(sb.writeFile("/task/memory-link/global.md", "steered")).rejects.toThrow(PathRefused);
+        await expect(sb.writeFile("/task/memory-link/new.md", "steered")).rejects.toThrow(PathRefused);
+        await expect(sb.writeFile("/task/d/up/planted", "x")).rejects.toThrow(PathRefused);
+        await expect(sb.readFile("/task/../etc/hostname")).resolves.toBeInstanceOf(Buffer); // the container's own /etc
+        expect(readFileSync(hostMarker, "utf8")).toBe("host secret\n");
+        expect(readFileSync(memoryFile, "utf8")).toBe("runner memory\n");
+        expect(existsSync(join(runnerHome, "memory", "new.md"))).toBe(false);
+        expect(existsSync(join(workspace, "planted"))).toBe(false);
+      });
+    });
+  });
+}
+
+function sha256(data: Buffer): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+function localAddresses(): string[] {
+  const all = Object.values(networkInterfaces())
+    .flat()
+    .filter((i) => i !== undefined && i.family === "IPv4")
+    .map((i) => i?.address ?? "");
+  return [...new Set(["127.0.0.1", ...all])].filter(Boolean);
+}
+
+async function listen(): Promise<{ server: Server; port: number; connections: () => number }> {
+  let count = 0;
+  const server = createServer((socket) => {
+    count++;
+    socket.end("hello from the host\n");
+  });
+  await new Promise<void>((done) => server.listen(0, "0.0.0.0", done));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("listener has no port");
+  return { server, port: address.port, connections: () => count };
+}

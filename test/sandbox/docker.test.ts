@@ -1,0 +1,140 @@
+// The conformance and escape suite against the real Docker engine, plus Docker-specific checks of
+// the container's default-deny settings as the engine reports them.
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { describe, expect, it } from "vitest";
+import { TASK_MOUNT } from "../../runner/policy/spec.ts";
+import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
+import { getBackend } from "../../runner/sandbox/registry.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { sandboxConformance } from "./conformance.ts";
+
+const haveDocker = hasEngine("docker");
+const docker = new Docker();
+
+sandboxConformance(
+  "docker",
+  async () => {
+    // Cached: a no-op when the image is up to date (CI runs the same script as a step).
+    execFileSync("bash", ["scripts/build-image.sh", "--base-only"], { stdio: "inherit" });
+    return createDockerBackend();
+  },
+  {
+    image: "scifi-base:bookworm",
+    skip: !haveDocker,
+    exists: async (runId) =>
+      docker
+        .getContainer(containerName(runId))
+        .inspect()
+        .then(() => true)
+        .catch(() => false),
+  },
+);
+
+describe.skipIf(!haveDocker)("docker backend specifics", () => {
+  const spec = (runId: string) => {
+    const taskDir = mkdtempSync(join(tmpdir(), "scifi-docker-"));
+    chmodSync(taskDir, 0o777); // the container runs as uid 4321 here
+    return {
+      runId,
+      image: "scifi-base:bookworm",
+      user: { uid: 4321, gid: 4321 },
+      taskDir,
+      workdir: TASK_MOUNT,
+      mounts: [{ source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" }],
+      network: false,
+      gpus: 0,
+      cpus: 1,
+      memoryBytes: 256 * 1024 ** 2,
+      pidsLimit: 100,
+      walltimeSec: 60,
+      env: { SCIFI_RUN_ID: runId },
+      labels: { "scifi.task": "specifics" },
+    };
+  };
+
+  it("creates the container default-deny, as the engine reports it", async () => {
+    const backend = createDockerBackend();
+    const sandbox = await backend.start(spec(`spec-${Date.now()}`));
+    try {
+      const info = await docker.getContainer(containerName(sandbox.spec.runId)).inspect();
+      const host = info.HostConfig;
+      expect(host.CapDrop).toEqual(["ALL"]);
+      expect(host.CapAdd ?? []).toEqual([]);
+      expect(host.SecurityOpt).toEqual(["no-new-privileges"]);
+      expect(host.NetworkMode).toBe("none");
+      expect(host.Privileged).toBe(false);
+      expect(host.ReadonlyRootfs).toBe(true);
+      expect(host.PidsLimit).toBe(100);
+      expect(host.Memory).toBe(256 * 1024 ** 2);
+      expect(host.MemorySwap).toBe(256 * 1024 ** 2);
+      expect(host.NanoCpus).toBe(1e9);
+      expect(host.Init).toBe(true);
+      expect(info.Config.User).toBe("4321:4321");
+      expect(info.Config.Labels).toMatchObject({
+        scifi: "1",
+        "scifi.run": sandbox.spec.runId,
+        "scifi.task": "specifics",
+      });
+      expect((await sandbox.exec("id -u; id -g")).stdout).toBe("4321\n4321\n");
+      // No capabilities at all, effective or bounding.
+      const caps = await sandbox.exec("grep -E '^Cap(Eff|Bnd|Prm)' /proc/self/status");
+      expect(caps.stdout).toMatch(/CapPrm:\s+0+\nCapEff:\s+0+\nCapBnd:\s+0+/);
+      expect((await sandbox.exec("grep NoNewPrivs /proc/self/status")).stdout).toMatch(/NoNewPrivs:\s+1/);
+      expect((await sandbox.exec("touch /usr/x")).exitCode).not.toBe(0);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it("names an absent image and the command that builds it", async () => {
+    const backend = createDockerBackend();
+    await expect(backend.start({ ...spec("noimg"), image: "scifi-no-such:image" })).rejects.toThrow(
+      "sandbox backend 'docker' is unavailable: the image 'scifi-no-such:image' is not present\n  fix: bash scripts/build-image.sh",
+    );
+  });
+
+  it("prune removes orphaned scifi containers and keeps live and listed ones", async () => {
+    const backend = createDockerBackend();
+    const orphan = `orphan-${Date.now()}`;
+    // An orphan: a container with scifi labels that no live sandbox owns (as a crashed runner leaves).
+    const c = await docker.createContainer({
+      name: containerName(orphan),
+      Image: "scifi-base:bookworm",
+      Entrypoint: ["sleep", "infinity"],
+      Labels: { scifi: "1", "scifi.run": orphan },
+    });
+    await c.start();
+    const kept = `kept-${Date.now()}`;
+    const live = await backend.start(spec(`live-${Date.now()}`));
+    const listed = await docker.createContainer({
+      name: containerName(kept),
+      Image: "scifi-base:bookworm",
+      Entrypoint: ["sleep", "infinity"],
+      Labels: { scifi: "1", "scifi.run": kept },
+    });
+    try {
+      const removed = await backend.prune(new Set([kept]));
+      expect(removed).toContain(`${containerName(orphan)} (run ${orphan})`);
+      expect(removed.join()).not.toContain(kept);
+      expect(removed.join()).not.toContain(live.spec.runId);
+      await expect(c.inspect()).rejects.toThrow();
+      expect((await live.exec("echo live")).stdout).toBe("live\n");
+    } finally {
+      await live.stop();
+      await listed.remove({ force: true });
+    }
+  });
+});
+
+describe("backend registry", () => {
+  it("lists the valid backends when a name is unknown", async () => {
+    await expect(getBackend("podman")).rejects.toThrow(
+      "unknown sandbox backend 'podman'; valid backends: apptainer, docker",
+    );
+    expect((await getBackend("docker")).name).toBe("docker");
+  });
+});
