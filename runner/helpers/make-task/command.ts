@@ -47,7 +47,7 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
       rank,
     });
     session.record("request.txt", `${request}\n`);
-    result.attempts.forEach((a, i) => session.record(`draft-${i + 1}.md`, a.draft));
+    for (const [i, a] of result.attempts.entries()) session.record(`draft-${i + 1}.md`, a.draft);
     if (!result.ok) {
       const last = result.attempts.at(-1)?.diagnostics ?? [];
       err(`scifi make-task: no valid SAM after ${result.attempts.length} tries; last problems:\n`);
