@@ -80,7 +80,9 @@ export function classifySdkError(error: unknown, provider: string): ProviderErro
     error?: unknown;
   };
   const message = `${provider}: ${apiMessage(e?.error) ?? e?.message ?? String(error)}`;
-  switch (e?.name) {
+  // Class names, not `name` (the OpenAI SDK leaves `name` as "Error" on its subclasses).
+  const kind = (error as object | null)?.constructor?.name ?? e?.name;
+  switch (kind === "Error" ? e?.name : kind) {
     case "APIUserAbortError":
     case "AbortError":
       return new ProviderError(message, "aborted");

@@ -1,0 +1,200 @@
+// The gateway against scripted servers through the real SDKs: transient faults (429 with
+// retry-after, 500, a hung connection, a malformed body) are retried, failing models fall back to
+// another of the same rank, budgets stop the run, and every attempt is on the tape.
+import { afterEach, describe, expect, it } from "vitest";
+import type { ModelsConfigInput } from "../../runner/llm/config.ts";
+import { createModel } from "../../runner/llm/create-model.ts";
+import type { Gateway } from "../../runner/llm/gateway.ts";
+import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
+import { calls, freshRun, request, userText, writeScript } from "./helpers.ts";
+
+const prices = { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 };
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of open.splice(0)) await item.close();
+});
+
+async function server(script: string): Promise<ScriptedServer> {
+  const s = await ScriptedServer.start(writeScript(script));
+  open.push(s);
+  return s;
+}
+
+type Provider = "anthropic" | "openai";
+
+function entry(name: string, s: ScriptedServer, provider: Provider, extra: Record<string, unknown> = {}) {
+  return {
+    name,
+    provider,
+    model: `scripted-${name}`,
+    baseURL: provider === "openai" ? `${s.baseURL}/v1` : s.baseURL,
+    rank: 1,
+    prices,
+    noApiKey: true,
+    ...extra,
+  };
+}
+
+async function gateway(config: ModelsConfigInput, retry = {}): Promise<{ model: Gateway; tapePath: string }> {
+  const run = freshRun();
+  const model = await createModel(config, run.tape, {
+    retry: { baseDelayMs: 20, maxDelayMs: 5000, timeoutMs: 2000, ...retry },
+    random: () => 0.5,
+  });
+  open.push(model);
+  return { model, tapePath: run.tapePath };
+}
+
+const hello = () => request({ messages: [userText("hello")] });
+
+describe.each<Provider>(["anthropic", "openai"])("transient faults, %s wire format", (provider) => {
+  it("429 with retry-after: waits the time the server asked for, then succeeds", async () => {
+    const s = await server(`work:\n  - status: 429\n    retry_after: 1\n  - text: "after the wait"\n`);
+    const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] });
+    const t0 = performance.now();
+    const reply = await model.complete(hello());
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(990);
+    expect(reply.content).toEqual([{ type: "text", text: "after the wait" }]);
+    const [record] = calls(tapePath);
+    expect(record?.attempts).toMatchObject([
+      { then: "retry", reason: "rate_limit", status: 429, delayMs: 1000 },
+    ]);
+  });
+
+  it("500 is retried with backoff", async () => {
+    const s = await server(`work:\n  - status: 500\n  - status: 503\n  - text: "third time"\n`);
+    const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] });
+    expect((await model.complete(hello())).content).toEqual([{ type: "text", text: "third time" }]);
+    const attempts = calls(tapePath)[0]?.attempts ?? [];
+    expect(attempts.map((a) => [a.then, a.reason, a.status])).toEqual([
+      ["retry", "server_error", 500],
+      ["retry", "server_error", 503],
+    ]);
+    // Exponential: 20 ms then 40 ms at jitter 0.5 -> 75 % of the step.
+    expect(attempts.map((a) => a.delayMs)).toEqual([15, 30]);
+  });
+
+  it("a hung connection times out and is retried", async () => {
+    const s = await server(`work:\n  - hang: true\n  - text: "awake"\n`);
+    const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] }, { timeoutMs: 400 });
+    expect((await model.complete(hello())).content).toEqual([{ type: "text", text: "awake" }]);
+    const [attempt] = calls(tapePath)[0]?.attempts ?? [];
+    expect(attempt).toMatchObject({ then: "retry", reason: "timeout" });
+    expect(attempt?.latencyMs).toBeGreaterThanOrEqual(380);
+  });
+
+  it("a malformed body is retried", async () => {
+    const s = await server(`work:\n  - malformed: true\n  - text: "well formed"\n`);
+    const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] });
+    expect((await model.complete(hello())).content).toEqual([{ type: "text", text: "well formed" }]);
+    expect(calls(tapePath)[0]?.attempts).toMatchObject([{ then: "retry", reason: "malformed" }]);
+  });
+
+  it("falls back to another model of the same rank when one keeps failing", async () => {
+    const bad = await server(`work:\n  - status: 500\n  - status: 500\n`);
+    const good = await server(`work:\n  - text: "from b"\n`);
+    const { model, tapePath } = await gateway(
+      { models: [entry("a", bad, provider), entry("b", good, provider)] },
+      { maxRetries: 1 },
+    );
+    const reply = await model.complete(hello());
+    expect(reply.model).toBe("scripted-b");
+    const [record] = calls(tapePath);
+    expect(record?.entry).toBe("b");
+    expect(record?.attempts.map((a) => [a.entry, a.then, a.reason])).toEqual([
+      ["a", "retry", "server_error"],
+      ["a", "fallback", "server_error"],
+    ]);
+  });
+});
+
+describe("selection, fallback and budgets", () => {
+  it("fails with NoModelAvailable when every model of the rank fails, and records the failure", async () => {
+    const a = await server(`work:\n  - status: 500\n`);
+    const b = await server(`work:\n  - status: 529\n`);
+    const { model, tapePath } = await gateway(
+      { models: [entry("a", a, "anthropic"), entry("b", b, "anthropic")] },
+      { maxRetries: 0 },
+    );
+    await expect(model.complete(hello())).rejects.toMatchObject({
+      name: "NoModelAvailable",
+      message: expect.stringMatching(
+        /no work model of rank 1 could answer \(tried a: server_error, b: server_error\)/,
+      ),
+    });
+    const [record] = calls(tapePath);
+    expect(record?.error?.name).toBe("NoModelAvailable");
+    expect(record?.attempts.map((x) => x.then)).toEqual(["fallback", "fail"]);
+  });
+
+  it("picks the requested kind and rank and balances round-robin among equals", async () => {
+    const replies = `work:\n${'  - text: "x"\n'.repeat(4)}review:\n  - text: "r"\n`;
+    const a = await server(replies);
+    const b = await server(replies);
+    const c = await server(replies);
+    const { model } = await gateway({
+      models: [
+        entry("a", a, "anthropic"),
+        entry("b", b, "openai"),
+        entry("strong", c, "anthropic", { rank: 3, kinds: ["control"] }),
+      ],
+    });
+    const used = [];
+    for (let i = 0; i < 4; i++) used.push((await model.complete(hello())).model);
+    expect(used).toEqual(["scripted-a", "scripted-b", "scripted-a", "scripted-b"]);
+    const review = await model.complete(
+      request({ role: "review", kind: "control", rank: 3, messages: [userText("?")] }),
+    );
+    expect(review.model).toBe("scripted-strong");
+    await expect(
+      model.complete(request({ kind: "work", rank: 2, messages: [userText("?")] })),
+    ).rejects.toThrow(
+      /no model is configured for kind 'work' at rank 2; configured: a \(rank 1, control\/work\)/,
+    );
+  });
+
+  it("disables a model whose budget is spent and moves to the next of its rank", async () => {
+    const a = await server(
+      `work:\n  - text: "a1"\n    usage: { input: 1000000, output: 0 }\n  - text: "a2"\n`,
+    );
+    const b = await server(`work:\n  - text: "b1"\n  - text: "b2"\n`);
+    const { model, tapePath } = await gateway({
+      models: [entry("a", a, "anthropic", { budgetUsd: 2 }), entry("b", b, "anthropic")],
+    });
+    expect((await model.complete(hello())).model).toBe("scripted-a"); // costs 3 USD: over a's budget of 2
+    expect((await model.complete(hello())).model).toBe("scripted-b");
+    expect((await model.complete(hello())).model).toBe("scripted-b"); // a stays disabled
+    const { readTape } = await import("../../runner/audit/verify.ts");
+    const events = readTape(tapePath).filter((r) => r.kind === "event");
+    expect(events).toMatchObject([{ event: "model_disabled", data: { entry: "a", reason: "budget" } }]);
+    expect(calls(tapePath)[2]?.attempts).toMatchObject([{ entry: "a", then: "fallback", reason: "budget" }]);
+  });
+
+  it("stops with BudgetExceeded once the run's USD or token budget is spent", async () => {
+    const a = await server(
+      `work:\n  - text: "one"\n    usage: { input: 1000, output: 1000, cache_read: 0, cache_write: 0 }\n  - text: "two"\n`,
+    );
+    const { model, tapePath } = await gateway({
+      models: [entry("a", a, "anthropic")],
+      budget: { tokens: 1500 },
+    });
+    await model.complete(hello());
+    await expect(model.complete(hello())).rejects.toMatchObject({
+      name: "BudgetExceeded",
+      message: "the run's budget of 1500 tokens is spent (2000 tokens)",
+    });
+    const { readTape } = await import("../../runner/audit/verify.ts");
+    expect(readTape(tapePath).map((r) => r.kind)).toEqual(["call", "event"]);
+  });
+
+  it("does not retry or fall back on a rejected request (4xx): the request itself is wrong", async () => {
+    const a = await server(`work:\n  - status: 400\n    message: "messages: roles must alternate"\n`);
+    const b = await server(`work:\n  - text: "never asked"\n`);
+    const { model, tapePath } = await gateway({
+      models: [entry("a", a, "anthropic"), entry("b", b, "anthropic")],
+    });
+    await expect(model.complete(hello())).rejects.toThrow(/roles must alternate/);
+    expect(b.remaining()).toEqual({ work: 1 });
+    expect(calls(tapePath)[0]?.error?.name).toBe("ProviderError");
+  });
+});
