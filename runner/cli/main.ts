@@ -3,6 +3,8 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { register as registerAudit } from "./commands/audit.ts";
+import { register as registerRun } from "./commands/run.ts";
+import { register as registerSubmit } from "./commands/submit.ts";
 import { register as registerValidate } from "./commands/validate.ts";
 import { EXIT } from "./exit-codes.ts";
 
@@ -19,7 +21,12 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   // Commands, in the order `--help` lists them.
-  const registrations: ((p: Command) => void)[] = [registerValidate, registerAudit];
+  const registrations: ((p: Command) => void)[] = [
+    registerValidate,
+    registerRun,
+    registerAudit,
+    registerSubmit,
+  ];
   for (const register of registrations) register(program);
   return program;
 }

@@ -56,9 +56,18 @@ export class SlurmClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  /** Submits a batch script given as text (sbatch reads it from stdin); returns the job id. */
-  async sbatch(args: string[], script: string): Promise<string> {
-    const r = await this.#run("sbatch", ["--parsable", ...args], script);
+  /**
+   * Submits a batch script given as text (sbatch reads it from stdin); returns the job id.
+   * `inheritEnv` passes scifi's whole environment to sbatch: only for the user's own `scifi run`
+   * (task placement), which needs its model keys; agent jobs never get it.
+   */
+  async sbatch(args: string[], script: string, options: { inheritEnv?: boolean } = {}): Promise<string> {
+    const r = await this.#run(
+      "sbatch",
+      ["--parsable", ...args],
+      script,
+      options.inheritEnv ? process.env : undefined,
+    );
     if (r.code !== 0) throw new SlurmError("sbatch", r.stderr);
     // --parsable prints `jobid` or `jobid;cluster`.
     const jobId = r.stdout.trim().split(";")[0] ?? "";
@@ -142,12 +151,12 @@ export class SlurmClient {
     }
   }
 
-  #run(name: string, args: string[], stdin?: string): Promise<CommandResult> {
+  #run(name: string, args: string[], stdin?: string, env?: NodeJS.ProcessEnv): Promise<CommandResult> {
     return new Promise((resolve, reject) => {
       const child = execFile(
         this.#bin(name),
         args,
-        { env: minimalEnv(), timeout: this.#timeoutMs, maxBuffer: 4 * 1024 * 1024 },
+        { env: env ?? minimalEnv(), timeout: this.#timeoutMs, maxBuffer: 4 * 1024 * 1024 },
         (error, stdout, stderr) => {
           if (error && (error as NodeJS.ErrnoException).code === "ENOENT") {
             reject(new SlurmUnavailable(`'${name}' is not installed or not on PATH`));

@@ -1,0 +1,103 @@
+// `scifi submit`: place a whole task on the cluster as one SLURM job that runs `scifi run` there.
+// Writes the batch script and a record under `<home>/submits/<id>/` (never in the task folder),
+// submits with `sbatch --parsable`, and returns what it did; --dry-run stops before writing.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { homePaths } from "../paths.ts";
+import { formatDiagnostic } from "../sam/diagnostics.ts";
+import { parseSam } from "../sam/parse.ts";
+import {
+  type BackendChoice,
+  type PlacementFlags,
+  placementOptions,
+  renderPlacementScript,
+  SUBMISSIONS_DIR,
+  type SubmissionRecord,
+} from "./placement.ts";
+import { loadJobsPolicy } from "./policy.ts";
+import { SlurmClient } from "./slurm.ts";
+
+export interface SubmitTaskOptions {
+  home: string;
+  /** The SAM file to place. */
+  task: string;
+  flags: PlacementFlags;
+  backend: BackendChoice;
+  dryRun: boolean;
+  slurm?: SlurmClient;
+  /** argv that starts scifi on the node (default: this Node and this checkout's bin/scifi.js). */
+  scifiCommand?: string[];
+  now?: Date;
+}
+
+export interface SubmitTaskResult {
+  script: string;
+  sbatchArgs: string[];
+  notes: string[];
+  /** Set unless dry run. */
+  jobId?: string;
+  submitDir: string;
+  record?: SubmissionRecord;
+}
+
+/** Bad input to `scifi submit` (invalid SAM, bad flag): exit code 2 with this message. */
+export class SubmitInputError extends Error {
+  override name = "SubmitInputError";
+}
+
+export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult> {
+  const samFile = resolve(o.task);
+  const parsed = await parseSam(samFile);
+  if (!parsed.ok) {
+    throw new SubmitInputError(
+      `${samFile} is not a valid SAM:\n${parsed.diagnostics.map(formatDiagnostic).join("\n")}`,
+    );
+  }
+  const sam = parsed.sam;
+  const policy = loadJobsPolicy(homePaths(o.home).sitePolicy);
+  let placement: ReturnType<typeof placementOptions>;
+  try {
+    placement = placementOptions(sam.metadata, o.flags, policy);
+  } catch (error) {
+    throw new SubmitInputError(error instanceof Error ? error.message : String(error));
+  }
+  const now = o.now ?? new Date();
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
+  const slug = sam.metadata.name.replace(/[^A-Za-z0-9_.-]+/g, "-").slice(0, 40) || "task";
+  const submitDir = join(o.home, SUBMISSIONS_DIR, `${stamp}-${slug}-${randomBytes(3).toString("hex")}`);
+  const script = renderPlacementScript({
+    sbatchArgs: placement.args,
+    samFile: sam.file,
+    home: resolve(o.home),
+    submitDir,
+    scifiCommand: o.scifiCommand ?? defaultScifiCommand(),
+    backend: o.backend,
+  });
+  const result: SubmitTaskResult = { script, sbatchArgs: placement.args, notes: placement.notes, submitDir };
+  if (o.dryRun) return result;
+
+  mkdirSync(submitDir, { recursive: true, mode: 0o700 });
+  const scriptFile = join(submitDir, "job.sbatch");
+  writeFileSync(scriptFile, script, { mode: 0o700 });
+  // The user's own scifi runs on the node and needs its model keys: it inherits this environment.
+  const jobId = await (o.slurm ?? new SlurmClient()).sbatch([], script, { inheritEnv: true });
+  const record: SubmissionRecord = {
+    version: 1,
+    jobId,
+    samFile: sam.file,
+    samSha256: sam.sha256,
+    name: sam.metadata.name,
+    submittedAt: now.toISOString(),
+    backend: o.backend,
+    sbatchArgs: placement.args,
+    script: scriptFile,
+    home: resolve(o.home),
+  };
+  writeFileSync(join(submitDir, "submit.json"), `${JSON.stringify(record, null, 2)}\n`);
+  return { ...result, jobId, record };
+}
+
+function defaultScifiCommand(): string[] {
+  return [process.execPath, resolve(import.meta.dirname, "..", "..", "bin", "scifi.js")];
+}
