@@ -55,6 +55,8 @@ export interface RunDeps {
   /** Extra work-agent tools granted to this run (e.g. SLURM job tools when the SAM asks for jobs). */
   extraWorkTools?: readonly Tool[];
   onStatus?: (status: RunStatus) => void;
+  /** Called once the run folder exists. */
+  onCreated?: (dir: string) => void;
   signal?: AbortSignal;
 }
 
@@ -63,6 +65,8 @@ export interface StartOptions {
   sam: SamDocument;
   limits?: Partial<LimitConfig>;
   runId?: string;
+  /** The model spec, kept in the state so `--resume` uses the same one. */
+  model?: string;
 }
 
 export interface RunResult {
@@ -78,6 +82,7 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
   const runId = options.runId ?? newRunId(options.sam.metadata.name);
   const spec = await deps.resolveSpec(options.sam, runId);
   const folder = createRunFolder(options.home, runId, options.sam, spec);
+  deps.onCreated?.(folder.dir);
   const limits = effectiveLimits(options.sam, options.limits);
   const assets = Object.fromEntries(
     options.sam.metadata.checkAssets.map((asset) => {
@@ -93,6 +98,7 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
     samFiles: options.sam.files,
     assets,
     backend: deps.backend.name,
+    ...(options.model ? { model: options.model } : {}),
     phase: "created",
     iteration: 0,
     attempts: {},

@@ -30,6 +30,8 @@ export interface RunState {
   /** Check asset (absolute host path) -> SHA-256 at start. */
   assets: Record<string, string>;
   backend: string;
+  /** Model spec the run was started with (`scripted:FILE`, a models config path). */
+  model?: string;
   phase: Phase;
   iteration: number;
   /** Failed attempts per node id (the `iterations` limit is per node). */

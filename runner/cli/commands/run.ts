@@ -1,0 +1,99 @@
+// `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
+// process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
+import type { Command } from "commander";
+import { EXIT } from "../exit-codes.ts";
+
+interface RunFlags {
+  backend?: string;
+  model?: string;
+  modelsConfig?: string;
+  sitePolicy?: string;
+  resume?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command("run")
+    .description(
+      "Run a SAM task: pre-scan, work in the sandbox, checks and review, until verified or a limit is hit",
+    )
+    .argument("[task]", "SAM file, or a folder holding task.md")
+    .option("--backend <name>", "sandbox backend: docker or apptainer (default docker)")
+    .option(
+      "--model <spec>",
+      "model: scripted:FILE, scripted-openai:FILE, replay:RUN or a models config file",
+    )
+    .option("--models-config <file>", "models config YAML (default <home>/models.yaml)")
+    .option("--site-policy <file>", "site policy YAML (default <home>/site-policy.yaml)")
+    .option("--resume <run>", "continue the run with this id from its last completed phase")
+    .action(async (task: string | undefined, flags: RunFlags) => {
+      process.exitCode = await runCommand(task, flags);
+    });
+}
+
+async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
+  const { scifiHome } = await import("../../paths.ts");
+  const { runTask, InvalidInput } = await import("../../loop/setup.ts");
+  const { createDisplay } = await import("../../loop/display.ts");
+  if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
+  if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
+  const display = await createDisplay(process.stderr);
+  let runDir: string | undefined;
+  try {
+    const result = await runTask({
+      home: scifiHome(),
+      task,
+      resume: flags.resume,
+      backend: flags.backend,
+      model: flags.model ?? flags.modelsConfig,
+      sitePolicy: flags.sitePolicy,
+      onStatus: (status) => display.update(status),
+      onRunId: (runId, dir) => {
+        runDir = dir;
+        process.stderr.write(`${flags.resume ? "resuming" : "run"} ${runId} (records: ${dir})\n`);
+      },
+    });
+    display.done();
+    process.stdout.write(summary(result));
+    return result.outcome.status === "passed"
+      ? EXIT.ok
+      : result.outcome.status === "blocked"
+        ? EXIT.blocked
+        : EXIT.failed;
+  } catch (error) {
+    display.done();
+    if (error instanceof InvalidInput) {
+      for (const d of error.diagnostics)
+        process.stderr.write(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
+      return usage(error.message);
+    }
+    if (error instanceof Error && error.name === "PolicyRefused") return usage(error.message);
+    if (error instanceof Error && (error.name === "ModelsConfigError" || error.name === "ScriptError")) {
+      return usage(error.message);
+    }
+    if (error instanceof Error && error.message.startsWith("unknown sandbox backend"))
+      return usage(error.message);
+    process.stderr.write(`scifi run: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (runDir)
+      process.stderr.write(
+        `records so far: ${runDir}; continue with: scifi run --resume ${runDir.split("/").pop()}\n`,
+      );
+    return EXIT.failed;
+  }
+}
+
+function usage(message: string): number {
+  process.stderr.write(`scifi run: ${message}\n`);
+  return EXIT.usage;
+}
+
+function summary(result: import("../../loop/run.ts").RunResult): string {
+  const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"];
+  return [
+    `${result.outcome.status.toUpperCase()}: ${result.outcome.reason}`,
+    `run ${result.runId}: ${result.iterations} iteration(s), ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
+    `records: ${result.dir}/ (${files.join(", ")})`,
+    `inspect: scifi audit show ${result.dir}`,
+    "",
+  ].join("\n");
+}
