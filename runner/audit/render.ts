@@ -42,7 +42,7 @@ function renderCall(call: CallSummary): string[] {
   ];
   for (const a of call.attempts) {
     out.push(
-      `   ! ${a.then} after ${a.reason} on ${a.entry}${a.status ? ` (HTTP ${a.status})` : ""}${a.delayMs !== undefined ? `, waited ${a.delayMs} ms` : ""}: ${clip(a.error, 160)}`,
+      `   ! ${a.outcome} after ${a.reason} on ${a.entry}${a.status ? ` (HTTP ${a.status})` : ""}${a.delayMs !== undefined ? `, waited ${a.delayMs} ms` : ""}: ${clip(a.error, 160)}`,
     );
   }
   for (const t of call.thinking) out.push(`   thinking: ${clip(t, PREVIEW)}`);

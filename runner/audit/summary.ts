@@ -86,8 +86,8 @@ export function summarizeCall(record: CallRecord): CallSummary {
     usage: record.usage,
     costUsd: record.costUsd,
     latencyMs: record.latencyMs,
-    retries: record.attempts.filter((a) => a.then === "retry").length,
-    fallbacks: record.attempts.filter((a) => a.then === "fallback").length,
+    retries: record.attempts.filter((a) => a.outcome === "retry").length,
+    fallbacks: record.attempts.filter((a) => a.outcome === "fallback").length,
     attempts: record.attempts,
     ...(record.error ? { error: record.error } : {}),
   };

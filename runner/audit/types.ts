@@ -34,7 +34,7 @@ export interface TapeAttempt {
   /** Name of the models-config entry tried. */
   entry: string;
   /** "retry": the same model is tried again; "fallback": the gateway moved on to another model. */
-  then: "retry" | "fallback" | "fail";
+  outcome: "retry" | "fallback" | "fail";
   error: string;
   /** HTTP status when there was one. */
   status?: number;

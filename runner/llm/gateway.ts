@@ -344,7 +344,7 @@ export class Gateway implements Model {
 
 function attempt(
   entry: GatewayEntry,
-  then: TapeAttempt["then"],
+  outcome: TapeAttempt["outcome"],
   reason: string,
   error: string,
   latencyMs: number,
@@ -355,7 +355,7 @@ function attempt(
     provider: entry.provider.name,
     model: entry.provider.model,
     entry: entry.name,
-    then,
+    outcome,
     error,
     reason,
     latencyMs: Math.round(latencyMs),

@@ -57,7 +57,7 @@ describe.each<Provider>(["anthropic", "openai"])("transient faults, %s wire form
     expect(reply.content).toEqual([{ type: "text", text: "after the wait" }]);
     const [record] = calls(tapePath);
     expect(record?.attempts).toMatchObject([
-      { then: "retry", reason: "rate_limit", status: 429, delayMs: 1000 },
+      { outcome: "retry", reason: "rate_limit", status: 429, delayMs: 1000 },
     ]);
   });
 
@@ -66,7 +66,7 @@ describe.each<Provider>(["anthropic", "openai"])("transient faults, %s wire form
     const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] });
     expect((await model.complete(hello())).content).toEqual([{ type: "text", text: "third time" }]);
     const attempts = calls(tapePath)[0]?.attempts ?? [];
-    expect(attempts.map((a) => [a.then, a.reason, a.status])).toEqual([
+    expect(attempts.map((a) => [a.outcome, a.reason, a.status])).toEqual([
       ["retry", "server_error", 500],
       ["retry", "server_error", 503],
     ]);
@@ -79,7 +79,7 @@ describe.each<Provider>(["anthropic", "openai"])("transient faults, %s wire form
     const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] }, { timeoutMs: 400 });
     expect((await model.complete(hello())).content).toEqual([{ type: "text", text: "awake" }]);
     const [attempt] = calls(tapePath)[0]?.attempts ?? [];
-    expect(attempt).toMatchObject({ then: "retry", reason: "timeout" });
+    expect(attempt).toMatchObject({ outcome: "retry", reason: "timeout" });
     expect(attempt?.latencyMs).toBeGreaterThanOrEqual(380);
   });
 
@@ -87,7 +87,7 @@ describe.each<Provider>(["anthropic", "openai"])("transient faults, %s wire form
     const s = await server(`work:\n  - malformed: true\n  - text: "well formed"\n`);
     const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] });
     expect((await model.complete(hello())).content).toEqual([{ type: "text", text: "well formed" }]);
-    expect(calls(tapePath)[0]?.attempts).toMatchObject([{ then: "retry", reason: "malformed" }]);
+    expect(calls(tapePath)[0]?.attempts).toMatchObject([{ outcome: "retry", reason: "malformed" }]);
   });
 
   it("falls back to another model of the same rank when one keeps failing", async () => {
@@ -101,7 +101,7 @@ describe.each<Provider>(["anthropic", "openai"])("transient faults, %s wire form
     expect(reply.model).toBe("scripted-b");
     const [record] = calls(tapePath);
     expect(record?.entry).toBe("b");
-    expect(record?.attempts.map((a) => [a.entry, a.then, a.reason])).toEqual([
+    expect(record?.attempts.map((a) => [a.entry, a.outcome, a.reason])).toEqual([
       ["a", "retry", "server_error"],
       ["a", "fallback", "server_error"],
     ]);
@@ -124,7 +124,7 @@ describe("selection, fallback and budgets", () => {
     });
     const [record] = calls(tapePath);
     expect(record?.error?.name).toBe("NoModelAvailable");
-    expect(record?.attempts.map((x) => x.then)).toEqual(["fallback", "fail"]);
+    expect(record?.attempts.map((x) => x.outcome)).toEqual(["fallback", "fail"]);
   });
 
   it("picks the requested kind and rank and balances round-robin among equals", async () => {
@@ -167,7 +167,9 @@ describe("selection, fallback and budgets", () => {
     const { readTape } = await import("../../runner/audit/verify.ts");
     const events = readTape(tapePath).filter((r) => r.kind === "event");
     expect(events).toMatchObject([{ event: "model_disabled", data: { entry: "a", reason: "budget" } }]);
-    expect(calls(tapePath)[2]?.attempts).toMatchObject([{ entry: "a", then: "fallback", reason: "budget" }]);
+    expect(calls(tapePath)[2]?.attempts).toMatchObject([
+      { entry: "a", outcome: "fallback", reason: "budget" },
+    ]);
   });
 
   it("stops with BudgetExceeded once the run's USD or token budget is spent", async () => {
