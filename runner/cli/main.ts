@@ -2,7 +2,11 @@
 // `register(program)`; its action imports the heavy modules lazily so `scifi --help` stays fast.
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { register as registerAsk } from "./commands/ask.ts";
 import { register as registerAudit } from "./commands/audit.ts";
+import { register as registerMakeSkill } from "./commands/make-skill.ts";
+import { register as registerMakeTask } from "./commands/make-task.ts";
+import { register as registerOracle } from "./commands/oracle.ts";
 import { register as registerRun } from "./commands/run.ts";
 import { register as registerSubmit } from "./commands/submit.ts";
 import { register as registerValidate } from "./commands/validate.ts";
@@ -26,6 +30,10 @@ export function buildProgram(): Command {
     registerRun,
     registerAudit,
     registerSubmit,
+    registerMakeTask,
+    registerOracle,
+    registerMakeSkill,
+    registerAsk,
   ];
   for (const register of registrations) register(program);
   return program;
