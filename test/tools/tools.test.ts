@@ -73,7 +73,7 @@ describe("input validation before anything runs", () => {
 });
 
 describe("allowlist parsing", () => {
-  const allow = ["make", "ls", "grep", "echo", "cat", "./run"];
+  const allow = ["make", "ls", "grep", "echo", "cat", "./run", "sh"];
   const refused: [string, string][] = [
     ["ls\ncurl x", "'curl'"],
     ["ls; rm -rf /", "'rm'"],
@@ -91,6 +91,9 @@ describe("allowlist parsing", () => {
     ["export A=1", "'export'"],
     ["eval ls", "'eval'"],
     ["echo 'unterminated", "does not parse"],
+    ["sh -c 'ls; curl x'", "inside 'sh -c': not on this task's command allowlist: 'curl'"],
+    ["sh -c \"sh -c 'wget y'\"", "'wget'"],
+    ['sh -c "$S"', "not a plain quoted string"],
   ];
   for (const [command, reason] of refused) {
     it(`refuses ${JSON.stringify(command)}`, () => {
@@ -105,6 +108,10 @@ describe("allowlist parsing", () => {
       ok: true,
       programs: ["make", "grep", "./run", "ls"],
     });
+  });
+
+  it("checks the script of an allowed shell's -c", () => {
+    expect(checkCommand("sh -c 'make && ls'", allow)).toEqual({ ok: true, programs: ["sh", "make", "ls"] });
   });
 
   it("matches a path to an allowed program by its base name", () => {
