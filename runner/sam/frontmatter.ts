@@ -20,6 +20,8 @@ export interface FrontMatter {
   doc?: Document;
   /** Offset in the file text where the YAML text starts (YAML ranges are relative to it). */
   yamlStart: number;
+  /** True when the front matter is so broken that the body cannot be found (never closed). */
+  skipBody?: boolean;
   /** The Markdown body after the closing `---`, and its offset in the file text. */
   body: string;
   bodyStart: number;
@@ -62,43 +64,62 @@ const ENGINES = {
   cson: rejectEngine,
 };
 
+const OPENING = /^---[^\S\n]*\w*[^\S\n]*\r?\n/;
+/** Blank lines, then what looks like an opening `---`: front matter that does not start the file. */
+const LATE_OPENING = /^(?:[^\S\n]*\r?\n)+(?=---[^\S\n]*\r?\n[\s\S]*?\n---)/;
+
 export function splitFrontMatter(text: string, sink: DiagnosticSink): FrontMatter {
-  if (!/^---[^\S\n]*\w*[^\S\n]*\r?\n/.test(text) && text !== "---") {
-    return { yamlStart: 0, body: text, bodyStart: 0 };
+  const late = LATE_OPENING.exec(text);
+  if (late) {
+    // Report once, then read it as front matter anyway so the rest of the file is checked too.
+    sink.error(late[0].length, "front matter must start with `---` on the very first line; remove the blank lines above it");
+    return shift(splitAt(text.slice(late[0].length), sink, late[0].length), late[0].length);
   }
+  return splitAt(text, sink, 0);
+}
+
+function shift(front: FrontMatter, by: number): FrontMatter {
+  return { ...front, yamlStart: front.yamlStart + by, bodyStart: front.bodyStart + by };
+}
+
+/** `text` starts at `origin` in the file; diagnostics are reported at file offsets. */
+function splitAt(text: string, sink: DiagnosticSink, origin: number): FrontMatter {
+  if (!OPENING.test(text) && text !== "---") return { yamlStart: 0, body: text, bodyStart: 0 };
   const language = matter.language(text.slice(3));
   const yamlStart = 3 + language.raw.length;
-  if (text.indexOf("\n---", yamlStart - 1) === -1) {
-    sink.error(0, "front matter starts with `---` on line 1 but is never closed; end it with a line `---`");
-    return { yamlStart, body: "", bodyStart: text.length };
+  const close = text.indexOf("\n---", yamlStart - 1);
+  if (close === -1) {
+    sink.error(origin, "front matter starts with `---` on line 1 but is never closed; end it with a line `---`");
+    return { yamlStart, body: "", bodyStart: text.length, skipBody: true };
   }
   let file: { data: { doc?: Document }; content: string };
   try {
     file = matter(text, { engines: ENGINES }) as unknown as typeof file;
   } catch (error) {
+    if (!(error instanceof RejectedLanguage || /not registered/.test(String(error)))) throw error;
     const name = language.name || "?";
-    if (error instanceof RejectedLanguage || /not registered/.test(String(error))) {
-      sink.error(
-        0,
-        `front matter language \`${name}\` is not allowed; SAM front matter is YAML only (remove \`${name}\` after the opening \`---\`)`,
-      );
-      return { yamlStart, body: "", bodyStart: text.length };
-    }
-    throw error;
+    sink.error(
+      origin,
+      `front matter language \`${name}\` is not allowed; SAM front matter is YAML only (remove \`${name}\` after the opening \`---\`)`,
+    );
+    const lineEnd = text.indexOf("\n", close + 1);
+    const bodyStart = lineEnd === -1 ? text.length : lineEnd + 1;
+    return { yamlStart, body: text.slice(bodyStart), bodyStart };
   }
   const bodyStart = text.length - file.content.length;
   const doc = file.data.doc;
-  if (doc && !checkYaml(doc, text, yamlStart, sink)) return { yamlStart, body: file.content, bodyStart };
+  if (doc && !checkYaml(doc, text.slice(yamlStart), yamlStart + origin, sink)) return { yamlStart, body: file.content, bodyStart };
   return { doc, yamlStart, body: file.content, bodyStart };
 }
 
 /** Reports YAML syntax errors and hostile constructs; true when the document is safe to read. */
-function checkYaml(doc: Document, text: string, yamlStart: number, sink: DiagnosticSink): boolean {
+/** `yamlText` starts with the YAML source; `yamlStart` is its offset in the file. */
+function checkYaml(doc: Document, yamlText: string, yamlStart: number, sink: DiagnosticSink): boolean {
   let ok = true;
   for (const error of doc.errors) {
     ok = false;
     if (error.code === "DUPLICATE_KEY") {
-      const key = /^[^:\n]*/.exec(text.slice(yamlStart + error.pos[0]))?.[0].trim() ?? "";
+      const key = /^[^:\n]*/.exec(yamlText.slice(error.pos[0]))?.[0].trim() ?? "";
       sink.error(yamlStart + error.pos[0], `duplicate metadata key \`${key}\`; each key may appear once`);
     } else {
       sink.error(yamlStart + error.pos[0], `malformed YAML front matter: ${firstLine(error.message)}`);
@@ -109,9 +130,13 @@ function checkYaml(doc: Document, text: string, yamlStart: number, sink: Diagnos
     Node(_key, node: Node) {
       if (node.tag && !ALLOWED_TAGS.has(node.tag)) {
         ok = false;
+        const written = node.tag.replace(/^tag:yaml\.org,2002:/, "!!");
+        // The node's range starts after its tag; point at the tag itself when it can be found.
+        const valueAt = node.range?.[0] ?? 0;
+        const tagAt = yamlText.lastIndexOf(written, valueAt);
         sink.error(
-          yamlStart + (node.range?.[0] ?? 0),
-          `hostile YAML: custom tag \`${node.tag}\` is not allowed in SAM metadata; write a plain value`,
+          yamlStart + (tagAt === -1 ? valueAt : tagAt),
+          `hostile YAML: custom tag \`${written}\` is not allowed in SAM metadata; write a plain value`,
         );
       }
       if (isMap(node)) {

@@ -120,19 +120,18 @@ export function pathProblem(path: string): string | undefined {
   return undefined;
 }
 
-const DURATION_HELP = "use a number with a unit s, m, h or d, e.g. `90m`, `2h` or `1h30m`";
-const SIZE_HELP =
-  "use a number with a unit K, M, G or T (powers of 1024: `4G` = 4 GiB), e.g. `4G` or `512Mi`";
+const DURATION_HELP = "durations take a unit s, m, h or d, e.g. `90m`, `2h` or `1h30m`";
+const SIZE_HELP = "sizes take a unit K, M, G or T, powers of 1024 (`4G` = 4 GiB), e.g. `4G` or `512Mi`";
 
 function durationMessage(text: string): string {
   return /^\d+(\.\d+)?$/.test(text.trim())
-    ? `\`${text}\` has no unit; write \`${text}m\` or \`${text}h\` (${DURATION_HELP})`
+    ? `\`${text}\` has no unit; write e.g. \`${text}m\`; ${DURATION_HELP}`
     : `invalid duration \`${text}\`; ${DURATION_HELP}`;
 }
 
 function sizeMessage(text: string): string {
   return /^\d+(\.\d+)?$/.test(text.trim())
-    ? `\`${text}\` has no unit; write e.g. \`${text}M\` or \`${text}G\` (${SIZE_HELP})`
+    ? `\`${text}\` has no unit; write e.g. \`${text}M\`; ${SIZE_HELP}`
     : `invalid size \`${text}\`; ${SIZE_HELP}`;
 }
 
@@ -310,8 +309,26 @@ export function readMetadata(options: MetadataOptions): MetadataResult {
   return { metadata, itemOffsets };
 }
 
+/** Names people reach for, mapped to the key scifi uses. */
+const KEY_ALIASES: Readonly<Record<string, string>> = {
+  wallclock: "walltime",
+  time: "walltime",
+  time_limit: "walltime",
+  timeout: "walltime",
+  budget: "budget_usd",
+  cost: "budget_usd",
+  gpus: "gpu",
+  cpu: "cpus",
+  mem: "memory",
+  max_iterations: "iterations",
+  assets: "check_assets",
+  subsams: "subtasks",
+  sub_sams: "subtasks",
+};
+
 function unknownKeyMessage(key: string, known: readonly string[]): string {
-  const suggestion = closest(key, known);
+  const alias = KEY_ALIASES[key.toLowerCase().replace(/-/g, "_")];
+  const suggestion = alias && known.includes(alias) ? alias : closest(key, known);
   return suggestion
     ? `unknown metadata key \`${key}\`; did you mean \`${suggestion}\`?`
     : `unknown metadata key \`${key}\`; known keys: ${known.join(", ")}`;

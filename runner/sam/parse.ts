@@ -91,7 +91,7 @@ function parseFile(
     defaultName: defaultName(input.absolute),
     ...(role === "sub" ? { allowedKeys: SUB_SAM_KEYS, rootFile: state.rootDisplay } : {}),
   });
-  const node = parseBody(front.body, front.bodyStart, input.absolute, sink);
+  const node = front.skipBody ? undefined : parseBody(front.body, front.bodyStart, input.absolute, sink);
   if (role === "root")
     checkAssets(state, input, metadata.checkAssets, itemOffsets.get("check_assets") ?? [], sink);
   metadata.subtasks.forEach((path, i) => {

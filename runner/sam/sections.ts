@@ -93,17 +93,11 @@ export function parseBody(
   }
   const title = nodes[first] as Heading;
   if (stray) reportTextBeforeTitle(walk, stray, title);
-  const cls = classify(title);
   let parsed: { node: SamNode; end: number; depth: number };
-  if (cls.kind === "other") {
+  if (!isMisplacedSection(nodes, first)) {
     parsed = parseSam(walk, first + 1, title.depth, nodeText(title).trim(), title, file);
   } else {
-    const what = cls.kind === "sub" ? "sub-SAM" : `section \`${nodeText(title).trim()}\``;
-    sink.error(
-      bodyStart + startOf(title),
-      `${what} is outside any SAM: a SAM starts with a title heading (e.g. \`${hashes(Math.max(1, title.depth - 1))} Fit a Gaussian\`) and its sections are one level below it`,
-    );
-    parsed = parseSam(walk, first, title.depth - 1, "(untitled)", title, file);
+    parsed = parseMisplacedStart(walk, first, title, file);
   }
   const next = nodes[parsed.end];
   if (next?.type === "heading") {
@@ -113,6 +107,54 @@ export function parseBody(
     );
   }
   return parsed.node;
+}
+
+/**
+ * The first heading is the title, even when its text is a section name (`# Task`), unless it is a
+ * section or sub-SAM heading followed by a shallower heading (the real title comes later) or by a
+ * sibling section heading at its own level (the title is missing).
+ */
+function isMisplacedSection(nodes: RootContent[], first: number): boolean {
+  const heading = nodes[first] as Heading;
+  if (classify(heading).kind === "other") return false;
+  return nodes.some(
+    (n, i) =>
+      i > first &&
+      n.type === "heading" &&
+      (n.depth < heading.depth || (n.depth === heading.depth && classify(n).kind !== "other")),
+  );
+}
+
+/**
+ * The first heading is a section (or sub-SAM), so it belongs to no SAM. If a real title follows at
+ * a shallower level, the SAM is read from there; otherwise the headings are read as an untitled SAM
+ * so that the rest of the file is still checked.
+ */
+function parseMisplacedStart(
+  walk: Walk,
+  first: number,
+  heading: Heading,
+  file: string,
+): { node: SamNode; end: number; depth: number } {
+  const titleIndex = walk.nodes.findIndex(
+    (n, i) => i > first && n.type === "heading" && n.depth < heading.depth && classify(n).kind === "other",
+  );
+  const what = classify(heading).kind === "sub" ? "sub-SAM heading" : "section";
+  const text = nodeText(heading).trim();
+  const offset = walk.bodyStart + startOf(heading);
+  if (titleIndex !== -1) {
+    const title = walk.nodes[titleIndex] as Heading;
+    walk.sink.error(
+      offset,
+      `${what} \`${text}\` is outside any SAM: it comes before the title heading \`${nodeText(title).trim()}\` (line ${walk.sink.position(walk.bodyStart + startOf(title)).line}); move it below the title`,
+    );
+    return parseSam(walk, titleIndex + 1, title.depth, nodeText(title).trim(), title, file);
+  }
+  walk.sink.error(
+    offset,
+    `${what} \`${text}\` is outside any SAM: a SAM starts with a title heading (e.g. \`${hashes(Math.max(1, heading.depth - 1))} Fit a Gaussian\`) and its sections are one level below it`,
+  );
+  return parseSam(walk, first, heading.depth - 1, "(untitled)", heading, file);
 }
 
 function reportTextBeforeTitle(walk: Walk, stray: RootContent, title: Heading): void {
@@ -147,6 +189,8 @@ function parseSam(
     source: { file, line: sink.position(headingOffset).line },
   };
   const seen = new Map<SectionKind, number>();
+  /** Sections already reported as misplaced or misspelt: not reported again as missing. */
+  const reported = new Set<SectionKind>();
   let straySeen = false;
   let i = start;
   while (i < nodes.length) {
@@ -166,13 +210,21 @@ function parseSam(
         continue;
       }
       const end = spanEnd(nodes, i + 1, depth + 1);
-      if (cls.kind === "section") readSection(walk, node, seen, cls.section, i, end, depth);
-      else reportUnknownSection(walk, current, title);
+      if (cls.kind === "section") readSection(walk, node, { seen, reported }, cls.section, i, end, depth);
+      else {
+        const meant = reportUnknownSection(walk, current, title);
+        if (meant) reported.add(meant);
+      }
       i = end;
       continue;
     }
-    if (current.type === "heading" && classify(current).kind !== "other") {
+    const misplaced = current.type === "heading" ? classify(current) : undefined;
+    if (current.type === "heading" && misplaced && misplaced.kind !== "other") {
       reportWrongLevel(walk, current, title, depth, undefined);
+      if (misplaced.kind === "section") reported.add(misplaced.section);
+      // The misplaced heading's own text is covered by this error.
+      i = spanEnd(nodes, i + 1, current.depth);
+      continue;
     } else if (!straySeen && !isComment(current)) {
       straySeen = true;
       sink.error(
@@ -183,7 +235,7 @@ function parseSam(
     i++;
   }
   for (const required of ["todo", "expectation"] as const) {
-    if (!seen.has(required)) {
+    if (!seen.has(required) && !reported.has(required)) {
       sink.error(
         headingOffset,
         `SAM \`${title}\` has no ${SECTION_TITLES[required]} section; add \`${hashes(depth + 1)} ${SECTION_TITLES[required]}\` ${required === "todo" ? "saying what to do" : "listing what must be true when it is done"}`,
@@ -204,14 +256,17 @@ function spanEnd(nodes: RootContent[], from: number, depth: number): number {
   return i;
 }
 
-function reportUnknownSection(walk: Walk, heading: Heading, title: string): void {
+/** Reports an unknown section heading; returns the section it probably meant, if any. */
+function reportUnknownSection(walk: Walk, heading: Heading, title: string): SectionKind | undefined {
   const text = nodeText(heading).trim();
   const suggestion = closest(normaliseHeading(text), Object.keys(SECTION_ALIASES));
-  const hint = suggestion ? `did you mean \`${suggestion}\`? ` : "";
+  const meant = suggestion ? SECTION_ALIASES[suggestion] : undefined;
+  const hint = meant ? `did you mean \`${SECTION_TITLES[meant]}\`? ` : "";
   walk.sink.error(
     walk.bodyStart + startOf(heading),
     `unknown section \`${text}\` in \`${title}\`; ${hint}sections are Context, To-do and Expectation (or \`Sub-SAM: name\`); for a sub-heading inside a section use a deeper level (\`${hashes(heading.depth + 1)} ${text}\`)`,
   );
+  return meant;
 }
 
 function reportWrongLevel(
@@ -235,7 +290,7 @@ function reportWrongLevel(
 function readSection(
   walk: Walk,
   node: SamNode,
-  seen: Map<SectionKind, number>,
+  found: { seen: Map<SectionKind, number>; reported: Set<SectionKind> },
   kind: SectionKind,
   headingIndex: number,
   end: number,
@@ -244,6 +299,7 @@ function readSection(
   const { nodes, sink, bodyStart, body } = walk;
   const heading = nodes[headingIndex] as Heading;
   const offset = bodyStart + startOf(heading);
+  const { seen, reported } = found;
   const first = seen.get(kind);
   if (first !== undefined) {
     sink.error(
@@ -255,8 +311,10 @@ function readSection(
   seen.set(kind, sink.position(offset).line);
   const span = nodes.slice(headingIndex + 1, end);
   for (const inner of span) {
-    if (inner.type === "heading" && classify(inner).kind !== "other") {
+    const innerClass = inner.type === "heading" ? classify(inner) : undefined;
+    if (inner.type === "heading" && innerClass && innerClass.kind !== "other") {
       reportWrongLevel(walk, inner, node.title, depth, SECTION_TITLES[kind]);
+      if (innerClass.kind === "section") reported.add(innerClass.section);
     }
   }
   const boundary = end < nodes.length ? startOf(nodes[end] as RootContent) : body.length;
