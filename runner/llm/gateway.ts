@@ -178,8 +178,9 @@ export class Gateway implements Model {
         result = await entry.provider.call(request, { signal, timeoutMs: this.#retry.timeoutMs });
         return { kind: "ok", result };
       } catch (caught) {
-        const error =
-          caught instanceof ProviderError ? caught : new ProviderError(String(caught), "connection");
+        // Anything but a classified provider failure (e.g. a replay divergence) ends the call as is.
+        if (!(caught instanceof ProviderError)) return { kind: "fatal", error: asError(caught) };
+        const error = caught;
         const latencyMs = performance.now() - t0;
         if (error.reason === "script") return { kind: "fatal", error: new ScriptError(error.message) };
         if (error.reason === "aborted" || !error.fallbackHelps) return { kind: "fatal", error };
@@ -362,6 +363,10 @@ function attempt(
     ...(status !== undefined ? { status } : {}),
     ...(delayMs !== undefined ? { delayMs } : {}),
   };
+}
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
 }
 
 function zeroUsage(): Usage {

@@ -1,0 +1,96 @@
+// Replay: a run recorded through the scripted model is answered again from its tape; the same
+// requests reproduce the same answers, a changed request stops at once with a diff.
+import { afterEach, describe, expect, it } from "vitest";
+import { AuditTape } from "../../runner/audit/tape.ts";
+import { verifyTape } from "../../runner/audit/verify.ts";
+import { createModel } from "../../runner/llm/create-model.ts";
+import type { Gateway } from "../../runner/llm/gateway.ts";
+import type { Message, ModelRequest, ModelResponse } from "../../runner/llm/types.ts";
+import { calls, fixture, freshRun, request, shellTool, userText } from "./helpers.ts";
+
+let models: Gateway[] = [];
+afterEach(async () => {
+  for (const m of models) await m.close();
+  models = [];
+});
+
+/** A tiny deterministic agent: feeds each tool call a fixed result until the model stops. */
+async function session(
+  model: Gateway,
+  lastToolResult = "energy, momentum\n1.0, 2.0",
+): Promise<ModelResponse[]> {
+  const history: Message[] = [userText("Which columns does data/run1.csv have?")];
+  const replies: ModelResponse[] = [];
+  const results = ["run1.csv\nrun2.csv", lastToolResult];
+  for (let step = 0; step < 3; step++) {
+    const ask: ModelRequest = request({
+      tools: [shellTool],
+      messages: history,
+      workspaceContext: `step ${step + 1}`,
+    });
+    const reply = await model.complete(ask);
+    replies.push(reply);
+    const call = reply.content.find((b) => b.type === "tool_use");
+    if (call?.type !== "tool_use") break;
+    history.push({ role: "assistant", content: reply.content });
+    history.push({
+      role: "user",
+      content: [{ type: "tool_result", toolUseId: call.id, content: results[step] ?? "" }],
+    });
+  }
+  return replies;
+}
+
+describe("replay provider", () => {
+  it("reproduces a recorded run exactly", async () => {
+    const recorded = freshRun("recorded");
+    const original = await createModel(`scripted:${fixture("sdk.yaml")}`, recorded.tape);
+    models.push(original);
+    const first = await session(original);
+
+    const again = freshRun("replayed");
+    const replay = await createModel(`replay:${recorded.dir}`, again.tape);
+    models.push(replay);
+    const second = await session(replay);
+
+    expect(second.map((r) => r.content)).toEqual(first.map((r) => r.content));
+    expect(second.map((r) => r.usage)).toEqual(first.map((r) => r.usage));
+    expect(second.every((r) => r.provider === "replay")).toBe(true);
+    expect(calls(again.tapePath).map((c) => c.request)).toEqual(
+      calls(recorded.tapePath).map((c) => c.request),
+    );
+    expect(verifyTape(again.tapePath).ok).toBe(true);
+  });
+
+  it("stops at the first divergence with a diff of the request", async () => {
+    const recorded = freshRun("recorded");
+    const original = await createModel(`scripted:${fixture("sdk.yaml")}`, recorded.tape);
+    models.push(original);
+    await session(original);
+
+    const replay = await createModel(`replay:${recorded.dir}`, freshRun("replayed").tape);
+    models.push(replay);
+    const error = await session(replay, "energy, momentum, charge\n1.0, 2.0, -1").catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^replay: call 3 diverges from .*audit\.jsonl \(seq 2\):/);
+    expect(message).toMatch(/\n- +"content": "energy, momentum\\n1\.0, 2\.0",\n/);
+    expect(message).toMatch(/\n\+ +"content": "energy, momentum, charge\\n1\.0, 2\.0, -1",/);
+  });
+
+  it("refuses a tampered tape and a run without one", async () => {
+    const recorded = freshRun("recorded");
+    const original = await createModel(`scripted:${fixture("sdk.yaml")}`, recorded.tape);
+    models.push(original);
+    await session(original);
+    const { readFileSync, writeFileSync } = await import("node:fs");
+    writeFileSync(
+      recorded.tapePath,
+      readFileSync(recorded.tapePath, "utf8").replace("ls data", "rm -rf data"),
+    );
+    await expect(
+      createModel(`replay:${recorded.dir}`, new AuditTape(`${recorded.dir}/x.jsonl`, { runId: "x" })),
+    ).rejects.toThrow(/damaged at line 1 \(hash does not match/);
+    await expect(createModel("replay:/nonexistent/run", freshRun().tape)).rejects.toThrow(/no audit tape at/);
+  });
+});
