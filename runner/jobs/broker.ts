@@ -159,7 +159,7 @@ export class JobBroker {
     return this.#record("status", { jobId }, async () => {
       const record = this.#owned(jobId);
       const info = await this.#slurm.jobInfo(record.jobId);
-      if (!info) return { jobId, state: record.lastState ?? "UNKNOWN", source: "sacct" } as SlurmJobInfo;
+      if (!info) return { jobId: record.jobId, state: record.lastState ?? "UNKNOWN", source: "sacct" };
       record.lastState = info.state;
       // Host paths are not the agent's business: it reads output through job_output.
       const { stdout: _o, stderr: _e, ...visible } = info;
@@ -172,11 +172,11 @@ export class JobBroker {
       const record = this.#owned(jobId);
       const live = (await this.#slurm.squeue([record.jobId])).get(record.jobId);
       if (!live || !LIVE_STATES.has(live.state)) {
-        return { jobId, cancelled: false, state: live?.state ?? record.lastState ?? "ENDED" };
+        return { jobId: record.jobId, cancelled: false, state: live?.state ?? record.lastState ?? "ENDED" };
       }
       await this.#slurm.scancel([record.jobId]);
       record.lastState = "CANCELLED";
-      return { jobId, cancelled: true, state: "CANCELLED" };
+      return { jobId: record.jobId, cancelled: true, state: "CANCELLED" };
     });
   }
 
@@ -185,7 +185,7 @@ export class JobBroker {
       const grant = this.#requireGrant();
       const record = this.#owned(jobId);
       const path = stream === "stdout" ? record.stdoutPath : record.stderrPath;
-      return { jobId, stream, ...(await this.#readOutput(path, grant.outputCapBytes)) };
+      return { jobId: record.jobId, stream, ...(await this.#readOutput(path, grant.outputCapBytes)) };
     });
   }
 
@@ -258,9 +258,13 @@ export class JobBroker {
     return this.#grant;
   }
 
+  /** The task's own job by id, or by the name given at submit (its latest job of that name). */
   #owned(jobId: string): JobRecord {
     this.#requireGrant();
-    const record = this.#jobs.get(String(jobId).trim());
+    const key = String(jobId).trim();
+    const record = /^\d+$/.test(key)
+      ? this.#jobs.get(key)
+      : [...this.#jobs.values()].filter((r) => r.name === key).at(-1);
     if (!record) {
       const own = this.jobIds;
       throw new JobRefused(

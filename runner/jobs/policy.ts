@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import type { SamMetadata } from "../sam/types.ts";
+import { parseDuration, parseSize } from "../sam/units.ts";
 import { JobRefused } from "./errors.ts";
 import { describeBytes, formatSlurmTime, parseSlurmMemory, parseSlurmTime } from "./units.ts";
 
@@ -46,15 +47,24 @@ export const DEFAULT_JOBS_POLICY: JobsPolicy = {
   outputCapBytes: 64 * 1024,
 };
 
-const slurmTime = z
+// Durations as elsewhere in the site policy (`2h`, `90m`) or in SLURM's notation (`1:30:00`, `90`).
+const jobTime = z
   .union([z.string(), z.number()])
   .transform(
     (v, ctx) =>
-      parseSlurmTime(v) ?? invalid(ctx, `'${v}' is not a SLURM time (e.g. 90, 1:30:00, 1-00:00:00)`),
+      (typeof v === "string" ? parseDuration(v) : undefined) ??
+      parseSlurmTime(v) ??
+      invalid(ctx, `'${v}' is not a duration (e.g. 2h, 90m, 1:30:00, 1-00:00:00)`),
   );
-const slurmMemory = z
+// Sizes as elsewhere in the site policy (`4G`, `512Mi`) or as sbatch --mem (a bare number is MiB).
+const jobMemory = z
   .union([z.string(), z.number()])
-  .transform((v, ctx) => parseSlurmMemory(v) ?? invalid(ctx, `'${v}' is not a memory size (e.g. 512M, 4G)`));
+  .transform(
+    (v, ctx) =>
+      (typeof v === "string" ? parseSize(v) : undefined) ??
+      parseSlurmMemory(v) ??
+      invalid(ctx, `'${v}' is not a size (e.g. 512M, 4G)`),
+  );
 const count = z.number().int().nonnegative();
 
 function invalid(ctx: z.RefinementCtx, message: string): never {
@@ -62,38 +72,38 @@ function invalid(ctx: z.RefinementCtx, message: string): never {
   return z.NEVER;
 }
 
-/** The `jobs:` section of site-policy.yaml (snake_case keys; times in SLURM notation, memory like `4G`). */
+/** The `jobs:` section of site-policy.yaml (camelCase keys, as the rest of that file). */
 export const jobsPolicySchema = z
   .strictObject({
     enabled: z.boolean().optional(),
-    max_concurrent: count.optional(),
-    max_total: count.optional(),
-    max_time: slurmTime.optional(),
-    default_time: slurmTime.optional(),
-    max_gpus: count.optional(),
-    max_cpus: count.optional(),
-    default_cpus: count.optional(),
-    max_memory: slurmMemory.optional(),
-    default_memory: slurmMemory.optional(),
+    maxConcurrentJobs: count.optional(),
+    maxTotalJobs: count.optional(),
+    maxTime: jobTime.optional(),
+    defaultTime: jobTime.optional(),
+    maxGpus: count.optional(),
+    maxCpus: count.optional(),
+    defaultCpus: count.optional(),
+    maxMemory: jobMemory.optional(),
+    defaultMemory: jobMemory.optional(),
     partition: z.string().min(1).optional(),
     account: z.string().min(1).optional(),
-    output_cap: slurmMemory.optional(),
+    outputCap: jobMemory.optional(),
   })
   .transform(
     (p): JobsPolicy => ({
       enabled: p.enabled ?? DEFAULT_JOBS_POLICY.enabled,
-      maxConcurrentJobs: p.max_concurrent ?? DEFAULT_JOBS_POLICY.maxConcurrentJobs,
-      maxTotalJobs: p.max_total ?? DEFAULT_JOBS_POLICY.maxTotalJobs,
-      maxTimeSec: p.max_time ?? DEFAULT_JOBS_POLICY.maxTimeSec,
-      defaultTimeSec: p.default_time ?? DEFAULT_JOBS_POLICY.defaultTimeSec,
-      maxGpus: p.max_gpus ?? DEFAULT_JOBS_POLICY.maxGpus,
-      maxCpus: p.max_cpus ?? DEFAULT_JOBS_POLICY.maxCpus,
-      defaultCpus: p.default_cpus ?? DEFAULT_JOBS_POLICY.defaultCpus,
-      maxMemoryBytes: p.max_memory ?? DEFAULT_JOBS_POLICY.maxMemoryBytes,
-      defaultMemoryBytes: p.default_memory ?? DEFAULT_JOBS_POLICY.defaultMemoryBytes,
+      maxConcurrentJobs: p.maxConcurrentJobs ?? DEFAULT_JOBS_POLICY.maxConcurrentJobs,
+      maxTotalJobs: p.maxTotalJobs ?? DEFAULT_JOBS_POLICY.maxTotalJobs,
+      maxTimeSec: p.maxTime ?? DEFAULT_JOBS_POLICY.maxTimeSec,
+      defaultTimeSec: p.defaultTime ?? DEFAULT_JOBS_POLICY.defaultTimeSec,
+      maxGpus: p.maxGpus ?? DEFAULT_JOBS_POLICY.maxGpus,
+      maxCpus: p.maxCpus ?? DEFAULT_JOBS_POLICY.maxCpus,
+      defaultCpus: p.defaultCpus ?? DEFAULT_JOBS_POLICY.defaultCpus,
+      maxMemoryBytes: p.maxMemory ?? DEFAULT_JOBS_POLICY.maxMemoryBytes,
+      defaultMemoryBytes: p.defaultMemory ?? DEFAULT_JOBS_POLICY.defaultMemoryBytes,
       partition: p.partition,
       account: p.account,
-      outputCapBytes: p.output_cap ?? DEFAULT_JOBS_POLICY.outputCapBytes,
+      outputCapBytes: p.outputCap ?? DEFAULT_JOBS_POLICY.outputCapBytes,
     }),
   );
 
@@ -145,7 +155,7 @@ export function jobGrant(sam: SamMetadata, policy: JobsPolicy): JobGrant | JobRe
     return new JobRefused(
       "jobs-disabled-by-site",
       "to use SLURM jobs",
-      "the site policy disables agent jobs (jobs.enabled: false)",
+      "the site policy disables agent jobs (jobs: enabled: false)",
       "Ask the site administrator",
     );
   }

@@ -1,7 +1,7 @@
 // job_cancel: cancels one of the task's own jobs (scancel, host side).
 import { z } from "zod";
 import type { JobBroker } from "../jobs/broker.ts";
-import { jobCall } from "./submit_job.ts";
+import { jobCall, jobRef } from "./submit_job.ts";
 import { defineTool, type Tool } from "./tool.ts";
 
 export function jobCancelTool(broker: JobBroker): Tool {
@@ -10,14 +10,14 @@ export function jobCancelTool(broker: JobBroker): Tool {
     effect: "write",
     description: new URL("./job_cancel.md", import.meta.url),
     input: z.object({
-      job_id: z.string().regex(/^\d+$/, "must be a job id as submit_job returned it, e.g. 1234"),
+      job: jobRef,
     }),
-    async execute({ job_id }) {
+    async execute({ job }) {
       return jobCall(async () => {
-        const r = await broker.cancel(job_id);
+        const r = await broker.cancel(job);
         return r.cancelled
-          ? `Job ${job_id} cancelled.`
-          : `Job ${job_id} had already ended (${r.state}); nothing to cancel.`;
+          ? `Job ${r.jobId} cancelled.`
+          : `Job ${r.jobId} had already ended (${r.state}); nothing to cancel.`;
       });
     },
   });

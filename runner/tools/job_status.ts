@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { JobBroker } from "../jobs/broker.ts";
 import { LIVE_STATES, type SlurmJobInfo } from "../jobs/slurm.ts";
-import { jobCall } from "./submit_job.ts";
+import { jobCall, jobRef } from "./submit_job.ts";
 import { defineTool, type Tool } from "./tool.ts";
 
 export const MAX_WAIT_SECONDS = 300;
@@ -14,7 +14,7 @@ export function jobStatusTool(broker: JobBroker): Tool {
     effect: "read",
     description: new URL("./job_status.md", import.meta.url),
     input: z.object({
-      job_id: z.string().regex(/^\d+$/, "must be a job id as submit_job returned it, e.g. 1234"),
+      job: jobRef,
       wait_seconds: z
         .number()
         .int()
@@ -23,9 +23,9 @@ export function jobStatusTool(broker: JobBroker): Tool {
         .optional()
         .describe(`Wait up to this many seconds for the job to end (0 to ${MAX_WAIT_SECONDS}; default 0).`),
     }),
-    async execute({ job_id, wait_seconds = 0 }, ctx) {
+    async execute({ job, wait_seconds = 0 }, ctx) {
       return jobCall(async () =>
-        describeStatus(await waitForJob(broker, job_id, wait_seconds * 1000, ctx.signal)),
+        describeStatus(await waitForJob(broker, job, wait_seconds * 1000, ctx.signal)),
       );
     },
   });

@@ -49,6 +49,12 @@ export function submitJobTool(broker: JobBroker): Tool {
   });
 }
 
+/** How the other job tools name a job: its id, or the name given at submit (its latest job). */
+export const jobRef = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,40}$/, "must be a job id (e.g. 1234) or the job name given to submit_job")
+  .describe("Job id as submit_job returned it, or the job's name (then its latest job of that name).");
+
 /** Runs a broker call; a refusal becomes an error text the model can act on (which rule, what is granted). */
 export async function jobCall(body: () => Promise<string>): Promise<ToolOutcome> {
   try {

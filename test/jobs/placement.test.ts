@@ -85,10 +85,10 @@ describe("SAM limits to sbatch options", () => {
 
   it("caps SAM and flags by the site policy and says so", () => {
     const policy = jobsPolicySchema.parse({
-      max_time: "1:00:00",
-      max_gpus: 1,
-      max_cpus: 2,
-      max_memory: "4G",
+      maxTime: "1h",
+      maxGpus: 1,
+      maxCpus: 2,
+      maxMemory: "4G",
       partition: "debug",
     });
     expect(placementOptions(sam, {}, policy)).toEqual({

@@ -57,10 +57,10 @@ describe("job tools as the model sees them", () => {
 
   it("answer bad input with a readable error", async () => {
     const { call } = await toolsFor();
-    expect(await call("job_status", { job_id: "12; rm -rf /" })).toEqual({
+    expect(await call("job_status", { job: "12; rm -rf /" })).toEqual({
       ok: false,
       output:
-        "Invalid input for tool 'job_status': job_id: must be a job id as submit_job returned it, e.g. 1234",
+        "Invalid input for tool 'job_status': job: must be a job id (e.g. 1234) or the job name given to submit_job",
     });
   });
 });
@@ -83,14 +83,16 @@ describe.skipIf(!hasEngine("slurm"))("job tools on a real SLURM cluster", () => 
     const jobId = /Submitted job (\d+)/.exec(submitted.output)?.[1] ?? "";
     expect(submitted.output).toContain(`Its stdout goes to slurm-out/sum-${jobId}.out`);
 
-    const status = await call("job_status", { job_id: jobId, wait_seconds: 60 });
+    const status = await call("job_status", { job: jobId, wait_seconds: 60 });
     expect(status.output).toMatch(new RegExp(`^Job ${jobId}: COMPLETED, exit code 0:0 \\(exit:signal\\)`));
-    const out = await call("job_output", { job_id: jobId });
+    // By name as well: the latest job the task submitted under that name.
+    expect((await call("job_status", { job: "sum" })).output).toMatch(new RegExp(`^Job ${jobId}: COMPLETED`));
+    const out = await call("job_output", { job: jobId });
     expect(out.output).toBe(
       `Job ${jobId} stdout:\nhost=${execFileSync("hostname", { encoding: "utf8" }).trim()} n=100 sum=5050\n`,
     );
     expect(await readFile(join(taskDir, "results", "sum-100.txt"), "utf8")).toBe("5050\n");
-    expect(await call("job_cancel", { job_id: jobId })).toEqual({
+    expect(await call("job_cancel", { job: jobId })).toEqual({
       ok: true,
       output: `Job ${jobId} had already ended (COMPLETED); nothing to cancel.`,
     });
@@ -103,7 +105,7 @@ describe.skipIf(!hasEngine("slurm"))("job tools on a real SLURM cluster", () => 
       output:
         "job request refused (gpus-above-grant): asked 2 GPU(s); the task is granted 0 GPU(s). Run on CPUs, or the SAM must request `gpu`",
     });
-    expect((await call("job_output", { job_id: "999999" })).output).toBe(
+    expect((await call("job_output", { job: "999999" })).output).toBe(
       "job request refused (unknown-job): asked job 999999; this task started no jobs. A task may query, cancel or read only the jobs it submitted",
     );
   });

@@ -64,10 +64,10 @@ describe("job grant", () => {
 
   it("caps the SAM's request by the site policy", () => {
     const policy = jobsPolicySchema.parse({
-      max_time: "2:00:00",
-      max_gpus: 1,
-      max_cpus: 4,
-      max_memory: "8G",
+      maxTime: "2h",
+      maxGpus: 1,
+      maxCpus: 4,
+      maxMemory: "8G",
     });
     const grant = jobGrant(
       samMetadata({ walltimeSec: 86_400, gpu: 2, cpus: 16, memoryBytes: 64 * 1024 ** 3 }),
@@ -82,10 +82,16 @@ describe("job grant", () => {
   });
 
   it("rejects a bad policy value with what is wrong", () => {
-    const r = jobsPolicySchema.safeParse({ max_time: "forever" });
+    const r = jobsPolicySchema.safeParse({ maxTime: "forever" });
     expect(r.success).toBe(false);
-    expect(r.error?.issues[0]?.message).toBe("'forever' is not a SLURM time (e.g. 90, 1:30:00, 1-00:00:00)");
-    expect(jobsPolicySchema.safeParse({ max_jobs: 3 }).success).toBe(false);
+    expect(r.error?.issues[0]?.message).toBe(
+      "'forever' is not a duration (e.g. 2h, 90m, 1:30:00, 1-00:00:00)",
+    );
+    expect(jobsPolicySchema.safeParse({ maxJobs: 3 }).success).toBe(false);
+    expect(jobsPolicySchema.parse({ maxTime: "1:30:00", maxMemory: 512 })).toMatchObject({
+      maxTimeSec: 5400,
+      maxMemoryBytes: 512 * 1024 ** 2,
+    });
   });
 });
 
