@@ -1,0 +1,76 @@
+// End-to-end helpers: copy an example task to a fresh folder (the agent writes there), make a fresh
+// scifi home, and run it through the same wiring as `scifi run`, with a scripted model over HTTP.
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readHistory } from "../../runner/memory/history.ts";
+import type { LimitConfig } from "../../runner/loop/limits.ts";
+import type { RunResult } from "../../runner/loop/run.ts";
+import { runTask } from "../../runner/loop/setup.ts";
+import type { RunStatus } from "../../runner/loop/status.ts";
+
+export const REPO = new URL("../..", import.meta.url).pathname;
+export const IMAGE = "scifi-sci:local";
+
+export function fixture(name: string): string {
+  return join(REPO, "test", "fixtures", "runs", name);
+}
+
+export interface Workspace {
+  root: string;
+  home: string;
+  taskDir: string;
+  sam: string;
+}
+
+/** A copy of `tasks/examples/<name>` and an empty home; `iterations` rewrites the SAM's own limit. */
+export function workspace(example: string, options: { iterations?: number } = {}): Workspace {
+  const root = mkdtempSync(join(tmpdir(), `scifi-e2e-${example}-`));
+  const home = join(root, "home");
+  const taskDir = join(root, "task");
+  mkdirSync(home);
+  cpSync(join(REPO, "tasks", "examples", example), taskDir, { recursive: true });
+  const sam = join(taskDir, "task.md");
+  if (options.iterations !== undefined) {
+    const text = readFileSync(sam, "utf8").replace(/^iterations: \d+$/m, `iterations: ${options.iterations}`);
+    writeFileSync(sam, text);
+  }
+  return { root, home, taskDir, sam };
+}
+
+export interface ScriptedRun {
+  result: RunResult;
+  history: ReturnType<typeof readHistory>;
+  statuses: RunStatus[];
+}
+
+export async function runScripted(
+  ws: Workspace,
+  script: string,
+  options: { limits?: Partial<LimitConfig>; onStatus?: (s: RunStatus) => void } = {},
+): Promise<ScriptedRun> {
+  const statuses: RunStatus[] = [];
+  const result = await runTask({
+    home: ws.home,
+    task: ws.sam,
+    backend: "docker",
+    model: `scripted:${fixture(script)}`,
+    limits: options.limits,
+    retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+    onStatus: (s) => {
+      statuses.push(s);
+      options.onStatus?.(s);
+    },
+  });
+  return { result, history: readHistory(join(result.dir, "history.jsonl")), statuses };
+}
+
+/** Build the local image once (idempotent, cached by the script; concurrent callers wait). */
+export function ensureImage(): void {
+  execFileSync("bash", [join(REPO, "scripts", "build-image.sh")], { stdio: "inherit", timeout: 1_800_000 });
+}
+
+export function lines(file: string): string[] {
+  return readFileSync(file, "utf8").split("\n").filter((l) => l !== "");
+}
