@@ -35,8 +35,22 @@ export function commandNames(help: string): string[] {
     .filter((n) => n && n !== "help");
 }
 
-/** Runs `node bin/scifi.js --help` and `... <command> --help` for every command it lists. */
-export async function collectHelp(root = SCIFI_ROOT): Promise<HelpText> {
+const helpCache = new Map<string, Promise<HelpText>>();
+
+/**
+ * Runs `node bin/scifi.js --help` and `... <command> --help` for every command it lists (once per
+ * process: the installed CLI does not change while it runs).
+ */
+export function collectHelp(root = SCIFI_ROOT): Promise<HelpText> {
+  let help = helpCache.get(root);
+  if (!help) {
+    help = spawnHelp(root);
+    helpCache.set(root, help);
+  }
+  return help;
+}
+
+async function spawnHelp(root: string): Promise<HelpText> {
   const bin = join(root, "bin", "scifi.js");
   const helpOf = async (args: string[]) =>
     (await run(process.execPath, [bin, ...args], { timeout: 30_000 })).stdout;
