@@ -4,10 +4,13 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { register as registerAsk } from "./commands/ask.ts";
 import { register as registerAudit } from "./commands/audit.ts";
+import { register as registerDoctor } from "./commands/doctor.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
 import { register as registerOracle } from "./commands/oracle.ts";
+import { register as registerPlan } from "./commands/plan.ts";
 import { register as registerRun } from "./commands/run.ts";
+import { register as registerSandbox } from "./commands/sandbox.ts";
 import { register as registerSubmit } from "./commands/submit.ts";
 import { register as registerValidate } from "./commands/validate.ts";
 import { EXIT } from "./exit-codes.ts";
@@ -27,6 +30,7 @@ export function buildProgram(): Command {
   // Commands, in the order `--help` lists them.
   const registrations: ((p: Command) => void)[] = [
     registerValidate,
+    registerPlan,
     registerRun,
     registerAudit,
     registerSubmit,
@@ -34,6 +38,8 @@ export function buildProgram(): Command {
     registerOracle,
     registerMakeSkill,
     registerAsk,
+    registerDoctor,
+    registerSandbox,
   ];
   for (const register of registrations) register(program);
   return program;

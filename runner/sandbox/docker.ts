@@ -410,7 +410,7 @@ async function pruneContainers(docker: Docker, live: ReadonlySet<string> = new S
   const removed: string[] = [];
   for (const info of containers) {
     const runId = info.Labels["scifi.run"] ?? "";
-    if (live.has(runId) || own.has(runId)) continue;
+    if (live.has(runId) || own.has(runId) || ownerAlive(info.Labels)) continue;
     await docker
       .getContainer(info.Id)
       .remove({ force: true, v: true })
@@ -418,6 +418,20 @@ async function pruneContainers(docker: Docker, live: ReadonlySet<string> = new S
     removed.push(`${info.Names[0]?.replace(/^\//, "") ?? info.Id} (run ${runId})`);
   }
   return removed;
+}
+
+/** Whether the runner process that started a container (labels scifi.host + scifi.pid) still runs. */
+function ownerAlive(labels: Record<string, string>): boolean {
+  const pid = Number(labels["scifi.pid"]);
+  if (labels["scifi.host"] !== hostname() || !Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return false; // this process: its live sandboxes are in liveRunIds()
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
+  }
 }
 
 function statusCodeOf(error: unknown): number | undefined {

@@ -1,0 +1,28 @@
+// `scifi plan <task> [--json] [--site-policy FILE]`: print what a run of the task would be granted.
+// Exit 0: resolved; 1: the policy refuses the task; 2: invalid SAM, path or site policy file.
+import type { Command } from "commander";
+import { EXIT } from "../exit-codes.ts";
+
+export function register(program: Command): void {
+  program
+    .command("plan")
+    .description(
+      "Show the sandbox a task would get (mounts, network, GPUs, limits, image) without running it",
+    )
+    .argument("<task>", "SAM file, or a task folder holding task.md")
+    .option("--json", "print the resolved spec as JSON")
+    .option(
+      "--site-policy <file>",
+      "site policy YAML (default: env SCIFI_SITE_POLICY, then <home>/site-policy.yaml)",
+    )
+    .action(async (task: string, options: { json?: boolean; sitePolicy?: string }) => {
+      const { planTask } = await import("../../policy/plan.ts");
+      const outcome = planTask(task, {
+        json: options.json === true,
+        ...(options.sitePolicy ? { sitePolicy: options.sitePolicy } : {}),
+        out: process.stdout,
+        err: process.stderr,
+      });
+      process.exitCode = outcome === "ok" ? EXIT.ok : outcome === "refused" ? EXIT.failed : EXIT.usage;
+    });
+}

@@ -1,0 +1,79 @@
+// `scifi plan`: a real SAM file through the real parser, policy and CLI; output and exit codes.
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { main } from "../../runner/cli/main.ts";
+import { planTask } from "../../runner/policy/plan.ts";
+
+function sink() {
+  let text = "";
+  return { write: (t: string) => (text += t), text: () => text };
+}
+
+function taskFolder(frontMatter: string): { home: string; dir: string } {
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "scifi-plan-")));
+  const dir = join(home, "tasks", "fit");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "task.md"),
+    `---\n${frontMatter}---\n# Fit\n## To-do\nFit it.\n## Expectation\nFitted.\n`,
+  );
+  return { home, dir };
+}
+
+describe("scifi plan", () => {
+  it("prints every grant in human form", () => {
+    const { home, dir } = taskFolder("name: fit\nnetwork: true\nscratch: 1G\n");
+    const out = sink();
+    const err = sink();
+    expect(planTask(dir, { json: false, env: { SCIFI_HOME: home }, out, err })).toBe("ok");
+    expect(err.text()).toBe("");
+    const text = out.text();
+    expect(text).toContain(`Plan for ${dir}/task.md`);
+    expect(text).toContain(`  site policy  built-in defaults (no ${home}/site-policy.yaml)`);
+    expect(text).toContain("  network      ON (granted by the SAM)");
+    expect(text).toContain("  scratch      1 GiB at /scratch");
+    expect(text).toContain(`    rw  /task          <- ${dir}  (task folder)`);
+    expect(text).toContain(`    ro  /task/task.md  <- ${dir}/task.md  (sam file)`);
+  });
+
+  it("prints the spec as JSON, reading the site policy from the env", () => {
+    const { home, dir } = taskFolder("name: fit\n");
+    writeFileSync(join(home, "policy.yaml"), "defaultCpus: 1\ndefaultImage: scifi-base:bookworm\n");
+    const out = sink();
+    const env = { SCIFI_HOME: home, SCIFI_SITE_POLICY: join(home, "policy.yaml") };
+    expect(planTask(join(dir, "task.md"), { json: true, env, out, err: sink() })).toBe("ok");
+    const parsed = JSON.parse(out.text()) as { sitePolicy: string; spec: Record<string, unknown> };
+    expect(parsed.sitePolicy).toBe(join(home, "policy.yaml"));
+    expect(parsed.spec).toMatchObject({
+      image: "scifi-base:bookworm",
+      cpus: 1,
+      network: false,
+      gpus: 0,
+      taskDir: dir,
+    });
+  });
+
+  it("exits 1 with the rule when the policy refuses, 2 on a bad SAM or site policy file", async () => {
+    const { home, dir } = taskFolder("name: fit\ngpu: 1\n");
+    const saved = process.env.SCIFI_HOME;
+    process.env.SCIFI_HOME = home;
+    try {
+      process.exitCode = undefined;
+      expect(await main(["plan", dir])).toBe(1);
+      process.exitCode = undefined;
+      writeFileSync(join(home, "bad.yaml"), "maxGpus: many\n");
+      expect(await main(["plan", dir, "--site-policy", join(home, "bad.yaml")])).toBe(2);
+      process.exitCode = undefined;
+      expect(await main(["plan", join(home, "nope")])).toBe(2);
+      process.exitCode = undefined;
+      writeFileSync(join(home, "ok.yaml"), "maxGpus: 1\n");
+      expect(await main(["plan", dir, "--site-policy", join(home, "ok.yaml"), "--json"])).toBe(0);
+    } finally {
+      process.exitCode = undefined;
+      if (saved === undefined) delete process.env.SCIFI_HOME;
+      else process.env.SCIFI_HOME = saved;
+    }
+  });
+});
