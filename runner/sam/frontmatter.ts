@@ -72,7 +72,10 @@ export function splitFrontMatter(text: string, sink: DiagnosticSink): FrontMatte
   const late = LATE_OPENING.exec(text);
   if (late) {
     // Report once, then read it as front matter anyway so the rest of the file is checked too.
-    sink.error(late[0].length, "front matter must start with `---` on the very first line; remove the blank lines above it");
+    sink.error(
+      late[0].length,
+      "front matter must start with `---` on the very first line; remove the blank lines above it",
+    );
     return shift(splitAt(text.slice(late[0].length), sink, late[0].length), late[0].length);
   }
   return splitAt(text, sink, 0);
@@ -89,7 +92,10 @@ function splitAt(text: string, sink: DiagnosticSink, origin: number): FrontMatte
   const yamlStart = 3 + language.raw.length;
   const close = text.indexOf("\n---", yamlStart - 1);
   if (close === -1) {
-    sink.error(origin, "front matter starts with `---` on line 1 but is never closed; end it with a line `---`");
+    sink.error(
+      origin,
+      "front matter starts with `---` on line 1 but is never closed; end it with a line `---`",
+    );
     return { yamlStart, body: "", bodyStart: text.length, skipBody: true };
   }
   let file: { data: { doc?: Document }; content: string };
@@ -108,7 +114,8 @@ function splitAt(text: string, sink: DiagnosticSink, origin: number): FrontMatte
   }
   const bodyStart = text.length - file.content.length;
   const doc = file.data.doc;
-  if (doc && !checkYaml(doc, text.slice(yamlStart), yamlStart + origin, sink)) return { yamlStart, body: file.content, bodyStart };
+  if (doc && !checkYaml(doc, text.slice(yamlStart), yamlStart + origin, sink))
+    return { yamlStart, body: file.content, bodyStart };
   return { doc, yamlStart, body: file.content, bodyStart };
 }
 

@@ -17,7 +17,8 @@ export function editDistance(a: string, b: string): number {
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   const normalised = word.toLowerCase().replace(/-/g, "_");
   // A truncated key (`budget` for `budget_usd`) is a closer guess than any edit distance.
-  const prefixed = normalised.length >= 4 ? candidates.find((c) => c.toLowerCase().startsWith(normalised)) : undefined;
+  const prefixed =
+    normalised.length >= 4 ? candidates.find((c) => c.toLowerCase().startsWith(normalised)) : undefined;
   if (prefixed) return prefixed;
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(normalised.length / 3)) + 1;

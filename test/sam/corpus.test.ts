@@ -22,7 +22,9 @@ describe("malformed SAM corpus", () => {
 
   it.each(cases)("%s", (name) => {
     const result = parseSamSync(join(malformed, name));
-    const actual = result.diagnostics.map((d) => `${formatDiagnostic(d).replaceAll(`${fixtures}/`, "")}\n`).join("");
+    const actual = result.diagnostics
+      .map((d) => `${formatDiagnostic(d).replaceAll(`${fixtures}/`, "")}\n`)
+      .join("");
     const expected = readFileSync(join(malformed, name.replace(/\.md$/, ".expected.txt")), "utf8");
     expect(result.ok).toBe(false);
     expect(expected).not.toBe("");

@@ -19,7 +19,7 @@ function errorsOf(text: string): string[] {
 describe("SAM error classes", () => {
   it("malformed YAML", () => {
     expect(errorsOf(`---\nname: x\nwalltime: "2h\n---\n${BODY}`)).toEqual([
-      "/virtual/task.md:3:14: error: malformed YAML front matter: Missing closing \"quote",
+      '/virtual/task.md:3:14: error: malformed YAML front matter: Missing closing "quote',
     ]);
   });
 
@@ -90,7 +90,10 @@ describe("SAM error classes", () => {
   it("a file that is not UTF-8", () => {
     const dir = mkdtempSync(join(tmpdir(), "sam-utf8-"));
     const file = join(dir, "task.md");
-    writeFileSync(file, Buffer.concat([Buffer.from("# T\n\n## To-do\nna"), Buffer.from([0xff, 0xfe]), Buffer.from("\n")]));
+    writeFileSync(
+      file,
+      Buffer.concat([Buffer.from("# T\n\n## To-do\nna"), Buffer.from([0xff, 0xfe]), Buffer.from("\n")]),
+    );
     const result = parseSamSync(file);
     expect(result.diagnostics.map(formatDiagnostic)).toEqual([
       `${file}:4:3: error: file is not valid UTF-8 (byte 0xff at byte offset 16); save the file with UTF-8 encoding`,
@@ -115,7 +118,11 @@ describe("SAM error classes", () => {
       "/virtual/task.md:2:1: error: hostile YAML: key `__proto__` is not allowed (it would alter object prototypes); remove it",
     ]);
     const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-    for (const [name, prev] of [["b", "a"], ["c", "b"], ["d", "c"]]) {
+    for (const [name, prev] of [
+      ["b", "a"],
+      ["c", "b"],
+      ["d", "c"],
+    ]) {
       bomb.push(`${name}: &${name} [${Array(10).fill(`*${prev}`).join(", ")}]`);
     }
     expect(errorsOf(`---\n${bomb.join("\n")}\n---\n${BODY}`)).toEqual([

@@ -1,0 +1,104 @@
+// `scifi validate` as users run it: a real child process of bin/scifi.js.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const repo = join(import.meta.dirname, "..", "..");
+const bin = join(repo, "bin", "scifi.js");
+
+function scifi(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, [bin, ...args], { cwd: repo, encoding: "utf8", timeout: 30_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe("scifi validate", () => {
+  it("exits 0 for the examples folder, one OK line per SAM (sub-SAM files not listed alone)", () => {
+    const run = scifi("validate", "tasks/examples");
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(run.stdout.trim().split("\n")).toEqual([
+      "tasks/examples/gfortran-build-run/task.md: OK (gfortran-build-run: 1 SAM, 2 checks)",
+      "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 2 checks)",
+      "tasks/examples/root-gaussian-fit/task.md: OK (root-gaussian-fit: 1 SAM, 2 checks)",
+      "tasks/examples/two-level-subsams/task.md: OK (two-level-subsams: 3 SAMs, 3 checks)",
+      "tasks/examples/verilator-counter-debug/task.md: OK (verilator-counter-debug: 1 SAM, 2 checks)",
+    ]);
+  });
+
+  it("exits 1 and lists every diagnostic when any file is invalid", () => {
+    const run = scifi(
+      "validate",
+      "tasks/examples/pandas-csv-aggregation/task.md",
+      "test/fixtures/sam/malformed/wrong-type-network.md",
+    );
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe(
+      [
+        "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 2 checks)",
+        "test/fixtures/sam/malformed/wrong-type-network.md:2:10: error: `network`: expected `true` or `false`, got the text `yes`; for example `network: true`",
+        "test/fixtures/sam/malformed/wrong-type-network.md:3:6: error: `gpu`: expected a GPU count (0 or more), got `-1`; for example `gpu: 1`",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("exits 2 on usage errors: no arguments, a missing path, a folder without SAMs", () => {
+    expect(scifi("validate").status).toBe(2);
+    const missing = scifi("validate", "no/such/task.md");
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe("scifi validate: no such file or folder: no/such/task.md\n");
+    const empty = mkdtempSync(join(tmpdir(), "sam-empty-"));
+    writeFileSync(join(empty, "README.md"), "# Not a SAM\n");
+    const none = scifi("validate", empty);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain("no SAM files under");
+  });
+
+  it("--json prints the parsed trees, identical across runs", () => {
+    const first = scifi("validate", "--json", "tasks/examples");
+    const second = scifi("validate", "--json", "tasks/examples");
+    expect(first.status).toBe(0);
+    expect(first.stdout).toBe(second.stdout);
+    const entries = JSON.parse(first.stdout) as {
+      file: string;
+      ok: boolean;
+      sam: { sha256: string; root: { items: { checks: { command: string }[] }[] } };
+    }[];
+    expect(entries).toHaveLength(5);
+    for (const entry of entries) {
+      expect(entry.ok).toBe(true);
+      expect(entry.file.startsWith("/")).toBe(true);
+      expect(entry.sam.sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    const verilator = entries.find((e) => e.file.endsWith("verilator-counter-debug/task.md"));
+    expect(verilator?.sam.root.items[0]?.checks[0]?.command).toBe("sh checks/run_tb.sh");
+  });
+
+  it("--json reports diagnostics of invalid files and exits 1", () => {
+    const run = scifi("validate", "--json", "test/fixtures/sam/malformed/missing-todo.md");
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout)).toEqual([
+      {
+        file: join(repo, "test/fixtures/sam/malformed/missing-todo.md"),
+        ok: false,
+        diagnostics: [
+          {
+            column: 1,
+            file: "test/fixtures/sam/malformed/missing-todo.md",
+            line: 1,
+            message: "SAM `Only an expectation` has no To-do section; add `## To-do` saying what to do",
+            severity: "error",
+          },
+        ],
+      },
+    ]);
+  });
+
+  it("has --help", () => {
+    const run = scifi("validate", "--help");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("Usage: scifi validate [options] <paths...>");
+  });
+});

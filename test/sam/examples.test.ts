@@ -1,0 +1,55 @@
+// Every example under tasks/examples validates, has checks on its Expectation, and ships the check
+// assets it declares. (Running the checks needs verilator/gfortran/python in the sandbox image;
+// the end-to-end suites do that.)
+import { existsSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { formatDiagnostic } from "../../runner/sam/diagnostics.ts";
+import { parseSamSync } from "../../runner/sam/parse.ts";
+import type { SamNode } from "../../runner/sam/types.ts";
+
+const examplesDir = join(import.meta.dirname, "..", "..", "tasks", "examples");
+const examples = readdirSync(examplesDir, { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
+
+const allNodes = (n: SamNode): SamNode[] => [n, ...n.children.flatMap(allNodes)];
+
+describe("tasks/examples", () => {
+  it("has the five required examples", () => {
+    expect(examples).toEqual(
+      expect.arrayContaining([
+        "gfortran-build-run",
+        "pandas-csv-aggregation",
+        "root-gaussian-fit",
+        "two-level-subsams",
+        "verilator-counter-debug",
+      ]),
+    );
+  });
+
+  it.each(examples)("%s validates, with checks and existing check assets", (name) => {
+    const file = join(examplesDir, name, "task.md");
+    const result = parseSamSync(file);
+    expect(result.diagnostics.map(formatDiagnostic)).toEqual([]);
+    if (!result.ok) return;
+    const { sam } = result;
+    expect(sam.metadata.name).toBe(name);
+    for (const node of allNodes(sam.root)) {
+      expect(node.items.flatMap((i) => i.checks).length, `checks in ${node.title}`).toBeGreaterThan(0);
+    }
+    expect(sam.metadata.checkAssets.length).toBeGreaterThan(0);
+    for (const asset of sam.metadata.checkAssets)
+      expect(existsSync(resolve(dirname(file), asset))).toBe(true);
+  });
+
+  it("two-level-subsams has a nested and a referenced sub-SAM", () => {
+    const result = parseSamSync(join(examplesDir, "two-level-subsams", "task.md"));
+    if (!result.ok) throw new Error("invalid");
+    expect(result.sam.root.children.map((c) => [c.title, c.source.file.endsWith("analyse.md")])).toEqual([
+      ["simulate the walks", false],
+      ["Analyse the final positions", true],
+    ]);
+  });
+});
