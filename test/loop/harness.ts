@@ -4,11 +4,11 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readHistory } from "../../runner/memory/history.ts";
 import type { LimitConfig } from "../../runner/loop/limits.ts";
 import type { RunResult } from "../../runner/loop/run.ts";
 import { runTask } from "../../runner/loop/setup.ts";
 import type { RunStatus } from "../../runner/loop/status.ts";
+import { readHistory } from "../../runner/memory/history.ts";
 
 export const REPO = new URL("../..", import.meta.url).pathname;
 export const IMAGE = "scifi-sci:local";
@@ -72,5 +72,7 @@ export function ensureImage(): void {
 }
 
 export function lines(file: string): string[] {
-  return readFileSync(file, "utf8").split("\n").filter((l) => l !== "");
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "");
 }

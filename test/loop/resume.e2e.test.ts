@@ -1,0 +1,150 @@
+// Crash-resume: `scifi run` is SIGKILLed mid-work, `scifi run --resume` finishes the run with a
+// fresh sandbox on the same task folder; history, memory and audit are checked line by line.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readTape, verifyTape } from "../../runner/audit/verify.ts";
+import { parseEntries } from "../../runner/memory/entries.ts";
+import { readHistory } from "../../runner/memory/history.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage, fixture, lines, REPO, workspace } from "./harness.ts";
+
+const exec = promisify(execFile);
+const orphans: string[] = [];
+
+describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
+  beforeAll(() => ensureImage(), 1_800_000);
+  afterAll(async () => {
+    // The killed process could not stop its container; remove exactly that one.
+    for (const name of orphans) await exec("docker", ["rm", "-f", name]).catch(() => undefined);
+  });
+
+  it("a run killed with SIGKILL mid-work resumes and finishes, with nothing lost or duplicated", async () => {
+    const ws = workspace("verilator-counter-debug");
+    const env = { ...process.env, SCIFI_HOME: ws.home };
+    const scifi = join(REPO, "bin/scifi.js");
+    const first = spawn(
+      process.execPath,
+      [scifi, "run", ws.sam, "--model", `scripted:${fixture("verilator-resume-1.yaml")}`],
+      {
+        env,
+        stdio: "ignore",
+      },
+    );
+    const runDir = await waitFor(() => {
+      const runs = existsSync(join(ws.home, "runs")) ? readdirSync(join(ws.home, "runs")) : [];
+      return runs[0] ? join(ws.home, "runs", runs[0]) : undefined;
+    });
+    const runId = runDir.split("/").at(-1) ?? "";
+    orphans.push(`scifi-${runId}`);
+    // Wait for pre-scan and two work calls on the tape; the third work call hangs.
+    await waitFor(() => (callCount(join(runDir, "audit.jsonl")) >= 3 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+    await kill(first);
+
+    const stateBefore = JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as { phase: string };
+    expect(stateBefore.phase).toBe("prescan");
+    const historyBefore = lines(join(runDir, "history.jsonl"));
+    const auditBefore = lines(join(runDir, "audit.jsonl"));
+
+    const resumed = await exec(
+      process.execPath,
+      [scifi, "run", "--resume", runId, "--model", `scripted:${fixture("verilator-resume-2.yaml")}`],
+      { env, timeout: 300_000 },
+    ).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (e: { code: number; stdout: string; stderr: string }) => ({
+        code: e.code,
+        stdout: `${e.stdout}${e.stderr}`,
+      }),
+    );
+    expect(resumed.stdout).toMatch(/^PASSED/);
+    expect(resumed.code).toBe(0);
+
+    // History: the lines written before the kill are kept byte for byte, then continue in sequence.
+    const historyAfter = lines(join(runDir, "history.jsonl"));
+    expect(historyAfter.slice(0, historyBefore.length)).toEqual(historyBefore);
+    const events = readHistory(join(runDir, "history.jsonl"));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.map((e) => e.type)).toEqual([
+      "run_start",
+      "iteration_start",
+      "prescan",
+      "resumed",
+      "work_end",
+      "check",
+      "check",
+      "verdict",
+      "node_complete",
+      "iteration_end",
+      "final_review",
+      "run_end",
+    ]);
+    expect(events[3]).toMatchObject({
+      type: "resumed",
+      fromPhase: "prescan",
+      iteration: 1,
+      discardedEvents: 0,
+    });
+
+    // Audit: the old records unchanged, one chain, a resume event, every call once.
+    const auditAfter = lines(join(runDir, "audit.jsonl"));
+    expect(auditAfter.slice(0, auditBefore.length)).toEqual(auditBefore);
+    expect(verifyTape(join(runDir, "audit.jsonl"))).toMatchObject({ ok: true });
+    const tape = readTape(join(runDir, "audit.jsonl"));
+    expect(
+      tape.map((r) =>
+        r.kind === "call" ? `call:${r.role}` : r.kind === "event" ? `event:${r.event}` : r.kind,
+      ),
+    ).toEqual([
+      "call:prescan",
+      "call:work",
+      "call:work",
+      "event:resumed",
+      "call:work",
+      "call:work",
+      "call:review",
+      "call:final_review",
+    ]);
+
+    // Memory: one entry each in group and global memory; the task folder holds the fix.
+    const group = parseEntries(readFileSync(join(ws.home, "memory/groups/rtl-debugging.md"), "utf8"));
+    const global = parseEntries(readFileSync(join(ws.home, "memory/global.md"), "utf8"));
+    expect(group.map((e) => e.id)).toEqual([`${runId}/final/group`]);
+    expect(global.map((e) => e.id)).toEqual([`${runId}/final/global`]);
+    expect(readFileSync(join(ws.taskDir, "rtl/counter.v"), "utf8")).toContain("WIDTH'(N - 1);");
+
+    // Resuming a finished run changes nothing.
+    const again = await exec(
+      process.execPath,
+      [scifi, "run", "--resume", runId, "--model", `scripted:${fixture("verilator-resume-2.yaml")}`],
+      { env },
+    );
+    expect(again.stdout).toMatch(/^PASSED/);
+    expect(lines(join(runDir, "history.jsonl"))).toEqual(historyAfter);
+    expect(lines(join(runDir, "audit.jsonl"))).toEqual(auditAfter);
+  }, 600_000);
+});
+
+function callCount(tape: string): number {
+  if (!existsSync(tape)) return 0;
+  return lines(tape).filter((l) => l.includes('"kind":"call"')).length;
+}
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 240_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting for the run to get there");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL");
+  await exited;
+}
