@@ -10,7 +10,6 @@ import { Redactor } from "../../runner/audit/redact.ts";
 import { AuditTape } from "../../runner/audit/tape.ts";
 import { verifyTape } from "../../runner/audit/verify.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
-import type { Gateway } from "../../runner/llm/gateway.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 
 const ENV_KEY = "sk-ant-api03-PLANTEDenvKEY0123456789abcdefXYZ";
