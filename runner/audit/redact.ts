@@ -25,7 +25,10 @@ export interface RedactorOptions {
 }
 
 export class Redactor {
-  readonly #values: string[];
+  #values: string[] = [];
+  /** One alternation of every secret value and pattern, rebuilt when a value is added. */
+  #plain: RegExp | undefined;
+  #json: RegExp | undefined;
 
   constructor(options: RedactorOptions = {}) {
     const env = options.env ?? process.env;
@@ -33,42 +36,42 @@ export class Redactor {
     const fromEnv = Object.entries(env)
       .filter(([name]) => named.has(name) || SECRET_ENV_NAME.test(name))
       .map(([, value]) => value ?? "");
-    // Longest first so a secret that contains another is removed whole.
-    this.#values = [...new Set([...(options.values ?? []), ...fromEnv])]
-      .filter((v) => v.length >= MIN_SECRET_LENGTH)
-      .sort((a, b) => b.length - a.length);
+    for (const value of [...(options.values ?? []), ...fromEnv]) this.addValue(value);
   }
 
   /** Adds a secret value discovered later (e.g. a key read from a key file). */
   addValue(value: string): void {
-    if (value.length >= MIN_SECRET_LENGTH && !this.#values.includes(value)) {
-      this.#values.push(value);
-      this.#values.sort((a, b) => b.length - a.length);
-    }
+    if (value.length < MIN_SECRET_LENGTH || this.#values.includes(value)) return;
+    // Longest first so a secret that contains another is removed whole.
+    this.#values = [...this.#values, value].sort((a, b) => b.length - a.length);
+    this.#plain = undefined;
+    this.#json = undefined;
   }
 
   text(input: string): string {
-    let out = input;
-    for (const value of this.#values) out = out.split(value).join(REDACTED);
-    for (const pattern of PATTERNS) out = out.replace(pattern, REDACTED);
-    return out;
+    this.#plain ??= combined(this.#values.map(escapeRegExp));
+    return input.replace(this.#plain, REDACTED);
+  }
+
+  /**
+   * Redacts the JSON text of a record in one pass: secret values are matched in their JSON-escaped
+   * form, and the patterns cannot match a quote or backslash, so the result is still valid JSON.
+   */
+  json(text: string): string {
+    this.#json ??= combined(this.#values.map((v) => escapeRegExp(JSON.stringify(v).slice(1, -1))));
+    return text.replace(this.#json, REDACTED);
   }
 
   /** Deep copy with every string (values and keys) redacted. */
   value<T>(input: T): T {
-    return this.#walk(input) as T;
+    return JSON.parse(this.json(JSON.stringify(input))) as T;
   }
+}
 
-  #walk(input: unknown): unknown {
-    if (typeof input === "string") return this.text(input);
-    if (Array.isArray(input)) return input.map((item) => this.#walk(item));
-    if (input !== null && typeof input === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [key, val] of Object.entries(input)) {
-        if (val !== undefined) out[this.text(key)] = this.#walk(val);
-      }
-      return out;
-    }
-    return input;
-  }
+function combined(values: string[]): RegExp {
+  return new RegExp([...values, ...PATTERNS.map((p) => p.source)].join("|"), "g");
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

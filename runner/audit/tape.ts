@@ -8,7 +8,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, wr
 import { dirname } from "node:path";
 import { sealLine, sha256 } from "./chain.ts";
 import { Redactor } from "./redact.ts";
-import type { AuditEntry, AuditRecord } from "./types.ts";
+import type { AuditEntry } from "./types.ts";
 
 export interface AuditTapeOptions {
   runId: string;
@@ -44,17 +44,15 @@ export class AuditTape {
     this.#fd = openSync(path, "a", 0o600);
   }
 
-  /** Appends one record (redacted, chained, fsynced) and returns it as written. */
-  append(entry: AuditEntry): AuditRecord {
+  /** Appends one record (redacted, chained, fsynced) and returns its seq. */
+  append(entry: AuditEntry): number {
     if (this.#fd === undefined) throw new Error(`audit tape ${this.path} is closed`);
     const chained = { seq: this.#seq, prev: this.#prev, time: this.#now().toISOString(), runId: this.runId };
-    const record = this.redactor.value({ ...chained, ...entry }) as AuditRecord;
-    const line = sealLine(JSON.stringify(record));
+    const line = sealLine(this.redactor.json(JSON.stringify({ ...chained, ...entry })));
     writeSync(this.#fd, `${line}\n`);
     fsyncSync(this.#fd);
-    this.#seq++;
     this.#prev = sha256(line);
-    return record;
+    return this.#seq++;
   }
 
   /** Number of records on the tape so far. */
