@@ -155,16 +155,31 @@ export class JobBroker {
     return run;
   }
 
-  status(jobId: string): Promise<SlurmJobInfo> {
-    return this.#record("status", { jobId }, async () => {
+  /**
+   * The job's state. With `waitMs`, waits host-side (0.5 s, doubling to 10 s between queries) until
+   * the job leaves the live states or the time is up; one event on the tape either way.
+   */
+  status(jobId: string, waitMs = 0, signal?: AbortSignal): Promise<SlurmJobInfo> {
+    return this.#record("status", waitMs > 0 ? { jobId, waitMs } : { jobId }, async () => {
       const record = this.#owned(jobId);
-      const info = await this.#slurm.jobInfo(record.jobId);
-      if (!info) return { jobId: record.jobId, state: record.lastState ?? "UNKNOWN", source: "sacct" };
-      record.lastState = info.state;
-      // Host paths are not the agent's business: it reads output through job_output.
-      const { stdout: _o, stderr: _e, ...visible } = info;
-      return visible;
+      const deadline = Date.now() + waitMs;
+      let delay = 500;
+      for (;;) {
+        const info = await this.#currentState(record);
+        if (!LIVE_STATES.has(info.state) || Date.now() + delay > deadline || signal?.aborted) return info;
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 10_000);
+      }
     });
+  }
+
+  async #currentState(record: JobRecord): Promise<SlurmJobInfo> {
+    const info = await this.#slurm.jobInfo(record.jobId);
+    if (!info) return { jobId: record.jobId, state: record.lastState ?? "UNKNOWN", source: "sacct" };
+    record.lastState = info.state;
+    // Host paths are not the agent's business: it reads output through job_output.
+    const { stdout: _o, stderr: _e, ...visible } = info;
+    return visible;
   }
 
   cancel(jobId: string): Promise<{ jobId: string; cancelled: boolean; state: string }> {

@@ -177,6 +177,8 @@ export class SlurmClient {
           resolve({ code, stdout, stderr });
         },
       );
+      // A command that exits before reading its stdin must not crash scifi with EPIPE.
+      child.stdin?.on("error", () => {});
       child.stdin?.end(stdin ?? "");
     });
   }

@@ -24,28 +24,9 @@ export function jobStatusTool(broker: JobBroker): Tool {
         .describe(`Wait up to this many seconds for the job to end (0 to ${MAX_WAIT_SECONDS}; default 0).`),
     }),
     async execute({ job, wait_seconds = 0 }, ctx) {
-      return jobCall(async () =>
-        describeStatus(await waitForJob(broker, job, wait_seconds * 1000, ctx.signal)),
-      );
+      return jobCall(async () => describeStatus(await broker.status(job, wait_seconds * 1000, ctx.signal)));
     },
   });
-}
-
-/** Polls the broker with a growing delay (0.5 s up to 10 s) until the job leaves the live states. */
-export async function waitForJob(
-  broker: JobBroker,
-  jobId: string,
-  waitMs: number,
-  signal?: AbortSignal,
-): Promise<SlurmJobInfo> {
-  const deadline = Date.now() + waitMs;
-  let delay = 500;
-  for (;;) {
-    const info = await broker.status(jobId);
-    if (!LIVE_STATES.has(info.state) || Date.now() + delay > deadline || signal?.aborted) return info;
-    await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 10_000);
-  }
 }
 
 function describeStatus(info: SlurmJobInfo): string {

@@ -1,0 +1,100 @@
+// SLURM jobs for one `scifi run`: builds the task's broker and job tools when the SAM asks for
+// `jobs: slurm`, and cancels the task's jobs when the run ends, fails or is cancelled.
+// Use `runTaskWithJobs` where `runTask` is called (the CLI does), or `jobsForRun` to wire by hand.
+import { appendFileSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { RunResult } from "../loop/run.ts";
+import type { RunTaskOptions } from "../loop/setup.ts";
+import { runDir } from "../paths.ts";
+import type { SamDocument } from "../sam/types.ts";
+import type { Tool } from "../tools/tool.ts";
+import { JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
+import { loadJobsPolicy } from "./policy.ts";
+import { jobTools } from "./tools.ts";
+
+export interface RunJobs {
+  /** The job tools to add to the work agent's set (empty unless the task is granted jobs). */
+  tools: Tool[];
+  broker?: JobBroker;
+  /** Cancels the task's live jobs (unless the SAM keeps them). Safe to call twice. */
+  finish(reason: string): Promise<void>;
+}
+
+export interface JobsForRunOptions {
+  home: string;
+  runId: string;
+  sam: SamDocument;
+  /** Site policy file holding the `jobs:` section (default `<home>/site-policy.yaml`). */
+  sitePolicyFile: string;
+  /** Where broker calls are recorded; default: `runs/<runId>/jobs/events.jsonl`. */
+  onEvent?: JobEventSink;
+}
+
+export function jobsForRun(o: JobsForRunOptions): RunJobs {
+  if (o.sam.metadata.jobs !== "slurm") return { tools: [], finish: async () => {} };
+  const recordsDir = join(runDir(o.home, o.runId), "jobs");
+  const broker = new JobBroker({
+    runId: o.runId,
+    taskDir: realpathSync(dirname(o.sam.file)),
+    sam: o.sam.metadata,
+    policy: loadJobsPolicy(o.sitePolicyFile),
+    recordsDir,
+    onEvent: o.onEvent ?? appendEvents(join(recordsDir, "events.jsonl")),
+  });
+  let finished = false;
+  return {
+    tools: jobTools(broker),
+    broker,
+    async finish(reason) {
+      if (finished || broker.jobIds.length === 0) return;
+      finished = true;
+      await broker.cancelAll(reason);
+    },
+  };
+}
+
+/** An append-only JSONL sink, one broker call a line (records live out of the agent's reach). */
+export function appendEvents(file: string): JobEventSink {
+  return (event: JobEvent) => {
+    mkdirSync(dirname(file), { recursive: true });
+    appendFileSync(file, `${JSON.stringify(event)}\n`);
+  };
+}
+
+/**
+ * `runTask` with SLURM jobs: the job tools are offered when the SAM asks for them, and every job
+ * the agent started is cancelled when the run returns or throws (`keep_jobs: true` keeps them).
+ */
+export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResult> {
+  const { runTask } = await import("../loop/setup.ts");
+  const sam = options.task && !options.resume ? await parseForJobs(options.task) : undefined;
+  if (!sam || sam.metadata.jobs !== "slurm") return runTask(options);
+  const { newRunId } = await import("../loop/records.ts");
+  const { sitePolicyPath } = await import("../policy/site.ts");
+  const runId = options.runId ?? newRunId(sam.metadata.name);
+  const jobs = jobsForRun({
+    home: options.home,
+    runId,
+    sam,
+    sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
+  });
+  try {
+    return await runTask({
+      ...options,
+      runId,
+      extraWorkTools: [...(options.extraWorkTools ?? []), ...jobs.tools],
+    });
+  } finally {
+    await jobs.finish("the task's run ended");
+  }
+}
+
+/** The parsed SAM, or undefined when it does not parse (runTask then reports the diagnostics). */
+async function parseForJobs(task: string): Promise<SamDocument | undefined> {
+  const { parseSam } = await import("../sam/parse.ts");
+  let file = resolve(task);
+  if (existsSync(file) && statSync(file).isDirectory()) file = join(file, "task.md");
+  if (!existsSync(file)) return undefined;
+  const parsed = await parseSam(file);
+  return parsed.ok ? parsed.sam : undefined;
+}

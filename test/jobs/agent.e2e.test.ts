@@ -1,0 +1,101 @@
+// A whole `scifi run` with SLURM jobs: real Docker sandbox, real SLURM cluster, scripted model over
+// HTTP (labelled scripted). The agent submits a job that computes a number, waits, reads the output,
+// and the runner's own check of that number passes; a job left running is cancelled at the end.
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JobEvent } from "../../runner/jobs/broker.ts";
+import { runTaskWithJobs } from "../../runner/jobs/run-jobs.ts";
+import { readHistory } from "../../runner/memory/history.ts";
+import { hasEngine } from "../helpers/engines.ts";
+
+const REPO = new URL("../..", import.meta.url).pathname;
+const FIXTURES = join(REPO, "test", "fixtures", "slurm");
+const roots: string[] = [];
+
+function workspace(): { home: string; taskDir: string; sam: string } {
+  const root = mkdtempSync(join(tmpdir(), "scifi-slurm-agent-"));
+  roots.push(root);
+  const home = join(root, "home");
+  const taskDir = join(root, "task");
+  mkdirSync(home);
+  cpSync(join(FIXTURES, "agent"), taskDir, { recursive: true });
+  return { home, taskDir, sam: join(taskDir, "task.md") };
+}
+
+function run(ws: ReturnType<typeof workspace>, script: string) {
+  return runTaskWithJobs({
+    home: ws.home,
+    task: ws.sam,
+    backend: "docker",
+    model: `scripted:${join(FIXTURES, script)}`,
+    retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+  });
+}
+
+function events(runDir: string): JobEvent[] {
+  return readFileSync(join(runDir, "jobs", "events.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as JobEvent);
+}
+
+describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
+  "scifi run with SLURM jobs (scripted agent)",
+  () => {
+    beforeAll(() => {
+      execFileSync("bash", [join(REPO, "scripts", "build-image.sh"), "--base-only"], { stdio: "inherit" });
+    }, 1_200_000);
+    afterAll(() => {
+      for (const root of roots) rmSync(root, { recursive: true, force: true });
+    });
+
+    it("submits a job computing a number, waits, reads it, and passes on the check of that number", async () => {
+      const ws = workspace();
+      const result = await run(ws, "agent-pass.yaml");
+      expect(result.outcome).toEqual({ status: "passed", reason: "every check and review item passed" });
+      expect(readFileSync(join(ws.taskDir, "answer.txt"), "utf8")).toBe("5050\n");
+      const history = readHistory(join(result.dir, "history.jsonl"));
+      expect(history.filter((e) => e.type === "check").map((e) => e.type === "check" && e.passed)).toEqual([
+        true,
+      ]);
+      // Every broker call is on the run's job record, with the decision; the wait is one call.
+      const recorded = events(result.dir);
+      expect(recorded.map((e) => `${e.action}:${e.decision}`)).toEqual([
+        "submit:allowed",
+        "status:allowed",
+        "output:allowed",
+        "cancel_all:allowed",
+      ]);
+      expect(recorded[1]).toMatchObject({
+        request: { jobId: "sum", waitMs: 90_000 },
+        result: { state: "COMPLETED" },
+      });
+      expect(recorded[3]?.result).toEqual({ cancelled: [], kept: false });
+      const jobs = JSON.parse(readFileSync(join(result.dir, "jobs", "jobs.json"), "utf8")) as {
+        jobs: { jobId: string; name: string; script: string }[];
+      };
+      expect(jobs.jobs).toMatchObject([{ name: "sum", script: "jobs/sum.sh" }]);
+      // The records (frozen script copy) are in the run folder, not the task folder.
+      expect(existsSync(join(result.dir, "jobs", "scripts"))).toBe(true);
+    }, 300_000);
+
+    it("cancels the job the agent left running when the run ends", async () => {
+      const ws = workspace();
+      const result = await run(ws, "agent-leaves-job.yaml");
+      expect(result.outcome.status).toBe("failed");
+      const all = events(result.dir);
+      const submitted = all.find((e) => e.action === "submit")?.result?.jobId as string;
+      expect(submitted).toMatch(/^\d+$/);
+      expect(all.at(-1)).toMatchObject({
+        action: "cancel_all",
+        decision: "allowed",
+        result: { cancelled: [submitted], kept: false },
+      });
+      const live = execFileSync("squeue", ["-h", "-j", submitted, "-o", "%i"], { encoding: "utf8" });
+      expect(live.trim()).toBe("");
+    }, 300_000);
+  },
+);
