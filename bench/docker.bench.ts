@@ -102,7 +102,11 @@ async function rawExec(docker: Docker, container: Docker.Container): Promise<num
   return info.ExitCode ?? -1;
 }
 
-async function measureStart(docker: Docker, backend: ReturnType<typeof createDockerBackend>, taskDir: string) {
+async function measureStart(
+  docker: Docker,
+  backend: ReturnType<typeof createDockerBackend>,
+  taskDir: string,
+) {
   const raw: number[] = [];
   const ours: number[] = [];
   for (let i = 0; i < START_ROUNDS; i++) {

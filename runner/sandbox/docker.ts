@@ -305,7 +305,7 @@ class DockerSandbox implements Sandbox {
       const exitCode = await this.waitForExit(exec, stream);
       // `timeout` kills its process group; children that left it (setsid, daemons) are swept too.
       if (watchdog.fired() || endedByTimeout(exitCode, Date.now() - started, opts.timeoutMs)) {
-        await this.killExecProcesses(execId).catch(() => undefined);
+        await this.recoverAfterTimeout(execId);
       }
       return { exitCode, stdout, stderr, watchdog: watchdog.fired() };
     } finally {
@@ -317,6 +317,8 @@ class DockerSandbox implements Sandbox {
   private collect(stream: Duplex, stdout: CappedBuffer, stderr: CappedBuffer): void {
     const out = new PassThrough();
     const err = new PassThrough();
+    // A container restarted under a live exec resets its stream: that ends the exec, it is no crash.
+    stream.on("error", () => undefined);
     out.on("data", (chunk: Buffer) => stdout.push(chunk));
     err.on("data", (chunk: Buffer) => stderr.push(chunk));
     this.docker.modem.demuxStream(stream, out, err);
@@ -384,13 +386,36 @@ class DockerSandbox implements Sandbox {
   }
 
   /** Kills every process whose environment carries this exec's marker (also ones that called setsid). */
-  private async killExecProcesses(execId: string): Promise<void> {
+  private async killExecProcesses(execId: string): Promise<boolean> {
     const script = `for p in /proc/[0-9]*; do grep -qz '^${EXEC_MARKER}=${execId}$' "$p/environ" 2>/dev/null && kill -KILL "\${p#/proc/}" 2>/dev/null; done; true`;
-    const exec = await this.container.exec({
-      Cmd: ["sh", "-c", `${script}; ${script}`],
-      AttachStdout: false,
-    });
+    return this.quickExec(["sh", "-c", `${script}; ${script}`]);
+  }
+
+  /**
+   * After a timeout: sweep the exec's leftovers; if the sweep cannot run or the container cannot
+   * start even `true` afterwards (a fork bomb filling the pids limit leaves no pid for either),
+   * restart the container. A restart empties /tmp and /scratch; the task folder is kept.
+   */
+  private async recoverAfterTimeout(execId: string): Promise<void> {
+    const swept = await this.killExecProcesses(execId).catch(() => false);
+    if (swept && (await this.quickExec(["true"]).catch(() => false))) return;
+    await this.container.restart({ t: 0 }).catch(() => undefined);
+  }
+
+  /** Runs a short helper command; true when it ran and exited 0 within a few seconds. */
+  private async quickExec(argv: string[]): Promise<boolean> {
+    const exec = await this.container.exec({ Cmd: argv, AttachStdout: false, AttachStderr: false });
     await exec.start({ Detach: true });
+    const info = await pollUntil(
+      async () => {
+        const i = await exec.inspect();
+        return i.Running ? undefined : i;
+      },
+      "a helper exec to end",
+      10_000,
+      20,
+    ).catch(() => undefined);
+    return info?.ExitCode === 0;
   }
 
   private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
