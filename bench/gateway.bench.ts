@@ -86,50 +86,55 @@ function nextHistory(history: Message[], content: Message["content"], step: numb
   });
 }
 
-async function gatewaySession(
-  script: string,
-  dir: string,
-  rep: number,
-): Promise<{ times: number[]; tape: string }> {
-  const tapePath = join(dir, `gateway-${rep}`, "audit.jsonl");
-  const tape = new AuditTape(tapePath, { runId: `bench-${rep}` });
+/** One session driven step by step, so the gateway and the baseline can advance in lockstep. */
+interface Session {
+  step(step: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function gatewaySession(script: string, tapePath: string, runId: string): Promise<Session> {
+  const tape = new AuditTape(tapePath, { runId });
   const model = await createModel(`scripted:${script}`, tape);
   const history: Message[] = [{ role: "user", content: [{ type: "text", text: "Make all checks pass." }] }];
-  const times: number[] = [];
-  for (let step = 0; step < STEPS; step++) {
-    const t0 = performance.now();
-    const reply = await model.complete(requestAt(history, step));
-    times.push(performance.now() - t0);
-    nextHistory(history, reply.content, step);
-  }
-  await model.close();
-  tape.close();
-  return { times, tape: tapePath };
+  return {
+    async step(step) {
+      const t0 = performance.now();
+      const reply = await model.complete(requestAt(history, step));
+      const elapsed = performance.now() - t0;
+      nextHistory(history, reply.content, step);
+      return elapsed;
+    },
+    async close() {
+      await model.close();
+      tape.close();
+    },
+  };
 }
 
 /** The raw baseline: the same bodies straight through the SDK, no gateway, no tape. */
-async function directSession(script: string): Promise<number[]> {
+async function directSession(script: string): Promise<Session> {
   const server = await ScriptedServer.start(script);
   const client = new Anthropic({ apiKey: "scripted-no-key", baseURL: server.baseURL, maxRetries: 0 });
   const options = { model: "scripted-bench", apiKey: "x", thinking: { type: "adaptive" } as const };
   const history: Message[] = [{ role: "user", content: [{ type: "text", text: "Make all checks pass." }] }];
-  const times: number[] = [];
-  for (let step = 0; step < STEPS; step++) {
-    const t0 = performance.now();
-    const body = buildAnthropicBody(requestAt(history, step), options);
-    const reply = await client.messages.create(body, { headers: { [ROLE_HEADER]: "work" } });
-    times.push(performance.now() - t0);
-    const content = reply.content.flatMap((b) =>
-      b.type === "tool_use"
-        ? [{ type: "tool_use" as const, id: b.id, name: b.name, input: b.input as Record<string, unknown> }]
-        : b.type === "text"
-          ? [{ type: "text" as const, text: b.text }]
-          : [],
-    );
-    nextHistory(history, content, step);
-  }
-  await server.close();
-  return times;
+  return {
+    async step(step) {
+      const t0 = performance.now();
+      const body = buildAnthropicBody(requestAt(history, step), options);
+      const reply = await client.messages.create(body, { headers: { [ROLE_HEADER]: "work" } });
+      const elapsed = performance.now() - t0;
+      const content = reply.content.flatMap((b) =>
+        b.type === "tool_use"
+          ? [{ type: "tool_use" as const, id: b.id, name: b.name, input: b.input as Record<string, unknown> }]
+          : b.type === "text"
+            ? [{ type: "text" as const, text: b.text }]
+            : [],
+      );
+      nextHistory(history, content, step);
+      return elapsed;
+    },
+    close: () => server.close(),
+  };
 }
 
 function median(values: number[]): number {
@@ -146,13 +151,24 @@ export async function run(): Promise<BenchResult[]> {
     const gatewayTimes: number[] = [];
     const directTimes: number[] = [];
     let tape = "";
-    await directSession(script); // warm-up: JIT, sockets
-    for (let rep = 0; rep < REPEATS; rep++) {
-      // Interleaved so drift on a shared machine hits both sides alike.
-      const g = await gatewaySession(script, dir, rep);
-      gatewayTimes.push(...g.times);
-      tape = g.tape;
-      directTimes.push(...(await directSession(script)));
+    for (let rep = 0; rep <= REPEATS; rep++) {
+      tape = join(dir, `gateway-${rep}`, "audit.jsonl");
+      const gateway = await gatewaySession(script, tape, `bench-${rep}`);
+      const direct = await directSession(script);
+      // Lockstep, alternating which goes first, so load on a shared machine hits both sides alike.
+      for (let step = 0; step < STEPS; step++) {
+        const pair =
+          step % 2 === 0
+            ? [await gateway.step(step), await direct.step(step)]
+            : [await direct.step(step), await gateway.step(step)].reverse();
+        // Repeat 0 is the warm-up (JIT, sockets) and is not counted.
+        if (rep > 0) {
+          gatewayTimes.push(pair[0] ?? 0);
+          directTimes.push(pair[1] ?? 0);
+        }
+      }
+      await gateway.close();
+      await direct.close();
     }
     const records = readTape(tape);
     const fromWire = cacheFromWire(records);
@@ -172,7 +188,7 @@ export async function run(): Promise<BenchResult[]> {
         unit: "ms",
         baseline: median(directTimes),
         maxRatio: 1.05,
-        note: `direct SDK call with the same body to the same scripted server; ${REPEATS}x${STEPS} calls each; gateway includes redaction, hash chain and fsync of a ${Math.round(records.reduce((n, r) => n + JSON.stringify(r).length, 0) / records.length / 1024)} KiB record`,
+        note: `+${(median(gatewayTimes) - median(directTimes)).toFixed(2)} ms a call; direct SDK call with the same body to the same instant scripted server; ${REPEATS}x${STEPS} calls each, lockstep; the gateway adds redaction, hash chain and the write of a ${Math.round(records.reduce((n, r) => n + JSON.stringify(r).length, 0) / records.length / 1024)} KiB record (fsync overlapped)`,
       },
     ];
   } finally {

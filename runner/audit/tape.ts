@@ -4,7 +4,16 @@
 // One writer per run: the run loop owns the AuditTape and all LLM calls of the run go through it
 // (writes are synchronous, so concurrent calls inside one process still produce a valid chain).
 // Two processes appending to the same tape would break the chain; `verifyTape` would report it.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { sealLine, sha256 } from "./chain.ts";
 import { Redactor } from "./redact.ts";
@@ -25,6 +34,9 @@ export class AuditTape {
   #seq: number;
   #prev: string | null;
   readonly #now: () => Date;
+  readonly #pending = new Set<Promise<void>>();
+  /** The last failed background fsync, if any (the next append reports it). */
+  syncError: Error | undefined;
 
   /** Opens (or creates) the tape at `path`; an existing tape is continued where it ended. */
   constructor(path: string, options: AuditTapeOptions) {
@@ -47,10 +59,15 @@ export class AuditTape {
   /** Appends one record (redacted, chained, fsynced) and returns its seq. */
   append(entry: AuditEntry): number {
     if (this.#fd === undefined) throw new Error(`audit tape ${this.path} is closed`);
+    if (this.syncError)
+      throw new Error(`audit tape ${this.path}: writing to disk failed: ${this.syncError.message}`);
     const chained = { seq: this.#seq, prev: this.#prev, time: this.#now().toISOString(), runId: this.runId };
     const line = sealLine(this.redactor.json(JSON.stringify({ ...chained, ...entry })));
+    // The write is synchronous (a crash of this process after it loses nothing); the fsync that
+    // makes it survive a machine crash runs on libuv's thread pool, so the disk flush overlaps the
+    // agent's next step instead of delaying this call's answer.
     writeSync(this.#fd, `${line}\n`);
-    fsyncSync(this.#fd);
+    this.#syncInBackground(this.#fd);
     this.#prev = sha256(line);
     return this.#seq++;
   }
@@ -60,9 +77,29 @@ export class AuditTape {
     return this.#seq;
   }
 
+  /** Resolves when every record written so far is on disk. */
+  async flush(): Promise<void> {
+    await Promise.all(this.#pending);
+  }
+
+  /** Flushes to disk and closes. */
   close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
+    if (this.#fd === undefined) return;
+    fsyncSync(this.#fd);
+    closeSync(this.#fd);
     this.#fd = undefined;
+  }
+
+  #syncInBackground(fd: number): void {
+    const done = new Promise<void>((resolve) => {
+      fsync(fd, (error) => {
+        // EBADF after close(): close() already synced everything synchronously.
+        if (error && error.code !== "EBADF") this.syncError = error;
+        this.#pending.delete(done);
+        resolve();
+      });
+    });
+    this.#pending.add(done);
   }
 }
 
