@@ -5,6 +5,7 @@ import matter from "gray-matter";
 import {
   type Document,
   type DocumentOptions,
+  isAlias,
   isMap,
   isScalar,
   type Node,
@@ -133,8 +134,10 @@ function checkYaml(doc: Document, yamlText: string, yamlStart: number, sink: Dia
     }
   }
   if (!ok) return false;
+  let hasAlias = false;
   visit(doc, {
     Node(_key, node: Node) {
+      if (isAlias(node)) hasAlias = true;
       if (node.tag && !ALLOWED_TAGS.has(node.tag)) {
         ok = false;
         const written = node.tag.replace(/^tag:yaml\.org,2002:/, "!!");
@@ -159,7 +162,7 @@ function checkYaml(doc: Document, yamlText: string, yamlStart: number, sink: Dia
       }
     },
   });
-  if (ok && !aliasesWithinLimit(doc)) {
+  if (ok && hasAlias && !aliasesWithinLimit(doc)) {
     ok = false;
     sink.error(
       yamlStart + firstAliasOffset(doc),
