@@ -147,6 +147,8 @@ export interface PlacementScript {
   /** argv that starts scifi on the node, e.g. [node, /path/bin/scifi.js]. */
   scifiCommand: string[];
   backend: BackendChoice;
+  /** `--model` for `scifi run` (absolute paths), when not the home's models.yaml. */
+  model?: string;
 }
 
 /** The batch script of a placed task (self-describing: its #SBATCH lines are the options used). */
@@ -168,7 +170,7 @@ export function renderPlacementScript(p: PlacementScript): string {
     `export SCIFI_HOME=${shellQuote(p.home)}`,
     ...backendLines,
     'echo "scifi submit: job ${SLURM_JOB_ID:-?} on $(hostname), backend $backend"',
-    `exec ${p.scifiCommand.map(shellQuote).join(" ")} run ${shellQuote(p.samFile)} --backend "$backend"`,
+    `exec ${p.scifiCommand.map(shellQuote).join(" ")} run ${shellQuote(p.samFile)} --backend "$backend"${p.model ? ` --model ${shellQuote(p.model)}` : ""}`,
     "",
   ].join("\n");
 }
@@ -185,6 +187,7 @@ export interface SubmissionRecord {
   sbatchArgs: string[];
   script: string;
   home: string;
+  model?: string;
 }
 
 export const SUBMISSIONS_DIR = "submits";

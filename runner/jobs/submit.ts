@@ -25,6 +25,8 @@ export interface SubmitTaskOptions {
   flags: PlacementFlags;
   backend: BackendChoice;
   dryRun: boolean;
+  /** `scifi run --model` on the node (default: the home's models.yaml there). */
+  model?: string;
   slurm?: SlurmClient;
   /** argv that starts scifi on the node (default: this Node and this checkout's bin/scifi.js). */
   scifiCommand?: string[];
@@ -73,6 +75,7 @@ export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult
     submitDir,
     scifiCommand: o.scifiCommand ?? defaultScifiCommand(),
     backend: o.backend,
+    model: absoluteModel(o.model),
   });
   const result: SubmitTaskResult = { script, sbatchArgs: placement.args, notes: placement.notes, submitDir };
   if (o.dryRun) return result;
@@ -93,9 +96,19 @@ export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult
     sbatchArgs: placement.args,
     script: scriptFile,
     home: resolve(o.home),
+    ...(o.model ? { model: absoluteModel(o.model) } : {}),
   };
   writeFileSync(join(submitDir, "submit.json"), `${JSON.stringify(record, null, 2)}\n`);
   return { ...result, jobId, record };
+}
+
+/** The job runs in its submission folder: a model file given relative to here must stay findable. */
+function absoluteModel(model: string | undefined): string | undefined {
+  if (model === undefined) return undefined;
+  const scripted = /^(scripted(?:-openai)?):(.+)$/.exec(model);
+  if (scripted) return `${scripted[1]}:${resolve(scripted[2] ?? "")}`;
+  if (/^replay:/.test(model)) return model;
+  return resolve(model);
 }
 
 function defaultScifiCommand(): string[] {

@@ -11,6 +11,7 @@ interface SubmitFlags {
   cpusPerTask?: string;
   account?: string;
   backend: string;
+  model?: string;
   dryRun?: boolean;
   json?: boolean;
 }
@@ -35,6 +36,7 @@ export function register(program: Command): void {
       `sandbox on the node: ${BACKENDS.join(" | ")} (auto: docker where the node has an engine)`,
       "auto",
     )
+    .option("--model <spec>", "model for `scifi run` on the node (scripted:FILE, a models config file)")
     .option("--dry-run", "print the batch script and options; write and submit nothing")
     .option("--json", "print the result as JSON")
     .action(async (task: string, flags: SubmitFlags) => {
@@ -60,6 +62,7 @@ export function register(program: Command): void {
           },
           backend: flags.backend as (typeof BACKENDS)[number],
           dryRun: flags.dryRun === true,
+          model: flags.model,
         });
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -1,0 +1,65 @@
+// `scifi submit` end to end: the example task is placed on the real SLURM cluster, `scifi run` runs
+// it there in a Docker sandbox with a scripted model (labelled scripted), and the task passes; the
+// status lookup shows the SLURM job and then the run's final state.
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listSubmissions, type PlacementStatus, placementStatus } from "../../runner/jobs/placement.ts";
+import { SlurmClient } from "../../runner/jobs/slurm.ts";
+import { submitTask } from "../../runner/jobs/submit.ts";
+import { hasEngine } from "../helpers/engines.ts";
+
+const REPO = new URL("../..", import.meta.url).pathname;
+const FIXTURES = join(REPO, "test", "fixtures", "slurm");
+let root = "";
+
+describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
+  "scifi submit runs a task on a compute node",
+  () => {
+    beforeAll(() => {
+      execFileSync("bash", [join(REPO, "scripts", "build-image.sh"), "--base-only"], { stdio: "inherit" });
+      root = mkdtempSync(join(tmpdir(), "scifi-placed-"));
+    }, 1_200_000);
+    afterAll(() => {
+      if (root) rmSync(root, { recursive: true, force: true });
+    });
+
+    it("the job runs scifi run, the task passes, status shows SLURM then the run outcome", async () => {
+      const home = join(root, "home");
+      const taskDir = join(root, "task");
+      mkdirSync(home);
+      cpSync(join(FIXTURES, "placed"), taskDir, { recursive: true });
+      const result = await submitTask({
+        home,
+        task: join(taskDir, "task.md"),
+        flags: {},
+        backend: "auto",
+        dryRun: false,
+        model: `scripted:${join(FIXTURES, "placed-pass.yaml")}`,
+      });
+      const record = listSubmissions(home)[0];
+      if (!record) throw new Error("no submission record");
+      expect(record.jobId).toBe(result.jobId);
+
+      const slurm = new SlurmClient();
+      const seen: PlacementStatus[] = [];
+      const deadline = Date.now() + 240_000;
+      let status = await placementStatus(home, record, slurm);
+      while (Date.now() < deadline && !(status.run?.outcome && status.slurm?.state === "COMPLETED")) {
+        seen.push(status);
+        await new Promise((r) => setTimeout(r, 1000));
+        status = await placementStatus(home, record, slurm);
+      }
+      const log = readFileSync(join(result.submitDir, `slurm-${result.jobId}.out`), "utf8");
+      expect(status.summary, log).toBe("PASSED");
+      expect(status.slurm).toMatchObject({ jobId: result.jobId, state: "COMPLETED", exitCode: "0:0" });
+      expect(status.run?.outcome?.status).toBe("passed");
+      expect(seen.some((s) => ["PENDING", "RUNNING"].includes(s.summary))).toBe(true);
+      expect(log).toContain(`scifi submit: job ${result.jobId} on`);
+      expect(log).toContain("PASSED: every check and review item passed");
+      expect(readFileSync(join(taskDir, "sum.txt"), "utf8")).toBe("5050\n");
+    }, 300_000);
+  },
+);
