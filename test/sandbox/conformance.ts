@@ -2,15 +2,7 @@
 // A backend's test file calls `sandboxConformance(name, makeBackend, options)`; see docker.test.ts.
 // Each escape test tries to get out and must fail; positive controls prove the probes themselves work.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
