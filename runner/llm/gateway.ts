@@ -108,7 +108,12 @@ export class Gateway implements Model {
     const attempts: TapeAttempt[] = [];
     this.#checkRunBudget(request);
     this.#recordInjected(request);
-    const candidates = this.#candidates(request, attempts);
+    let candidates: GatewayEntry[];
+    try {
+      candidates = this.#candidates(request, attempts);
+    } catch (error) {
+      return this.#fail(undefined, request, attempts, started, error as Error);
+    }
     let last: GatewayEntry | undefined;
     for (const [index, entry] of candidates.entries()) {
       last = entry;

@@ -200,3 +200,29 @@ describe("selection, fallback and budgets", () => {
     expect(calls(tapePath)[0]?.error?.name).toBe("ProviderError");
   });
 });
+
+describe("cancellation", () => {
+  it("an aborted call is not retried and is recorded", async () => {
+    const s = await server(`work:\n  - hang: true\n  - text: "never"\n`);
+    const { model, tapePath } = await gateway(
+      { models: [entry("a", s, "anthropic")] },
+      { timeoutMs: 10_000 },
+    );
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const t0 = performance.now();
+    await expect(model.complete(hello(), controller.signal)).rejects.toMatchObject({ name: "ProviderError" });
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(s.remaining()).toEqual({ work: 1 });
+    expect(calls(tapePath)[0]?.error?.message).toMatch(/abort/i);
+  });
+
+  it("a request for a rank nobody serves is on the tape too", async () => {
+    const s = await server(`work:\n  - text: "x"\n`);
+    const { model, tapePath } = await gateway({ models: [entry("a", s, "anthropic")] });
+    await expect(model.complete(request({ rank: 4, messages: [userText("?")] }))).rejects.toMatchObject({
+      name: "NoModelAvailable",
+    });
+    expect(calls(tapePath)[0]).toMatchObject({ provider: "none", error: { name: "NoModelAvailable" } });
+  });
+});

@@ -73,3 +73,22 @@ it("a missing script file is a clear error", async () => {
     /scripted model: cannot read script \/nonexistent\/demo\.yaml/,
   );
 });
+
+describe.each(["scripted", "scripted-openai"])("request checks like the real API (%s)", (scheme) => {
+  it("rejects a tool result that answers no tool call of the previous assistant message", async () => {
+    const file = writeScript(`work:\n  - text: a\n`);
+    const run = freshRun();
+    model = await createModel(`${scheme}:${file}`, run.tape);
+    const history = [
+      userText("go"),
+      { role: "assistant" as const, content: [{ type: "text" as const, text: "thinking aloud" }] },
+      {
+        role: "user" as const,
+        content: [{ type: "tool_result" as const, toolUseId: "toolu_lost", content: "out" }],
+      },
+    ];
+    await expect(model.complete(request({ messages: history }))).rejects.toThrow(
+      /invalid request: messages\.\d has a tool result for 'toolu_lost', which the assistant message before it did not call/,
+    );
+  });
+});

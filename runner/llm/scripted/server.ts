@@ -147,6 +147,7 @@ export class ScriptedServer {
     this.#cursors.set(role, cursor + 1);
     checkExpect(entry, requestText(body), file, role);
     if (format === "anthropic") checkThinkingSignatures(body, entry, file);
+    checkToolResultsAnswerCalls(format, body, entry, file);
     return entry;
   }
 
@@ -300,6 +301,40 @@ function checkThinkingSignatures(body: Json, entry: ScriptEntry, file: string): 
         );
       }
     }
+  }
+}
+
+/**
+ * Like the real APIs: a tool result must answer a tool call of the assistant message right before
+ * it. Catches agent loops that lose or reorder history.
+ */
+function checkToolResultsAnswerCalls(format: WireFormat, body: Json, entry: ScriptEntry, file: string): void {
+  const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : [];
+  let open = new Set<string>();
+  for (const [index, message] of messages.entries()) {
+    const parts = Array.isArray(message.content) ? (message.content as Json[]) : [];
+    if (message.role === "assistant") {
+      const calls =
+        format === "anthropic"
+          ? parts.filter((p) => p.type === "tool_use").map((p) => String(p.id))
+          : ((message.tool_calls as Json[] | undefined) ?? []).map((c) => String(c.id));
+      open = new Set(calls);
+      continue;
+    }
+    const answered =
+      format === "anthropic"
+        ? parts.filter((p) => p.type === "tool_result").map((p) => String(p.tool_use_id))
+        : message.role === "tool"
+          ? [String(message.tool_call_id)]
+          : [];
+    for (const id of answered) {
+      if (!open.has(id)) {
+        throw new ScriptMismatch(
+          `scripted model: ${file}:${entry.line}: invalid request: messages.${index} has a tool result for '${id}', which the assistant message before it did not call`,
+        );
+      }
+    }
+    if (format === "anthropic" || message.role !== "tool") open = new Set();
   }
 }
 
