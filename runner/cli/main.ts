@@ -9,6 +9,7 @@ import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
 import { register as registerOracle } from "./commands/oracle.ts";
 import { register as registerPlan } from "./commands/plan.ts";
+import { register as registerReport } from "./commands/report.ts";
 import { register as registerRun } from "./commands/run.ts";
 import { register as registerSandbox } from "./commands/sandbox.ts";
 import { register as registerSubmit } from "./commands/submit.ts";
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
     registerPlan,
     registerRun,
     registerAudit,
+    registerReport,
     registerSubmit,
     registerMakeTask,
     registerOracle,

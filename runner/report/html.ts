@@ -1,0 +1,384 @@
+// Renders a ReportModel to one self-contained HTML page. Every string from the run goes through
+// the escaping `html` template; the only inline script and style are our own asset files, allowed
+// by the Content-Security-Policy through their SHA-256 hashes (no 'unsafe-inline' for scripts),
+// so even markup that slipped through could not run.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Totals } from "../audit/summary.ts";
+import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
+import type { HistoryRecord } from "../memory/history.ts";
+import type { SandboxSpec } from "../policy/spec.ts";
+import { shareLine, stackedBars } from "./charts.ts";
+import { type Html, html, raw } from "./escape.ts";
+import type {
+  CallView,
+  CheckView,
+  InjectedView,
+  IterationView,
+  PhaseName,
+  PhaseView,
+  ReportModel,
+  ToolCallView,
+  VerdictView,
+} from "./model.ts";
+
+/** Text longer than this is folded: the head is shown, the rest opens on demand. */
+const FOLD_CHARS = 1_500;
+
+export interface PageAssets {
+  css: string;
+  js: string;
+}
+
+let cachedAssets: PageAssets | undefined;
+
+/** The page's CSS and JS, read from the asset files next to this module once per process. */
+export function pageAssets(): PageAssets {
+  cachedAssets ??= {
+    css: readFileSync(new URL("./assets/report.css", import.meta.url), "utf8"),
+    js: readFileSync(new URL("./assets/report.js", import.meta.url), "utf8"),
+  };
+  return cachedAssets;
+}
+
+/** The strict policy of every scifi page: nothing may be fetched; only our own script and style run. */
+export function contentSecurityPolicy(assets: { css: string; js?: string }): string {
+  const hash = (text: string): string => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+  const script = assets.js === undefined ? "'none'" : hash(assets.js);
+  return `default-src 'none'; style-src ${hash(assets.css)}; script-src ${script}; img-src data:; base-uri 'none'; form-action 'none'`;
+}
+
+export function pageShell(title: string, body: Html, assets: { css: string; js?: string }): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(assets)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${html`${title}`}</title>
+<style>${assets.css}</style>
+</head><body>
+${body}
+${assets.js === undefined ? "" : `<script>${assets.js}</script>`}
+</body></html>
+`;
+}
+
+export function renderReport(model: ReportModel, assets: PageAssets = pageAssets()): string {
+  const body = html`${header(model)}${charts(model)}${controls(model)}
+<h2 id="timeline">Timeline</h2>${model.timeline.map((i) => iteration(i))}
+${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
+<p class="muted">Built by scifi report from ${model.runDir} at ${new Date().toISOString()}.</p>`;
+  return pageShell(`${model.sam.name}: ${model.status} (${model.runId})`, body, assets);
+}
+
+// ---- header -------------------------------------------------------------------------------------
+
+function header(model: ReportModel): Html {
+  const t = model.summary.totals;
+  return html`<header>
+<h1>${model.sam.name} <span class="status ${model.status}">${model.status}</span></h1>
+<p class="reason">${model.reason}</p>
+<table class="facts">
+<tr><th>Run</th><td>${model.runId}</td></tr>
+<tr><th>SAM</th><td>${model.sam.file ?? "(not recorded)"}<br><span class="muted">sha256 ${model.sam.sha256 ?? "(not recorded)"}</span></td></tr>
+<tr><th>Iterations</th><td id="fact-iterations">${model.iterations}</td></tr>
+<tr><th>Wall time</th><td id="fact-wall">${seconds(model.wallMs)}</td></tr>
+<tr><th>Calls</th><td id="fact-calls">${t.calls} (${t.failedCalls} failed, ${t.retries} retries, ${t.fallbacks} fallbacks)</td></tr>
+<tr><th>Tokens</th><td id="fact-tokens">${tokens(t.usage)}</td></tr>
+<tr><th>Cache-read share</th><td id="fact-cache">${percent(t.cacheReadShare)}</td></tr>
+<tr><th>Cost</th><td id="fact-cost">${usd(t.costUsd)}</td></tr>
+<tr><th>Models</th><td>${modelsUsed(model.summary.byModel)}</td></tr>
+<tr><th>Sandbox granted</th><td>${model.spec ? sandbox(model.spec) : html`<span class="muted">spec.json not found</span>`}</td></tr>
+<tr><th>Audit chain</th><td id="fact-chain">${chain(model)}</td></tr>
+</table></header>`;
+}
+
+function modelsUsed(byModel: Record<string, Totals>): Html {
+  const entries = Object.entries(byModel);
+  if (entries.length === 0) return html`<span class="muted">no calls</span>`;
+  return html`${entries.map(
+    ([name, t]) =>
+      html`<div>${name}: ${t.calls} calls, ${usd(t.costUsd)}, ${tokenCount(t.usage)} tokens</div>`,
+  )}`;
+}
+
+function sandbox(spec: SandboxSpec): Html {
+  const mounts = spec.mounts.map(
+    (m) =>
+      html`<li><code>${m.source}</code> → <code>${m.target}</code> <b>${m.readOnly ? "read-only" : "read-write"}</b> <span class="muted">(${m.reason})</span></li>`,
+  );
+  return html`<div>image <code>${spec.image}</code>, network <b>${spec.network ? "on" : "off"}</b>, GPUs <b>${spec.gpus}</b>, ${spec.cpus} CPUs, ${gib(spec.memoryBytes)} memory, ${spec.pidsLimit} processes, wall time ${spec.walltimeSec} s${spec.scratch ? html`, scratch ${gib(spec.scratch.sizeBytes)} at <code>${spec.scratch.target}</code>` : ""}</div><ul class="mounts">${mounts}</ul>`;
+}
+
+function chain(model: ReportModel): Html {
+  const c = model.chain;
+  if (c.ok) return html`<span class="chain-ok">verified</span>: ${c.records} records, hash chain intact`;
+  return html`<span class="chain-bad">BROKEN at line ${c.line}</span>: ${c.reason}. The records after it cannot be trusted.`;
+}
+
+// ---- charts -------------------------------------------------------------------------------------
+
+const TOKEN_SERIES: { key: keyof TapeUsage; name: string; color: string }[] = [
+  { key: "input", name: "input", color: "#4c78a8" },
+  { key: "cacheWrite", name: "cache write", color: "#f58518" },
+  { key: "cacheRead", name: "cache read", color: "#54a24b" },
+  { key: "output", name: "output", color: "#b279a2" },
+];
+
+const PHASE_SERIES: { key: PhaseName; color: string }[] = [
+  { key: "prescan", color: "#72b7b2" },
+  { key: "work", color: "#4c78a8" },
+  { key: "checks", color: "#eeca3b" },
+  { key: "review", color: "#e45756" },
+  { key: "final_review", color: "#9d755d" },
+  { key: "other", color: "#bab0ac" },
+];
+
+function charts(model: ReportModel): Html {
+  const per = model.charts.perIteration;
+  const categories = per.map((p) => p.label);
+  return html`<h2 id="charts">Charts</h2><div class="charts" id="chart-area">
+${stackedBars({
+  title: "Tokens per iteration",
+  categories,
+  series: TOKEN_SERIES.map((s) => ({ name: s.name, color: s.color, values: per.map((p) => p.usage[s.key]) })),
+  format: (v) => tokenShort(v),
+})}
+${stackedBars({
+  title: "Cost per iteration (USD)",
+  categories,
+  series: [{ name: "USD", color: "#e45756", values: per.map((p) => p.costUsd) }],
+  format: (v) => `$${v < 1 ? v.toFixed(3) : v.toFixed(2)}`,
+  emptyNote: "No cost recorded: every call cost $0 (scripted or unpriced models).",
+})}
+${shareLine(
+  "Cache-read share per call",
+  model.charts.cacheShare.map((p) => ({ label: `#${p.seq}`, value: p.share })),
+)}
+${stackedBars({
+  title: "Time per phase (s)",
+  categories: model.charts.phaseTimes.map((p) => p.label),
+  series: PHASE_SERIES.map((s) => ({
+    name: s.key.replace("_", " "),
+    color: s.color,
+    values: model.charts.phaseTimes.map((p) => (p.byPhase[s.key] ?? 0) / 1000),
+  })),
+  format: (v) => `${v.toFixed(1)} s`,
+})}
+</div>`;
+}
+
+// ---- search and filters -------------------------------------------------------------------------
+
+function controls(model: ReportModel): Html {
+  return html`<div class="controls" role="search">
+<input type="search" id="search" placeholder="Search calls, tool input and output…" aria-label="Search calls">
+<label>Role <select id="filter-role"><option value="">all</option>${model.roles.map((r) => html`<option value="${r}">${r}</option>`)}</select></label>
+<label>Tool <select id="filter-tool"><option value="">all</option>${model.tools.map((t) => html`<option value="${t}">${t}</option>`)}</select></label>
+<label><input type="checkbox" id="filter-failed"> failed only</label>
+<span id="shown" class="muted">${model.summary.calls.length} calls</span>
+</div>`;
+}
+
+// ---- timeline -----------------------------------------------------------------------------------
+
+function iteration(view: IterationView): Html {
+  return html`<section class="iteration" id="iteration-${view.iteration}">
+<h3>${view.label} <span class="muted">· ${tokenCount(view.usage)} tokens · ${usd(view.costUsd)}</span></h3>
+${view.notes.map((n) => html`<p class="note">${noteText(n)}</p>`)}
+${view.phases.map(phase)}
+</section>`;
+}
+
+function noteText(event: HistoryRecord): string {
+  switch (event.type) {
+    case "limit":
+      return `Limit hit (${event.limit}): ${event.detail}`;
+    case "tampering":
+      return `Tampering: ${event.file} changed (sha256 ${event.expected.slice(0, 12)}… → ${event.actual.slice(0, 12)}…)`;
+    case "direction_change":
+      return `Direction changed: ${event.from} → ${event.to}`;
+    case "resumed":
+      return `Resumed from phase ${event.fromPhase} (${event.discardedEvents} events discarded)`;
+    default:
+      return event.type;
+  }
+}
+
+function phase(view: PhaseView): Html {
+  const title = view.name === "other" ? view.label : view.name.replace("_", " ");
+  return html`<details class="phase" open data-phase="${view.name}"><summary>${title}${view.durationMs !== undefined ? ` · ${seconds(view.durationMs)}` : ""}${view.calls.length ? ` · ${view.calls.length} call${view.calls.length === 1 ? "" : "s"}` : ""}</summary>
+${view.calls.map(call)}
+${view.checks.length ? checks(view.checks) : ""}
+${view.verdicts.map(verdict)}
+</details>`;
+}
+
+function call(view: CallView): Html {
+  const s = view.summary;
+  const where = [s.step !== undefined ? `step ${s.step}` : ""].filter(Boolean).join(" ");
+  const tools = view.toolCalls.map((t) => t.name);
+  const first = firstLine(
+    s.error ? `ERROR ${s.error.message}` : s.text || (tools.length ? `→ ${tools.join(", ")}` : ""),
+  );
+  return html`<details class="call${view.failed ? " failed" : ""}" id="call-${s.seq}" data-role="${s.role}" data-tools="${tools.join(" ")}" data-failed="${view.failed ? "1" : "0"}"><summary>#${s.seq} ${s.role}${where ? ` (${where})` : ""} · ${s.provider}/${s.model} · ${tokenCount(s.usage)} tok · ${usd(s.costUsd)} · ${s.latencyMs} ms${view.failed ? html` <span class="badge fail">failed</span>` : ""} <span class="muted">${first}</span></summary>
+<div class="body">
+${s.error ? html`<p class="chain-bad">${s.error.name}: ${s.error.message}</p>` : ""}
+${s.attempts.length ? attempts(view) : ""}
+${view.injected.length ? html`<p>Prompt carried: ${view.injected.map((i) => html`<a href="#injected-${i.seq}">${i.ref}</a> `)}</p>` : ""}
+<div class="label">Usage</div><div>${tokens(s.usage)}; cache-read share ${percent(cacheShare(s.usage))}${s.stopReason ? `; stop: ${s.stopReason}` : ""}</div>
+${s.thinking.map((t) => html`<div class="label">Thinking</div>${fold(t)}`)}
+${s.text ? html`<div class="label">Response text</div>${fold(s.text)}` : ""}
+${view.toolCalls.map(toolCall)}
+${s.json !== undefined ? html`<div class="label">Structured answer</div>${fold(JSON.stringify(s.json, null, 2))}` : ""}
+${request(view)}
+</div></details>`;
+}
+
+function attempts(view: CallView): Html {
+  return html`<div class="label">Failed attempts</div><ul>${view.summary.attempts.map(
+    (a) =>
+      html`<li>${a.outcome} after ${a.reason} on ${a.entry}${a.status ? ` (HTTP ${a.status})` : ""}${a.delayMs !== undefined ? `, waited ${a.delayMs} ms` : ""}: ${a.error}</li>`,
+  )}</ul>`;
+}
+
+function toolCall(tool: ToolCallView): Html {
+  const isError = tool.result?.isError === true;
+  return html`<div class="tool${isError ? " error" : ""}" data-tool="${tool.name}"><div class="label">Tool call ${tool.name} <span class="muted">${tool.id}</span></div>${fold(JSON.stringify(tool.input, null, 2))}
+${tool.result ? html`<div class="label">${isError ? "Tool error" : "Tool output"}</div>${fold(tool.result.content)}` : html`<p class="muted">No result on the tape: the pass ended with this call.</p>`}</div>`;
+}
+
+/** The full request, with what repeats the previous call of the same conversation referenced, not copied. */
+function request(view: CallView): Html {
+  const req = view.record.request;
+  const prev = view.previous;
+  const shared = prev?.sharedMessages ?? 0;
+  const newMessages = req.messages.slice(shared);
+  return html`<details class="request"><summary>Request: ${req.kind} rank ${req.rank}, ${req.messages.length} messages${shared ? ` (${newMessages.length} new)` : ""}, ${req.tools?.length ?? 0} tools</summary>
+<div class="label">System prompt</div>${prev?.sameSystem ? html`<p class="muted">Same as <a href="#call-${prev.seq}">call #${prev.seq}</a>.</p>` : fold(req.system)}
+${req.workspaceContext ? html`<div class="label">Workspace context</div>${fold(req.workspaceContext)}` : ""}
+${toolDefinitions(req, prev)}
+${shared ? html`<p class="muted">Messages 1–${shared}: as in <a href="#call-${prev?.seq}">call #${prev?.seq}</a>.</p>` : ""}
+${newMessages.map((m, i) => html`<div class="label">Message ${shared + i + 1} (${m.role})</div>${m.content.map(block)}`)}
+${req.jsonSchema ? html`<div class="label">Answer schema ${req.jsonSchema.name}</div>${fold(JSON.stringify(req.jsonSchema.schema, null, 2))}` : ""}
+</details>`;
+}
+
+function toolDefinitions(req: TapeRequest, prev: CallView["previous"]): Html {
+  if (!req.tools?.length) return raw("");
+  if (prev?.sameTools)
+    return html`<p class="muted">Tools: ${req.tools.map((t) => t.name).join(", ")} (as in <a href="#call-${prev.seq}">call #${prev.seq}</a>).</p>`;
+  return html`<details><summary>Tools: ${req.tools.map((t) => t.name).join(", ")}</summary>${req.tools.map(
+    (t) =>
+      html`<div class="label">${t.name}</div>${fold(`${t.description}\n\n${JSON.stringify(t.inputSchema, null, 2)}`)}`,
+  )}</details>`;
+}
+
+function block(b: TapeContentBlock): Html {
+  switch (b.type) {
+    case "text":
+      return fold(b.text);
+    case "thinking":
+      return html`<div class="muted">thinking</div>${fold(b.thinking)}`;
+    case "tool_use":
+      return html`<div class="muted">tool call ${b.name} (${b.id})</div>${fold(JSON.stringify(b.input, null, 2))}`;
+    case "tool_result":
+      return html`<div class="muted">tool ${b.isError ? "error" : "result"} for ${b.toolUseId}</div>${fold(b.content)}`;
+    default:
+      return fold(JSON.stringify(b));
+  }
+}
+
+function checks(list: CheckView[]): Html {
+  return html`<table class="checks"><tr><th>Check</th><th>Item</th><th>Result</th><th>Command and output</th></tr>${list.map(
+    (c) =>
+      html`<tr data-check="${c.id}"><td>${c.id}</td><td>${c.itemId ?? ""}</td><td><span class="badge ${c.passed ? "pass" : "fail"}">${c.passed ? "passed" : "failed"}</span> exit ${c.exitCode}</td><td>${c.command ? html`<code>${c.command}</code>` : ""}${c.output ? fold(c.output) : ""}</td></tr>`,
+  )}</table>`;
+}
+
+function verdict(v: VerdictView): Html {
+  return html`<div class="verdict"><div class="label">Review verdict on ${v.node}: <span class="badge ${v.passed ? "pass" : "fail"}">${v.passed ? "passed" : "failed"}</span>${v.checksPassed ? "" : " (checks failed)"}</div>
+<table class="verdicts"><tr><th>Item</th><th>Expectation</th><th>Verdict</th><th>Evidence cited</th></tr>${v.items.map(
+    (i) =>
+      html`<tr><td>${i.id}</td><td>${i.text ?? ""}</td><td><span class="badge ${i.pass ? "pass" : "fail"}">${i.pass ? "pass" : "fail"}</span></td><td class="evidence">${i.evidence ?? html`<span class="muted">not recorded</span>`}</td></tr>`,
+  )}</table>
+${v.findings.length ? html`<div class="label">Findings</div><ul>${v.findings.map((f) => html`<li>${f}</li>`)}</ul>` : ""}
+${v.fixes.length ? html`<div class="label">Fixes for the next iteration</div><ul>${v.fixes.map((f) => html`<li>${f}</li>`)}</ul>` : ""}
+${v.blocked ? html`<p class="note">Blocked: ${v.blocked}</p>` : ""}</div>`;
+}
+
+// ---- memory, skills, events ---------------------------------------------------------------------
+
+function injectedSection(model: ReportModel): Html {
+  const callAfter = new Map<number, number>();
+  for (const it of model.timeline)
+    for (const p of it.phases)
+      for (const c of p.calls) for (const i of c.injected) callAfter.set(i.seq, c.summary.seq);
+  return html`<h2 id="injected">Memory and skills that entered prompts</h2>${
+    model.injected.length === 0
+      ? html`<p class="muted">None: no memory note or skill text was put into any prompt of this run.</p>`
+      : model.injected.map((i) => injected(i, callAfter.get(i.record.seq)))
+  }`;
+}
+
+function injected(view: InjectedView, callSeq: number | undefined): Html {
+  const r = view.record;
+  return html`<details class="injected" id="${view.anchor}"><summary>${r.source} <b>${r.ref}</b> into ${r.role}${callSeq !== undefined ? html` (<a href="#call-${callSeq}">call #${callSeq}</a>)` : ""} <span class="muted">sha256 ${r.sha256.slice(0, 12)}…</span></summary>
+${view.text !== undefined ? html`<p class="muted">Text verified against the recorded hash.</p>${fold(view.text || "(empty)")}` : html`<p class="note">${view.missing}</p>`}</details>`;
+}
+
+function memorySection(model: ReportModel): Html {
+  return html`<h2 id="memory">Memory written by this run</h2>${
+    model.memoryWritten.length === 0
+      ? html`<p class="muted">None.</p>`
+      : model.memoryWritten.map(
+          (m) =>
+            html`<details class="memory" open><summary>${m.scope} memory: <b>${m.title}</b> <span class="muted">${m.meta}</span></summary><p class="muted">${m.file}</p>${fold(m.body)}</details>`,
+        )
+  }`;
+}
+
+function eventsSection(model: ReportModel): Html {
+  if (model.events.length === 0) return raw("");
+  return html`<h2 id="events">Events on the audit tape</h2><ul>${model.events.map(
+    (e) => html`<li>#${e.seq} ${e.time} <b>${e.event}</b> ${e.data ? JSON.stringify(e.data) : ""}</li>`,
+  )}</ul>`;
+}
+
+// ---- formatting ---------------------------------------------------------------------------------
+
+/** Long text: the head in a <pre>, the rest behind a <details> (search still finds it). */
+function fold(text: string): Html {
+  if (text.length <= FOLD_CHARS) return html`<pre>${text}</pre>`;
+  const cut =
+    text.lastIndexOf("\n", FOLD_CHARS) > FOLD_CHARS / 2 ? text.lastIndexOf("\n", FOLD_CHARS) : FOLD_CHARS;
+  return html`<pre>${text.slice(0, cut)}</pre><details class="fold"><summary>${(text.length - cut).toLocaleString("en")} more characters</summary><pre>${text.slice(cut)}</pre></details>`;
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
+}
+
+function cacheShare(u: TapeUsage): number {
+  const inputSide = u.input + u.cacheWrite + u.cacheRead;
+  return inputSide === 0 ? 0 : u.cacheRead / inputSide;
+}
+
+export function tokens(u: TapeUsage): string {
+  return `input ${u.input}, cache write ${u.cacheWrite}, cache read ${u.cacheRead}, output ${u.output}${u.reasoning ? ` (reasoning ${u.reasoning})` : ""}`;
+}
+
+function tokenCount(u: TapeUsage): number {
+  return u.input + u.cacheWrite + u.cacheRead + u.output;
+}
+
+function tokenShort(n: number): string {
+  return n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
+}
+
+/** Same precision as `scifi audit stats`, so the two can be compared by eye and by test. */
+export const usd = (n: number): string => `$${n.toFixed(4)}`;
+export const percent = (share: number): string => `${(share * 100).toFixed(1)} %`;
+export const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const gib = (bytes: number): string => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
