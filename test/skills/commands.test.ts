@@ -2,7 +2,7 @@
 // exactly as an agent following the skill would run it. Blocks tagged `root-only` run only in an
 // image that has ROOT (the local one does not; the skill says so and its fallback block runs here).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,12 +35,18 @@ describe.skipIf(!hasEngine("docker"))(`skill commands run in ${IMAGE}`, () => {
       const blocks = shellBlocks(skill).filter((b) => hasRoot || !b.tags.includes("root-only"));
       expect(blocks.length).toBeGreaterThan(0);
       const taskDir = mkdtempSync(join(work, `${name}-`));
-      // One script, one container: later blocks use what earlier ones built, as in a real task.
-      const script = blocks
-        .map((b) => `echo "==> block at ${name}.md:${b.line}"\ncd /task\n(\nset -e\n${b.script}\n) || exit 1`)
-        .join("\n");
-      writeFileSync(join(taskDir, ".skill-blocks.sh"), `set -u\n${script}\necho "==> all blocks passed"\n`);
-      const result = run(["bash", "/task/.skill-blocks.sh"], taskDir);
+      // One container, blocks in order: later blocks use what earlier ones built, as in a real task.
+      // Each block runs with `sh -e` (the agent's bash tool runs `sh -c`), stopping at the first failure.
+      mkdirSync(join(taskDir, ".blocks"));
+      const steps = blocks.map((b, i) => {
+        writeFileSync(join(taskDir, ".blocks", `${i}.sh`), b.script);
+        return `echo "==> block at ${name}.md:${b.line}"; (cd /task && sh -e /task/.blocks/${i}.sh) || exit 1`;
+      });
+      writeFileSync(
+        join(taskDir, ".blocks", "all.sh"),
+        `${steps.join("\n")}\necho "==> all blocks passed"\n`,
+      );
+      const result = run(["sh", "/task/.blocks/all.sh"], taskDir);
       const output = `${result.stdout}\n${result.stderr}`;
       expect(output, output).toContain("==> all blocks passed");
       expect(result.status, output).toBe(0);
@@ -50,10 +56,12 @@ describe.skipIf(!hasEngine("docker"))(`skill commands run in ${IMAGE}`, () => {
 
 function run(command: string[], taskDir: string | undefined) {
   const mount = taskDir ? ["-v", `${taskDir}:/task`, "-w", "/task"] : [];
+  // As the sandbox runs it: read-only root, tmpfs /tmp, HOME=/tmp, no network.
+  const sandboxLike = ["--read-only", "--tmpfs", "/tmp", "-e", "HOME=/tmp"];
   const uid = `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`;
   return spawnSync(
     "docker",
-    ["run", "--rm", "--network", "none", "--user", uid, ...mount, IMAGE, ...command],
+    ["run", "--rm", "--network", "none", "--user", uid, ...sandboxLike, ...mount, IMAGE, ...command],
     {
       encoding: "utf8",
       timeout: 590_000,
