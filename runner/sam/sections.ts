@@ -41,12 +41,13 @@ const SUB_SAM_HEADING = /^sub[- ]?(?:sam|task)\s*:\s*(.*)$/i;
 export const DEFAULT_CHECK_TIMEOUT_SEC = 300;
 
 /**
- * Inline constructs (emphasis, links, code spans, escapes ...) never change which block a line
- * belongs to, and section text is sliced verbatim from the source, so the parser skips them: this
- * makes parsing 2-4x faster. Heading text is therefore taken literally (`# Fit *ROOT*` has the
- * title `Fit *ROOT*`).
+ * Inline constructs (emphasis, links, code spans, escapes ...) and link definitions never change
+ * which block a line belongs to, and section text is sliced verbatim from the source, so the parser
+ * skips them: this makes parsing 2-4x faster. Heading text is therefore taken literally
+ * (`# Fit *ROOT*` has the title `Fit *ROOT*`).
  */
-const INLINE_CONSTRUCTS = [
+const UNUSED_CONSTRUCTS = [
+  "definition",
   "attention",
   "autolink",
   "characterEscape",
@@ -61,7 +62,7 @@ const INLINE_CONSTRUCTS = [
 
 const processor = unified()
   .use(remarkParse)
-  .data("micromarkExtensions", [{ disable: { null: INLINE_CONSTRUCTS } }]);
+  .data("micromarkExtensions", [{ disable: { null: UNUSED_CONSTRUCTS } }]);
 
 type HeadingClass =
   | { kind: "section"; section: SectionKind }
@@ -79,8 +80,15 @@ const startOf = (node: Nodes): number => node.position?.start.offset ?? 0;
 const endOf = (node: Nodes): number => node.position?.end.offset ?? 0;
 const hashes = (depth: number): string => "#".repeat(Math.min(depth, 6));
 
+/** Lower case, single spaces, no trailing `:` or `.`, no emphasis or code marks around it. */
 export function normaliseHeading(text: string): string {
-  return text.trim().toLowerCase().replace(/\s+/g, " ").replace(/[:.]$/, "").trim();
+  return text
+    .trim()
+    .replace(/^[*_`]+|[*_`]+$/g, "")
+    .toLowerCase()
+    .replace(/\s+/g, " ")
+    .replace(/[:.]$/, "")
+    .trim();
 }
 
 function classify(heading: Heading): HeadingClass {

@@ -34,6 +34,12 @@ describe("sections", () => {
     expect([sam.root.context, sam.root.todo, sam.root.expectation]).toEqual(["Why.", "Do.", "- Ok."]);
   });
 
+  it("takes heading text literally, but sees section names through emphasis", () => {
+    const sam = parsed("# Fit *ROOT* `TH1`\n\n## **To-do**\nDo.\n\n## _Expectation:_\n- Ok.\n");
+    expect(sam.root.title).toBe("Fit *ROOT* `TH1`");
+    expect([sam.root.todo, sam.root.expectation]).toEqual(["Do.", "- Ok."]);
+  });
+
   it("accepts a title that is itself a section name", () => {
     const sam = parsed("# Task\n\n## To-do\nDo.\n\n## Expectation\n- Ok.\n");
     expect(sam.root.title).toBe("Task");
