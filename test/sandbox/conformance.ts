@@ -2,12 +2,25 @@
 // A backend's test file calls `sandboxConformance(name, makeBackend, options)`; see docker.test.ts.
 // Each escape test tries to get out and must fail; positive controls prove the probes themselves work.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PolicyRefused } from "../../runner/policy/refused.ts";
+import { resolveSpec } from "../../runner/policy/resolve.ts";
+import { BUILTIN_SITE_POLICY } from "../../runner/policy/site.ts";
 import { type SandboxSpec, TASK_MOUNT } from "../../runner/policy/spec.ts";
+import { parseSamSync } from "../../runner/sam/parse.ts";
 import {
   PathRefused,
   type Sandbox,
@@ -384,6 +397,48 @@ export function sandboxConformance(
         const size = Number((await sc.exec("stat -c %s /scratch/fill")).stdout.trim());
         expect(size).toBeLessThanOrEqual(8 * MiB);
         expect((await sc.exec("touch /scratch/ok && echo writable")).stdout).toBe("writable\n");
+      });
+
+      it("policy refuses a declared mount through a symlink to a denied path; a real mount is granted", async () => {
+        // A real SAM file through the real parser and policy; the granted spec then runs on the backend.
+        const dataRoot = mkdtempSync(join(workspace, "data-root-"));
+        mkdirSync(join(dataRoot, "real"));
+        writeFileSync(join(dataRoot, "real", "x.csv"), "1,2\n");
+        symlinkSync(join(runnerHome, "memory"), join(dataRoot, "to-memory"));
+        symlinkSync("/etc", join(dataRoot, "to-etc"));
+        const site = { ...BUILTIN_SITE_POLICY, allowedMountRoots: [dataRoot] };
+        const plan = (mount: string) => {
+          const dir = mkdtempSync(join(workspace, "policy-task-"));
+          const file = join(dir, "task.md");
+          writeFileSync(
+            file,
+            `---\nname: mounts\nmounts: ["${mount}"]\n---\n# Mounts\n## To-do\nRead.\n## Expectation\nRead.\n`,
+          );
+          const parsed = parseSamSync(file);
+          if (!parsed.ok) throw new Error(parsed.diagnostics.map((d) => d.message).join("; "));
+          return resolveSpec(parsed.sam, site, {
+            home: runnerHome,
+            runId: `conf-pol-${randomUUID().slice(0, 8)}`,
+          });
+        };
+        const toMemory = (() => {
+          try {
+            plan(`${join(dataRoot, "to-memory")}:/data/m:ro`);
+          } catch (error) {
+            return error;
+          }
+        })();
+        expect(toMemory).toBeInstanceOf(PolicyRefused);
+        expect((toMemory as PolicyRefused).rule).toBe("mount-denied");
+        expect((toMemory as PolicyRefused).path).toBe(realpathSync(join(runnerHome, "memory")));
+        expect(() => plan(`${join(dataRoot, "to-etc")}:/data/e:ro`)).toThrow(/\[mount-denied\] \/etc: /);
+        const spec = plan(`${join(dataRoot, "real")}:/data/real:ro`);
+        const granted = await backend.start({ ...spec, image: options.image, ...options.specDefaults });
+        started.push(granted);
+        expect((await granted.exec("cat /data/real/x.csv")).stdout).toBe("1,2\n");
+        expect((await granted.exec("touch /data/real/y")).exitCode).not.toBe(0);
+        expect((await granted.exec("echo x >> /task/task.md")).exitCode).not.toBe(0);
+        expect((await granted.exec("ls /data")).stdout).toBe("real\n");
       });
 
       it("host-side readFile/writeFile never follow a symlink planted in the task folder", async () => {
