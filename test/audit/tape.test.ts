@@ -141,3 +141,14 @@ describe("scifi audit verify", () => {
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining("no audit tape for 'run-43'") });
   });
 });
+
+it("flush() resolves once every record is synced, and close() syncs too", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "scifi-tape-"));
+  const tape = new AuditTape(join(dir, "audit.jsonl"), { runId: "r" });
+  for (let i = 0; i < 20; i++) tape.append({ kind: "event", event: `e${i}` });
+  await tape.flush();
+  expect(tape.syncError).toBeUndefined();
+  tape.close();
+  expect(() => tape.append({ kind: "event", event: "late" })).toThrow(/is closed/);
+  expect(verifyTape(join(dir, "audit.jsonl"))).toEqual({ ok: true, records: 20 });
+});

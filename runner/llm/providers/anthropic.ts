@@ -4,7 +4,7 @@
 // are kept in the response and sent back unmodified in later assistant turns, as the API requires.
 import Anthropic from "@anthropic-ai/sdk";
 import { classifySdkError, ProviderError } from "../errors.ts";
-import { ROLE_HEADER } from "../scripted/server.ts";
+import { ROLE_HEADER } from "../scripted/protocol.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
 import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
 

@@ -3,7 +3,7 @@
 // subtracted from input: input + cacheRead = prompt_tokens, nothing counted twice.
 import OpenAI from "openai";
 import { classifySdkError, ProviderError } from "../errors.ts";
-import { ROLE_HEADER } from "../scripted/server.ts";
+import { ROLE_HEADER } from "../scripted/protocol.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
 import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
 

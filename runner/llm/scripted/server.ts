@@ -10,9 +10,10 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { estimateTokens, PrefixCache } from "../../audit/prefix-cache.ts";
+import { ROLE_HEADER } from "./protocol.ts";
 import { loadScript, type Script, type ScriptEntry, type ScriptReply } from "./script.ts";
 
-export const ROLE_HEADER = "x-scifi-role";
+export { ROLE_HEADER };
 
 type Json = Record<string, unknown>;
 type WireFormat = "anthropic" | "openai";
