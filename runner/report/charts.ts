@@ -17,7 +17,7 @@ export interface StackedBarsOptions {
   emptyNote?: string;
 }
 
-const WIDTH = 640;
+const WIDTH = 520;
 const HEIGHT = 220;
 const PAD = { left: 64, right: 12, top: 12, bottom: 40 };
 const PLOT_W = WIDTH - PAD.left - PAD.right;
