@@ -4,7 +4,7 @@
 // skill's ```sh blocks, in order (generated from the skill file, so the skill and the run cannot
 // drift apart). The runner's own checks must pass, and the tape must show the skill was injected.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -16,10 +16,20 @@ import { parseSamSync } from "../../runner/sam/parse.ts";
 import { shellBlocks } from "../../runner/skills/blocks.ts";
 import { BUILTIN_SKILLS_DIR, loadSkills } from "../../runner/skills/index.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, IMAGE, workspace } from "../loop/harness.ts";
+import { ensureImage, IMAGE, REPO } from "../loop/harness.ts";
 
 const SKILLS = ["common-env", "python-data", "gfortran", "verilator", "root"];
 const { skills } = loadSkills([BUILTIN_SKILLS_DIR]);
+
+/** A fresh copy of the example task (the agent writes there) and an empty scifi home. */
+function workspace(skill: string) {
+  const root = mkdtempSync(join(tmpdir(), `scifi-skill-e2e-${skill}-`));
+  const home = join(root, "home");
+  const taskDir = join(root, "task");
+  mkdirSync(home);
+  cpSync(join(REPO, "tasks", "examples", "skills", skill), taskDir, { recursive: true });
+  return { root, home, taskDir, sam: join(taskDir, "task.md") };
+}
 
 /** The scripted models' replies for one skill's example task (labelled SCRIPTED in the file). */
 function scriptFor(skillName: string, samFile: string, hasRoot: boolean): string {
@@ -89,8 +99,8 @@ describe.skipIf(!hasEngine("docker"))(
 
     for (const name of SKILLS) {
       it(`${name}: the agent follows the skill and the runner's checks pass`, async () => {
-        const ws = workspace(`skills/${name}`);
-        const scriptFile = join(mkdtempSync(join(tmpdir(), "scifi-skill-script-")), `${name}.yaml`);
+        const ws = workspace(name);
+        const scriptFile = join(ws.root, `${name}.script.yaml`);
         writeFileSync(scriptFile, scriptFor(name, ws.sam, hasRoot));
         const result = await runTask({
           home: ws.home,
@@ -111,6 +121,7 @@ describe.skipIf(!hasEngine("docker"))(
         const skill = skills.find((s) => s.name === name);
         expect(tape).toContain(`skill:${name}`);
         expect(tape).toContain(skill?.sha256);
+        expect(tape).toContain("exit code: 0");
         expect(tape).not.toMatch(/exit code: (killed|[1-9])/);
         expect(verifyTape(join(result.dir, "audit.jsonl"))).toMatchObject({ ok: true });
       }, 900_000);
