@@ -8,7 +8,7 @@ import { parseEntries } from "../../runner/memory/entries.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, runScripted, workspace } from "./harness.ts";
 
-describe.skipIf(!hasEngine("docker"))("examples pass end to end (docker, scripted models)", () => {
+describe.skipIf(!hasEngine("docker"))("examples pass end to end (docker, scripted models)", { timeout: 900_000 }, () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("verilator: the agent fixes the injected bug with edit_file and the runner's testbench passes", async () => {

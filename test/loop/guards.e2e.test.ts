@@ -14,7 +14,7 @@ import { ensureImage, fixture, REPO, runScripted, workspace } from "./harness.ts
 
 const exec = promisify(execFile);
 
-describe.skipIf(!hasEngine("docker"))("the runner catches what the agent does wrong", () => {
+describe.skipIf(!hasEngine("docker"))("the runner catches what the agent does wrong", { timeout: 900_000 }, () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("claiming done without the work fails the checks, even when the review says pass", async () => {

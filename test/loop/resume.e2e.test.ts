@@ -125,7 +125,7 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
     expect(again.stdout).toMatch(/^PASSED/);
     expect(lines(join(runDir, "history.jsonl"))).toEqual(historyAfter);
     expect(lines(join(runDir, "audit.jsonl"))).toEqual(auditAfter);
-  }, 600_000);
+  }, 900_000);
 });
 
 function callCount(tape: string): number {
