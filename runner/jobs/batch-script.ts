@@ -31,6 +31,26 @@ export function resourceArgs(r: SbatchResources): string[] {
   return args;
 }
 
+/**
+ * Where an agent's job script runs on the node. `none` runs it directly as the user (only when the
+ * site policy says so); otherwise in a container with the task's image, the task folder at /task,
+ * no network unless the SAM has it, all capabilities dropped. `auto` picks Docker where the node has
+ * an engine, else Apptainer, and fails the job (exit 97) where neither is present.
+ */
+export type JobSandbox =
+  | { engine: "none" }
+  | {
+      engine: "auto" | "docker" | "apptainer";
+      /** Docker reference of the task's image. */
+      image: string;
+      /** The SIF file Apptainer runs (built from `image`). */
+      sif: string;
+      network: boolean;
+    };
+
+/** Where the frozen script copy appears inside the job's container. */
+const JOB_SCRIPT_IN_CONTAINER = "/scifi-job/script.sh";
+
 export interface AgentJobScript {
   resources: SbatchResources;
   runId: string;
@@ -44,6 +64,7 @@ export interface AgentJobScript {
   /** The script as the agent named it, relative to the task folder (for the header comment). */
   scriptName: string;
   args: string[];
+  sandbox: JobSandbox;
 }
 
 /** sbatch options of an agent job: the grant-checked resources plus where it runs and writes. */
@@ -67,9 +88,60 @@ export function renderAgentJobScript(j: AgentJobScript): string {
     "# (a copy frozen at submission). Resources are sbatch options; #SBATCH lines in it were ignored.",
     `# Granted: ${formatSlurmTime(j.resources.timeSec)}, ${j.resources.cpus} CPU(s), ${describeBytes(j.resources.memoryBytes)}, ${j.resources.gpus} GPU(s).`,
     `cd ${shellQuote(j.taskDir)} || exit 97`,
-    `exec /bin/bash ${[j.scriptCopy, ...j.args].map(shellQuote).join(" ")}`,
+    ...(j.sandbox.engine === "none" ? directRun(j) : containerRun(j, j.sandbox)),
     "",
   ].join("\n");
+}
+
+function directRun(j: AgentJobScript): string[] {
+  return [
+    "# The site policy runs agent jobs without a container (jobs: sandbox: none).",
+    `exec /bin/bash ${[j.scriptCopy, ...j.args].map(shellQuote).join(" ")}`,
+  ];
+}
+
+function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "none" }>): string[] {
+  const argv = ["/bin/bash", JOB_SCRIPT_IN_CONTAINER, ...j.args].map(shellQuote).join(" ");
+  const pick =
+    box.engine === "auto"
+      ? [
+          "if docker info >/dev/null 2>&1; then engine=docker",
+          "elif command -v apptainer >/dev/null 2>&1; then engine=apptainer",
+          'else echo "scifi: no container engine (docker or apptainer) on $(hostname) for this job" >&2; exit 97; fi',
+        ]
+      : [`engine=${box.engine}`];
+  const docker = [
+    'docker run --rm --name "$name" --init',
+    box.network ? "" : "--network none",
+    "--cap-drop ALL --security-opt no-new-privileges",
+    '--user "$(id -u):$(id -g)"',
+    `--cpus ${j.resources.cpus} --memory ${formatSlurmMemory(j.resources.memoryBytes)} --pids-limit 1024`,
+    j.resources.gpus > 0 ? "--gpus all" : "",
+    `-v ${shellQuote(`${j.taskDir}:/task`)} -v ${shellQuote(`${j.scriptCopy}:${JOB_SCRIPT_IN_CONTAINER}:ro`)} -w /task`,
+    `${shellQuote(box.image)} ${argv}`,
+  ]
+    .filter(Boolean)
+    .join(" ");
+  const apptainer = [
+    "apptainer exec --containall --cleanenv --no-home --writable-tmpfs",
+    box.network ? "" : "--net --network none",
+    j.resources.gpus > 0 ? "--nv" : "",
+    `--bind ${shellQuote(`${j.taskDir}:/task`)} --bind ${shellQuote(`${j.scriptCopy}:${JOB_SCRIPT_IN_CONTAINER}:ro`)} --pwd /task`,
+    `${shellQuote(box.sif)} ${argv}`,
+  ]
+    .filter(Boolean)
+    .join(" ");
+  return [
+    ...pick,
+    'name="scifi-job-${SLURM_JOB_ID:-$$}"',
+    // On scancel SLURM signals this shell: stop the container too, so nothing outlives the job.
+    'trap \'[ "$engine" = docker ] && docker kill "$name" >/dev/null 2>&1; kill "$pid" 2>/dev/null\' TERM INT',
+    `if [ "$engine" = docker ]; then ${docker} & else ${apptainer} & fi`,
+    "pid=$!",
+    'wait "$pid"; status=$?',
+    'wait "$pid" 2>/dev/null',
+    'exit "$status"',
+  ];
 }
 
 /** Quotes one word for a POSIX shell. */

@@ -15,7 +15,7 @@ import {
 } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { SamMetadata } from "../sam/types.ts";
-import { agentJobArgs, findSbatchDirectives, renderAgentJobScript } from "./batch-script.ts";
+import { agentJobArgs, findSbatchDirectives, type JobSandbox, renderAgentJobScript } from "./batch-script.ts";
 import { JobRefused } from "./errors.ts";
 import { describeGrant, type JobGrant, type JobsPolicy, jobGrant } from "./policy.ts";
 import { LIVE_STATES, SlurmClient, type SlurmJobInfo } from "./slurm.ts";
@@ -100,6 +100,8 @@ export interface JobBrokerOptions {
   policy: JobsPolicy;
   /** A folder out of the agent's reach (the run folder's `jobs/`): script copies, job records. */
   recordsDir: string;
+  /** Where job scripts run on the node: the task's container, or (site's choice) directly. */
+  sandbox: JobSandbox;
   onEvent?: JobEventSink;
   slurm?: SlurmClient;
 }
@@ -110,6 +112,7 @@ export class JobBroker {
   readonly #sam: SamMetadata;
   readonly #grant: JobGrant | JobRefused;
   readonly #recordsDir: string;
+  readonly #sandbox: JobSandbox;
   readonly #onEvent: JobEventSink;
   readonly #slurm: SlurmClient;
   readonly #jobs = new Map<string, JobRecord>();
@@ -122,6 +125,7 @@ export class JobBroker {
     this.#sam = options.sam;
     this.#grant = jobGrant(options.sam, options.policy);
     this.#recordsDir = options.recordsDir;
+    this.#sandbox = options.sandbox;
     this.#onEvent = options.onEvent ?? (() => {});
     this.#slurm = options.slurm ?? new SlurmClient();
   }
@@ -391,6 +395,7 @@ export class JobBroker {
       scriptCopy,
       scriptName: script.relative,
       args,
+      sandbox: this.#sandbox,
     };
     const jobId = await this.#slurm.sbatch(agentJobArgs(job), renderAgentJobScript(job));
     const record: JobRecord = {

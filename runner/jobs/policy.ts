@@ -31,7 +31,16 @@ export interface JobsPolicy {
   account?: string;
   /** Most bytes job_output returns in one call. */
   outputCapBytes: number;
+  /**
+   * Where agent job scripts run on the node: in the task's container (`auto`: Docker where the node
+   * has an engine, else Apptainer), or `none`: directly as the user, outside any sandbox.
+   */
+  sandbox: JobSandboxEngine;
+  /** Folder of SIF files for Apptainer jobs (default env SCIFI_SIF_CACHE, else /var/cache/scifi/sif). */
+  sifDir?: string;
 }
+
+export type JobSandboxEngine = "auto" | "docker" | "apptainer" | "none";
 
 export const DEFAULT_JOBS_POLICY: JobsPolicy = {
   enabled: true,
@@ -45,6 +54,7 @@ export const DEFAULT_JOBS_POLICY: JobsPolicy = {
   maxMemoryBytes: 256 * 1024 ** 3,
   defaultMemoryBytes: 2 * 1024 ** 3,
   outputCapBytes: 64 * 1024,
+  sandbox: "auto",
 };
 
 // Durations as elsewhere in the site policy (`2h`, `90m`) or in SLURM's notation (`1:30:00`, `90`).
@@ -88,6 +98,12 @@ export const jobsPolicySchema = z
     partition: z.string().min(1).optional(),
     account: z.string().min(1).optional(),
     outputCap: jobMemory.optional(),
+    sandbox: z
+      .enum(["auto", "docker", "apptainer", "none"], {
+        error: "must be one of: auto, docker, apptainer, none",
+      })
+      .optional(),
+    sifDir: z.string().startsWith("/", "must be an absolute path").optional(),
   })
   .transform(
     (p): JobsPolicy => ({
@@ -104,6 +120,8 @@ export const jobsPolicySchema = z
       partition: p.partition,
       account: p.account,
       outputCapBytes: p.outputCap ?? DEFAULT_JOBS_POLICY.outputCapBytes,
+      sandbox: p.sandbox ?? DEFAULT_JOBS_POLICY.sandbox,
+      sifDir: p.sifDir,
     }),
   );
 

@@ -6,10 +6,13 @@ import { dirname, join, resolve } from "node:path";
 import type { RunResult } from "../loop/run.ts";
 import type { RunTaskOptions } from "../loop/setup.ts";
 import { runDir } from "../paths.ts";
+import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { sifFileName } from "../sandbox/apptainer.ts";
 import type { Tool } from "../tools/tool.ts";
+import type { JobSandbox } from "./batch-script.ts";
 import { JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
-import { loadJobsPolicy } from "./policy.ts";
+import { type JobsPolicy, loadJobsPolicy } from "./policy.ts";
 import { jobTools } from "./tools.ts";
 
 export interface RunJobs {
@@ -30,14 +33,30 @@ export interface JobsForRunOptions {
   onEvent?: JobEventSink;
 }
 
+/** The container agent jobs run in: the task's image and network grant, per the jobs policy. */
+export function jobSandboxFor(sam: SamDocument, policy: JobsPolicy, site: SitePolicy): JobSandbox {
+  if (policy.sandbox === "none") return { engine: "none" };
+  const image = sam.metadata.image ?? site.defaultImage;
+  const sifDir = policy.sifDir ?? process.env.SCIFI_SIF_CACHE ?? "/var/cache/scifi/sif";
+  return {
+    engine: policy.sandbox,
+    image,
+    sif: image.endsWith(".sif") && image.startsWith("/") ? image : join(sifDir, sifFileName(image)),
+    network: sam.metadata.network && site.allowNetwork,
+  };
+}
+
 export function jobsForRun(o: JobsForRunOptions): RunJobs {
   if (o.sam.metadata.jobs !== "slurm") return { tools: [], finish: async () => {} };
   const recordsDir = join(runDir(o.home, o.runId), "jobs");
+  const policy = loadJobsPolicy(o.sitePolicyFile);
+  const site = loadSitePolicy(o.sitePolicyFile, false).policy;
   const broker = new JobBroker({
     runId: o.runId,
     taskDir: realpathSync(dirname(o.sam.file)),
     sam: o.sam.metadata,
-    policy: loadJobsPolicy(o.sitePolicyFile),
+    policy,
+    sandbox: jobSandboxFor(o.sam, policy, site),
     recordsDir,
     onEvent: o.onEvent ?? appendEvents(join(recordsDir, "events.jsonl")),
   });

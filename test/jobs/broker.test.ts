@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import { rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { JobSandbox } from "../../runner/jobs/batch-script.ts";
 import { JobBroker, type JobEvent } from "../../runner/jobs/broker.ts";
 import { JobRefused } from "../../runner/jobs/errors.ts";
 import { DEFAULT_JOBS_POLICY, type JobsPolicy } from "../../runner/jobs/policy.ts";
@@ -13,7 +14,13 @@ import { samMetadata, taskFolders, writeScript } from "./fixtures.ts";
 const roots: string[] = [];
 const brokers: JobBroker[] = [];
 
-async function makeBroker(sam: Partial<SamMetadata> = {}, policy: Partial<JobsPolicy> = {}) {
+// Most cases test the broker's rules, so their jobs run directly on the node (policy `sandbox: none`);
+// the container cases say so.
+async function makeBroker(
+  sam: Partial<SamMetadata> = {},
+  policy: Partial<JobsPolicy> = {},
+  sandbox: JobSandbox = { engine: "none" },
+) {
   const folders = await taskFolders("broker");
   roots.push(folders.root);
   const events: JobEvent[] = [];
@@ -23,6 +30,7 @@ async function makeBroker(sam: Partial<SamMetadata> = {}, policy: Partial<JobsPo
     recordsDir: folders.recordsDir,
     sam: samMetadata(sam),
     policy: { ...DEFAULT_JOBS_POLICY, ...policy },
+    sandbox,
     onEvent: (e) => events.push(e),
   });
   brokers.push(broker);
@@ -209,6 +217,48 @@ describe.skipIf(!hasEngine("slurm"))("job broker on a real SLURM cluster", () =>
     expect(squeueIds([k.jobId])).toEqual([k.jobId]);
     await kept.broker.cancel(k.jobId);
   });
+
+  it.skipIf(!hasEngine("docker"))(
+    "runs the job in the task's container: /task, no network, host paths hidden; cancel stops it",
+    async () => {
+      const box: JobSandbox = {
+        engine: "auto",
+        image: "scifi-base:bookworm",
+        sif: "/none.sif",
+        network: false,
+      };
+      const { broker, taskDir } = await makeBroker({}, {}, box);
+      await writeScript(
+        taskDir,
+        "probe.sh",
+        [
+          'echo "pwd=$(pwd)"',
+          'echo "task=$(cat marker.txt)"',
+          'test -e /work/main && echo "host=visible" || echo "host=hidden"',
+          'ip=$(cat /proc/net/dev | grep -c ":" ); echo "interfaces=$ip"',
+          "echo result > out.txt",
+        ].join("\n"),
+      );
+      await writeFile(join(taskDir, "marker.txt"), "m1");
+      const job = await broker.submit({ script: "probe.sh", time: 2, memory: "200M" });
+      expect(await broker.status(job.jobId, 45_000).then((s) => s.state)).toBe("COMPLETED");
+      // Only the loopback interface: the container has no network.
+      expect((await broker.output(job.jobId)).text).toBe("pwd=/task\ntask=m1\nhost=hidden\ninterfaces=1\n");
+      expect((await broker.output(job.jobId, "stderr")).text).toBe("");
+
+      await writeScript(taskDir, "long.sh", "sleep 120");
+      const long = await broker.submit({ script: "long.sh", time: 3 });
+      const name = `scifi-job-${long.jobId}`;
+      const running = async () =>
+        execFileSync("docker", ["ps", "-q", "--filter", `name=^${name}$`], { encoding: "utf8" }).trim();
+      for (let i = 0; i < 60 && (await running()) === ""; i++) await new Promise((r) => setTimeout(r, 500));
+      expect(await running()).not.toBe("");
+      await broker.cancelAll("task cancelled");
+      for (let i = 0; i < 40 && (await running()) !== ""; i++) await new Promise((r) => setTimeout(r, 500));
+      expect(await running()).toBe("");
+      expect(squeueIds([long.jobId])).toEqual([]);
+    },
+  );
 
   it("does not read job output through a symlink", async () => {
     const { broker, root, taskDir } = await makeBroker();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   agentJobArgs,
+  type JobSandbox,
   renderAgentJobScript,
   resourceArgs,
   shellQuote,
@@ -112,6 +113,7 @@ describe("agent job batch script", () => {
     scriptCopy: "/home/u/runs/r1/jobs/scripts/1-sum.sh",
     scriptName: "sum.sh",
     args: ["10", "it's"],
+    sandbox: { engine: "none" } as JobSandbox,
   };
 
   it("maps resources to exact sbatch options", () => {
@@ -137,9 +139,34 @@ describe("agent job batch script", () => {
   it("runs the frozen copy with quoted arguments and carries no #SBATCH directive", () => {
     const text = renderAgentJobScript(job);
     expect(text).toContain(
-      "cd /home/u/tasks/t1 || exit 97\nexec /bin/bash /home/u/runs/r1/jobs/scripts/1-sum.sh 10 'it'\\''s'\n",
+      "cd /home/u/tasks/t1 || exit 97\n# The site policy runs agent jobs without a container (jobs: sandbox: none).\nexec /bin/bash /home/u/runs/r1/jobs/scripts/1-sum.sh 10 'it'\\''s'\n",
     );
     expect(text).not.toMatch(/^#SBATCH/m);
     expect(shellQuote("a b")).toBe("'a b'");
+  });
+
+  it("runs the script in the task's container when the policy sandboxes jobs", () => {
+    const text = renderAgentJobScript({
+      ...job,
+      sandbox: {
+        engine: "docker",
+        image: "scifi-sci:local",
+        sif: "/sif/scifi-sci_local.sif",
+        network: false,
+      },
+    });
+    expect(text).toContain("engine=docker\n");
+    expect(text).toContain(
+      'docker run --rm --name "$name" --init --network none --cap-drop ALL --security-opt no-new-privileges ' +
+        '--user "$(id -u):$(id -g)" --cpus 2 --memory 1G --pids-limit 1024 --gpus all ' +
+        "-v /home/u/tasks/t1:/task -v /home/u/runs/r1/jobs/scripts/1-sum.sh:/scifi-job/script.sh:ro -w /task " +
+        "scifi-sci:local /bin/bash /scifi-job/script.sh 10 'it'\\''s' &",
+    );
+    expect(text).toContain(
+      "apptainer exec --containall --cleanenv --no-home --writable-tmpfs --net --network none --nv " +
+        "--bind /home/u/tasks/t1:/task --bind /home/u/runs/r1/jobs/scripts/1-sum.sh:/scifi-job/script.sh:ro --pwd /task " +
+        "/sif/scifi-sci_local.sif /bin/bash /scifi-job/script.sh 10 'it'\\''s' &",
+    );
+    expect(text).not.toContain("exec /bin/bash");
   });
 });
