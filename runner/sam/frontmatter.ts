@@ -55,7 +55,9 @@ const rejectEngine = {
 
 /** gray-matter's default engines include `javascript`, which evals; every non-YAML engine rejects. */
 const ENGINES = {
-  yaml: { parse: (text: string) => ({ doc: parseDocument(text, YAML_OPTIONS) }) },
+  // gray-matter cuts the block before the closing `\n---`, leaving a CRLF file's last `\r` alone,
+  // which yaml reads as stray content; a space keeps every offset the same.
+  yaml: { parse: (text: string) => ({ doc: parseDocument(text.replace(/\r$/, " "), YAML_OPTIONS) }) },
   javascript: rejectEngine,
   js: rejectEngine,
   json: rejectEngine,

@@ -477,7 +477,13 @@ function readCheck(walk: Walk, code: Code): Check {
       "empty `check` block; write the shell command that must exit 0 when the item holds",
     );
   }
-  return { id: "", command: code.value, timeoutSec, line: walk.sink.position(offset).line };
+  // A CRLF file must not hand `sh` commands ending in `\r`.
+  return {
+    id: "",
+    command: code.value.replace(/\r\n?/g, "\n"),
+    timeoutSec,
+    line: walk.sink.position(offset).line,
+  };
 }
 
 /** Ids in document order: `root`, `root/1`, `root/1/2`; items `<node>/e<n>`, checks `<node>/check-<n>`. */

@@ -15,6 +15,7 @@ function parsed(text: string, file = "/virtual/task.md"): SamDocument {
   return result.sam;
 }
 
+const FILE_FOR_ERRORS = "/virtual/crlf.md";
 const TABLE = "| a | b |\n|---|---|\n| 1 | 2 |";
 const CODE = "```python\nprint('x')  # not a heading:\n# To-do\n```";
 
@@ -223,6 +224,24 @@ describe("metadata", () => {
       checkAssets: [],
       subtasks: [],
     });
+  });
+});
+
+describe("line endings", () => {
+  it("parses CRLF files like LF files, with the same positions", () => {
+    const lf =
+      "---\nwalltime: 2h\ncheck_assets: []\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n- Ok.\n  ```check\n  true\n  ```\n";
+    const crlf = parsed(lf.replaceAll("\n", "\r\n"));
+    const plain = parsed(lf);
+    expect(crlf.metadata).toEqual(plain.metadata);
+    expect(crlf.root.items).toEqual(plain.root.items);
+    expect(crlf.root.todo).toBe("Do.");
+    const multi = parsed(
+      "# T\r\n\r\n## To-do\r\nx\r\n\r\n## Expectation\r\n- y\r\n  ```check\r\n  a\r\n  b\r\n  ```\r\n",
+    );
+    expect(multi.root.items[0]?.checks[0]?.command).toBe("a\nb");
+    const bad = parseSamString("---\r\nwalltime: 9x\r\n---\r\n# T\r\n", FILE_FOR_ERRORS);
+    expect(bad.diagnostics[0]).toMatchObject({ line: 2, column: 11 });
   });
 });
 
