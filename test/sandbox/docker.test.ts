@@ -1,6 +1,6 @@
 // The conformance and escape suite against the real Docker engine, plus Docker-specific checks of
 // the container's default-deny settings as the engine reports them.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -128,6 +128,53 @@ describe.skipIf(!haveDocker)("docker backend specifics", () => {
       await listed.remove({ force: true });
     }
   });
+});
+
+describe.skipIf(!haveDocker)("docker cleanup on signals", () => {
+  for (const signal of ["SIGTERM", "SIGINT", "exit"] as const) {
+    it(`a runner that ends by ${signal} removes its live sandbox`, async () => {
+      const taskDir = mkdtempSync(join(tmpdir(), "scifi-signal-"));
+      const runId = `signal-${signal.toLowerCase()}-${Date.now()}`;
+      // A real runner process: starts a sandbox through the backend, says so, then idles.
+      const code = `
+        import { createDockerBackend } from ${JSON.stringify(join(import.meta.dirname, "../../runner/sandbox/docker.ts"))};
+        const sandbox = await createDockerBackend().start(${JSON.stringify({
+          runId,
+          image: "scifi-base:bookworm",
+          user: { uid: 0, gid: 0 },
+          taskDir,
+          workdir: TASK_MOUNT,
+          mounts: [{ source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" }],
+          network: false,
+          gpus: 0,
+          cpus: 1,
+          memoryBytes: 256 * 1024 ** 2,
+          pidsLimit: 64,
+          walltimeSec: 60,
+          env: {},
+          labels: {},
+        })});
+        console.log("started " + sandbox.spec.runId);
+        if (${JSON.stringify(signal)} === "exit") setTimeout(() => process.exit(0), 200);
+        setInterval(() => {}, 1000);
+      `;
+      const child = spawn(process.execPath, ["--input-type=module", "-e", code], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      const exited = new Promise<number | null>((done) => child.once("exit", (c) => done(c)));
+      await new Promise<void>((done, fail) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes(`started ${runId}`)) done();
+        });
+        child.once("exit", () => fail(new Error("the runner exited before starting its sandbox")));
+      });
+      const container = docker.getContainer(containerName(runId));
+      if (signal !== "exit") expect((await container.inspect()).State.Running).toBe(true);
+      if (signal !== "exit") child.kill(signal);
+      expect(await exited).toBe({ SIGTERM: 143, SIGINT: 130, exit: 0 }[signal]);
+      await expect(container.inspect()).rejects.toThrow(/no such container/i);
+    });
+  }
 });
 
 describe("backend registry", () => {
