@@ -116,7 +116,8 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     "--cap-drop ALL --security-opt no-new-privileges",
     '--user "$(id -u):$(id -g)"',
     `--cpus ${j.resources.cpus} --memory ${formatSlurmMemory(j.resources.memoryBytes)} --pids-limit 1024`,
-    j.resources.gpus > 0 ? "--gpus all" : "",
+    // Only the GPUs SLURM allocated to this job, not every GPU of the node.
+    j.resources.gpus > 0 ? '--gpus "\\"device=${CUDA_VISIBLE_DEVICES:?no GPU allocated}\\""' : "",
     `-v ${shellQuote(`${j.taskDir}:/task`)} -v ${shellQuote(`${j.scriptCopy}:${JOB_SCRIPT_IN_CONTAINER}:ro`)} -w /task`,
     `${shellQuote(box.image)} ${argv}`,
   ]
@@ -125,7 +126,7 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
   const apptainer = [
     "apptainer exec --containall --cleanenv --no-home --writable-tmpfs",
     box.network ? "" : "--net --network none",
-    j.resources.gpus > 0 ? "--nv" : "",
+    j.resources.gpus > 0 ? '--nv --env "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:?no GPU allocated}"' : "",
     `--bind ${shellQuote(`${j.taskDir}:/task`)} --bind ${shellQuote(`${j.scriptCopy}:${JOB_SCRIPT_IN_CONTAINER}:ro`)} --pwd /task`,
     `${shellQuote(box.sif)} ${argv}`,
   ]

@@ -158,12 +158,13 @@ describe("agent job batch script", () => {
     expect(text).toContain("engine=docker\n");
     expect(text).toContain(
       'docker run --rm --name "$name" --init --network none --cap-drop ALL --security-opt no-new-privileges ' +
-        '--user "$(id -u):$(id -g)" --cpus 2 --memory 1G --pids-limit 1024 --gpus all ' +
+        '--user "$(id -u):$(id -g)" --cpus 2 --memory 1G --pids-limit 1024 --gpus "\\"device=${CUDA_VISIBLE_DEVICES:?no GPU allocated}\\"" ' +
         "-v /home/u/tasks/t1:/task -v /home/u/runs/r1/jobs/scripts/1-sum.sh:/scifi-job/script.sh:ro -w /task " +
         "scifi-sci:local /bin/bash /scifi-job/script.sh 10 'it'\\''s' &",
     );
     expect(text).toContain(
       "apptainer exec --containall --cleanenv --no-home --writable-tmpfs --net --network none --nv " +
+        '--env "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:?no GPU allocated}" ' +
         "--bind /home/u/tasks/t1:/task --bind /home/u/runs/r1/jobs/scripts/1-sum.sh:/scifi-job/script.sh:ro --pwd /task " +
         "/sif/scifi-sci_local.sif /bin/bash /scifi-job/script.sh 10 'it'\\''s' &",
     );
