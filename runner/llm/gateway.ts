@@ -123,7 +123,10 @@ export class Gateway implements Model {
       if (outcome.kind === "fatal")
         this.#fail(entry, request, attempts, started, outcome.error, outcome.result);
     }
-    const tried = attempts.map((a) => `${a.entry}: ${a.reason}`).join(", ");
+    const tried = attempts
+      .filter((a) => a.outcome !== "retry")
+      .map((a) => `${a.entry}: ${a.reason}`)
+      .join(", ");
     const error = new NoModelAvailable(
       `no ${request.kind} model of rank ${request.rank} could answer${tried ? ` (tried ${tried})` : ""}; check the models config ranks, keys and budgets`,
     );
