@@ -116,6 +116,9 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
     sha256: options.sam.sha256,
     backend: deps.backend.name,
   });
+  // First checkpoint before anything can fail, so even a run killed while starting can be resumed.
+  state.historyBytes = fileSize(folder.files.history);
+  writeState(folder.files.state, state);
   return drive({ home: options.home, folder, sam: options.sam, spec, state, limits, history }, deps);
 }
 
