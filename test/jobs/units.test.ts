@@ -1,4 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   agentJobArgs,
   type JobSandbox,
@@ -6,7 +9,7 @@ import {
   resourceArgs,
   shellQuote,
 } from "../../runner/jobs/batch-script.ts";
-import { DEFAULT_JOBS_POLICY, jobGrant, jobsPolicySchema } from "../../runner/jobs/policy.ts";
+import { DEFAULT_JOBS_POLICY, jobGrant, jobsPolicySchema, loadJobsPolicy } from "../../runner/jobs/policy.ts";
 import {
   formatSlurmMemory,
   formatSlurmTime,
@@ -93,6 +96,35 @@ describe("job grant", () => {
       maxTimeSec: 5400,
       maxMemoryBytes: 512 * 1024 ** 2,
     });
+  });
+});
+
+describe("jobs section of the site policy file", () => {
+  const dir = mkdtempSync(join(tmpdir(), "scifi-jobs-policy-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("gives the defaults without a file or a jobs section", () => {
+    expect(loadJobsPolicy(join(dir, "absent.yaml"))).toEqual(DEFAULT_JOBS_POLICY);
+    writeFileSync(join(dir, "other.yaml"), "maxCpus: 4\n");
+    expect(loadJobsPolicy(join(dir, "other.yaml"))).toEqual(DEFAULT_JOBS_POLICY);
+  });
+
+  it("reads the jobs section, and names the file and key of a bad value", () => {
+    const file = join(dir, "site-policy.yaml");
+    writeFileSync(
+      file,
+      "jobs:\n  maxConcurrentJobs: 2\n  maxTime: 30m\n  partition: short\n  sandbox: none\n",
+    );
+    expect(loadJobsPolicy(file)).toMatchObject({
+      maxConcurrentJobs: 2,
+      maxTimeSec: 1800,
+      partition: "short",
+      sandbox: "none",
+    });
+    writeFileSync(file, "jobs:\n  maxTime: later\n  sandbox: podman\n");
+    expect(() => loadJobsPolicy(file)).toThrow(
+      `${file}: invalid 'jobs' section:\n  jobs.maxTime: 'later' is not a duration (e.g. 2h, 90m, 1:30:00, 1-00:00:00)\n  jobs.sandbox: must be one of: auto, docker, apptainer, none`,
+    );
   });
 });
 
