@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
+import { formatDoctor, runDoctor } from "../../runner/cli/commands/doctor.ts";
 import { TASK_MOUNT } from "../../runner/policy/spec.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { getBackend } from "../../runner/sandbox/registry.ts";
@@ -175,6 +176,33 @@ describe.skipIf(!haveDocker)("docker cleanup on signals", () => {
       await expect(container.inspect()).rejects.toThrow(/no such container/i);
     });
   }
+});
+
+describe.skipIf(!haveDocker)("scifi doctor", () => {
+  it("reports the engine, the images (ROOT absent in the local one) and the fix for each problem", async () => {
+    execFileSync("bash", ["scripts/build-image.sh"], { stdio: "inherit" });
+    const home = mkdtempSync(join(tmpdir(), "scifi-doctor-"));
+    const items = await runDoctor({ SCIFI_HOME: home, SCIFI_SITE_POLICY: join(home, "missing.yaml") });
+    const byName = new Map(items.map((i) => [i.name, i]));
+    expect(byName.get("backend docker")).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/^Docker Engine \S+ \(API [\d.]+\)$/),
+    });
+    expect(byName.get("image scifi-sci:local")).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining("ROOT absent"),
+    });
+    expect(byName.get("site policy")).toEqual({
+      name: "site policy",
+      ok: false,
+      detail: `SCIFI_SITE_POLICY names ${join(home, "missing.yaml")}, which does not exist`,
+      fix: `cp site-policy.example.yaml ${join(home, "missing.yaml")}`,
+    });
+    expect(formatDoctor(items)).toContain(`to fix:\n`);
+    expect(formatDoctor(items)).toContain(
+      `  site policy: cp site-policy.example.yaml ${join(home, "missing.yaml")}`,
+    );
+  });
 });
 
 describe("backend registry", () => {

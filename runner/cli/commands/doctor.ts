@@ -48,7 +48,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   for (const name of backendNames()) items.push(await backendItem(name));
   const dockerUp = items.some((i) => i.name === "backend docker" && i.ok);
   for (const image of IMAGES) items.push(await imageItem(image, dockerUp));
-  items.push(sitePolicyItem(env));
+  items.push(await sitePolicyItem(env));
   return items;
 }
 
@@ -59,15 +59,22 @@ async function backendItem(name: string): Promise<DoctorItem> {
     return {
       name: `backend ${name}`,
       ok: status.available,
-      detail: status.detail,
+      detail: status.detail.split("\n")[0] ?? status.detail,
       ...(status.fix ? { fix: status.fix } : {}),
       optional: name !== "docker",
     };
   } catch (error) {
+    // SandboxUnavailable carries its own fix; its message repeats it, so show the first line only.
+    const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+    const fix =
+      typeof error === "object" && error !== null && "fix" in error && typeof error.fix === "string"
+        ? error.fix
+        : undefined;
     return {
       name: `backend ${name}`,
       ok: false,
-      detail: `cannot load: ${error instanceof Error ? error.message : String(error)}`,
+      detail: message,
+      ...(fix ? { fix } : {}),
       optional: name !== "docker",
     };
   }
@@ -128,26 +135,36 @@ async function isStale(image: string): Promise<string | undefined> {
   }
 }
 
-function sitePolicyItem(env: NodeJS.ProcessEnv): DoctorItem {
-  // Loaded lazily: the policy module is not needed for the engine checks above.
-  const home = scifiHome(env);
-  const explicit = env.SCIFI_SITE_POLICY;
-  const path = explicit ?? join(home, "site-policy.yaml");
+async function sitePolicyItem(env: NodeJS.ProcessEnv): Promise<DoctorItem> {
+  const { loadSitePolicy, sitePolicyPath } = await import("../../policy/site.ts");
+  const name = "site policy";
+  const path = sitePolicyPath(scifiHome(env), undefined, env);
   if (!existsSync(path)) {
-    return explicit
+    return env.SCIFI_SITE_POLICY
       ? {
-          name: "site policy",
+          name,
           ok: false,
           detail: `SCIFI_SITE_POLICY names ${path}, which does not exist`,
           fix: `cp site-policy.example.yaml ${path}`,
         }
-      : {
-          name: "site policy",
-          ok: true,
-          detail: `built-in defaults (no ${path}; see site-policy.example.yaml)`,
-        };
+      : { name, ok: true, detail: `built-in defaults (no ${path}; see site-policy.example.yaml)` };
   }
-  return { name: "site policy", ok: true, detail: path };
+  try {
+    const { policy } = loadSitePolicy(path, true);
+    const roots = policy.allowedMountRoots.length > 0 ? policy.allowedMountRoots.join(", ") : "none";
+    return {
+      name,
+      ok: true,
+      detail: `${path} (mount roots: ${roots}; network ${policy.allowNetwork ? "allowed" : "denied"})`,
+    };
+  } catch (error) {
+    return {
+      name,
+      ok: false,
+      detail: error instanceof Error ? error.message : String(error),
+      fix: `edit ${path}`,
+    };
+  }
 }
 
 /** Human report: one line per item, and the fixes at the end. */
