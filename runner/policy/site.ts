@@ -28,6 +28,12 @@ export interface SitePolicy {
   defaultWalltimeSec: number;
   /** Extra host paths never mounted, on top of the built-in list. */
   deniedPaths: string[];
+  /** Daemon: GPUs the host has in total (GPU tasks wait for free ones). Absent: `maxGpus`. */
+  totalGpus?: number;
+  /** Daemon: site-wide limit on the USD all runs may spend per UTC day. Absent: no daily limit. */
+  usdPerDay?: number;
+  /** Daemon: shell command run after each task ends, with the task's facts in SCIFI_* env vars. */
+  onFinish?: string;
 }
 
 const GiB = 1024 ** 3;
@@ -80,6 +86,9 @@ const fileSchema = z.strictObject({
   defaultPids: z.number().int().min(16).optional(),
   defaultWalltime: duration.optional(),
   deniedPaths: z.array(absolutePath).optional(),
+  totalGpus: z.number().int().min(0).optional(),
+  usdPerDay: z.number().positive().optional(),
+  onFinish: z.string().min(1).optional(),
 });
 
 /** Which file the site policy comes from: flag, then env SCIFI_SITE_POLICY, then `<home>/site-policy.yaml`. */
@@ -147,6 +156,9 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
     defaultPids: f.defaultPids ?? b.defaultPids,
     defaultWalltimeSec: f.defaultWalltime ?? b.defaultWalltimeSec,
     deniedPaths: f.deniedPaths ?? [...b.deniedPaths],
+    ...(f.totalGpus !== undefined ? { totalGpus: f.totalGpus } : {}),
+    ...(f.usdPerDay !== undefined ? { usdPerDay: f.usdPerDay } : {}),
+    ...(f.onFinish !== undefined ? { onFinish: f.onFinish } : {}),
   };
 }
 
