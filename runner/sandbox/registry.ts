@@ -63,9 +63,12 @@ function installHandlers(): void {
   handlersInstalled = true;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
+      // Another part of the runner (the daemon, the loop) may own this signal: then it decides when
+      // to exit, and we only stop the sandboxes. Otherwise keep the signal's outcome: exit 128 + n.
+      // A second signal gets Node's default (immediate exit), so a stuck cleanup can be forced.
+      const ownedElsewhere = process.listenerCount(signal) > 0;
       void stopAllLive().finally(() => {
-        // Re-raise the default outcome of the signal: exit 128 + signal number.
-        process.exit(signal === "SIGINT" ? 130 : 143);
+        if (!ownedElsewhere) process.exit(signal === "SIGINT" ? 130 : 143);
       });
     });
   }
