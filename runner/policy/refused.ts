@@ -14,6 +14,7 @@ export type PolicyRule =
   | "mount-denied"
   | "mount-outside-roots"
   | "mount-rw-not-allowed"
+  | "mount-rw-exposes-task-file"
   | "network-not-allowed"
   | "gpu-over-limit"
   | "cpus-over-limit"

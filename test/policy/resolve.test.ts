@@ -323,6 +323,18 @@ describe("refusals: each names its rule, the path and what to do", () => {
     );
   });
 
+  it("mount-rw-exposes-task-file: a read-write mount holding the SAM file", () => {
+    const dir = mkdtempSync(join(dataRoot, "task-in-data-"));
+    const sam = samIn({ mounts: [mount(".", "/work", "rw")] }, dir);
+    const e = refusal(() => resolveWith(sam, site({ allowReadWriteMounts: true })));
+    expect(e.message).toBe(
+      `policy refused [mount-rw-exposes-task-file] ${dir}: mount '.' -> '/work' (line 7) is read-write and holds the sam file ${dir}/task.md, which must stay read-only. Mount it read-only, or mount a folder that does not hold the task's SAM files and check assets.`,
+    );
+    expect(resolveWith(samIn({ mounts: [mount(".", "/work")] }, dir)).mounts.at(-1)).toMatchObject({
+      readOnly: true,
+    });
+  });
+
   it("network-not-allowed", () => {
     const e = refusal(() => resolveWith(samIn({ network: true }), site({ allowNetwork: false })));
     expect(e.message).toBe(
