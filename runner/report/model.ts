@@ -409,14 +409,36 @@ interface ReviewAnswer {
 
 /** The last review call of the iteration that answered with a verdict, before the verdict event. */
 function reviewAnswer(calls: CallView[], iteration: number, before: number): ReviewAnswer | undefined {
-  const candidates = calls.filter(
-    (c) =>
-      c.summary.role === "review" &&
-      c.summary.iteration === iteration &&
-      isReviewAnswer(c.summary.json) &&
-      Date.parse(c.summary.time) <= before,
-  );
-  return candidates.at(-1)?.summary.json as ReviewAnswer | undefined;
+  const answers = calls
+    .filter(
+      (c) =>
+        c.summary.role === "review" &&
+        c.summary.iteration === iteration &&
+        Date.parse(c.summary.time) <= before,
+    )
+    .map((c) => structuredAnswer(c.summary))
+    .filter(isReviewAnswer);
+  return answers.at(-1) as ReviewAnswer | undefined;
+}
+
+/**
+ * The call's structured answer: the provider's parsed JSON when it sent one, else the JSON the
+ * agent parsed from the reply text (whole text, a fenced block, or the outermost braces).
+ */
+function structuredAnswer(call: CallSummary): unknown {
+  if (call.json !== undefined) return call.json;
+  const text = call.text.trim();
+  const fenced = /```(?:json)?\s*\n([\s\S]*?)```/.exec(text)?.[1];
+  const braces = text.includes("{") ? text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1) : undefined;
+  for (const candidate of [text, fenced, braces]) {
+    if (!candidate) continue;
+    try {
+      return JSON.parse(candidate) as unknown;
+    } catch {
+      // try the next form
+    }
+  }
+  return undefined;
 }
 
 function isReviewAnswer(json: unknown): boolean {

@@ -155,8 +155,8 @@ export function synthRun(runsDir: string, runId: string, options: SynthOptions):
           content: [{ type: "tool_result", toolUseId: `toolu_${toolId}`, content: "chi2/ndf = 1.02" }],
         },
       ],
+      // Like the loop's agents: the verdict is in the reply text, not a provider-parsed `json`.
       [{ type: "text", text: JSON.stringify(verdict) }],
-      verdict,
     );
     event({
       type: "verdict",
