@@ -121,6 +121,9 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in 
     const rows = page.locator("table.verdicts tr");
     await expect(rows.count()).resolves.toBe(4);
     await expect(rows.nth(2).textContent()).resolves.toMatch(/^root\/e2.*fail/s);
+    await expect(rows.nth(2).textContent()).resolves.toContain(
+      "results/stats.txt holds a mean of 99, not the program's output",
+    );
     const checks = page.locator("table.checks tr[data-check='root/check-2']");
     await expect(checks.textContent()).resolves.toMatch(/failed exit 1/);
     await page.close();
