@@ -4,14 +4,18 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { register as registerAsk } from "./commands/ask.ts";
 import { register as registerAudit } from "./commands/audit.ts";
+import { register as registerCancel } from "./commands/cancel.ts";
+import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
 import { register as registerOracle } from "./commands/oracle.ts";
 import { register as registerPlan } from "./commands/plan.ts";
 import { register as registerReport } from "./commands/report.ts";
+import { register as registerRetry } from "./commands/retry.ts";
 import { register as registerRun } from "./commands/run.ts";
 import { register as registerSandbox } from "./commands/sandbox.ts";
+import { register as registerStatus } from "./commands/status.ts";
 import { register as registerSubmit } from "./commands/submit.ts";
 import { register as registerValidate } from "./commands/validate.ts";
 import { EXIT } from "./exit-codes.ts";
@@ -36,6 +40,10 @@ export function buildProgram(): Command {
     registerAudit,
     registerReport,
     registerSubmit,
+    registerDaemon,
+    registerStatus,
+    registerCancel,
+    registerRetry,
     registerMakeTask,
     registerOracle,
     registerMakeSkill,

@@ -1,0 +1,110 @@
+// Task record transitions shared by the daemon and the offline CLI: (re)queue after validation,
+// and the operator's cancel/retry requests (a file the daemon picks up, or applied directly when no
+// daemon runs).
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_LIMITS } from "../loop/limits.ts";
+import { clearRejection, type InboxEntry, sha256File, validateSam, writeRejection } from "./inbox.ts";
+import { daemonPaths, FINAL_STATES, type TaskRecord } from "./records.ts";
+
+/** A fresh record for an inbox entry, validated (queued or rejected). */
+export function newRecord(home: string, entry: InboxEntry): TaskRecord {
+  const now = new Date().toISOString();
+  const record: TaskRecord = {
+    version: 1,
+    key: entry.key,
+    kind: entry.kind,
+    source: entry.source,
+    samFile: entry.kind === "file" ? join(daemonPaths(home).work(entry.key), "task.md") : entry.source,
+    sha256: "",
+    state: "queued",
+    gpus: 0,
+    budgetUsd: DEFAULT_LIMITS.usd,
+    queuedAt: now,
+    updatedAt: now,
+    attempts: [],
+  };
+  return requeue(record);
+}
+
+/** Re-reads and re-validates the inbox SAM; the record becomes queued (at the end) or rejected. */
+export function requeue(record: TaskRecord): TaskRecord {
+  delete record.resumeRunId;
+  delete record.reason;
+  record.queuedAt = new Date().toISOString();
+  if (!existsSync(record.source)) {
+    record.state = "rejected";
+    record.reason = `the SAM ${record.source} no longer exists`;
+    return record;
+  }
+  record.sha256 = sha256File(record.source);
+  const validation = validateSam(record.source);
+  if (!validation.ok) {
+    writeRejection(record.source, validation.report);
+    record.state = "rejected";
+    const count = validation.report.split("\n").length;
+    record.reason = `invalid SAM (${count} diagnostic(s), see ${record.source.replace(/\.md$/, ".rejected.txt")}): ${validation.report.split("\n")[0]}`;
+    return record;
+  }
+  clearRejection(record.source);
+  record.state = "queued";
+  record.name = validation.metadata.name;
+  record.gpus = validation.metadata.gpu;
+  record.budgetUsd = validation.metadata.budgetUsd ?? DEFAULT_LIMITS.usd;
+  return record;
+}
+
+export type RequestAction = "cancel" | "retry";
+
+export interface ControlRequest {
+  key: string;
+  action: RequestAction;
+  at: string;
+}
+
+/** Leaves a request for the running daemon (`<home>/daemon/requests/<key>.<action>.json`). */
+export function writeRequest(home: string, key: string, action: RequestAction): string {
+  const dir = daemonPaths(home).requests;
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${encodeURIComponent(key)}.${action}.json`);
+  const request: ControlRequest = { key, action, at: new Date().toISOString() };
+  // Write, then rename: the daemon never reads a half-written request (it skips *.tmp).
+  writeFileSync(`${file}.tmp`, JSON.stringify(request));
+  renameSync(`${file}.tmp`, file);
+  return file;
+}
+
+/** Takes (reads and deletes) every pending request, oldest first. */
+export function takeRequests(home: string): ControlRequest[] {
+  const dir = daemonPaths(home).requests;
+  if (!existsSync(dir)) return [];
+  const requests: ControlRequest[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".json")) continue;
+    const file = join(dir, name);
+    try {
+      requests.push(JSON.parse(readFileSync(file, "utf8")) as ControlRequest);
+    } catch {
+      // torn or foreign: drop it
+    }
+    unlinkSync(file);
+  }
+  return requests.sort((a, b) => a.at.localeCompare(b.at));
+}
+
+/** Why a request does not apply to a task in this state, or undefined when it does. */
+export function refusal(record: TaskRecord, action: RequestAction): string | undefined {
+  if (action === "cancel" && FINAL_STATES.has(record.state))
+    return `task ${record.key} already ended (${record.state}); nothing to cancel`;
+  if (action === "retry" && !FINAL_STATES.has(record.state))
+    return `task ${record.key} is ${record.state}; retry applies to a task that ended (cancel it first)`;
+  return undefined;
+}

@@ -1,0 +1,493 @@
+// The host daemon: watches the inbox, keeps one status file per task, runs queued tasks as worker
+// processes (FIFO, concurrency N, GPUs and a daily USD limit respected), survives its own crash
+// (adopts live workers, resumes dead ones from their checkpoint), and stops cleanly on SIGTERM.
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { availableParallelism, totalmem } from "node:os";
+import { dirname, resolve } from "node:path";
+import { newRunId } from "../loop/records.ts";
+import { homePaths, runDir, runFiles } from "../paths.ts";
+import { loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
+import { type ControlRequest, newRecord, refusal, requeue, takeRequests } from "./control.ts";
+import { runHook } from "./hook.ts";
+import { type InboxEntry, type InboxWatcher, sha256File, watchInbox } from "./inbox.ts";
+import { acquireLock } from "./lock.ts";
+import { createLogger, type LogFormat, type Logger } from "./log.ts";
+import { findWorker, isWorkerOf, signalWorker, spawnWorker, waitForExit } from "./process.ts";
+import {
+  type Attempt,
+  daemonPaths,
+  FINAL_STATES,
+  lastAttempt,
+  listTasks,
+  type TaskRecord,
+  writeTask,
+} from "./records.ts";
+import { runSpentUsd, spentToday } from "./spend.ts";
+
+export interface DaemonOptions {
+  home: string;
+  /** The inbox (default `<home>/tasks`). */
+  inbox?: string;
+  concurrency?: number;
+  backend?: string;
+  /** Model spec for every run (`scripted:FILE`, a models config path). Default: `<home>/models.yaml`. */
+  model?: string;
+  sitePolicy?: string;
+  logFormat?: LogFormat;
+  log?: Logger;
+  /** How long a SAM must stay unchanged before it is taken (ms, default 1000). */
+  settleMs?: number;
+  /** How often operator requests and the schedule are looked at (ms, default 500). */
+  pollMs?: number;
+  /** SIGTERM grace for workers to checkpoint and stop their sandbox before SIGKILL (ms). */
+  stopTimeoutMs?: number;
+}
+
+/** A worker that died this many times without ending its run makes the task fail. */
+const MAX_RESUMES = 3;
+
+interface Live {
+  pid: number;
+  runId: string;
+  adopted: boolean;
+  cancelling?: boolean;
+  /** Settles once the attempt's end has been recorded. */
+  done: Promise<void>;
+}
+
+/** Default concurrency: one run per core, at most as many as the default run memory fits. */
+export function defaultConcurrency(site: Pick<SitePolicy, "defaultMemoryBytes">): number {
+  const byMemory = Math.floor(totalmem() / site.defaultMemoryBytes);
+  return Math.max(1, Math.min(availableParallelism(), byMemory));
+}
+
+export class Daemon {
+  readonly home: string;
+  readonly inbox: string;
+  readonly concurrency: number;
+  readonly #options: DaemonOptions;
+  readonly #site: SitePolicy;
+  readonly #log: Logger;
+  readonly #records = new Map<string, TaskRecord>();
+  readonly #live = new Map<string, Live>();
+  /** Tasks already logged as waiting (for GPUs or budget), so the log says it once. */
+  readonly #waitLogged = new Set<string>();
+  #watcher: InboxWatcher | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #release: (() => void) | undefined;
+  #stopping = false;
+
+  constructor(options: DaemonOptions) {
+    this.#options = options;
+    this.home = resolve(options.home);
+    this.inbox = resolve(options.inbox ?? homePaths(this.home).tasks);
+    const sitePath = sitePolicyPath(this.home, options.sitePolicy);
+    this.#site = loadSitePolicy(sitePath, options.sitePolicy !== undefined).policy;
+    this.concurrency = options.concurrency ?? defaultConcurrency(this.#site);
+    this.#log = options.log ?? createLogger(options.logFormat ?? "text");
+  }
+
+  /** Takes the lock, recovers what a dead daemon left, prunes orphan sandboxes, starts watching. */
+  async start(): Promise<void> {
+    if (!existsSync(this.inbox))
+      throw new Error(`the inbox ${this.inbox} does not exist; create it (mkdir -p) or pass --tasks DIR`);
+    if (!this.#options.model && !existsSync(homePaths(this.home).modelsConfig))
+      throw new Error(
+        `no model: pass --model SPEC or --models-config FILE, or create ${homePaths(this.home).modelsConfig} (docs/models.md)`,
+      );
+    mkdirSync(daemonPaths(this.home).tasks, { recursive: true });
+    const lock = acquireLock(daemonPaths(this.home).lock, this.inbox);
+    this.#release = lock.release;
+    this.#log("daemon_start", {
+      pid: process.pid,
+      inbox: this.inbox,
+      home: this.home,
+      concurrency: this.concurrency,
+      ...(lock.stale ? { staleLockPid: lock.stale.pid } : {}),
+    });
+    this.#recover();
+    await this.#prune();
+    this.#watcher = watchInbox(this.inbox, {
+      settleMs: this.#options.settleMs ?? 1000,
+      onTask: (entry) => this.#onTask(entry),
+      onRemoved: (entry) => this.#onRemoved(entry),
+      onError: (error) => this.#log("watch_error", { error: error.message }),
+    });
+    this.#timer = setInterval(() => this.#tick(), this.#options.pollMs ?? 500);
+    this.#schedule();
+  }
+
+  /** SIGTERM: take nothing new, let every worker checkpoint and stop its sandbox, then release the lock. */
+  async stop(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    clearInterval(this.#timer);
+    await this.#watcher?.close();
+    this.#log("daemon_stopping", { running: this.#live.size });
+    const live = [...this.#live.values()];
+    for (const w of live) signalWorker(w.pid, "SIGTERM");
+    const grace = setTimeout(() => {
+      for (const w of live) signalWorker(w.pid, "SIGKILL");
+    }, this.#options.stopTimeoutMs ?? 60_000);
+    await Promise.all(live.map((w) => w.done));
+    clearTimeout(grace);
+    this.#release?.();
+    this.#log("daemon_stopped", {});
+  }
+
+  /** Tasks as the daemon sees them now. */
+  tasks(): TaskRecord[] {
+    return [...this.#records.values()].sort((a, b) => a.queuedAt.localeCompare(b.queuedAt));
+  }
+
+  #tick(): void {
+    for (const request of takeRequests(this.home)) this.#onRequest(request);
+    this.#schedule();
+  }
+
+  /** Records from disk; a `running` task whose worker lives is adopted, else it waits to resume. */
+  #recover(): void {
+    for (const record of listTasks(this.home)) {
+      this.#records.set(record.key, record);
+      if (record.state !== "running") continue;
+      const attempt = lastAttempt(record);
+      if (!attempt) {
+        record.state = "queued";
+        writeTask(this.home, record);
+        continue;
+      }
+      const pid = isWorkerOf(attempt.pid, attempt.runId) ? attempt.pid : findWorker(attempt.runId);
+      if (pid) {
+        attempt.pid = pid;
+        writeTask(this.home, record);
+        this.#log("adopt", { task: record.key, run: attempt.runId, pid });
+        this.#track(
+          record,
+          attempt,
+          pid,
+          true,
+          waitForExit(pid, attempt.runId).then(() => undefined),
+        );
+      } else {
+        this.#toResume(record, attempt, "its worker died with the previous daemon");
+      }
+    }
+  }
+
+  async #prune(): Promise<void> {
+    try {
+      const { getBackend } = await import("../sandbox/registry.ts");
+      const backend = await getBackend(this.#options.backend ?? "docker");
+      const live = new Set([...this.#live.values()].map((w) => w.runId));
+      const removed = await backend.prune(live);
+      if (removed.length) this.#log("pruned", { sandboxes: removed });
+    } catch (error) {
+      this.#log("prune_failed", { error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  #onTask(entry: InboxEntry): void {
+    if (this.#stopping) return;
+    const record = this.#records.get(entry.key);
+    if (!record) {
+      const created = newRecord(this.home, entry);
+      this.#records.set(created.key, created);
+      this.#save(created);
+      this.#log(created.state, { task: created.key, ...(created.reason ? { reason: created.reason } : {}) });
+      this.#schedule();
+      return;
+    }
+    let hash: string;
+    try {
+      hash = sha256File(entry.source);
+    } catch {
+      return; // removed again meanwhile
+    }
+    if (hash === record.sha256) return;
+    if (record.state === "queued" || record.state === "rejected") {
+      requeue(record);
+      this.#save(record);
+      this.#log(record.state === "queued" ? "requeued_after_edit" : "rejected", {
+        task: record.key,
+        ...(record.reason ? { reason: record.reason } : {}),
+      });
+      this.#schedule();
+    } else if (record.state === "running") {
+      // The loop's tamper check sees the change (a single-file task's run reads the copy, so the
+      // edit is carried over to it) and fails the run as tampering.
+      if (record.kind === "file") copyFileSync(record.source, record.samFile);
+      this.#log("edited_while_running", { task: record.key });
+    } else {
+      this.#log("edited_after_end", {
+        task: record.key,
+        state: record.state,
+        hint: `scifi retry ${record.key}`,
+      });
+    }
+  }
+
+  #onRemoved(entry: InboxEntry): void {
+    const record = this.#records.get(entry.key);
+    if (record?.state !== "queued") return;
+    record.state = "cancelled";
+    record.reason = "the SAM was removed from the inbox before it ran";
+    this.#save(record);
+    this.#log("cancelled", { task: record.key, reason: record.reason });
+  }
+
+  #onRequest(request: ControlRequest): void {
+    const record = this.#records.get(request.key);
+    if (!record) {
+      this.#log("request_unknown_task", { task: request.key, action: request.action });
+      return;
+    }
+    const refused = refusal(record, request.action);
+    if (refused) {
+      this.#log("request_refused", { task: record.key, action: request.action, reason: refused });
+      return;
+    }
+    if (request.action === "retry") {
+      requeue(record);
+      this.#save(record);
+      this.#log("retry", { task: record.key, state: record.state });
+      return;
+    }
+    const live = this.#live.get(record.key);
+    if (live) {
+      live.cancelling = true;
+      signalWorker(live.pid, "SIGTERM");
+      this.#log("cancelling", { task: record.key, run: live.runId, pid: live.pid });
+      return;
+    }
+    record.state = "cancelled";
+    record.reason = "cancelled by the operator before it ran";
+    delete record.resumeRunId;
+    this.#save(record);
+    this.#log("cancelled", { task: record.key });
+  }
+
+  /** FIFO with backfill: a task waiting for GPUs or budget does not hold back the ones after it. */
+  #schedule(): void {
+    if (this.#stopping) return;
+    const queued = this.tasks().filter((t) => t.state === "queued");
+    if (queued.length === 0) return;
+    const totalGpus = this.#site.totalGpus ?? this.#site.maxGpus;
+    let usedGpus = [...this.#live.keys()].reduce((n, key) => n + (this.#records.get(key)?.gpus ?? 0), 0);
+    for (const record of queued) {
+      if (this.#live.size >= this.concurrency) return;
+      const impossible = this.#impossible(record, totalGpus);
+      if (impossible) {
+        record.state = "rejected";
+        record.reason = impossible;
+        this.#save(record);
+        this.#log("rejected", { task: record.key, reason: impossible });
+        continue;
+      }
+      if (usedGpus + record.gpus > totalGpus) {
+        this.#waiting(record, "gpu", { gpus: record.gpus, free: totalGpus - usedGpus });
+        continue;
+      }
+      const budget = this.#budgetLeft();
+      if (budget !== undefined && record.budgetUsd > budget) {
+        this.#waiting(record, "budget", {
+          needUsd: record.budgetUsd,
+          leftTodayUsd: Number(budget.toFixed(4)),
+        });
+        continue;
+      }
+      if (this.#begin(record)) usedGpus += record.gpus;
+    }
+  }
+
+  #impossible(record: TaskRecord, totalGpus: number): string | undefined {
+    if (record.gpus > totalGpus)
+      return `the task asks for ${record.gpus} GPU(s); this host has ${totalGpus} (site policy totalGpus/maxGpus)`;
+    const perDay = this.#site.usdPerDay;
+    if (perDay !== undefined && record.budgetUsd > perDay)
+      return `the task's budget USD ${record.budgetUsd} exceeds the site's daily limit USD ${perDay} (usdPerDay); lower budget_usd`;
+    return undefined;
+  }
+
+  /** USD still free today: the daily limit minus what today's runs spent and what running ones may still spend. */
+  #budgetLeft(): number | undefined {
+    const perDay = this.#site.usdPerDay;
+    if (perDay === undefined) return undefined;
+    const spent = spentToday(this.home, [...this.#records.values()]);
+    let reserved = 0;
+    for (const [key, live] of this.#live) {
+      const budget = this.#records.get(key)?.budgetUsd ?? 0;
+      reserved += Math.max(0, budget - runSpentUsd(this.home, live.runId));
+    }
+    return perDay - spent - reserved;
+  }
+
+  #waiting(record: TaskRecord, why: string, fields: Record<string, unknown>): void {
+    const tag = `${record.key}:${why}`;
+    if (this.#waitLogged.has(tag)) return;
+    this.#waitLogged.add(tag);
+    this.#log("waiting", { task: record.key, for: why, ...fields });
+  }
+
+  /** Starts (or resumes) an attempt; false when the SAM changed since it was queued. */
+  #begin(record: TaskRecord): boolean {
+    const resumeId = record.resumeRunId;
+    const resumable = resumeId !== undefined && existsSync(runFiles(runDir(this.home, resumeId)).state);
+    let attempt = lastAttempt(record);
+    if (resumable && attempt?.runId === resumeId) {
+      attempt.resumes++;
+    } else {
+      if (!this.#freshSam(record)) return false;
+      attempt = {
+        n: record.attempts.length + 1,
+        runId: newRunId(record.name ?? record.key),
+        startedAt: now(),
+        resumes: 0,
+      };
+      record.attempts.push(attempt);
+    }
+    delete record.resumeRunId;
+    delete record.reason;
+    record.state = "running";
+    delete attempt.pid;
+    // Recorded before the spawn: a crash in between leaves a run id that recovery looks for in /proc.
+    this.#save(record);
+    const worker = spawnWorker(
+      {
+        home: this.home,
+        runId: attempt.runId,
+        ...(resumable ? {} : { samFile: record.samFile }),
+        backend: this.#options.backend,
+        model: this.#options.model,
+        sitePolicy: this.#options.sitePolicy,
+      },
+      daemonPaths(this.home).log(record.key, attempt.n),
+    );
+    attempt.pid = worker.pid;
+    this.#save(record);
+    this.#log(resumable ? "resume" : "start", {
+      task: record.key,
+      run: attempt.runId,
+      attempt: attempt.n,
+      pid: worker.pid,
+    });
+    this.#track(
+      record,
+      attempt,
+      worker.pid,
+      false,
+      worker.exited.then((e) => e.code),
+    );
+    return true;
+  }
+
+  /** The SAM the run will read is still the one validated at queue time (a single-file task gets its copy now). */
+  #freshSam(record: TaskRecord): boolean {
+    const ok = existsSync(record.source) && sha256File(record.source) === record.sha256;
+    if (ok && record.kind === "file") {
+      mkdirSync(dirname(record.samFile), { recursive: true });
+      copyFileSync(record.source, record.samFile);
+      if (sha256File(record.samFile) === record.sha256) return true;
+    } else if (ok) {
+      return true;
+    }
+    requeue(record);
+    this.#save(record);
+    this.#log(record.state === "queued" ? "requeued_after_edit" : "rejected", { task: record.key });
+    return false;
+  }
+
+  #track(
+    record: TaskRecord,
+    attempt: Attempt,
+    pid: number,
+    adopted: boolean,
+    exited: Promise<number | null | undefined>,
+  ): void {
+    const live: Live = { pid, runId: attempt.runId, adopted, done: Promise.resolve() };
+    live.done = exited.then((code) => this.#end(record, attempt, live, code ?? null));
+    this.#live.set(record.key, live);
+  }
+
+  /** The worker is gone: the run's own checkpoint says how it ended; without an outcome it resumes. */
+  async #end(record: TaskRecord, attempt: Attempt, live: Live, code: number | null): Promise<void> {
+    this.#live.delete(record.key);
+    attempt.endedAt = now();
+    attempt.exitCode = code;
+    delete attempt.pid;
+    const state = readRunState(this.home, attempt.runId);
+    if (state?.phase === "ended" && state.outcome) {
+      record.state = state.outcome.status;
+      record.reason = state.outcome.reason;
+    } else if (live.cancelling) {
+      record.state = "cancelled";
+      record.reason = "cancelled by the operator while it ran (checkpoint kept)";
+    } else if (this.#stopping) {
+      this.#toResume(record, attempt, "the daemon stopped; it resumes from its checkpoint on the next start");
+      return;
+    } else if (code === 2 || !state) {
+      record.state = "failed";
+      record.reason = `the run could not start: ${logTail(daemonPaths(this.home).log(record.key, attempt.n))}`;
+    } else if (attempt.resumes < MAX_RESUMES) {
+      this.#toResume(record, attempt, `the worker died (exit ${code ?? "?"}) before the run ended`);
+      this.#schedule();
+      return;
+    } else {
+      record.state = "failed";
+      record.reason = `the worker died ${attempt.resumes + 1} times before the run ended; see ${daemonPaths(this.home).log(record.key, attempt.n)}`;
+    }
+    this.#save(record);
+    this.#log("end", {
+      task: record.key,
+      run: attempt.runId,
+      state: record.state,
+      reason: record.reason,
+      usd: state?.spent.usd,
+      iterations: state?.iteration,
+    });
+    if (this.#site.onFinish && FINAL_STATES.has(record.state)) {
+      const exit = await runHook(this.home, this.#site.onFinish, record);
+      this.#log("on_finish", { task: record.key, exit });
+    }
+    this.#schedule();
+  }
+
+  #toResume(record: TaskRecord, attempt: Attempt, why: string): void {
+    record.state = "queued";
+    record.resumeRunId = attempt.runId;
+    record.reason = why;
+    delete attempt.pid;
+    this.#save(record);
+    this.#log("resume_pending", { task: record.key, run: attempt.runId, reason: why });
+  }
+
+  #save(record: TaskRecord): void {
+    writeTask(this.home, record);
+  }
+}
+
+interface RunStateView {
+  phase: string;
+  iteration: number;
+  outcome?: { status: "passed" | "failed" | "blocked"; reason: string };
+  spent: { usd: number; tokens: number };
+}
+
+export function readRunState(home: string, runId: string): RunStateView | undefined {
+  const file = runFiles(runDir(home, runId)).state;
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as RunStateView;
+  } catch {
+    return undefined;
+  }
+}
+
+function logTail(file: string): string {
+  if (!existsSync(file)) return "no worker log";
+  const lines = readFileSync(file, "utf8").trim().split("\n");
+  return lines.slice(-3).join(" | ") || "empty worker log";
+}
+
+function now(): string {
+  return new Date().toISOString();
+}

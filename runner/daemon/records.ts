@@ -1,0 +1,119 @@
+// The daemon's files under `<home>/daemon/`: the lock, one status file per task (written atomically),
+// each task's work folder (single-file tasks) and per-attempt logs, and the operator's requests.
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+
+export const daemonPaths = (home: string) => {
+  const dir = join(home, "daemon");
+  return {
+    dir,
+    lock: join(dir, "daemon.lock"),
+    tasks: join(dir, "tasks"),
+    task: (key: string) => join(dir, "tasks", `${key}.json`),
+    /** Work folder of a single-file task: a copy of the SAM and the files the agent writes. */
+    work: (key: string) => join(dir, "work", key),
+    log: (key: string, attempt: number) => join(dir, "logs", key, `attempt-${attempt}.log`),
+    /** `scifi cancel/retry` drop a request file here; the daemon acts on it and deletes it. */
+    requests: join(dir, "requests"),
+  };
+};
+
+export type TaskState = "queued" | "running" | "passed" | "failed" | "blocked" | "rejected" | "cancelled";
+
+export const FINAL_STATES: ReadonlySet<TaskState> = new Set([
+  "passed",
+  "failed",
+  "blocked",
+  "rejected",
+  "cancelled",
+]);
+
+export interface Attempt {
+  n: number;
+  runId: string;
+  startedAt: string;
+  endedAt?: string;
+  /** Pid of the `scifi run` worker while it runs (checked on restart: adopt, never run twice). */
+  pid?: number;
+  exitCode?: number | null;
+  /** How many times this attempt was resumed from its checkpoint. */
+  resumes: number;
+}
+
+export interface TaskRecord {
+  version: 1;
+  /** The inbox entry name: `foo.md` (single file) or `foo` (folder with task.md). */
+  key: string;
+  kind: "file" | "folder";
+  /** The SAM in the inbox. */
+  source: string;
+  /** The SAM the run reads (the copy in the work folder for a single-file task). */
+  samFile: string;
+  /** SHA-256 of the inbox SAM when it was (re)queued: a different hash means it was edited. */
+  sha256: string;
+  state: TaskState;
+  reason?: string;
+  name?: string;
+  gpus: number;
+  budgetUsd: number;
+  queuedAt: string;
+  updatedAt: string;
+  /** Set when a stopped or crashed run waits to continue from its checkpoint. */
+  resumeRunId?: string;
+  attempts: Attempt[];
+}
+
+/** Writes the file atomically: temp file, fsync, rename, fsync of the folder. */
+export function writeJsonAtomic(file: string, value: unknown): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(temp, "w", 0o644);
+  try {
+    writeSync(fd, `${JSON.stringify(value, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, file);
+  const dir = openSync(dirname(file), "r");
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}
+
+export function writeTask(home: string, record: TaskRecord): void {
+  record.updatedAt = new Date().toISOString();
+  writeJsonAtomic(daemonPaths(home).task(record.key), record);
+}
+
+export function readTask(home: string, key: string): TaskRecord | undefined {
+  const file = daemonPaths(home).task(key);
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, "utf8")) as TaskRecord;
+}
+
+/** Every task record, oldest queued first. */
+export function listTasks(home: string): TaskRecord[] {
+  const dir = daemonPaths(home).tasks;
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as TaskRecord)
+    .sort((a, b) => a.queuedAt.localeCompare(b.queuedAt));
+}
+
+export function lastAttempt(record: TaskRecord): Attempt | undefined {
+  return record.attempts.at(-1);
+}

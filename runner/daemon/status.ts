@@ -1,0 +1,127 @@
+// What `scifi status` shows: each daemon task's state with the live numbers of its current run
+// (iteration, phase, cost from the run's checkpoint), and tasks placed on SLURM with `scifi submit`.
+import { listSubmissions, placementStatus } from "../jobs/placement.ts";
+import { readRunState } from "./daemon.ts";
+import { liveOwner } from "./lock.ts";
+import { daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
+
+export interface TaskRow {
+  task: string;
+  state: TaskState;
+  name?: string;
+  run?: string;
+  attempts: number;
+  iteration?: number;
+  phase?: string;
+  usd: number;
+  ageSec: number;
+  reason?: string;
+  pid?: number;
+}
+
+export interface SubmittedRow {
+  jobId: string;
+  name: string;
+  slurm: string;
+  run?: string;
+  outcome?: string;
+}
+
+export interface StatusReport {
+  daemon: { pid: number; inbox: string; since: string } | null;
+  tasks: TaskRow[];
+  submitted: SubmittedRow[];
+}
+
+export function taskRows(home: string, now = Date.now()): TaskRow[] {
+  return listTasks(home).map((record) => {
+    const attempt = lastAttempt(record);
+    const run = attempt ? readRunState(home, attempt.runId) : undefined;
+    return {
+      task: record.key,
+      state: record.state,
+      ...(record.name ? { name: record.name } : {}),
+      ...(attempt ? { run: attempt.runId } : {}),
+      attempts: record.attempts.length,
+      ...(run ? { iteration: run.iteration, phase: run.phase } : {}),
+      usd: record.attempts.reduce((sum, a) => sum + (readRunState(home, a.runId)?.spent.usd ?? 0), 0),
+      ageSec: Math.max(0, Math.round((now - Date.parse(record.queuedAt)) / 1000)),
+      ...(record.reason ? { reason: record.reason } : {}),
+      ...(attempt?.pid ? { pid: attempt.pid } : {}),
+    };
+  });
+}
+
+export async function statusReport(home: string): Promise<StatusReport> {
+  const owner = liveOwner(daemonPaths(home).lock);
+  return {
+    daemon: owner ? { pid: owner.pid, inbox: owner.inbox, since: owner.startedAt } : null,
+    tasks: taskRows(home),
+    submitted: await submittedRows(home),
+  };
+}
+
+/** SLURM state for tasks placed with `scifi submit` (asks SLURM only when there are any). */
+async function submittedRows(home: string): Promise<SubmittedRow[]> {
+  const records = listSubmissions(home);
+  if (records.length === 0) return [];
+  const { SlurmClient } = await import("../jobs/slurm.ts");
+  const slurm = new SlurmClient({ timeoutMs: 10_000 });
+  return Promise.all(
+    records.map(async (record) => {
+      const status = await placementStatus(home, record, slurm);
+      return {
+        jobId: record.jobId,
+        name: record.name,
+        slurm: status.summary,
+        ...(status.run ? { run: status.run.runId } : {}),
+        ...(status.run?.outcome ? { outcome: status.run.outcome.status } : {}),
+      };
+    }),
+  );
+}
+
+export function renderStatus(report: StatusReport): string {
+  const lines: string[] = [];
+  lines.push(
+    report.daemon
+      ? `daemon: pid ${report.daemon.pid}, inbox ${report.daemon.inbox}, since ${report.daemon.since}`
+      : "daemon: not running (start it with 'scifi daemon')",
+  );
+  const header = ["TASK", "STATE", "ITER", "USD", "AGE", "RUN / REASON"];
+  const rows = report.tasks.map((t) => [
+    t.task,
+    t.state,
+    t.iteration === undefined ? "-" : String(t.iteration),
+    t.usd.toFixed(4),
+    age(t.ageSec),
+    t.state === "running" || t.state === "passed" ? (t.run ?? "") : (t.reason ?? t.run ?? ""),
+  ]);
+  lines.push(...table([header, ...rows]));
+  if (report.submitted.length) {
+    lines.push("", "submitted to SLURM:");
+    lines.push(
+      ...table([
+        ["JOB", "NAME", "STATE", "RUN"],
+        ...report.submitted.map((s) => [s.jobId, s.name, s.slurm, s.run ?? "-"]),
+      ]),
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  return rows.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+function age(seconds: number): string {
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  return `${Math.round(seconds / 3600)}h`;
+}

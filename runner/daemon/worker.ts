@@ -1,0 +1,51 @@
+// One daemon attempt: start (or resume) a run with a run id chosen by the daemon, through the same
+// wiring as `scifi run` (runTask). The daemon needs the id before the process starts, so a crash at
+// any moment leaves a run it can find and resume; `scifi run` picks its own id, hence this entry.
+// Exit codes as `scifi run`: 0 passed, 1 failed, 3 blocked, 2 invalid input.
+import { parseArgs } from "node:util";
+import { EXIT } from "../cli/exit-codes.ts";
+import { InvalidInput, runTask } from "../loop/setup.ts";
+
+const { values } = parseArgs({
+  options: {
+    home: { type: "string" },
+    "run-id": { type: "string" },
+    sam: { type: "string" },
+    backend: { type: "string" },
+    model: { type: "string" },
+    "site-policy": { type: "string" },
+  },
+});
+
+async function main(): Promise<number> {
+  const home = values.home;
+  const runId = values["run-id"];
+  if (!home || !runId) {
+    process.stderr.write("worker: --home and --run-id are required\n");
+    return EXIT.usage;
+  }
+  try {
+    const result = await runTask({
+      home,
+      ...(values.sam ? { task: values.sam, runId } : { resume: runId }),
+      backend: values.backend,
+      model: values.model,
+      sitePolicy: values["site-policy"],
+    });
+    process.stdout.write(`${result.outcome.status}: ${result.outcome.reason}\n`);
+    if (result.outcome.status === "passed") return EXIT.ok;
+    return result.outcome.status === "blocked" ? EXIT.blocked : EXIT.failed;
+  } catch (error) {
+    if (error instanceof InvalidInput) {
+      for (const d of error.diagnostics)
+        process.stderr.write(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
+    }
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    const usage =
+      error instanceof InvalidInput ||
+      (error instanceof Error && ["PolicyRefused", "ModelsConfigError", "ScriptError"].includes(error.name));
+    return usage ? EXIT.usage : EXIT.failed;
+  }
+}
+
+process.exitCode = await main();
