@@ -35,10 +35,15 @@ export function helperRunId(helper: HelperName, now = new Date()): string {
   return `${helper}-${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
+/** The model could not be set up (no config, unreadable config or script): a usage error (exit 2). */
+export class HelperSetupError extends Error {
+  override name = "HelperSetupError";
+}
+
 export async function openHelperSession(options: OpenHelperOptions): Promise<HelperSession> {
   const spec = options.modelSpec ?? homePaths(options.home).modelsConfig;
   if (!options.modelSpec && !existsSync(spec)) {
-    throw new Error(
+    throw new HelperSetupError(
       `no model configured: ${spec} does not exist; pass --model scripted:FILE or a models config, or create models.yaml (see docs/models.md)`,
     );
   }
@@ -52,7 +57,7 @@ export async function openHelperSession(options: OpenHelperOptions): Promise<Hel
     model = await createModel(spec, audit, options.env ? { env: options.env } : {});
   } catch (error) {
     audit.close();
-    throw error;
+    throw new HelperSetupError(`cannot set up the model '${spec}': ${(error as Error).message}`);
   }
   return {
     runId,
@@ -68,4 +73,18 @@ export async function openHelperSession(options: OpenHelperOptions): Promise<Hel
       audit.close();
     },
   };
+}
+
+/** Opens the session, or writes why not and returns the usage exit code. */
+export async function openOrExplain(
+  options: OpenHelperOptions,
+  err: (text: string) => void,
+): Promise<HelperSession | number> {
+  try {
+    return await openHelperSession(options);
+  } catch (error) {
+    if (!(error instanceof HelperSetupError)) throw error;
+    err(`scifi ${options.helper}: ${error.message}\n`);
+    return 2;
+  }
 }

@@ -2,7 +2,7 @@
 import { EXIT } from "../../cli/exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
-import { openHelperSession } from "../session.ts";
+import { openOrExplain } from "../session.ts";
 import { askScifi } from "./ask.ts";
 import { collectHelp, sourceDocuments } from "./sources.ts";
 
@@ -30,12 +30,16 @@ export async function runAsk(question: string, options: AskCommandOptions): Prom
   const help = await collectHelp();
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
   const documents = sourceDocuments(help, skills);
-  const session = await openHelperSession({
-    home,
-    helper: "ask",
-    ...(options.model ? { modelSpec: options.model } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+  const session = await openOrExplain(
+    {
+      home,
+      helper: "ask",
+      ...(options.model ? { modelSpec: options.model } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    },
+    err,
+  );
+  if (typeof session === "number") return session;
   try {
     const result = await askScifi({
       question,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { EXIT } from "../../cli/exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
-import { openHelperSession } from "../session.ts";
+import { openOrExplain } from "../session.ts";
 import { makeSkill } from "./make-skill.ts";
 import { RunNotFound, type RunRecord, readRun, resolveRun } from "./runs.ts";
 
@@ -30,12 +30,16 @@ export async function runMakeSkill(refs: string[], options: MakeSkillCommandOpti
     return EXIT.usage;
   }
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
-  const session = await openHelperSession({
-    home,
-    helper: "make-skill",
-    ...(options.model ? { modelSpec: options.model } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+  const session = await openOrExplain(
+    {
+      home,
+      helper: "make-skill",
+      ...(options.model ? { modelSpec: options.model } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    },
+    err,
+  );
+  if (typeof session === "number") return session;
   try {
     const result = await makeSkill({
       runs,

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { EXIT } from "../../cli/exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
-import { openHelperSession } from "../session.ts";
+import { openOrExplain } from "../session.ts";
 import { makeTask } from "./make-task.ts";
 import { draftName, draftPath, writeDraft } from "./write.ts";
 
@@ -29,12 +29,16 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
     return usage(err, `${options.output} already exists; choose another file with -o, or pass --force`);
   }
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
-  const session = await openHelperSession({
-    home,
-    helper: "make-task",
-    ...(options.model ? { modelSpec: options.model } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+  const session = await openOrExplain(
+    {
+      home,
+      helper: "make-task",
+      ...(options.model ? { modelSpec: options.model } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    },
+    err,
+  );
+  if (typeof session === "number") return session;
   try {
     // Validate against the final location, so relative paths resolve as they will when run.
     const provisional = draftPath(home, options.output, "new-task");

@@ -2,7 +2,7 @@
 import { EXIT } from "../../cli/exit-codes.ts";
 import { scifiHome } from "../../paths.ts";
 import { parseSam } from "../../sam/parse.ts";
-import { openHelperSession } from "../session.ts";
+import { openOrExplain } from "../session.ts";
 import { OracleFailed, runOracle } from "./oracle.ts";
 import { oracleJson, oracleMarkdown } from "./render.ts";
 
@@ -31,12 +31,16 @@ export async function runOracleCommand(task: string, options: OracleCommandOptio
       err(`  ${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
     return EXIT.usage;
   }
-  const session = await openHelperSession({
-    home: scifiHome(options.env),
-    helper: "oracle",
-    ...(options.model ? { modelSpec: options.model } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+  const session = await openOrExplain(
+    {
+      home: scifiHome(options.env),
+      helper: "oracle",
+      ...(options.model ? { modelSpec: options.model } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    },
+    err,
+  );
+  if (typeof session === "number") return session;
   try {
     const report = await runOracle({
       sam: parsed.sam,
