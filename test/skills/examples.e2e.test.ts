@@ -4,7 +4,7 @@
 // skill's ```sh blocks, in order (generated from the skill file, so the skill and the run cannot
 // drift apart). The runner's own checks must pass, and the tape must show the skill was injected.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
