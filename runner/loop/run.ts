@@ -13,7 +13,7 @@ import {
   reviewSystem,
   verdictProblems,
 } from "../agents/review.ts";
-import { parseJsonText } from "../agents/structured.ts";
+import { MalformedReply, parseJsonText } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
 import { AuditTape } from "../audit/tape.ts";
@@ -287,7 +287,46 @@ async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promi
   const groupFile = group ? homePaths(ctx.home).groupMemory(group) : undefined;
   const groupText = groupFile ? readMemory(groupFile) : "";
   const range = rankRange(sam);
-  const plan = await runPrescan(
+  let plan: PrescanPlan;
+  try {
+    plan = await prescan(ctx, live, deps, complete, taskMemoryText, groupText, range);
+  } catch (error) {
+    if (!(error instanceof MalformedReply)) throw error;
+    return failedPrescan(ctx, live, deps, error.message);
+  }
+  if (state.direction && state.direction !== plan.direction) {
+    ctx.history.append({
+      type: "direction_change",
+      iteration: state.iteration,
+      from: state.direction,
+      to: plan.direction,
+    });
+  }
+  state.direction = plan.direction;
+  state.plan = plan;
+  ctx.history.append({
+    type: "prescan",
+    iteration: state.iteration,
+    node: plan.node,
+    rank: plan.rank,
+    skills: plan.skills,
+    direction: plan.direction,
+  });
+  return "prescan";
+}
+
+function prescan(
+  ctx: RunContext,
+  live: Live,
+  deps: RunDeps,
+  complete: ReadonlySet<string>,
+  taskMemoryText: string,
+  groupText: string,
+  range: { min: number; max: number },
+): Promise<PrescanPlan> {
+  const { state, sam } = ctx;
+  const group = sam.metadata.group;
+  return runPrescan(
     live.model,
     {
       root: sam.root,
@@ -309,25 +348,21 @@ async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promi
     },
     (response) => account(live, deps, response),
   );
-  if (state.direction && state.direction !== plan.direction) {
-    ctx.history.append({
-      type: "direction_change",
-      iteration: state.iteration,
-      from: state.direction,
-      to: plan.direction,
+}
+
+/** A pre-scan without a valid plan (after its one retry) fails the iteration, not the run. */
+async function failedPrescan(ctx: RunContext, live: Live, deps: RunDeps, reason: string): Promise<Phase> {
+  const { state } = ctx;
+  const key = "(pre-scan)";
+  state.attempts[key] = (state.attempts[key] ?? 0) + 1;
+  ctx.history.append({ type: "iteration_end", iteration: state.iteration, passed: false, reason });
+  if ((state.attempts[key] ?? 0) >= ctx.limits.iterations) {
+    return finish(ctx, live, deps, {
+      status: "failed",
+      reason: `iteration limit reached: ${ctx.limits.iterations} pre-scans without a valid plan (last: ${reason})`,
     });
   }
-  state.direction = plan.direction;
-  state.plan = plan;
-  ctx.history.append({
-    type: "prescan",
-    iteration: state.iteration,
-    node: plan.node,
-    rank: plan.rank,
-    skills: plan.skills,
-    direction: plan.direction,
-  });
-  return "prescan";
+  return "iteration_end";
 }
 
 async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
@@ -424,7 +459,11 @@ async function reviewPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
   verifyHashes(Object.fromEntries(state.samFiles.map((f) => [f.file, f.sha256])), "SAM file");
   emit(deps, live, { phase: "review", step: 0, toolCalls: 0 });
   const checks = state.checks ?? [];
-  const verdict = await reviewNode(ctx, live, deps, node, checks);
+  const verdict: ReviewVerdict = await reviewNode(ctx, live, deps, node, checks).catch((error: unknown) => {
+    // No valid verdict after one retry: the iteration fails (recorded as a failed review).
+    if (!(error instanceof ReviewFailed)) throw error;
+    return { items: [], findings: [error.message], fixes: [], rank_adjustment: 0 as const };
+  });
   const checksPassed = checks.every((c) => c.passed);
   const itemsPassed = node.items.every((item) => verdict.items.find((v) => v.id === item.id)?.pass === true);
   const passed = checksPassed && itemsPassed && !verdict.blocked;

@@ -1,0 +1,98 @@
+// Pre-scan structured output over the real wire format (scripted model, no sandbox needed): a bad
+// plan is retried once with the validation error; a second bad reply is a typed failure.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type PrescanInput, runPrescan } from "../../runner/agents/prescan.ts";
+import { MalformedReply } from "../../runner/agents/structured.ts";
+import { AuditTape } from "../../runner/audit/tape.ts";
+import { readTape } from "../../runner/audit/verify.ts";
+import { createModel } from "../../runner/llm/create-model.ts";
+import { parseSamString } from "../../runner/sam/parse.ts";
+import { fixture } from "./harness.ts";
+
+const SAM = `---
+name: two-step
+---
+# Parent
+
+## To-do
+Combine.
+
+## Expectation
+- Combined.
+
+## Sub-SAM: first
+
+### To-do
+Do the first part.
+
+### Expectation
+- First part done.
+`;
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function setup(
+  script: string,
+): Promise<{ input: PrescanInput; model: Awaited<ReturnType<typeof createModel>>; tape: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "prescan-"));
+  const parsed = parseSamString(SAM, join(dir, "task.md"));
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.diagnostics));
+  const tape = join(dir, "audit.jsonl");
+  const audit = new AuditTape(tape, { runId: "r1" });
+  const model = await createModel(`scripted:${fixture(script)}`, audit, { retry: { maxRetries: 0 } });
+  closers.push(async () => {
+    await model.close();
+    audit.close();
+  });
+  const memory = "### Iteration 1: review failed\nFix the seed.\n";
+  return {
+    model,
+    tape,
+    input: {
+      root: parsed.sam.root,
+      complete: new Set(),
+      iteration: 2,
+      rank: { min: 1, max: 3, suggested: 2 },
+      controlRank: 1,
+      taskMemory: { text: memory, ref: "memory:task:r1", sha256: "abc" },
+      groupMemory: undefined,
+      history: "",
+      skillIndex: "(none)",
+      skillNames: [],
+      meta: { runId: "r1" },
+    },
+  };
+}
+
+describe("pre-scan structured output", () => {
+  it("retries once with the validation error, then accepts a valid plan (rank clamped)", async () => {
+    const { model, input, tape } = await setup("prescan-retry.yaml");
+    const plan = await runPrescan(model, input);
+    expect(plan).toEqual({ node: "root/1", rank: 3, skills: [], context: "c", plan: "p", direction: "d" });
+    const records = readTape(tape);
+    expect(records.filter((r) => r.kind === "call")).toHaveLength(2);
+    // The task memory that went into the prompt is on the tape, before the call that carried it.
+    expect(records[0]).toMatchObject({
+      kind: "injected",
+      role: "prescan",
+      source: "memory",
+      ref: "memory:task:r1",
+    });
+  });
+
+  it("fails with MalformedReply after two bad replies", async () => {
+    const { model, input } = await setup("prescan-malformed.yaml");
+    const error = await runPrescan(model, input).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MalformedReply);
+    expect((error as Error).message).toMatch(
+      /^the prescan agent's reply was not valid JSON for its schema, twice: /,
+    );
+    expect((error as Error).message).toContain("rank");
+  });
+});
