@@ -124,6 +124,7 @@ describe.skipIf(!hasEngine("docker"))(
         expect(tape).toContain("exit code: 0");
         expect(tape).not.toMatch(/exit code: (killed|[1-9])/);
         expect(verifyTape(join(result.dir, "audit.jsonl"))).toMatchObject({ ok: true });
+        rmSync(ws.root, { recursive: true, force: true }); // kept on failure, for inspection
       }, 900_000);
     }
   },
