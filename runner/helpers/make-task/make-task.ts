@@ -7,7 +7,7 @@ import type { Diagnostic } from "../../sam/types.ts";
 import { checkSkillNames, grantsOf, renderSkillIndex, type Skill, skillIndex } from "../../skills/index.ts";
 import { renderPrompt } from "../prompt.ts";
 import { replyText, unwrapDocument } from "../reply.ts";
-import { assertOnlyNamedGrants, type WithheldGrant, withholdGrants } from "./grants.ts";
+import { assertOnlyNamedGrants, namedGrants, type WithheldGrant, withholdGrants } from "./grants.ts";
 
 export interface MakeTaskOptions {
   /** The user's request, verbatim. */
@@ -43,12 +43,11 @@ export const MAKE_TASK_TRIES = 3;
  * names (the draft cannot grant more than that, so other skills could not be used).
  */
 function offeredSkills(skills: readonly Skill[], request: string) {
-  const asked = {
-    network: /\b(network|internet)\b/i.test(request),
-    gpu: /\b(gpus?|cuda)\b/i.test(request) ? 1 : 0,
-    jobs: /\bslurm\b/i.test(request) ? ("slurm" as const) : undefined,
-  };
-  return skillIndex(skills, grantsOf(asked));
+  const named = namedGrants(request);
+  return skillIndex(
+    skills,
+    grantsOf({ network: named.network, gpu: named.gpu ? 1 : 0, jobs: named.jobs ? "slurm" : undefined }),
+  );
 }
 
 export async function makeTask(options: MakeTaskOptions): Promise<MakeTaskResult> {
