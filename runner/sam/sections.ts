@@ -233,6 +233,12 @@ function parseSam(
             bodyStart + startOf(current),
             `sub-SAM heading needs a name, e.g. \`${hashes(current.depth)} Sub-SAM: build the model\``,
           );
+        if (current.depth >= 6) {
+          sink.error(
+            bodyStart + startOf(current),
+            `sub-SAM \`${cls.name}\` is a level 6 heading, so its sections would need level 7, which Markdown does not have; move it into its own file and list that file under \`subtasks\``,
+          );
+        }
         const child = parseSam(walk, i + 1, depth + 1, cls.name, current, file);
         node.children.push(child.node);
         i = child.end;
@@ -264,7 +270,7 @@ function parseSam(
     i++;
   }
   for (const required of ["todo", "expectation"] as const) {
-    if (!seen.has(required) && !reported.has(required)) {
+    if (!seen.has(required) && !reported.has(required) && depth < 6) {
       sink.error(
         headingOffset,
         `SAM \`${title}\` has no ${SECTION_TITLES[required]} section; add \`${hashes(depth + 1)} ${SECTION_TITLES[required]}\` ${required === "todo" ? "saying what to do" : "listing what must be true when it is done"}`,

@@ -61,6 +61,18 @@ describe("SAM error classes", () => {
     ]);
   });
 
+  it("a sub-SAM too deep for Markdown's six heading levels", () => {
+    const levels = ["# R", "## To-do\nr", "## Expectation\n- r"];
+    for (let depth = 2; depth <= 6; depth++) {
+      levels.push(`${"#".repeat(depth)} Sub-SAM: s${depth}`);
+      if (depth < 6)
+        levels.push(`${"#".repeat(depth + 1)} To-do\nx`, `${"#".repeat(depth + 1)} Expectation\n- y`);
+    }
+    expect(errorsOf(levels.join("\n\n"))).toEqual([
+      "/virtual/task.md:41:1: error: sub-SAM `s6` is a level 6 heading, so its sections would need level 7, which Markdown does not have; move it into its own file and list that file under `subtasks`",
+    ]);
+  });
+
   it("unknown metadata key with a suggestion", () => {
     expect(errorsOf(`---\nwalltme: 2h\n---\n${BODY}`)).toEqual([
       "/virtual/task.md:2:1: error: unknown metadata key `walltme`; did you mean `walltime`?",
