@@ -128,6 +128,45 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
   }, 900_000);
 });
 
+describe.skipIf(!hasEngine("docker"))("signals", () => {
+  beforeAll(() => ensureImage(), 1_800_000);
+
+  it("SIGTERM mid-work stops the sandbox and leaves a resumable checkpoint", async () => {
+    const ws = workspace("verilator-counter-debug");
+    const child = spawn(
+      process.execPath,
+      [
+        join(REPO, "bin/scifi.js"),
+        "run",
+        ws.sam,
+        "--model",
+        `scripted:${fixture("verilator-resume-1.yaml")}`,
+      ],
+      { env: { ...process.env, SCIFI_HOME: ws.home }, stdio: "ignore" },
+    );
+    const runDir = await waitFor(() => {
+      const runs = existsSync(join(ws.home, "runs")) ? readdirSync(join(ws.home, "runs")) : [];
+      return runs[0] ? join(ws.home, "runs", runs[0]) : undefined;
+    });
+    const runId = runDir.split("/").at(-1) ?? "";
+    await waitFor(() => (callCount(join(runDir, "audit.jsonl")) >= 3 ? true : undefined));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(143);
+    const { stdout } = await exec("docker", [
+      "ps",
+      "-a",
+      "--filter",
+      `label=scifi.run=${runId}`,
+      "--format",
+      "{{.Names}}",
+    ]);
+    expect(stdout.trim()).toBe("");
+    const state = JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as { phase: string };
+    expect(state.phase).toBe("prescan");
+  }, 600_000);
+});
+
 function callCount(tape: string): number {
   if (!existsSync(tape)) return 0;
   return lines(tape).filter((l) => l.includes('"kind":"call"')).length;
