@@ -72,9 +72,11 @@ describe.skipIf(!hasEngine("docker"))("scifi daemon (Docker, scripted model)", (
     await waitFor("daemon start", () => events(d.log()).some((e) => e.event === "daemon_start"), 30_000);
     // The tampering task is slow (its step pauses), so the test edits its SAM while it runs.
     const tamperSam = dropFolder(h, "tamper", trivial("tamper"), { slow: true });
-    const valid = ["v1.md", "v2.md", "v3.md", "v4.md"].map((k) => (dropFile(h, k, trivial(k)), k));
-    for (const k of ["f1", "f2", "f3"]) dropFolder(h, k, trivial(k));
-    valid.push("f1", "f2", "f3");
+    const files = ["v1.md", "v2.md", "v3.md", "v4.md"];
+    for (const k of files) dropFile(h, k, trivial(k));
+    const folders = ["f1", "f2", "f3"];
+    for (const k of folders) dropFolder(h, k, trivial(k));
+    const valid = [...files, ...folders];
     const badKey = fixtureText("invalid-unknown-key.md");
     const badExpect = fixtureText("invalid-no-expectation.md");
     dropFile(h, "bad-key.md", badKey);
@@ -198,4 +200,78 @@ describe.skipIf(!hasEngine("docker"))("scifi daemon (Docker, scripted model)", (
     );
     expect(start.staleLockPid).toBe(first.pid);
   }, 60_000);
+
+  it("notices edits while queued, cancels, retries, stops on SIGTERM with a checkpoint, runs on_finish", async () => {
+    const h = makeHome();
+    writeFileSync(
+      join(h.home, "site-policy.yaml"),
+      `onFinish: 'echo "$SCIFI_TASK $SCIFI_TASK_STATE $SCIFI_RUN_ID" >> ${join(h.root, "hook.out")}'\n`,
+    );
+    const d = daemon(h, ["--concurrency", "1"]);
+    dropFolder(h, "a", trivial("a"), { slow: true });
+    await waitFor("a running", () => tasksByKey(h).get("a")?.state === "running");
+    const b = dropFile(h, "b.md", trivial("b"));
+    const queued = await waitFor(
+      "b queued",
+      () => tasksByKey(h).get("b.md")?.state === "queued" && tasksByKey(h).get("b.md"),
+    );
+
+    // Edited while queued: re-validated and re-queued with the new hash.
+    writeFileSync(b, trivial("b").replace("# A trivial task", "# A trivial task, edited"));
+    await waitFor("b re-queued", () => tasksByKey(h).get("b.md")?.sha256 !== queued.sha256);
+    expect(tasksByKey(h).get("b.md")?.state).toBe("queued");
+    // Edited into an invalid SAM: rejected with diagnostics; fixed again: queued, the report removed.
+    writeFileSync(b, trivial("b").replace("iterations: 2", "iterationz: 2"));
+    await waitFor("b rejected", () => tasksByKey(h).get("b.md")?.state === "rejected");
+    expect(readFileSync(join(h.inbox, "b.rejected.txt"), "utf8")).toContain("did you mean `iterations`?");
+    writeFileSync(b, trivial("b"));
+    await waitFor("b queued again", () => tasksByKey(h).get("b.md")?.state === "queued");
+    expect(existsSync(join(h.inbox, "b.rejected.txt"))).toBe(false);
+
+    const cancelB = scifi(h, ["cancel", "b.md"]);
+    expect(cancelB.stdout).toMatch(/^b\.md: cancelled/);
+    const cancelA = scifi(h, ["cancel", join(h.inbox, "a", "task.md")]);
+    expect(cancelA.code, cancelA.stderr).toBe(0);
+    expect(cancelA.stdout).toMatch(/^a: cancelled/);
+    const again = scifi(h, ["cancel", "a"]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("already ended (cancelled)");
+    const unknown = scifi(h, ["retry", "nope"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("known tasks: a, b.md");
+
+    expect(scifi(h, ["retry", "b.md"]).code).toBe(0);
+    await waitFor("b passed", () => tasksByKey(h).get("b.md")?.state === "passed");
+
+    // SIGTERM while c runs: exit 0, c waits to resume from its checkpoint, its sandbox is gone.
+    dropFolder(h, "c", trivial("c"), { slow: true });
+    const cRun = await waitFor("c running with a checkpoint", () => {
+      const attempt = tasksByKey(h).get("c")?.attempts[0];
+      return attempt && existsSync(runFiles(runDir(h.home, attempt.runId)).state) ? attempt.runId : undefined;
+    });
+    d.child.kill("SIGTERM");
+    expect(await d.exited).toBe(0);
+    const c = tasksByKey(h).get("c");
+    expect(c?.state).toBe("queued");
+    expect(c?.resumeRunId).toBe(cRun);
+    expect(containersOf([cRun])).toEqual([]);
+
+    daemon(h, ["--concurrency", "1"]);
+    await waitFor("c passed", () => tasksByKey(h).get("c")?.state === "passed");
+    expect(tasksByKey(h).get("c")?.attempts).toHaveLength(1);
+    const hook = await waitFor(
+      "hook output",
+      () => {
+        const file = join(h.root, "hook.out");
+        return (
+          existsSync(file) &&
+          readFileSync(file, "utf8").includes(`c passed ${cRun}`) &&
+          readFileSync(file, "utf8")
+        );
+      },
+      20_000,
+    );
+    expect(hook).toContain("a cancelled");
+    expect(hook).toMatch(/b\.md passed \S+/);
+  }, 300_000);
 });
