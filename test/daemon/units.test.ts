@@ -1,0 +1,157 @@
+// Daemon pieces without an engine: which inbox paths are tasks, the lock, validation reports,
+// today's spend, the site policy keys the daemon reads, offline cancel/retry, structured logs.
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { newRecord } from "../../runner/daemon/control.ts";
+import { entryOf, rejectedFile, scanInbox } from "../../runner/daemon/inbox.ts";
+import { acquireLock, DaemonLocked } from "../../runner/daemon/lock.ts";
+import { createLogger } from "../../runner/daemon/log.ts";
+import { operate } from "../../runner/daemon/operator.ts";
+import { daemonPaths, readTask, writeTask } from "../../runner/daemon/records.ts";
+import { spentToday } from "../../runner/daemon/spend.ts";
+import { parseSitePolicy } from "../../runner/policy/site.ts";
+import { fixtureText } from "./harness.ts";
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "scifi-daemon-unit-"));
+}
+
+describe("inbox entries", () => {
+  const inbox = "/srv/inbox";
+  it("takes x.md and x/task.md, nothing else", () => {
+    expect(entryOf(inbox, "/srv/inbox/a.md")).toEqual({
+      key: "a.md",
+      kind: "file",
+      source: "/srv/inbox/a.md",
+    });
+    expect(entryOf(inbox, "/srv/inbox/b/task.md")).toEqual({
+      key: "b",
+      kind: "folder",
+      source: "/srv/inbox/b/task.md",
+    });
+    for (const path of [
+      "/srv/inbox/a.md.tmp",
+      "/srv/inbox/.a.md",
+      "/srv/inbox/a.md~",
+      "/srv/inbox/a.rejected.txt",
+      "/srv/inbox/b/notes.md",
+      "/srv/inbox/b/sub/task.md",
+      "/srv/inbox/.hidden/task.md",
+      "/srv/other.md",
+    ])
+      expect(entryOf(inbox, path), path).toBeUndefined();
+  });
+
+  it("rescans a real folder and names the rejection report next to the SAM", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "a.md"), "x");
+    writeFileSync(join(dir, "a.md.tmp"), "x");
+    mkdirSync(join(dir, "b"));
+    writeFileSync(join(dir, "b", "task.md"), "x");
+    mkdirSync(join(dir, "empty"));
+    expect(
+      scanInbox(dir)
+        .map((e) => e.key)
+        .sort(),
+    ).toEqual(["a.md", "b"]);
+    expect(rejectedFile(join(dir, "b", "task.md"))).toBe(join(dir, "b", "task.rejected.txt"));
+  });
+});
+
+describe("daemon lock", () => {
+  it("refuses a second owner by pid, takes over a lock whose pid is dead", () => {
+    const dir = tempDir();
+    const file = join(dir, "daemon.lock");
+    const first = acquireLock(file, "/inbox");
+    expect(() => acquireLock(file, "/inbox")).toThrow(DaemonLocked);
+    expect(() => acquireLock(file, "/inbox")).toThrow(`pid ${process.pid}`);
+    first.release();
+    // A pid that cannot exist (above pid_max): stale.
+    writeFileSync(file, JSON.stringify({ pid: 2 ** 30, host: hostname(), inbox: "/inbox", startedAt: "x" }));
+    const second = acquireLock(file, "/inbox");
+    expect(second.stale?.pid).toBe(2 ** 30);
+    expect(JSON.parse(readFileSync(file, "utf8")).pid).toBe(process.pid);
+    second.release();
+  });
+});
+
+describe("records", () => {
+  it("an invalid SAM is rejected with every diagnostic written next to it", () => {
+    const home = tempDir();
+    const inbox = join(home, "tasks");
+    mkdirSync(inbox);
+    const source = join(inbox, "bad.md");
+    const text = fixtureText("invalid-unknown-key.md");
+    writeFileSync(source, text);
+    const record = newRecord(home, { key: "bad.md", kind: "file", source });
+    expect(record.state).toBe("rejected");
+    expect(record.reason).toContain("budgett_usd");
+    expect(readFileSync(join(inbox, "bad.rejected.txt"), "utf8")).toContain("did you mean `budget_usd`?");
+    expect(readFileSync(source, "utf8")).toBe(text);
+  });
+
+  it("a valid SAM is queued with its hash, GPUs and budget", () => {
+    const home = tempDir();
+    const source = join(home, "ok.md");
+    writeFileSync(source, fixtureText("trivial.md"));
+    const record = newRecord(home, { key: "ok.md", kind: "file", source });
+    expect(record).toMatchObject({ state: "queued", name: "daemon-trivial", gpus: 0, budgetUsd: 1 });
+    expect(record.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(record.samFile).toBe(join(daemonPaths(home).work("ok.md"), "task.md"));
+  });
+
+  it("sums today's spend from the runs' checkpoints, not yesterday's", () => {
+    const home = tempDir();
+    const state = (id: string, usd: number) => {
+      mkdirSync(join(home, "runs", id), { recursive: true });
+      writeFileSync(join(home, "runs", id, "state.json"), JSON.stringify({ spent: { usd } }));
+    };
+    state("r1", 0.5);
+    state("r2", 0.25);
+    state("old", 9);
+    const source = join(home, "ok.md");
+    writeFileSync(source, fixtureText("trivial.md"));
+    const record = newRecord(home, { key: "ok.md", kind: "file", source });
+    const now = new Date("2026-11-30T12:00:00Z");
+    record.attempts = [
+      { n: 1, runId: "old", startedAt: "2026-11-29T23:59:00Z", resumes: 0 },
+      { n: 2, runId: "r1", startedAt: "2026-11-30T01:00:00Z", resumes: 0 },
+      { n: 3, runId: "r2", startedAt: "2026-11-30T02:00:00Z", resumes: 0 },
+    ];
+    expect(spentToday(home, [record], now)).toBe(0.75);
+  });
+
+  it("with no daemon running, cancel and retry change the status file directly", async () => {
+    const home = tempDir();
+    const source = join(home, "ok.md");
+    writeFileSync(source, fixtureText("trivial.md"));
+    writeTask(home, newRecord(home, { key: "ok.md", kind: "file", source }));
+    const cancelled = await operate(home, source, "cancel");
+    expect(cancelled).toMatchObject({ via: "direct", record: { state: "cancelled" } });
+    await expect(operate(home, "ok.md", "cancel")).rejects.toThrow("already ended (cancelled)");
+    await operate(home, "ok.md", "retry");
+    expect(readTask(home, "ok.md")?.state).toBe("queued");
+    await expect(operate(home, "ok.md", "retry")).rejects.toThrow("retry applies to a task that ended");
+  });
+});
+
+describe("site policy keys for the daemon", () => {
+  it("reads totalGpus, usdPerDay and onFinish, and refuses bad values", () => {
+    const policy = parseSitePolicy("totalGpus: 2\nusdPerDay: 25\nonFinish: 'echo done'\n", "site.yaml");
+    expect(policy).toMatchObject({ totalGpus: 2, usdPerDay: 25, onFinish: "echo done" });
+    expect(() => parseSitePolicy("usdPerDay: -1\n", "site.yaml")).toThrow(/usdPerDay/);
+    expect(parseSitePolicy("", "site.yaml").usdPerDay).toBeUndefined();
+  });
+});
+
+describe("structured log", () => {
+  it("writes one JSON object a line, or text with quoted values", () => {
+    const lines: string[] = [];
+    createLogger("json", (l) => lines.push(l))("start", { task: "a b.md", pid: 7 });
+    createLogger("text", (l) => lines.push(l))("start", { task: "a b.md", pid: 7 });
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({ event: "start", task: "a b.md", pid: 7 });
+    expect(lines[1]).toMatch(/^\S+Z start task="a b.md" pid=7\n$/);
+  });
+});
