@@ -13,6 +13,7 @@ import { type InboxEntry, type InboxWatcher, sha256File, watchInbox } from "./in
 import { acquireLock } from "./lock.ts";
 import { createLogger, type LogFormat, type Logger } from "./log.ts";
 import { findWorker, isWorkerOf, signalWorker, spawnWorker, waitForExit } from "./process.ts";
+import { plan } from "./queue.ts";
 import {
   type Attempt,
   daemonPaths,
@@ -266,46 +267,30 @@ export class Daemon {
     this.#log("cancelled", { task: record.key });
   }
 
-  /** FIFO with backfill: a task waiting for GPUs or budget does not hold back the ones after it. */
+  /** Asks the queue plan what to start, reject or keep waiting; starts what it may. */
   #schedule(): void {
     if (this.#stopping) return;
     const queued = this.tasks().filter((t) => t.state === "queued");
-    if (queued.length === 0) return;
-    const totalGpus = this.#site.totalGpus ?? this.#site.maxGpus;
-    let usedGpus = [...this.#live.keys()].reduce((n, key) => n + (this.#records.get(key)?.gpus ?? 0), 0);
-    for (const record of queued) {
-      if (this.#live.size >= this.concurrency) return;
-      const impossible = this.#impossible(record, totalGpus);
-      if (impossible) {
+    if (queued.length === 0 || this.#live.size >= this.concurrency) return;
+    const decisions = plan(queued, {
+      slots: this.concurrency - this.#live.size,
+      totalGpus: this.#site.totalGpus ?? this.#site.maxGpus,
+      usedGpus: [...this.#live.keys()].reduce((n, key) => n + (this.#records.get(key)?.gpus ?? 0), 0),
+      usdLeft: this.#budgetLeft(),
+      usdPerDay: this.#site.usdPerDay,
+    });
+    for (const decision of decisions) {
+      const record = this.#records.get(decision.key);
+      if (!record) continue;
+      if (decision.action === "start") this.#begin(record);
+      else if (decision.action === "wait") this.#waiting(record, decision.for, decision.detail);
+      else {
         record.state = "rejected";
-        record.reason = impossible;
+        record.reason = decision.reason;
         this.#save(record);
-        this.#log("rejected", { task: record.key, reason: impossible });
-        continue;
+        this.#log("rejected", { task: record.key, reason: decision.reason });
       }
-      if (usedGpus + record.gpus > totalGpus) {
-        this.#waiting(record, "gpu", { gpus: record.gpus, free: totalGpus - usedGpus });
-        continue;
-      }
-      const budget = this.#budgetLeft();
-      if (budget !== undefined && record.budgetUsd > budget) {
-        this.#waiting(record, "budget", {
-          needUsd: record.budgetUsd,
-          leftTodayUsd: Number(budget.toFixed(4)),
-        });
-        continue;
-      }
-      if (this.#begin(record)) usedGpus += record.gpus;
     }
-  }
-
-  #impossible(record: TaskRecord, totalGpus: number): string | undefined {
-    if (record.gpus > totalGpus)
-      return `the task asks for ${record.gpus} GPU(s); this host has ${totalGpus} (site policy totalGpus/maxGpus)`;
-    const perDay = this.#site.usdPerDay;
-    if (perDay !== undefined && record.budgetUsd > perDay)
-      return `the task's budget USD ${record.budgetUsd} exceeds the site's daily limit USD ${perDay} (usdPerDay); lower budget_usd`;
-    return undefined;
   }
 
   /** USD still free today: the daily limit minus what today's runs spent and what running ones may still spend. */
@@ -321,11 +306,11 @@ export class Daemon {
     return perDay - spent - reserved;
   }
 
-  #waiting(record: TaskRecord, why: string, fields: Record<string, unknown>): void {
+  #waiting(record: TaskRecord, why: string, detail: string): void {
     const tag = `${record.key}:${why}`;
     if (this.#waitLogged.has(tag)) return;
     this.#waitLogged.add(tag);
-    this.#log("waiting", { task: record.key, for: why, ...fields });
+    this.#log("waiting", { task: record.key, for: why, detail });
   }
 
   /** Starts (or resumes) an attempt; false when the SAM changed since it was queued. */

@@ -9,6 +9,7 @@ import { entryOf, rejectedFile, scanInbox } from "../../runner/daemon/inbox.ts";
 import { acquireLock, DaemonLocked } from "../../runner/daemon/lock.ts";
 import { createLogger } from "../../runner/daemon/log.ts";
 import { operate } from "../../runner/daemon/operator.ts";
+import { plan } from "../../runner/daemon/queue.ts";
 import { daemonPaths, readTask, writeTask } from "../../runner/daemon/records.ts";
 import { spentToday } from "../../runner/daemon/spend.ts";
 import { parseSitePolicy } from "../../runner/policy/site.ts";
@@ -153,5 +154,66 @@ describe("structured log", () => {
     createLogger("text", (l) => lines.push(l))("start", { task: "a b.md", pid: 7 });
     expect(JSON.parse(lines[0] ?? "")).toMatchObject({ event: "start", task: "a b.md", pid: 7 });
     expect(lines[1]).toMatch(/^\S+Z start task="a b.md" pid=7\n$/);
+  });
+});
+
+describe("queue plan", () => {
+  const task = (key: string, minute: number, gpus = 0, budgetUsd = 1) => ({
+    key,
+    gpus,
+    budgetUsd,
+    queuedAt: `2026-11-30T08:${String(minute).padStart(2, "0")}:00Z`,
+  });
+
+  it("starts in FIFO order up to the free slots", () => {
+    const decisions = plan([task("c", 3), task("a", 1), task("b", 2)], {
+      slots: 2,
+      totalGpus: 0,
+      usedGpus: 0,
+    });
+    expect(decisions).toEqual([
+      { key: "a", action: "start" },
+      { key: "b", action: "start" },
+    ]);
+  });
+
+  it("a GPU task waits for a free GPU while CPU tasks behind it start; too many GPUs is rejected", () => {
+    const decisions = plan([task("gpu", 1, 1), task("cpu", 2), task("huge", 3, 4)], {
+      slots: 3,
+      totalGpus: 2,
+      usedGpus: 2,
+    });
+    expect(decisions).toEqual([
+      { key: "gpu", action: "wait", for: "gpu", detail: "needs 1, 0 free" },
+      { key: "cpu", action: "start" },
+      expect.objectContaining({
+        key: "huge",
+        action: "reject",
+        reason: expect.stringContaining("asks for 4 GPU(s); this host has 2"),
+      }),
+    ]);
+    expect(plan([task("gpu", 1, 1), task("gpu2", 2, 1)], { slots: 3, totalGpus: 1, usedGpus: 0 })).toEqual([
+      { key: "gpu", action: "start" },
+      { key: "gpu2", action: "wait", for: "gpu", detail: "needs 1, 0 free" },
+    ]);
+  });
+
+  it("the daily USD limit: a started task reserves its budget; one over the whole limit is rejected", () => {
+    const decisions = plan(
+      [task("a", 1, 0, 2), task("b", 2, 0, 2), task("c", 3, 0, 0.5), task("d", 4, 0, 50)],
+      {
+        slots: 4,
+        totalGpus: 0,
+        usedGpus: 0,
+        usdLeft: 3,
+        usdPerDay: 10,
+      },
+    );
+    expect(decisions.map((d) => [d.key, d.action])).toEqual([
+      ["a", "start"],
+      ["b", "wait"],
+      ["c", "start"],
+      ["d", "reject"],
+    ]);
   });
 });
