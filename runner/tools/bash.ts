@@ -4,6 +4,9 @@ import { z } from "zod";
 import { checkCommand } from "./allowlist.ts";
 import { defineTool } from "./tool.ts";
 
+/** Output beyond this per stream is dropped by the sandbox (its tail is then lost, and we say so). */
+const COLLECT_BYTES = 8 * 1024 * 1024;
+
 export const bashTool = defineTool({
   name: "bash",
   effect: "exec",
@@ -24,8 +27,11 @@ export const bashTool = defineTool({
       if (!verdict.ok) return { ok: false, output: `Refused: ${verdict.reason}` };
     }
     const timeoutMs = Math.min(timeout_sec ? timeout_sec * 1000 : ctx.bashTimeoutMs, ctx.bashTimeoutMs);
-    const result = await ctx.sandbox.exec(command, { timeoutMs, maxOutputBytes: ctx.maxOutputChars * 4 });
+    // Collect generously so the head-and-tail cap (defineTool) sees the real tail of long output.
+    const result = await ctx.sandbox.exec(command, { timeoutMs, maxOutputBytes: COLLECT_BYTES });
     const parts = [`exit code: ${result.timedOut ? "killed (timeout)" : result.exitCode}`];
+    if (result.truncated)
+      parts.push(`Output beyond ${COLLECT_BYTES / 1024 / 1024} MiB per stream was dropped.`);
     if (result.timedOut) parts.push(`The command ran longer than ${timeoutMs / 1000} s and was killed.`);
     if (result.stdout) parts.push(`stdout:\n${result.stdout}`);
     if (result.stderr) parts.push(`stderr:\n${result.stderr}`);
