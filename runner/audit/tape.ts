@@ -16,8 +16,12 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { sealLine, sha256 } from "./chain.ts";
+import { compactCall, TapeExpander } from "./incremental.ts";
 import { Redactor } from "./redact.ts";
-import type { AuditEntry } from "./types.ts";
+import type { AuditEntry, StoredCallRecord } from "./types.ts";
+
+/** How many recent calls a new call's request may reference (covers interleaved roles). */
+const RECENT_CALLS = 6;
 
 export interface AuditTapeOptions {
   runId: string;
@@ -35,6 +39,8 @@ export class AuditTape {
   #prev: string | null;
   readonly #now: () => Date;
   readonly #pending = new Set<Promise<void>>();
+  /** The recent calls exactly as a reader will reconstruct them from their lines. */
+  readonly #recent = new TapeExpander({ keep: RECENT_CALLS });
   /** The last failed background fsync, if any (the next append reports it). */
   syncError: Error | undefined;
 
@@ -56,13 +62,22 @@ export class AuditTape {
     this.#fd = openSync(path, "a", 0o600);
   }
 
-  /** Appends one record (redacted, chained, fsynced) and returns its seq. */
+  /**
+   * Appends one record (redacted, chained, fsynced) and returns its seq. A call's request and wire
+   * body are stored incrementally against recent calls (see incremental.ts), so only new content
+   * is serialised, redacted and hashed.
+   */
   append(entry: AuditEntry): number {
     if (this.#fd === undefined) throw new Error(`audit tape ${this.path} is closed`);
     if (this.syncError)
       throw new Error(`audit tape ${this.path}: writing to disk failed: ${this.syncError.message}`);
     const chained = { seq: this.#seq, prev: this.#prev, time: this.#now().toISOString(), runId: this.runId };
-    const line = sealLine(this.redactor.json(JSON.stringify({ ...chained, ...entry })));
+    const stored =
+      entry.kind === "call"
+        ? { ...entry, ...compactCall(entry.request, entry.wire, this.#recent.recent()) }
+        : entry;
+    const line = sealLine(this.redactor.json(JSON.stringify({ ...chained, ...stored })));
+    if (entry.kind === "call") this.#recent.expand(JSON.parse(line) as StoredCallRecord);
     // The write is synchronous (a crash of this process after it loses nothing); the fsync that
     // makes it survive a machine crash runs on libuv's thread pool, so the disk flush overlaps the
     // agent's next step instead of delaying this call's answer.

@@ -109,6 +109,22 @@ export interface EventRecord extends ChainFields {
 
 export type AuditRecord = CallRecord | InjectedRecord | EventRecord;
 
+/**
+ * A call record as it is stored on disk: `request.system` may be `{"$same": seq}`, and
+ * `request.messages`, `request.tools` and any array member of `wire` may be
+ * `{"$from": seq, "count": n, "add": [...]}` (see incremental.ts). readTape returns full CallRecords.
+ */
+export interface StoredCallRecord extends Omit<CallRecord, "request"> {
+  request: Omit<TapeRequest, "system" | "messages" | "tools"> & {
+    system: string | { $same: number };
+    messages: TapeRequest["messages"] | { $from: number; count: number; add: unknown[] };
+    tools?: TapeRequest["tools"] | { $from: number; count: number; add: unknown[] };
+  };
+}
+
+/** A line of the tape as stored (call requests incremental). */
+export type StoredRecord = StoredCallRecord | InjectedRecord | EventRecord;
+
 /** What a writer hands to AuditTape.append: everything but the chain fields. */
 export type AuditEntry =
   | Omit<CallRecord, keyof ChainFields>

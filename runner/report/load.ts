@@ -60,19 +60,7 @@ function homeOf(runDir: string): string {
 
 /** A damaged line must not hide the rest: unreadable lines are skipped (the chain status says so). */
 function readTapeTolerant(path: string): AuditRecord[] {
-  try {
-    return readTape(path);
-  } catch {
-    return readFileSync(path, "utf8")
-      .split("\n")
-      .flatMap((line) => {
-        try {
-          return line.trim() ? [JSON.parse(line) as AuditRecord] : [];
-        } catch {
-          return [];
-        }
-      });
-  }
+  return readTape(path, { tolerant: true });
 }
 
 function optionalJson<T>(key: string, file: string): Record<string, T> {

@@ -1,0 +1,216 @@
+// Incremental storage of call requests on the tape. A call record stores only what is new since an
+// earlier call: an array (request messages and tools, every array member of the wire body) may be
+// written as `{ "$from": seq, "count": n, "add": [...] }`, meaning "the first n items of the same
+// array of the call at seq, then these"; a system prompt that repeats as `{ "$same": seq }`.
+// Without this a record held the whole history, so tapes grew quadratically with its length.
+//
+// The writer (AuditTape) and every reader (readTape, verifyTape) go through the same TapeExpander,
+// so what the writer references is exactly what a reader reconstructs. References point only
+// backwards to call records; the hash chain already covers the referenced lines.
+import type { CallRecord, StoredCallRecord, TapeRequest } from "./types.ts";
+
+/** "The first `count` items of the same array in the call at `$from`, then `add`." */
+export interface ArrayRef {
+  $from: number;
+  count: number;
+  add: unknown[];
+}
+
+/** "The same value as the same field of the call at `$same`." */
+export interface SameRef {
+  $same: number;
+}
+
+/** A reference that cannot be resolved: the tape is damaged or was edited. */
+export class TapeReferenceError extends Error {
+  override name = "TapeReferenceError";
+}
+
+type Json = Record<string, unknown>;
+
+interface Expanded {
+  request: TapeRequest;
+  wire: unknown;
+}
+
+/** Resolves stored (incremental) call records into full ones, in tape order. */
+export class TapeExpander {
+  readonly #calls = new Map<number, Expanded>();
+  /** Writer side: how many recent calls to keep (older ones are never referenced). */
+  readonly #keep: number | undefined;
+
+  constructor(options: { keep?: number } = {}) {
+    this.#keep = options.keep;
+  }
+
+  /** The full request and wire of a stored call; throws TapeReferenceError on a bad reference. */
+  expand(record: StoredCallRecord): CallRecord {
+    const seq = record.seq;
+    const request = record.request as unknown as Json;
+    const full: TapeRequest = {
+      ...(request as unknown as TapeRequest),
+      system: this.#string(request.system, seq, "request.system", (e) => e.request.system),
+      messages: this.#array(request.messages, seq, "request.messages", (e) => e.request.messages),
+    } as TapeRequest;
+    if (request.tools !== undefined)
+      full.tools = this.#array(
+        request.tools,
+        seq,
+        "request.tools",
+        (e) => e.request.tools,
+      ) as TapeRequest["tools"];
+    const wire = this.#wire(record.wire, seq);
+    this.#remember(seq, { request: full, wire });
+    return { ...record, request: full, ...(record.wire !== undefined ? { wire } : {}) } as CallRecord;
+  }
+
+  /** Recent calls, newest first (the writer looks for references among them). */
+  recent(): { seq: number; request: TapeRequest; wire: unknown }[] {
+    return [...this.#calls].reverse().map(([seq, e]) => ({ seq, ...e }));
+  }
+
+  #remember(seq: number, expanded: Expanded): void {
+    this.#calls.set(seq, expanded);
+    if (this.#keep === undefined) return;
+    for (const old of this.#calls.keys()) {
+      if (this.#calls.size <= this.#keep) break;
+      this.#calls.delete(old);
+    }
+  }
+
+  #wire(wire: unknown, seq: number): unknown {
+    if (!isObject(wire)) return wire;
+    const out: Json = {};
+    for (const [key, value] of Object.entries(wire)) {
+      out[key] = isArrayRef(value)
+        ? this.#array(value, seq, `wire.${key}`, (e) => wireField(e.wire, key))
+        : value;
+    }
+    return out;
+  }
+
+  #string(value: unknown, seq: number, field: string, pick: (e: Expanded) => unknown): string {
+    if (typeof value === "string") return value;
+    if (!isSameRef(value))
+      throw new TapeReferenceError(`${field} is neither a text nor a {"$same": seq} reference`);
+    const found = pick(this.#target(value.$same, seq, field));
+    if (typeof found !== "string")
+      throw new TapeReferenceError(`${field} refers to seq ${value.$same}, which has no ${field}`);
+    return found;
+  }
+
+  #array(value: unknown, seq: number, field: string, pick: (e: Expanded) => unknown): unknown[] {
+    if (Array.isArray(value)) return value;
+    if (!isArrayRef(value))
+      throw new TapeReferenceError(`${field} is neither a list nor a {"$from", "count", "add"} reference`);
+    const base = pick(this.#target(value.$from, seq, field));
+    if (!Array.isArray(base))
+      throw new TapeReferenceError(`${field} refers to seq ${value.$from}, which has no ${field}`);
+    if (value.count > base.length)
+      throw new TapeReferenceError(
+        `${field} takes ${value.count} items from seq ${value.$from}, which has only ${base.length}`,
+      );
+    return [...base.slice(0, value.count), ...value.add];
+  }
+
+  #target(target: number, seq: number, field: string): Expanded {
+    if (!Number.isInteger(target) || target >= seq)
+      throw new TapeReferenceError(
+        `${field} refers to seq ${target}, which is not before this record (seq ${seq})`,
+      );
+    const found = this.#calls.get(target);
+    if (!found)
+      throw new TapeReferenceError(`${field} refers to seq ${target}, which is not a call on this tape`);
+    return found;
+  }
+}
+
+/**
+ * Writer side: the stored form of a call's request and wire, referencing the recent calls the
+ * expander remembers. Values are compared structurally; a value that redaction changed on its
+ * earlier line no longer equals the caller's and is simply written again.
+ */
+export function compactCall(
+  request: TapeRequest,
+  wire: unknown,
+  recent: ReturnType<TapeExpander["recent"]>,
+): { request: Json; wire: unknown } {
+  const stored: Json = { ...request };
+  const sameSystem = recent.find((r) => r.request.system === request.system);
+  if (sameSystem) stored.system = { $same: sameSystem.seq } satisfies SameRef;
+  stored.messages = arrayRef(request.messages, recent, (r) => r.request.messages);
+  if (request.tools) stored.tools = arrayRef(request.tools, recent, (r) => r.request.tools);
+  if (!isObject(wire)) return { request: stored, wire };
+  const storedWire: Json = {};
+  for (const [key, value] of Object.entries(wire))
+    storedWire[key] = Array.isArray(value) ? arrayRef(value, recent, (r) => wireField(r.wire, key)) : value;
+  return { request: stored, wire: storedWire };
+}
+
+/** The longest shared prefix among the candidates, as a reference; the array itself when none. */
+function arrayRef<T extends { seq: number }>(
+  items: unknown[],
+  candidates: T[],
+  pick: (candidate: T) => unknown,
+): unknown[] | ArrayRef {
+  let best: ArrayRef | undefined;
+  for (const candidate of candidates) {
+    const base = pick(candidate);
+    if (!Array.isArray(base)) continue;
+    const count = sharedPrefix(items, base);
+    if (count > 0 && count > (best?.count ?? 0)) best = { $from: candidate.seq, count, add: [] };
+    if (count === items.length) break;
+  }
+  if (!best) return items;
+  best.add = items.slice(best.count);
+  return best;
+}
+
+function sharedPrefix(a: unknown[], b: unknown[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && deepEqual(a[i], b[i])) i++;
+  return i;
+}
+
+/** Structural equality of JSON values; `undefined` members count as absent, as in JSON. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = definedKeys(a as Json);
+  const kb = definedKeys(b as Json);
+  if (ka.length !== kb.length) return false;
+  for (const key of ka) if (!deepEqual((a as Json)[key], (b as Json)[key])) return false;
+  return true;
+}
+
+function definedKeys(value: Json): string[] {
+  return Object.keys(value).filter((k) => value[k] !== undefined);
+}
+
+function wireField(wire: unknown, key: string): unknown {
+  return isObject(wire) ? wire[key] : undefined;
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isArrayRef(value: unknown): value is ArrayRef {
+  return (
+    isObject(value) &&
+    typeof value.$from === "number" &&
+    typeof value.count === "number" &&
+    Array.isArray(value.add)
+  );
+}
+
+function isSameRef(value: unknown): value is SameRef {
+  return isObject(value) && typeof value.$same === "number";
+}
