@@ -222,8 +222,21 @@ function call(view: CallView): Html {
     s.error ? `ERROR ${s.error.message}` : s.text || (tools.length ? `→ ${tools.join(", ")}` : ""),
   );
   return html`<details class="call${view.failed ? " failed" : ""}" id="call-${s.seq}" data-role="${s.role}" data-tools="${tools.join(" ")}" data-failed="${view.failed ? "1" : "0"}"><summary>#${s.seq} ${s.role}${where ? ` (${where})` : ""} · ${s.provider}/${s.model} · ${tokenCount(s.usage)} tok · ${usd(s.costUsd)} · ${s.latencyMs} ms${view.failed ? html` <span class="badge fail">failed</span>` : ""} <span class="muted">${first}</span></summary>
-<div class="body">
-${s.error ? html`<p class="chain-bad">${s.error.name}: ${s.error.message}</p>` : ""}
+${lazyBody(callBody(view))}</details>`;
+}
+
+/**
+ * A call's body waits, escaped a second time, in an inert <textarea> until the call is opened: the
+ * browser parses it as plain text, so a 2,000-call page becomes interactive fast. The page script
+ * moves the text (now the body's markup, every tape string still escaped once) into the DOM.
+ */
+function lazyBody(body: Html): Html {
+  return html`<textarea hidden disabled class="body-src" aria-hidden="true">${body.value}</textarea>`;
+}
+
+function callBody(view: CallView): Html {
+  const s = view.summary;
+  return html`${s.error ? html`<p class="chain-bad">${s.error.name}: ${s.error.message}</p>` : ""}
 ${s.attempts.length ? attempts(view) : ""}
 ${view.injected.length ? html`<p>Prompt carried: ${view.injected.map((i) => html`<a href="#injected-${i.seq}">${i.ref}</a> `)}</p>` : ""}
 <div class="label">Usage</div><div>${tokens(s.usage)}; cache-read share ${percent(cacheShare(s.usage))}${s.stopReason ? `; stop: ${s.stopReason}` : ""}</div>
@@ -231,8 +244,7 @@ ${s.thinking.map((t) => html`<div class="label">Thinking</div>${fold(t)}`)}
 ${s.text ? html`<div class="label">Response text</div>${fold(s.text)}` : ""}
 ${view.toolCalls.map(toolCall)}
 ${s.json !== undefined ? html`<div class="label">Structured answer</div>${fold(JSON.stringify(s.json, null, 2))}` : ""}
-${request(view)}
-</div></details>`;
+${request(view)}`;
 }
 
 function attempts(view: CallView): Html {

@@ -55,6 +55,17 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   );
 }
 
+/** Seq of the call whose tool input contains `text` (its tool output follows it on the page). */
+function callWithTool(dir: string, text: string): number {
+  const found = readTape(join(dir, "audit.jsonl")).find(
+    (r) =>
+      r.kind === "call" &&
+      r.response?.content.some((b) => b.type === "tool_use" && JSON.stringify(b.input).includes(text)),
+  );
+  if (!found) throw new Error(`no call with a tool input containing '${text}'`);
+  return found.seq;
+}
+
 describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in headless Chromium", () => {
   beforeAll(async () => {
     ensureImage();
@@ -101,11 +112,11 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in 
 
   it("expanding a call shows its full text: the tool input and output exactly as on the tape", async () => {
     const { page } = await openFile(browser, runs.passed.page);
-    const call = page.locator("details.call", { hasText: "make clean && make -j4 && make run" }).first();
+    const call = page.locator(`#call-${callWithTool(runs.passed.dir, "make clean && make -j4 && make run")}`);
     const output = call.locator(".tool pre").nth(1);
     expect(await output.isVisible()).toBe(false);
-    await call.locator("summary").first().click();
-    expect(await output.isVisible()).toBe(true);
+    await call.locator(":scope > summary").click();
+    await output.waitFor({ state: "visible" });
     const tape = readTape(join(runs.passed.dir, "audit.jsonl"));
     const result = tape
       .flatMap((r) => (r.kind === "call" ? r.request.messages.flatMap((m) => m.content) : []))
@@ -153,6 +164,11 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in 
     const found = await visible().count();
     expect(found).toBeGreaterThan(0);
     expect(found).toBeLessThan(all);
+    // Bodies enter the DOM when a call opens: open each match and read it.
+    for (const summary of await visible().locator(":scope > summary").all()) await summary.click();
+    await page.waitForFunction(
+      () => document.querySelectorAll("details.call:not([hidden]) textarea").length === 0,
+    );
     for (const text of await visible().allTextContents()) expect(text).toContain("--no-such-flag-2");
     await page.fill("#search", "");
     await page.waitForFunction(
@@ -180,10 +196,10 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in 
 
   it("a tool output with <script> and HTML is shown as text and never runs", async () => {
     const { page, problems } = await openFile(browser, runs.passed.page);
-    const call = page.locator("details.call", { hasText: "cat hostile.txt" }).first();
-    await call.locator("summary").first().click();
+    const call = page.locator(`#call-${callWithTool(runs.passed.dir, "cat hostile.txt")}`);
+    await call.locator(":scope > summary").click();
     const shown = call.locator(".tool pre").nth(1); // the tool's output
-    expect(await shown.isVisible()).toBe(true);
+    await shown.waitFor({ state: "visible" });
     expect(await shown.textContent()).toMatch(
       /^exit code: 0\nstdout:\nHOSTILE-OUTPUT-START\n<script>window.pwned=1<\/script>\n/,
     );
@@ -197,6 +213,11 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in 
     await expect(page.locator("table.verdicts").textContent()).resolves.toContain(
       "diff <expected> <actual> is empty",
     );
+    // Search sees the text as the reader does.
+    await page.fill("#search", "<script>window.pwned=1</script>");
+    await page.waitForFunction(() => document.querySelectorAll("details.call[hidden]").length > 0);
+    expect(await call.isHidden()).toBe(false);
+    await expect(page.locator("details.call[data-role=prescan]").isHidden()).resolves.toBe(true);
     expect(problems).toEqual([]);
     await page.close();
   });
