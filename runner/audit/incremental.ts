@@ -134,17 +134,42 @@ export function compactCall(
   request: TapeRequest,
   wire: unknown,
   recent: ReturnType<TapeExpander["recent"]>,
+  redact: <T>(value: T) => T,
 ): { request: Json; wire: unknown } {
+  const same = sameAsWritten(redact);
   const stored: Json = { ...request };
   const sameSystem = recent.find((r) => r.request.system === request.system);
   if (sameSystem) stored.system = { $same: sameSystem.seq } satisfies SameRef;
-  stored.messages = arrayRef(request.messages, recent, (r) => r.request.messages);
-  if (request.tools) stored.tools = arrayRef(request.tools, recent, (r) => r.request.tools);
+  stored.messages = arrayRef(request.messages, recent, (r) => r.request.messages, same);
+  if (request.tools) stored.tools = arrayRef(request.tools, recent, (r) => r.request.tools, same);
   if (!isObject(wire)) return { request: stored, wire };
   const storedWire: Json = {};
   for (const [key, value] of Object.entries(wire))
-    storedWire[key] = Array.isArray(value) ? arrayRef(value, recent, (r) => wireField(r.wire, key)) : value;
+    storedWire[key] = Array.isArray(value)
+      ? arrayRef(value, recent, (r) => wireField(r.wire, key), same)
+      : value;
   return { request: stored, wire: storedWire };
+}
+
+type Same = (fresh: unknown, written: unknown) => boolean;
+
+/**
+ * Whether a caller's value equals one already written (and redacted). Only on a structural
+ * mismatch is the caller's value redacted (once, memoised) and compared again, so a message that
+ * carried a secret is still referenced and redaction runs only over values that differ.
+ */
+function sameAsWritten(redact: <T>(value: T) => T): Same {
+  const redacted = new Map<unknown, unknown>();
+  return (fresh, written) => {
+    if (deepEqual(fresh, written)) return true;
+    if (typeof fresh !== "object" || fresh === null) return false;
+    let clean = redacted.get(fresh);
+    if (clean === undefined) {
+      clean = redact(fresh);
+      redacted.set(fresh, clean);
+    }
+    return clean !== fresh && deepEqual(clean, written);
+  };
 }
 
 /** The longest shared prefix among the candidates, as a reference; the array itself when none. */
@@ -152,12 +177,13 @@ function arrayRef<T extends { seq: number }>(
   items: unknown[],
   candidates: T[],
   pick: (candidate: T) => unknown,
+  same: Same,
 ): unknown[] | ArrayRef {
   let best: ArrayRef | undefined;
   for (const candidate of candidates) {
     const base = pick(candidate);
     if (!Array.isArray(base)) continue;
-    const count = sharedPrefix(items, base);
+    const count = sharedPrefix(items, base, same);
     if (count > 0 && count > (best?.count ?? 0)) best = { $from: candidate.seq, count, add: [] };
     if (count === items.length) break;
   }
@@ -166,10 +192,10 @@ function arrayRef<T extends { seq: number }>(
   return best;
 }
 
-function sharedPrefix(a: unknown[], b: unknown[]): number {
+function sharedPrefix(a: unknown[], b: unknown[], same: Same): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  while (i < n && deepEqual(a[i], b[i])) i++;
+  while (i < n && same(a[i], b[i])) i++;
   return i;
 }
 

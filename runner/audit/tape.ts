@@ -74,7 +74,10 @@ export class AuditTape {
     const chained = { seq: this.#seq, prev: this.#prev, time: this.#now().toISOString(), runId: this.runId };
     const stored =
       entry.kind === "call"
-        ? { ...entry, ...compactCall(entry.request, entry.wire, this.#recent.recent()) }
+        ? {
+            ...entry,
+            ...compactCall(entry.request, entry.wire, this.#recent.recent(), (v) => this.redactor.value(v)),
+          }
         : entry;
     const line = sealLine(this.redactor.json(JSON.stringify({ ...chained, ...stored })));
     if (entry.kind === "call") this.#recent.expand(JSON.parse(line) as StoredCallRecord);
