@@ -149,13 +149,23 @@ describe("forged references", () => {
   it.each([
     [
       "a forward seq",
-      (r: Req) => void (r.request.messages.$from = 7),
+      (r: Req) => {
+        r.request.messages.$from = 7;
+      },
       /seq 7, which is not before this record/,
     ],
-    ["a seq that is no call", (r: Req) => void (r.request.messages.$from = -1), /not before|not a call/],
+    [
+      "a seq that is no call",
+      (r: Req) => {
+        r.request.messages.$from = -1;
+      },
+      /not before|not a call/,
+    ],
     [
       "more items than the call holds",
-      (r: Req) => void (r.request.messages.count = 99),
+      (r: Req) => {
+        r.request.messages.count = 99;
+      },
       /takes 99 items from seq/,
     ],
   ])(
