@@ -169,6 +169,14 @@ export class Daemon {
           true,
           waitForExit(pid, attempt.runId).then(() => undefined),
         );
+      } else if (readRunState(this.home, attempt.runId)?.phase === "ended") {
+        // The worker finished while no daemon watched: record its outcome, nothing to resume.
+        void this.#end(
+          record,
+          attempt,
+          { pid: 0, runId: attempt.runId, adopted: true, done: Promise.resolve() },
+          null,
+        );
       } else {
         this.#toResume(record, attempt, "its worker died with the previous daemon");
       }
