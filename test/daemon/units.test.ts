@@ -5,6 +5,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { newRecord } from "../../runner/daemon/control.ts";
+import { Daemon } from "../../runner/daemon/daemon.ts";
 import { entryOf, rejectedFile, scanInbox } from "../../runner/daemon/inbox.ts";
 import { acquireLock, DaemonLocked } from "../../runner/daemon/lock.ts";
 import { createLogger } from "../../runner/daemon/log.ts";
@@ -215,5 +216,60 @@ describe("queue plan", () => {
       ["c", "start"],
       ["d", "reject"],
     ]);
+  });
+});
+
+describe("daemon recovery without an engine", () => {
+  it("a task left running whose worker ended meanwhile gets the run's outcome; nothing is started", async () => {
+    const home = tempDir();
+    mkdirSync(join(home, "tasks"));
+    const source = join(home, "tasks", "done.md");
+    writeFileSync(source, fixtureText("trivial.md"));
+    const record = newRecord(home, { key: "done.md", kind: "file", source });
+    record.state = "running";
+    record.attempts = [
+      { n: 1, runId: "r-done", startedAt: new Date().toISOString(), pid: 2 ** 30, resumes: 0 },
+    ];
+    writeTask(home, record);
+    mkdirSync(join(home, "runs", "r-done"), { recursive: true });
+    writeFileSync(
+      join(home, "runs", "r-done", "state.json"),
+      JSON.stringify({
+        phase: "ended",
+        iteration: 1,
+        outcome: { status: "passed", reason: "all checks passed" },
+        spent: { usd: 0, tokens: 0 },
+      }),
+    );
+    const log: { event: string; [k: string]: unknown }[] = [];
+    const daemon = new Daemon({
+      home,
+      model: "scripted:/dev/null",
+      backend: "no-such-backend", // prune fails and is logged; nothing here needs a sandbox
+      settleMs: 50,
+      log: (event, fields) => log.push({ event, ...fields }),
+    });
+    await daemon.start();
+    const deadline = Date.now() + 10_000;
+    while (readTask(home, "done.md")?.state === "running" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    await daemon.stop();
+    expect(readTask(home, "done.md")).toMatchObject({ state: "passed", reason: "all checks passed" });
+    expect(log.map((e) => e.event)).toContain("end");
+    expect(log.map((e) => e.event)).not.toContain("start");
+    expect(log.find((e) => e.event === "prune_failed")?.error).toContain(
+      "unknown sandbox backend 'no-such-backend'",
+    );
+  });
+
+  it("refuses to start without a model or without the inbox, saying what to do", async () => {
+    const home = tempDir();
+    await expect(new Daemon({ home, model: "scripted:/dev/null" }).start()).rejects.toThrow(
+      /inbox .* does not exist; create it/,
+    );
+    mkdirSync(join(home, "tasks"));
+    await expect(new Daemon({ home }).start()).rejects.toThrow(
+      /no model: pass --model SPEC or --models-config FILE/,
+    );
   });
 });
