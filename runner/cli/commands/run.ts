@@ -39,6 +39,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
   const display = await createDisplay(process.stderr);
   let runDir: string | undefined;
+  const releaseSignals = ownSignals(() => runDir);
   try {
     const result = await runTask({
       home: scifiHome(),
@@ -79,7 +80,31 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
         `records so far: ${runDir}; continue with: scifi run --resume ${runDir.split("/").pop()}\n`,
       );
     return EXIT.failed;
+  } finally {
+    releaseSignals();
   }
+}
+
+/**
+ * SIGINT/SIGTERM: stop every live sandbox, then exit 128+n. The run needs no extra checkpoint: the
+ * last completed phase is already on disk, and `--resume` continues from it. The run owns these
+ * signals (other listeners, e.g. lock cleanup, defer to an owner), so it must end the process.
+ */
+function ownSignals(runDir: () => string | undefined): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    const dir = runDir();
+    const resume = dir ? ` continue with: scifi run --resume ${dir.split("/").pop()}` : "";
+    process.stderr.write(`\nscifi run: ${signal}: stopping the sandbox;${resume}\n`);
+    void import("../../sandbox/registry.ts")
+      .then((registry) => registry.stopAllLive())
+      .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", handler);
+  process.once("SIGTERM", handler);
+  return () => {
+    process.off("SIGINT", handler);
+    process.off("SIGTERM", handler);
+  };
 }
 
 function usage(message: string): number {
