@@ -3,7 +3,7 @@
 // (adopts live workers, resumes dead ones from their checkpoint), and stops cleanly on SIGTERM.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { newRunId } from "../loop/records.ts";
 import { homePaths, runDir, runFiles } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
@@ -43,6 +43,9 @@ export interface DaemonOptions {
   /** SIGTERM grace for workers to checkpoint and stop their sandbox before SIGKILL (ms). */
   stopTimeoutMs?: number;
 }
+
+/** The inbox's own lock (a dotfile, so never taken as a task). */
+export const INBOX_LOCK = ".scifi-daemon.lock";
 
 /** A worker that died this many times without ending its run makes the task fail. */
 const MAX_RESUMES = 3;
@@ -98,7 +101,18 @@ export class Daemon {
       );
     mkdirSync(daemonPaths(this.home).tasks, { recursive: true });
     const lock = acquireLock(daemonPaths(this.home).lock, this.inbox);
-    this.#release = lock.release;
+    // A second lock in the inbox itself: two homes pointed at one inbox must not both run it.
+    let inboxLock: ReturnType<typeof acquireLock>;
+    try {
+      inboxLock = acquireLock(join(this.inbox, INBOX_LOCK), this.inbox);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+    this.#release = () => {
+      inboxLock.release();
+      lock.release();
+    };
     this.#log("daemon_start", {
       pid: process.pid,
       inbox: this.inbox,

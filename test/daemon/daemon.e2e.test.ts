@@ -189,6 +189,10 @@ describe.skipIf(!hasEngine("docker"))("scifi daemon (Docker, scripted model)", (
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`another scifi daemon (pid ${first.pid}`);
     expect(second.stderr).toContain(h.inbox);
+    // Another home pointed at the same inbox: refused by the inbox's own lock.
+    const viaInbox = scifi(makeHome(), ["daemon", "--model", "scripted:/dev/null", "--tasks", h.inbox]);
+    expect(viaInbox.code).toBe(1);
+    expect(viaInbox.stderr).toContain(`another scifi daemon (pid ${first.pid}`);
 
     first.child.kill("SIGKILL");
     await first.exited;
