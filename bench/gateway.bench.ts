@@ -3,10 +3,12 @@
 //    breakpoints of each recorded wire body (target >= 0.97; the CodeScribe loop reached 0.91-0.95);
 // 2. gateway time per call (adapter, retries bookkeeping, redaction, hash chain, fsync) against a
 //    direct SDK call with the same body to the same scripted server (target ratio <= 1.05).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
+import { fillTemplate } from "../runner/agents/prompt.ts";
+import { workSystem } from "../runner/agents/work.ts";
 import { cacheFromWire, summarizeTape } from "../runner/audit/summary.ts";
 import { AuditTape } from "../runner/audit/tape.ts";
 import { readTape } from "../runner/audit/verify.ts";
@@ -14,53 +16,119 @@ import { createModel } from "../runner/llm/create-model.ts";
 import { buildAnthropicBody } from "../runner/llm/providers/anthropic.ts";
 import { ROLE_HEADER, ScriptedServer } from "../runner/llm/scripted/server.ts";
 import type { Message, ModelRequest, ToolSpec } from "../runner/llm/types.ts";
+import { toolSpecs, workTools } from "../runner/tools/registry.ts";
+import { capText } from "../runner/tools/truncate.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 
 const STEPS = 40;
-const REPEATS = 5;
+const REPEATS = 8;
+const ROOT = join(import.meta.dirname, "..");
 
-/** A work-agent-sized prompt: ~6k tokens of system prompt and ~3k of tool schemas. */
-const SYSTEM = Array.from(
-  { length: 120 },
-  (_, i) =>
-    `Rule ${i + 1}: work inside /task, keep notes in NOTES.md, run the checks after each change, report blockers early.`,
-)
-  .join("\n")
-  .repeat(2);
-const TOOLS: ToolSpec[] = [
-  "shell",
-  "read_file",
-  "write_file",
-  "edit_file",
-  "glob",
-  "grep",
-  "submit_job",
-  "job_status",
-].map((name) => ({
-  name,
-  description: `${name}: ${"Runs inside the sandbox with the task's resource limits; output is truncated to the limit. ".repeat(12)}`,
-  inputSchema: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "Path relative to /task." },
-      command: { type: "string", description: "Command line, parsed and checked against the allowlist." },
-      timeout_s: { type: "integer", description: "Seconds before the call is stopped." },
-    },
-  },
-}));
+/** The real work agent's system prompt and tool schemas, exactly as a run sends them. */
+const SYSTEM = workSystem();
+const TOOLS: ToolSpec[] = toolSpecs(workTools);
+/** The real work brief template filled from a shipped example task. */
+const BRIEF = workBriefFor(
+  readFileSync(join(ROOT, "tasks/examples/verilator-counter-debug/task.md"), "utf8"),
+);
+/** Real tool-output cap of a run (runner/loop/limits.ts default). */
+const TOOL_OUTPUT_CHARS = 20_000;
 
-function scriptText(): string {
-  const steps = Array.from(
-    { length: STEPS - 1 },
-    (_, i) =>
-      `  - text: "Step ${i + 1}: checking."\n    tool_calls:\n      - name: shell\n        input: { command: "make check STEP=${i + 1}" }\n`,
-  );
-  return `# Scripted model (labelled scripted): 40-step benchmark session\nwork:\n${steps.join("")}  - text: "All checks pass."\n`;
+function workBriefFor(sam: string): string {
+  const section = (name: string) =>
+    new RegExp(`## ${name}\\n([\\s\\S]*?)(?=\\n## |$)`).exec(sam)?.[1]?.trim() ?? "";
+  return fillTemplate("work.input.md", {
+    title: "Debug the modulo-N event counter",
+    node: "root",
+    todo: section("To-do"),
+    expectation: section("Expectation"),
+    parentContext: `## Context\n\n${section("Context")}`,
+    context: "The testbench output names the first mismatching cycle; start there.",
+    plan: "1. Run the testbench. 2. Read rtl/counter.v. 3. Fix the wrap condition. 4. Re-run.",
+    skills: "",
+  });
 }
 
-/** The tool output the benchmark's agent feeds back each step (truncated like a real tool's). */
-function toolOutput(step: number): string {
-  return `make: checks for step ${step} passed (${step * 3} tests, 0 failures) in 0.${step}s`;
+/**
+ * A realistic mix of tool calls, repeating every five steps: reading a source file (real files of
+ * this repository, capped like a run caps them), a build/test log, an edit, a short command, a grep.
+ */
+const SOURCES = readdirSync(join(ROOT, "runner/loop"))
+  .filter((f) => f.endsWith(".ts"))
+  .sort()
+  .map((f) => `runner/loop/${f}`);
+
+interface BenchCall {
+  name: string;
+  input: Record<string, unknown>;
+  output: string;
+}
+
+function callAt(step: number): BenchCall {
+  const n = step + 1;
+  switch (step % 5) {
+    case 0: {
+      const path = SOURCES[(step / 5) % SOURCES.length] ?? "runner/loop/run.ts";
+      return {
+        name: "read_file",
+        input: { path },
+        output: capText(readFileSync(join(ROOT, path), "utf8"), TOOL_OUTPUT_CHARS),
+      };
+    }
+    case 1:
+      return { name: "bash", input: { command: "sh checks/run_tb.sh" }, output: testLog(n) };
+    case 2:
+      return {
+        name: "edit_file",
+        input: { path: "rtl/counter.v", old: `count == N`, new: `count == N - 1` },
+        output: `Edited rtl/counter.v: 1 replacement (line ${20 + n}).`,
+      };
+    case 3:
+      return {
+        name: "bash",
+        input: { command: "git diff --stat" },
+        output: ` rtl/counter.v | ${(n % 4) + 1} +-\n 1 file changed`,
+      };
+    default:
+      return { name: "grep", input: { pattern: "wrap", path: "rtl" }, output: grepHits(n) };
+  }
+}
+
+/** A Verilator build and simulation log of a size such logs have (1-3 KB). */
+function testLog(n: number): string {
+  const build = Array.from(
+    { length: 8 + (n % 5) },
+    (_, i) =>
+      `g++ -Os -I. -MMD -I/usr/share/verilator/include -c -o Vcounter__ALL${i}.o Vcounter__ALL${i}.cpp`,
+  );
+  const sim = Array.from(
+    { length: 10 + (n % 7) },
+    (_, i) =>
+      `cycle ${i * 10 + n}: en=1 count=${(i + n) % 10} wrap=${(i + n) % 10 === 9 ? 1 : 0} ref_count=${(i + n) % 10}`,
+  );
+  const verdict =
+    n > 20 ? "PASS: 4096 cycles match the reference" : `MISMATCH at cycle ${90 + n}: count=10 ref_count=0`;
+  return [`- V e r i l a t i o n   R e p o r t: Verilator 5.032`, ...build, ...sim, verdict].join("\n");
+}
+
+function grepHits(n: number): string {
+  return Array.from(
+    { length: 6 + (n % 4) },
+    (_, i) => `rtl/counter.v:${12 + i * 3}:      wrap <= (count == N - 1) && en; // ${i}`,
+  ).join("\n");
+}
+
+function scriptText(): string {
+  const steps = Array.from({ length: STEPS - 1 }, (_, i) => {
+    const call = callAt(i);
+    return `  - text: ${JSON.stringify(reasoning(i))}\n    tool_calls:\n      - name: ${call.name}\n        input: ${JSON.stringify(call.input)}\n`;
+  });
+  return `# Scripted model (labelled scripted): 40-step benchmark session\nwork:\n${steps.join("")}  - text: "All checks pass; the counter wraps at N-1 and wrap is high for one cycle."\n`;
+}
+
+/** What the model says before each tool call (a couple of sentences, as agents write). */
+function reasoning(step: number): string {
+  return `Step ${step + 1}: the last output shows the counter state around the wrap; next I ${callAt(step).name.replace("_", " ")} to confirm where count reaches N before wrap is raised, then decide the smallest fix.`;
 }
 
 function requestAt(history: Message[], step: number): ModelRequest {
@@ -71,7 +139,11 @@ function requestAt(history: Message[], step: number): ModelRequest {
     system: SYSTEM,
     tools: TOOLS,
     messages: history,
-    workspaceContext: `Step ${step + 1} of ${STEPS}. Budget left: ${STEPS - step} steps, $${(5 - step * 0.1).toFixed(2)}.`,
+    // The same two lines the loop sends (runner/loop/conversation.ts).
+    workspaceContext: [
+      `Step ${step + 1} of ${STEPS}; tool calls left in this pass: ${2 * STEPS - step}.`,
+      `Run budget used: ${step * 7} of 2700 s, ${step * 9000} of 2000000 tokens, USD ${(step * 0.031).toFixed(4)} of 3.`,
+    ].join("\n"),
     meta: { runId: "bench", iteration: 1, step },
   };
 }
@@ -82,7 +154,7 @@ function nextHistory(history: Message[], content: Message["content"], step: numb
   history.push({ role: "assistant", content });
   history.push({
     role: "user",
-    content: [{ type: "tool_result", toolUseId: call.id, content: toolOutput(step + 1) }],
+    content: [{ type: "tool_result", toolUseId: call.id, content: callAt(step).output }],
   });
 }
 
@@ -95,7 +167,7 @@ interface Session {
 async function gatewaySession(script: string, tapePath: string, runId: string): Promise<Session> {
   const tape = new AuditTape(tapePath, { runId });
   const model = await createModel(`scripted:${script}`, tape);
-  const history: Message[] = [{ role: "user", content: [{ type: "text", text: "Make all checks pass." }] }];
+  const history: Message[] = [{ role: "user", content: [{ type: "text", text: BRIEF }] }];
   return {
     async step(step) {
       const t0 = performance.now();
@@ -116,7 +188,7 @@ async function directSession(script: string): Promise<Session> {
   const server = await ScriptedServer.start(script);
   const client = new Anthropic({ apiKey: "scripted-no-key", baseURL: server.baseURL, maxRetries: 0 });
   const options = { model: "scripted-bench", apiKey: "x", thinking: { type: "adaptive" } as const };
-  const history: Message[] = [{ role: "user", content: [{ type: "text", text: "Make all checks pass." }] }];
+  const history: Message[] = [{ role: "user", content: [{ type: "text", text: BRIEF }] }];
   return {
     async step(step) {
       const t0 = performance.now();
@@ -171,6 +243,7 @@ export async function run(): Promise<BenchResult[]> {
       await direct.close();
     }
     const records = readTape(tape);
+    const tapeBytes = statSync(tape).size;
     const fromWire = cacheFromWire(records);
     const reported = summarizeTape(records).totals;
     const inputSide = fromWire.input + fromWire.cacheWrite + fromWire.cacheRead;
@@ -193,7 +266,7 @@ export async function run(): Promise<BenchResult[]> {
         unit: "ms",
         baseline: median(directTimes),
         maxRatio: 1.05,
-        note: `+${(median(gatewayTimes) - median(directTimes)).toFixed(2)} ms a call; direct SDK call with the same body to the same instant scripted server; ${REPEATS}x${STEPS} calls each, lockstep; the gateway adds redaction, hash chain and the write of a ${Math.round(records.reduce((n, r) => n + JSON.stringify(r).length, 0) / records.length / 1024)} KiB record (fsync overlapped)`,
+        note: `+${(median(gatewayTimes) - median(directTimes)).toFixed(2)} ms a call; direct SDK call with the same body to the same instant scripted server; ${REPEATS}x${STEPS} calls each, lockstep; the gateway adds the incremental record (new content only: ${(tapeBytes / records.length / 1024).toFixed(1)} KiB a record on average, the first one holding system prompt and tools), redaction, hash chain, write (fsync overlapped)`,
       },
     ];
   } finally {
