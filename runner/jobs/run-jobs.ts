@@ -1,6 +1,7 @@
 // SLURM jobs for one `scifi run`: builds the task's broker and job tools when the SAM asks for
 // `jobs: slurm`, and cancels the task's jobs when the run ends, fails or is cancelled.
 // Use `runTaskWithJobs` where `runTask` is called (the CLI does), or `jobsForRun` to wire by hand.
+import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { RunResult } from "../loop/run.ts";
@@ -9,6 +10,7 @@ import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
+import { trackLive } from "../sandbox/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
 import { JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
@@ -21,6 +23,8 @@ export interface RunJobs {
   broker?: JobBroker;
   /** Cancels the task's live jobs (unless the SAM keeps them). Safe to call twice. */
   finish(reason: string): Promise<void>;
+  /** Best-effort synchronous `scancel` for the process 'exit' event. */
+  finishSync(): void;
 }
 
 export interface JobsForRunOptions {
@@ -47,7 +51,7 @@ export function jobSandboxFor(sam: SamDocument, policy: JobsPolicy, site: SitePo
 }
 
 export function jobsForRun(o: JobsForRunOptions): RunJobs {
-  if (o.sam.metadata.jobs !== "slurm") return { tools: [], finish: async () => {} };
+  if (o.sam.metadata.jobs !== "slurm") return { tools: [], finish: async () => {}, finishSync: () => {} };
   const recordsDir = join(runDir(o.home, o.runId), "jobs");
   const policy = loadJobsPolicy(o.sitePolicyFile);
   const site = loadSitePolicy(o.sitePolicyFile, false).policy;
@@ -68,6 +72,15 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
       if (finished || broker.jobIds.length === 0) return;
       finished = true;
       await broker.cancelAll(reason);
+    },
+    finishSync() {
+      if (finished || broker.jobIds.length === 0 || o.sam.metadata.keepJobs) return;
+      finished = true;
+      spawnSync("scancel", broker.jobIds, {
+        stdio: "ignore",
+        timeout: 10_000,
+        env: { PATH: process.env.PATH },
+      });
     },
   };
 }
@@ -97,6 +110,13 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
     sam,
     sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
   });
+  // SIGINT/SIGTERM end the process through the sandbox registry's handlers (a `finally` never
+  // runs then): register the jobs there too, so a cancelled task cancels its jobs.
+  const untrack = trackLive({
+    runId: `${runId}-slurm-jobs`,
+    stop: () => jobs.finish("scifi was interrupted"),
+    stopSync: () => jobs.finishSync(),
+  });
   try {
     return await runTask({
       ...options,
@@ -104,6 +124,7 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
       extraWorkTools: [...(options.extraWorkTools ?? []), ...jobs.tools],
     });
   } finally {
+    untrack();
     await jobs.finish("the task's run ended");
   }
 }

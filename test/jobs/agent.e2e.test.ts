@@ -1,7 +1,7 @@
 // A whole `scifi run` with SLURM jobs: real Docker sandbox, real SLURM cluster, scripted model over
 // HTTP (labelled scripted). The agent submits a job that computes a number, waits, reads the output,
 // and the runner's own check of that number passes; a job left running is cancelled at the end.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -80,6 +80,56 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(jobs.jobs).toMatchObject([{ name: "sum", script: "jobs/sum.sh" }]);
       // The records (frozen script copy) are in the run folder, not the task folder.
       expect(existsSync(join(result.dir, "jobs", "scripts"))).toBe(true);
+    }, 300_000);
+
+    it("cancelling the task (SIGTERM to scifi) cancels its running job and stops its container", async () => {
+      const ws = workspace();
+      const child = spawn(
+        process.execPath,
+        [join(FIXTURES, "run-with-jobs.ts"), ws.home, ws.sam, join(FIXTURES, "agent-interrupted.yaml")],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let output = "";
+      child.stdout.on("data", (d) => (output += d));
+      child.stderr.on("data", (d) => (output += d));
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      // Wait until the job runs (its container is up), then cancel the task.
+      let jobId = "";
+      for (let i = 0; i < 240 && !jobId; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        const runDir = /^run \S+ (\S+)$/m.exec(output)?.[1];
+        const records = runDir ? join(runDir, "jobs", "jobs.json") : "";
+        if (records && existsSync(records)) {
+          const id = (JSON.parse(readFileSync(records, "utf8")) as { jobs: { jobId: string }[] }).jobs[0]
+            ?.jobId;
+          const running =
+            id && execFileSync("docker", ["ps", "-q", "--filter", `name=^scifi-job-${id}$`]).length > 0;
+          if (running) jobId = id;
+        }
+      }
+      expect(jobId, output).toMatch(/^\d+$/);
+      child.kill("SIGTERM");
+      // The jobs are cancelled by the interrupt cleanup; how the process then exits is the
+      // sandbox registry's business (it leaves the exit to another signal owner when there is one).
+      const runDir = /^run \S+ (\S+)$/m.exec(output)?.[1] ?? "";
+      for (let i = 0; i < 60 && events(runDir).at(-1)?.action !== "cancel_all"; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(events(runDir).at(-1), output).toMatchObject({
+        action: "cancel_all",
+        request: { reason: "scifi was interrupted" },
+        result: { cancelled: [jobId] },
+      });
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await exited;
+      expect(execFileSync("squeue", ["-h", "-j", jobId, "-o", "%i"], { encoding: "utf8" }).trim()).toBe("");
+      for (let i = 0; i < 30; i++) {
+        if (execFileSync("docker", ["ps", "-q", "--filter", `name=^scifi-job-${jobId}$`]).length === 0) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(
+        execFileSync("docker", ["ps", "-q", "--filter", `name=^scifi-job-${jobId}$`], { encoding: "utf8" }),
+      ).toBe("");
     }, 300_000);
 
     it("cancels the job the agent left running when the run ends", async () => {
