@@ -23,7 +23,7 @@ import {
   type TaskRecord,
   writeTask,
 } from "./records.ts";
-import { runSpentUsd, spentToday } from "./spend.ts";
+import { readRunState, runSpentUsd, spentToday } from "./spend.ts";
 
 export interface DaemonOptions {
   home: string;
@@ -469,23 +469,6 @@ export class Daemon {
 
   #save(record: TaskRecord): void {
     writeTask(this.home, record);
-  }
-}
-
-interface RunStateView {
-  phase: string;
-  iteration: number;
-  outcome?: { status: "passed" | "failed" | "blocked"; reason: string };
-  spent: { usd: number; tokens: number };
-}
-
-export function readRunState(home: string, runId: string): RunStateView | undefined {
-  const file = runFiles(runDir(home, runId)).state;
-  if (!existsSync(file)) return undefined;
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as RunStateView;
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,22 +1,33 @@
-// Money spent today (UTC) by every run the daemon started: the sum of `spent.usd` from each
-// attempt's checkpoint (state.json, updated after every phase), attempts started today.
+// A run's numbers as its checkpoint (state.json, rewritten after every phase) has them, and the
+// money spent today (UTC) by every run the daemon started: the sum of `spent.usd` of the attempts
+// started today.
 import { existsSync, readFileSync } from "node:fs";
 import { runDir, runFiles } from "../paths.ts";
 import type { TaskRecord } from "./records.ts";
+
+export interface RunStateView {
+  phase: string;
+  iteration: number;
+  outcome?: { status: "passed" | "failed" | "blocked"; reason: string };
+  spent: { usd: number; tokens: number };
+}
+
+export function readRunState(home: string, runId: string): RunStateView | undefined {
+  const file = runFiles(runDir(home, runId)).state;
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as RunStateView;
+  } catch {
+    return undefined;
+  }
+}
 
 export function utcDay(date: Date = new Date()): string {
   return date.toISOString().slice(0, 10);
 }
 
 export function runSpentUsd(home: string, runId: string): number {
-  const file = runFiles(runDir(home, runId)).state;
-  if (!existsSync(file)) return 0;
-  try {
-    const state = JSON.parse(readFileSync(file, "utf8")) as { spent?: { usd?: number } };
-    return state.spent?.usd ?? 0;
-  } catch {
-    return 0;
-  }
+  return readRunState(home, runId)?.spent?.usd ?? 0;
 }
 
 export function spentToday(home: string, tasks: readonly TaskRecord[], now: Date = new Date()): number {
