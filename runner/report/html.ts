@@ -64,8 +64,9 @@ ${assets.js === undefined ? "" : `<script>${assets.js}</script>`}
 }
 
 export function renderReport(model: ReportModel, assets: PageAssets = pageAssets()): string {
+  const issuedBy = toolCallOwners(model);
   const body = html`${header(model)}${charts(model)}${controls(model)}
-<h2 id="timeline">Timeline</h2>${model.timeline.map((i) => iteration(i))}
+<h2 id="timeline">Timeline</h2>${model.timeline.map((i) => iteration(i, issuedBy))}
 ${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
 <p class="muted">Built by scifi report from ${model.runDir} at ${new Date().toISOString()}.</p>`;
   return pageShell(`${model.sam.name}: ${model.status} (${model.runId})`, body, assets);
@@ -182,11 +183,11 @@ function controls(model: ReportModel): Html {
 
 // ---- timeline -----------------------------------------------------------------------------------
 
-function iteration(view: IterationView): Html {
+function iteration(view: IterationView, issuedBy: IssuedBy): Html {
   return html`<section class="iteration" id="iteration-${view.iteration}">
 <h3>${view.label} <span class="muted">· ${tokenCount(view.usage)} tokens · ${usd(view.costUsd)}</span></h3>
 ${view.notes.map((n) => html`<p class="note">${noteText(n)}</p>`)}
-${view.phases.map(phase)}
+${view.phases.map((p) => phase(p, issuedBy))}
 </section>`;
 }
 
@@ -205,16 +206,16 @@ function noteText(event: HistoryRecord): string {
   }
 }
 
-function phase(view: PhaseView): Html {
+function phase(view: PhaseView, issuedBy: IssuedBy): Html {
   const title = view.name === "other" ? view.label : view.name.replace("_", " ");
   return html`<details class="phase" open data-phase="${view.name}"><summary>${title}${view.durationMs !== undefined ? ` · ${seconds(view.durationMs)}` : ""}${view.calls.length ? ` · ${view.calls.length} call${view.calls.length === 1 ? "" : "s"}` : ""}</summary>
-${view.calls.map(call)}
+${view.calls.map((c) => call(c, issuedBy))}
 ${view.checks.length ? checks(view.checks) : ""}
 ${view.verdicts.map(verdict)}
 </details>`;
 }
 
-function call(view: CallView): Html {
+function call(view: CallView, issuedBy: IssuedBy): Html {
   const s = view.summary;
   const where = [s.step !== undefined ? `step ${s.step}` : ""].filter(Boolean).join(" ");
   const tools = view.toolCalls.map((t) => t.name);
@@ -222,7 +223,7 @@ function call(view: CallView): Html {
     s.error ? `ERROR ${s.error.message}` : s.text || (tools.length ? `→ ${tools.join(", ")}` : ""),
   );
   return html`<details class="call${view.failed ? " failed" : ""}" id="call-${s.seq}" data-role="${s.role}" data-tools="${tools.join(" ")}" data-failed="${view.failed ? "1" : "0"}"><summary>#${s.seq} ${s.role}${where ? ` (${where})` : ""} · ${s.provider}/${s.model} · ${tokenCount(s.usage)} tok · ${usd(s.costUsd)} · ${s.latencyMs} ms${view.failed ? html` <span class="badge fail">failed</span>` : ""} <span class="muted">${first}</span></summary>
-${lazyBody(callBody(view))}</details>`;
+${lazyBody(callBody(view, issuedBy))}</details>`;
 }
 
 /**
@@ -234,7 +235,7 @@ function lazyBody(body: Html): Html {
   return html`<textarea hidden disabled class="body-src" aria-hidden="true">${body.value}</textarea>`;
 }
 
-function callBody(view: CallView): Html {
+function callBody(view: CallView, issuedBy: IssuedBy): Html {
   const s = view.summary;
   return html`${s.error ? html`<p class="chain-bad">${s.error.name}: ${s.error.message}</p>` : ""}
 ${s.attempts.length ? attempts(view) : ""}
@@ -244,7 +245,7 @@ ${s.thinking.map((t) => html`<div class="label">Thinking</div>${fold(t)}`)}
 ${s.text ? html`<div class="label">Response text</div>${fold(s.text)}` : ""}
 ${view.toolCalls.map(toolCall)}
 ${s.json !== undefined ? html`<div class="label">Structured answer</div>${fold(JSON.stringify(s.json, null, 2))}` : ""}
-${request(view)}`;
+${request(view, issuedBy)}`;
 }
 
 function attempts(view: CallView): Html {
@@ -261,7 +262,7 @@ ${tool.result ? html`<div class="label">${isError ? "Tool error" : "Tool output"
 }
 
 /** The full request, with what repeats the previous call of the same conversation referenced, not copied. */
-function request(view: CallView): Html {
+function request(view: CallView, issuedBy: IssuedBy): Html {
   const req = view.record.request;
   const prev = view.previous;
   const shared = prev?.sharedMessages ?? 0;
@@ -271,7 +272,7 @@ function request(view: CallView): Html {
 ${req.workspaceContext ? html`<div class="label">Workspace context</div>${fold(req.workspaceContext)}` : ""}
 ${toolDefinitions(req, prev)}
 ${shared ? html`<p class="muted">Messages 1–${shared}: as in <a href="#call-${prev?.seq}">call #${prev?.seq}</a>.</p>` : ""}
-${newMessages.map((m, i) => html`<div class="label">Message ${shared + i + 1} (${m.role})</div>${m.content.map(block)}`)}
+${newMessages.map((m, i) => html`<div class="label">Message ${shared + i + 1} (${m.role})</div>${m.content.map((b) => block(b, view.summary.seq, issuedBy))}`)}
 ${req.jsonSchema ? html`<div class="label">Answer schema ${req.jsonSchema.name}</div>${fold(JSON.stringify(req.jsonSchema.schema, null, 2))}` : ""}
 </details>`;
 }
@@ -286,7 +287,32 @@ function toolDefinitions(req: TapeRequest, prev: CallView["previous"]): Html {
   )}</details>`;
 }
 
-function block(b: TapeContentBlock): Html {
+/** toolUseId -> seq of the call that made the tool call (its input and output are shown there). */
+type IssuedBy = Map<string, number>;
+
+function toolCallOwners(model: ReportModel): IssuedBy {
+  const owners: IssuedBy = new Map();
+  for (const it of model.timeline)
+    for (const p of it.phases)
+      for (const c of p.calls) for (const t of c.toolCalls) owners.set(t.id, c.summary.seq);
+  return owners;
+}
+
+/** One block of a request message; tool calls and results shown under an earlier call are linked, not copied. */
+function block(b: TapeContentBlock, seq: number, issuedBy: IssuedBy): Html {
+  const owner =
+    b.type === "tool_use"
+      ? issuedBy.get(b.id)
+      : b.type === "tool_result"
+        ? issuedBy.get(b.toolUseId)
+        : undefined;
+  if (owner !== undefined && owner < seq) {
+    const what =
+      b.type === "tool_use"
+        ? `tool call ${b.name} (${b.id})`
+        : `tool ${b.type === "tool_result" && b.isError ? "error" : "result"}`;
+    return html`<p class="muted">${what}: shown under <a href="#call-${owner}">call #${owner}</a>.</p>`;
+  }
   switch (b.type) {
     case "text":
       return fold(b.text);

@@ -58,9 +58,13 @@ function homeOf(runDir: string): string {
   return basename(parent) === "runs" ? dirname(parent) : scifiHome();
 }
 
-/** A damaged line must not hide the rest: unreadable lines are skipped (the chain status says so). */
+/** A damaged line must not hide the rest: unreadable records are skipped (the chain status says so). */
 function readTapeTolerant(path: string): AuditRecord[] {
-  return readTape(path, { tolerant: true });
+  try {
+    return readTape(path);
+  } catch {
+    return readTape(path, { tolerant: true });
+  }
 }
 
 function optionalJson<T>(key: string, file: string): Record<string, T> {
