@@ -179,6 +179,8 @@ class DockerSandbox implements Sandbox {
   private readonly docker: Docker;
   private readonly container: Docker.Container;
   private stopping: Promise<void> | undefined;
+  /** A restart in progress: execs wait for it instead of racing into a restarting container. */
+  private restarting: Promise<void> | undefined;
   private readonly untrack: () => void;
 
   constructor(docker: Docker, container: Docker.Container, spec: SandboxSpec) {
@@ -280,6 +282,7 @@ class DockerSandbox implements Sandbox {
       timeoutMs: number;
     },
   ): Promise<RawExec> {
+    if (this.restarting) await this.restarting;
     if (this.stopping) throw new SandboxError(`sandbox for run ${this.spec.runId} is stopped`);
     const execId = randomUUID();
     const started = Date.now();
@@ -301,17 +304,19 @@ class DockerSandbox implements Sandbox {
     this.collect(stream, stdout, stderr);
     if (opts.stdin !== undefined) stream.end(opts.stdin);
     const watchdog = this.armWatchdog(execId, opts.timeoutMs);
+    let exitCode: number;
     try {
-      const exitCode = await this.waitForExit(exec, stream);
-      // `timeout` kills its process group; children that left it (setsid, daemons) are swept too.
-      if (watchdog.fired() || endedByTimeout(exitCode, Date.now() - started, opts.timeoutMs)) {
-        await this.recoverAfterTimeout(execId);
-      }
-      return { exitCode, stdout, stderr, watchdog: watchdog.fired() };
+      exitCode = await this.waitForExit(exec, stream);
     } finally {
+      // Disarmed before any recovery below, so no watchdog step fires in the middle of it.
       watchdog.disarm();
       stream.destroy();
     }
+    // `timeout` kills its process group; children that left it (setsid, daemons) are swept too.
+    if (watchdog.fired() || endedByTimeout(exitCode, Date.now() - started, opts.timeoutMs)) {
+      await this.recoverAfterTimeout(execId);
+    }
+    return { exitCode, stdout, stderr, watchdog: watchdog.fired() };
   }
 
   private collect(stream: Duplex, stdout: CappedBuffer, stderr: CappedBuffer): void {
@@ -369,13 +374,15 @@ class DockerSandbox implements Sandbox {
     const timers: NodeJS.Timeout[] = [];
     const after = (ms: number, action: () => Promise<void>) =>
       timers.push(setTimeout(() => void action().catch(() => undefined), ms));
-    const grace = (KILL_GRACE_SEC + 1) * 1000;
+    // `timeout -k` has sent KILL by deadline + KILL_GRACE_SEC; allow the engine a few seconds more
+    // (a loaded machine reports an exec's end late) before acting from the host.
+    const grace = (KILL_GRACE_SEC + 5) * 1000;
     after(timeoutMs + grace, async () => {
       fired = true;
-      await this.killExecProcesses(execId);
+      if (!(await this.killExecProcesses(execId).catch(() => false))) await this.restartContainer();
     });
-    after(timeoutMs + grace + 5000, async () => {
-      await this.container.restart({ t: 0 });
+    after(timeoutMs + grace + 10_000, async () => {
+      await this.restartContainer();
     });
     return {
       fired: () => fired,
@@ -385,10 +392,16 @@ class DockerSandbox implements Sandbox {
     };
   }
 
-  /** Kills every process whose environment carries this exec's marker (also ones that called setsid). */
+  /**
+   * Kills every process whose environment carries this exec's marker (also ones that called setsid),
+   * twice, then checks none is left. False when any survived or the shell could not fork (dash exits
+   * on a failed fork): the caller then restarts the container.
+   */
   private async killExecProcesses(execId: string): Promise<boolean> {
-    const script = `for p in /proc/[0-9]*; do grep -qz '^${EXEC_MARKER}=${execId}$' "$p/environ" 2>/dev/null && kill -KILL "\${p#/proc/}" 2>/dev/null; done; true`;
-    return this.quickExec(["sh", "-c", `${script}; ${script}`]);
+    const match = `grep -qz '^${EXEC_MARKER}=${execId}$' "$p/environ" 2>/dev/null`;
+    const killAll = `for p in /proc/[0-9]*; do ${match} && kill -KILL "\${p#/proc/}" 2>/dev/null; done`;
+    const noneLeft = `for p in /proc/[0-9]*; do if ${match}; then exit 1; fi; done; exit 0`;
+    return this.quickExec(["sh", "-c", `${killAll}; ${killAll}; ${noneLeft}`]);
   }
 
   /**
@@ -397,9 +410,22 @@ class DockerSandbox implements Sandbox {
    * restart the container. A restart empties /tmp and /scratch; the task folder is kept.
    */
   private async recoverAfterTimeout(execId: string): Promise<void> {
+    if (this.restarting) return this.restarting;
     const swept = await this.killExecProcesses(execId).catch(() => false);
     if (swept && (await this.quickExec(["true"]).catch(() => false))) return;
-    await this.container.restart({ t: 0 }).catch(() => undefined);
+    await this.restartContainer();
+  }
+
+  /** Kills everything in the container and starts it again; concurrent callers share one restart. */
+  private restartContainer(): Promise<void> {
+    this.restarting ??= this.container
+      .restart({ t: 0 })
+      .then(() => undefined)
+      .catch(() => undefined)
+      .finally(() => {
+        this.restarting = undefined;
+      });
+    return this.restarting;
   }
 
   /** Runs a short helper command; true when it ran and exited 0 within a few seconds. */
