@@ -97,7 +97,8 @@ export function renderStatus(report: StatusReport): string {
     age(t.ageSec),
     t.state === "running" || t.state === "passed" ? (t.run ?? "") : (t.reason ?? t.run ?? ""),
   ]);
-  lines.push(...table([header, ...rows]));
+  if (rows.length) lines.push(...table([header, ...rows]));
+  else lines.push("no daemon tasks yet: drop a SAM into the inbox (docs/daemon.md)");
   if (report.submitted.length) {
     lines.push("", "submitted to SLURM:");
     lines.push(

@@ -1,6 +1,6 @@
 // The daemon end to end: real `scifi daemon` processes, real Docker sandboxes, a scripted model
 // (labelled: no real LLM). Ten SAMs at concurrency 3; SIGKILL while three run; a second daemon.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseEntries } from "../../runner/memory/entries.ts";
@@ -276,6 +276,19 @@ describe.skipIf(!hasEngine("docker"))("scifi daemon (Docker, scripted model)", (
       20_000,
     );
     expect(hook).toContain("a cancelled");
+
+    // A single-file task edited in the inbox while it runs: the edit reaches the run's copy and
+    // the loop fails it as tampering. (`slow` in its work folder makes the scripted step pause.)
+    mkdirSync(join(h.home, "daemon", "work", "d.md"), { recursive: true });
+    writeFileSync(join(h.home, "daemon", "work", "d.md", "slow"), "");
+    const dSam = dropFile(h, "d.md", trivial("d"));
+    await waitFor("d running with a checkpoint", () => {
+      const attempt = tasksByKey(h).get("d.md")?.attempts[0];
+      return attempt && existsSync(runFiles(runDir(h.home, attempt.runId)).state);
+    });
+    writeFileSync(dSam, `${readFileSync(dSam, "utf8")}\n- Also: nothing.\n`);
+    await waitFor("d ended", () => tasksByKey(h).get("d.md")?.state === "failed");
+    expect(tasksByKey(h).get("d.md")?.reason).toMatch(/changed during the run.*tampering/);
     expect(hook).toMatch(/b\.md passed \S+/);
   }, 300_000);
 });
