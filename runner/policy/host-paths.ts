@@ -16,8 +16,23 @@ import {
   writeFileSync,
 } from "node:fs";
 import { posix } from "node:path";
-import { PathRefused } from "../sandbox/types.ts";
 import type { MountSpec } from "./spec.ts";
+
+/**
+ * A host-side path that may not be used. Defined here, not in the sandbox layer, so that leaf
+ * components (reports, result collection) can use these functions too; sandbox backends turn it
+ * into their contract's PathRefused.
+ */
+export class HostPathRefused extends Error {
+  override name = "HostPathRefused";
+  readonly path: string;
+  readonly reason: string;
+  constructor(path: string, reason: string) {
+    super(`refused path '${path}': ${reason}`);
+    this.path = path;
+    this.reason = reason;
+  }
+}
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -71,7 +86,7 @@ export function writeTaskFile(taskDir: string, rel: string, data: string | Buffe
     // No O_TRUNC at open: the file is checked first (a hard link must not let us clobber its twin).
     fd = openNoFollow(dirFd, name, O_WRONLY | O_CREAT | O_NONBLOCK, shownAs, 0o644);
     const stat = requireRegularFile(fd, shownAs);
-    if (stat.nlink > 1) throw new PathRefused(shownAs, "the file has other hard links; remove it first");
+    if (stat.nlink > 1) throw new HostPathRefused(shownAs, "the file has other hard links; remove it first");
     ftruncateSync(fd, 0);
     writeFileSync(fd, data);
   } finally {
@@ -82,9 +97,9 @@ export function writeTaskFile(taskDir: string, rel: string, data: string | Buffe
 
 function splitRelative(rel: string, shownAs: string): { dirs: string[]; name: string } {
   const parts = rel.split("/").filter((p) => p !== "" && p !== ".");
-  if (parts.some((p) => p === "..")) throw new PathRefused(shownAs, "'..' may not leave the task folder");
+  if (parts.some((p) => p === "..")) throw new HostPathRefused(shownAs, "'..' may not leave the task folder");
   const name = parts.pop();
-  if (name === undefined) throw new PathRefused(shownAs, "this is the task folder itself, not a file");
+  if (name === undefined) throw new HostPathRefused(shownAs, "this is the task folder itself, not a file");
   return { dirs: parts, name };
 }
 
@@ -127,14 +142,14 @@ function openNoFollow(dirFd: number, name: string, flags: number, shownAs: strin
 
 function requireRegularFile(fd: number, shownAs: string) {
   const stat = fstatSync(fd);
-  if (!stat.isFile()) throw new PathRefused(shownAs, "not a regular file");
+  if (!stat.isFile()) throw new HostPathRefused(shownAs, "not a regular file");
   return stat;
 }
 
 /** ELOOP/ENOTDIR from an O_NOFOLLOW open mean a symlink sits on the path: that is a refusal. */
 function refusal(code: string | undefined, error: unknown, shownAs: string, what: string): Error {
   if (code === "ELOOP" || code === "ENOTDIR") {
-    return new PathRefused(
+    return new HostPathRefused(
       shownAs,
       `${what} is a symbolic link (or not a folder); links are never followed on the host`,
     );

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { type Duplex, PassThrough } from "node:stream";
 import Docker from "dockerode";
-import { readTaskFile, routePath, writeTaskFile } from "../policy/host-paths.ts";
+import { HostPathRefused, readTaskFile, routePath, writeTaskFile } from "../policy/host-paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import {
   CappedBuffer,
@@ -213,7 +213,7 @@ class DockerSandbox implements Sandbox {
 
   async readFile(path: string): Promise<Buffer> {
     const route = routePath(this.spec, path);
-    if (route.where === "task") return readTaskFile(this.spec.taskDir, route.rel, path);
+    if (route.where === "task") return asSandboxError(() => readTaskFile(this.spec.taskDir, route.rel, path));
     // Outside the task folder: read through the container, as its user, so its permissions hold.
     // (`cat` over exec rather than the archive API: the archive API cannot see tmpfs mounts.)
     const raw = await this.run(["cat", "--", route.path], {
@@ -230,7 +230,8 @@ class DockerSandbox implements Sandbox {
 
   async writeFile(path: string, data: string | Buffer): Promise<void> {
     const route = routePath(this.spec, path);
-    if (route.where === "task") return writeTaskFile(this.spec.taskDir, route.rel, data, path);
+    if (route.where === "task")
+      return asSandboxError(() => writeTaskFile(this.spec.taskDir, route.rel, data, path));
     if (route.readOnly) throw new PathRefused(path, "it lies in a read-only mount");
     const raw = await this.run(
       ["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "scifi-write", route.path],
@@ -482,6 +483,16 @@ function ownerAlive(labels: Record<string, string>): boolean {
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
     return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
+  }
+}
+
+/** Host-side refusals become the sandbox contract's PathRefused. */
+function asSandboxError<T>(action: () => T): T {
+  try {
+    return action();
+  } catch (error) {
+    if (error instanceof HostPathRefused) throw new PathRefused(error.path, error.reason);
+    throw error;
   }
 }
 

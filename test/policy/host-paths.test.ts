@@ -14,8 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { readTaskFile, routePath, writeTaskFile } from "../../runner/policy/host-paths.ts";
-import { PathRefused } from "../../runner/sandbox/types.ts";
+import { HostPathRefused, readTaskFile, routePath, writeTaskFile } from "../../runner/policy/host-paths.ts";
 
 let outside: string;
 let task: string;
@@ -40,7 +39,7 @@ describe("task-folder files on the host", () => {
 
   it("refuses a symlink as the file, in both directions", () => {
     symlinkSync(join(outside, "secret"), join(task, "link"));
-    expect(() => readTaskFile(task, "link")).toThrow(PathRefused);
+    expect(() => readTaskFile(task, "link")).toThrow(HostPathRefused);
     expect(() => writeTaskFile(task, "link", "x")).toThrow(
       "refused path 'link': 'link' is a symbolic link (or not a folder); links are never followed on the host",
     );
@@ -51,11 +50,11 @@ describe("task-folder files on the host", () => {
     symlinkSync(outside, join(task, "dir"));
     mkdirSync(join(task, "real"));
     symlinkSync(outside, join(task, "real", "deeper"));
-    expect(() => readTaskFile(task, "dir/secret")).toThrow(PathRefused);
+    expect(() => readTaskFile(task, "dir/secret")).toThrow(HostPathRefused);
     expect(() => writeTaskFile(task, "dir/new", "x")).toThrow(
       "refused path 'dir/new': folder 'dir' is a symbolic link",
     );
-    expect(() => writeTaskFile(task, "real/deeper/sub/new", "x")).toThrow(PathRefused);
+    expect(() => writeTaskFile(task, "real/deeper/sub/new", "x")).toThrow(HostPathRefused);
     expect(existsSync(join(outside, "new"))).toBe(false);
     expect(existsSync(join(outside, "sub"))).toBe(false);
   });
