@@ -3,6 +3,7 @@
 // sbatch, answers only for the task's own jobs, and reports every call to an event sink (the run's
 // history tape). `cancelAll()` ends the task's jobs when the task ends, fails or is cancelled.
 import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import {
   constants,
   type FileHandle,
@@ -104,6 +105,8 @@ export interface JobBrokerOptions {
   sandbox: JobSandbox;
   onEvent?: JobEventSink;
   slurm?: SlurmClient;
+  /** Take over the jobs recorded in `<recordsDir>/jobs.json` (a resumed run keeps owning them). */
+  restore?: boolean;
 }
 
 export class JobBroker {
@@ -128,6 +131,14 @@ export class JobBroker {
     this.#sandbox = options.sandbox;
     this.#onEvent = options.onEvent ?? (() => {});
     this.#slurm = options.slurm ?? new SlurmClient();
+    if (options.restore) this.#restoreRecords();
+  }
+
+  #restoreRecords(): void {
+    const file = join(this.#recordsDir, "jobs.json");
+    if (!existsSync(file)) return;
+    const doc = JSON.parse(readFileSync(file, "utf8")) as { jobs?: JobRecord[] };
+    for (const record of doc.jobs ?? []) this.#jobs.set(record.jobId, record);
   }
 
   /** True when the task may use jobs: the job tools are offered only then. */

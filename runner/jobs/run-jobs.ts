@@ -35,6 +35,8 @@ export interface JobsForRunOptions {
   sitePolicyFile: string;
   /** Where broker calls are recorded; default: `runs/<runId>/jobs/events.jsonl`. */
   onEvent?: JobEventSink;
+  /** A resumed run: take over the jobs it had submitted before. */
+  resume?: boolean;
 }
 
 /** The container agent jobs run in: the task's image and network grant, per the jobs policy. */
@@ -61,6 +63,7 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
     sam: o.sam.metadata,
     policy,
     sandbox: jobSandboxFor(o.sam, policy, site),
+    restore: o.resume === true,
     recordsDir,
     onEvent: o.onEvent ?? appendEvents(join(recordsDir, "events.jsonl")),
   });
@@ -99,16 +102,25 @@ export function appendEvents(file: string): JobEventSink {
  */
 export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResult> {
   const { runTask } = await import("../loop/setup.ts");
-  const sam = options.task && !options.resume ? await parseForJobs(options.task) : undefined;
+  const { newRunId, openRunFolder, readSamJson } = await import("../loop/records.ts");
+  // A resumed run uses the SAM as parsed at its start (the run folder's copy), like the loop does.
+  const resumed = options.resume ? openRunFolder(options.home, options.resume) : undefined;
+  const sam = resumed
+    ? existsSync(resumed.files.samJson)
+      ? readSamJson(resumed)
+      : undefined
+    : options.task
+      ? await parseForJobs(options.task)
+      : undefined;
   if (!sam || sam.metadata.jobs !== "slurm") return runTask(options);
-  const { newRunId } = await import("../loop/records.ts");
   const { sitePolicyPath } = await import("../policy/site.ts");
-  const runId = options.runId ?? newRunId(sam.metadata.name);
+  const runId = options.resume ?? options.runId ?? newRunId(sam.metadata.name);
   const jobs = jobsForRun({
     home: options.home,
     runId,
     sam,
     sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
+    resume: resumed !== undefined,
   });
   // SIGINT/SIGTERM end the process through the sandbox registry's handlers (a `finally` never
   // runs then): register the jobs there too, so a cancelled task cancels its jobs.
@@ -120,7 +132,7 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
   try {
     return await runTask({
       ...options,
-      runId,
+      ...(resumed ? {} : { runId }),
       extraWorkTools: [...(options.extraWorkTools ?? []), ...jobs.tools],
     });
   } finally {

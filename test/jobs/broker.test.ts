@@ -260,6 +260,25 @@ describe.skipIf(!hasEngine("slurm"))("job broker on a real SLURM cluster", () =>
     },
   );
 
+  it("a resumed run's broker takes over the jobs the run submitted before", async () => {
+    const first = await makeBroker();
+    await writeScript(first.taskDir, "s.sh", "sleep 60");
+    const job = await first.broker.submit({ script: "s.sh", time: 2 });
+    const resumed = new JobBroker({
+      runId: first.broker.runId,
+      taskDir: first.taskDir,
+      recordsDir: first.recordsDir,
+      sam: samMetadata({}),
+      policy: DEFAULT_JOBS_POLICY,
+      sandbox: { engine: "none" },
+      restore: true,
+    });
+    expect(resumed.jobIds).toEqual([job.jobId]);
+    expect((await resumed.status(job.jobId)).state).toMatch(/PENDING|RUNNING/);
+    expect((await resumed.cancelAll("task ended")).cancelled).toEqual([job.jobId]);
+    expect(squeueIds([job.jobId])).toEqual([]);
+  });
+
   it("does not read job output through a symlink", async () => {
     const { broker, root, taskDir } = await makeBroker();
     await writeScript(taskDir, "q.sh", "echo hi");
