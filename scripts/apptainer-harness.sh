@@ -153,7 +153,7 @@ test)
   shift
   cmd_build
   SCIFI_APPTAINER_TEST_IMAGE="$(test_image)" harness_exec \
-    npx vitest run --config test/sandbox/apptainer/vitest.inner.config.ts "$@"
+    node node_modules/vitest/vitest.mjs run --configLoader native --config test/sandbox/apptainer/vitest.inner.config.ts "$@"
   ;;
 sif)
   [ $# -eq 2 ] || die "usage: $0 sif IMAGE"

@@ -2,12 +2,12 @@
 // calling (non-root) user with user namespaces, exactly as on a cluster: no setuid, no root.
 // Limits that need root or delegated cgroups (pids, memory) are enforced with rlimits in the exec
 // wrapper instead; docs/apptainer.md explains each gap and what holds instead.
-import { randomUUID } from "node:crypto";
+import { type ChildProcess, spawn } from "node:child_process";
 import { constants as fsc } from "node:fs";
 import { type FileHandle, mkdir, mkdtemp, open, readdir, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { constants as osConstants, tmpdir } from "node:os";
 import { join, posix } from "node:path";
-import { execa, execaSync, type ResultPromise } from "execa";
+import { execa, execaSync } from "execa";
 import type { MountSpec, SandboxSpec } from "../policy/spec.ts";
 import {
   type BackendStatus,
@@ -45,12 +45,14 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_OUTPUT = 256 * 1024;
 /** Seconds `timeout -k` waits after SIGTERM before SIGKILL inside the container. */
 const KILL_GRACE_SEC = 2;
-/** The host-side watchdog fires this long after the in-container timeout should have. */
+/** The in-container `timeout` is a backup: it fires this long after the host-side kill. */
+const BACKUP_TIMEOUT_SLACK_SEC = 2;
+/** The last-resort watchdog (kill the apptainer process group) fires this long after that. */
 const HOST_WATCHDOG_SLACK_MS = 5_000;
-/** Marks every process of one exec (inherited environment), for the kill after a timeout. */
-const EXEC_ID_VAR = "SCIFI_EXEC_ID";
 /** readFile of a container file (outside the task folder) goes through a capped exec. */
 const MAX_FILE_BYTES = 512 * 1024 * 1024;
+/** After apptainer exits, how long output may still arrive before the pipes are closed. */
+const PIPE_DRAIN_MS = 300;
 const INSTALL_FIX =
   "install Apptainer (https://apptainer.org/docs/admin/main/installation.html), or use the harness: bash scripts/apptainer-harness.sh shell";
 
@@ -59,7 +61,9 @@ const INSTALL_FIX =
  * `timeout -k` so a timeout kills the whole process group. $1 pids, $2 memory KiB, $3 seconds.
  */
 const EXEC_WRAPPER = [
-  'ulimit -u "$1" || { echo "scifi: cannot set the process limit" >&2; exit 125; }',
+  // bash and busybox spell the process limit -u, dash -p; prlimit (util-linux) is the fallback.
+  'ulimit -u "$1" 2>/dev/null || ulimit -p "$1" 2>/dev/null || prlimit --pid $$ --nproc="$1" 2>/dev/null ||',
+  '  { echo "scifi: cannot set the process limit" >&2; exit 125; }',
   'if [ "$2" != 0 ]; then ulimit -v "$2" || { echo "scifi: cannot set the memory limit" >&2; exit 125; }; fi',
   `t="$3"; shift 3`,
   `exec timeout -k ${KILL_GRACE_SEC} "$t" "$@"`,
@@ -272,7 +276,7 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<San
     await rm(stateDir, { recursive: true, force: true });
     throw err;
   }
-  const sandbox = new ApptainerSandbox(ctx, spec, name, stateDir);
+  const sandbox = new ApptainerSandbox(ctx, spec, name, stateDir, await findNsInit(ctx, name));
   liveSandboxes.add(sandbox);
   installSignalCleanup();
   return sandbox;
@@ -287,13 +291,16 @@ class ApptainerSandbox implements Sandbox {
   readonly #ctx: BackendContext;
   readonly #name: string;
   readonly #stateDir: string;
+  /** The instance's PID-namespace init: orphans of timed-out execs become its children. */
+  readonly #nsInit: NsInit | undefined;
   #stopping: Promise<void> | undefined;
 
-  constructor(ctx: BackendContext, spec: SandboxSpec, name: string, stateDir: string) {
+  constructor(ctx: BackendContext, spec: SandboxSpec, name: string, stateDir: string, nsInit: NsInit | undefined) {
     this.#ctx = ctx;
     this.spec = spec;
     this.#name = name;
     this.#stateDir = stateDir;
+    this.#nsInit = nsInit;
   }
 
   async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -317,10 +324,10 @@ class ApptainerSandbox implements Sandbox {
     if (this.#stopping) throw new SandboxError(`sandbox ${this.#name} is stopped`);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const cwd = posix.resolve(this.spec.workdir, options.cwd ?? ".");
-    // Every process of this exec inherits the id, so a timeout can find those that left the
-    // process group (setsid) and kill them too.
-    const execId = randomUUID();
-    const env = { ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env, [EXEC_ID_VAR]: execId };
+    const env = { ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env };
+    // RLIMIT_NPROC counts every task of this uid on the machine, not per container: the budget
+    // is what the user runs now plus the spec's pids limit (docs/apptainer.md).
+    const nproc = (await countUserTasks()) + this.spec.pidsLimit;
     const inner = [
       "/usr/bin/env",
       ...envAssignments(env),
@@ -328,22 +335,23 @@ class ApptainerSandbox implements Sandbox {
       "-c",
       EXEC_WRAPPER,
       "scifi-exec",
-      String(this.spec.pidsLimit),
+      String(nproc),
       String(Math.floor(this.spec.memoryBytes / 1024)),
-      `${Math.max(1, timeoutMs) / 1000}`,
+      `${Math.max(1, timeoutMs) / 1000 + BACKUP_TIMEOUT_SLACK_SEC}`,
       ...argv,
     ];
     const args = ["-q", "exec", "--cleanenv", "--pwd", cwd, `instance://${this.#name}`, ...inner];
     const r = await runCapped(this.#ctx.bin, args, {
       stdin: options.stdin,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
-      watchdogMs: timeoutMs + KILL_GRACE_SEC * 1000 + HOST_WATCHDOG_SLACK_MS,
+      timeoutMs,
+      onTimeout: (pid) => killExecTree(pid, this.#nsInit),
+      watchdogMs: timeoutMs + (BACKUP_TIMEOUT_SLACK_SEC + KILL_GRACE_SEC) * 1000 + HOST_WATCHDOG_SLACK_MS,
     });
-    // `timeout` exits 124 after SIGTERM worked, 137 after the SIGKILL; either only counts when the
-    // time really ran out (a command may exit 124 by itself, or be killed quickly).
+    // The backup `timeout` inside exits 124 (TERM worked) or 137 (KILL); either only counts when
+    // the time really ran out (a command may exit 124 by itself, or be killed quickly).
     const ranOut = r.durationMs >= timeoutMs * 0.95 && [124, 137, 143].includes(r.exitCode);
-    const timedOut = r.watchdogFired || ranOut;
-    if (timedOut) await killMarkedProcesses(execId);
+    const timedOut = r.timeoutFired || r.watchdogFired || ranOut;
     if (!timedOut && r.exitCode === 255 && /^FATAL:/m.test(r.stderr.toString()))
       await this.#assertInstanceAlive();
     return {
@@ -423,20 +431,96 @@ interface RawExec {
   durationMs: number;
 }
 
-/** Kills every process (host-side view) whose environment carries this exec's id. */
-async function killMarkedProcesses(execId: string): Promise<void> {
-  const needle = Buffer.from(`\0${EXEC_ID_VAR}=${execId}\0`);
-  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((e) => /^\d+$/.test(e));
-  for (const pid of pids) {
-    const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
-    if (!environ) continue;
-    if (Buffer.concat([Buffer.from([0]), environ]).includes(needle)) {
-      try {
-        process.kill(Number(pid), "SIGKILL");
-      } catch {
-        // gone already, or not ours
-      }
+/** Tasks (threads included, as RLIMIT_NPROC counts them) that this process's uid runs now. */
+async function countUserTasks(): Promise<number> {
+  const uid = process.getuid?.() ?? 0;
+  let tasks = 0;
+  for (const entry of await readdir("/proc").catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const owner = await stat(`/proc/${entry}`).catch(() => undefined);
+    if (owner?.uid !== uid) continue;
+    const status = await readFile(`/proc/${entry}/status`, "latin1").catch(() => "");
+    tasks += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  }
+  return tasks;
+}
+
+/** pid -> parent pid of every process, from /proc/PID/stat (which never waits on the target's memory). */
+async function processParents(): Promise<Map<number, number>> {
+  const parents = new Map<number, number>();
+  for (const entry of await readdir("/proc").catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "latin1").catch(() => "");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (Number.isFinite(ppid)) parents.set(Number(entry), ppid);
+  }
+  return parents;
+}
+
+function descendantsOf(roots: Iterable<number>, parents: Map<number, number>): Set<number> {
+  const children = new Map<number, number[]>();
+  for (const [pid, ppid] of parents) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  const found = new Set<number>();
+  const queue = [...roots];
+  for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
+    if (found.has(pid)) continue;
+    found.add(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return found;
+}
+
+/**
+ * Kills a timed-out exec: the apptainer process and all it started, plus every orphan in the
+ * instance (processes that left their parent, setsid daemons, fork-bomb debris are re-parented to
+ * the namespace init). A fork bomb forks while we kill, so first freeze (SIGSTOP) in sweeps until no
+ * new process appears, then SIGKILL the frozen set.
+ */
+async function killExecTree(rootPid: number, init: NsInit | undefined): Promise<void> {
+  const frozen = new Set<number>();
+  for (let sweep = 0; sweep < 100; sweep++) {
+    const parents = await processParents();
+    const orphanRoots = init ? [...parents].filter(([p, pp]) => pp === init.pid && !init.own.has(p)).map(([p]) => p) : [];
+    const targets = descendantsOf([rootPid, ...orphanRoots], parents);
+    const fresh = [...targets].filter((pid) => !frozen.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) {
+      signalQuietly(pid, "SIGSTOP");
+      frozen.add(pid);
     }
+  }
+  for (const pid of frozen) signalQuietly(pid, "SIGKILL");
+}
+
+interface NsInit {
+  /** Host pid of the process that is pid 1 in the instance's PID namespace. */
+  pid: number;
+  /** Its children when the instance started (e.g. a start script): never killed as orphans. */
+  own: Set<number>;
+}
+
+/** Finds the instance's PID-namespace init: the host pid whose NSpid ends in 1 in its tree. */
+async function findNsInit(ctx: BackendContext, name: string): Promise<NsInit | undefined> {
+  const r = await runApptainer(ctx, ["instance", "list", "--json", name], 30_000).catch(() => undefined);
+  const listed = (JSON.parse(r?.stdout || "{}") as { instances?: { pid: number }[] }).instances?.[0]?.pid;
+  if (listed === undefined) return undefined;
+  const parents = await processParents();
+  for (const pid of descendantsOf([listed], parents)) {
+    const status = await readFile(`/proc/${pid}/status`, "latin1").catch(() => "");
+    const nspid = /^NSpid:\s+([\d\s]+)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+    if (nspid && nspid.length > 1 && nspid.at(-1) === "1") {
+      const own = new Set([...parents].filter(([, pp]) => pp === pid).map(([p]) => p));
+      return { pid, own };
+    }
+  }
+  return undefined;
+}
+
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // gone already, or not ours
   }
 }
 
@@ -465,6 +549,9 @@ function envAssignments(env: Record<string, string>): string[] {
 interface CappedOptions {
   stdin: string | Buffer | undefined;
   maxOutputBytes: number;
+  /** At this point onTimeout(pid of apptainer) kills the exec. */
+  timeoutMs: number;
+  onTimeout: (pid: number) => Promise<void>;
   watchdogMs: number;
 }
 
@@ -474,6 +561,7 @@ interface CappedResult {
   stderr: Buffer;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
+  timeoutFired: boolean;
   watchdogFired: boolean;
   durationMs: number;
 }
@@ -500,23 +588,18 @@ class CappedBuffer {
   }
 }
 
+/**
+ * Spawns apptainer and collects capped output. Plain spawn rather than execa here: the exec is done
+ * when apptainer exits, even if a background process in the container still holds the output pipes
+ * (execa would wait for those pipes to close, possibly forever).
+ */
 async function runCapped(bin: string, args: string[], options: CappedOptions): Promise<CappedResult> {
   const started = performance.now();
-  let child: ResultPromise;
-  try {
-    child = execa(bin, args, {
-      env: apptainerEnv(),
-      extendEnv: false,
-      reject: false,
-      buffer: false,
-      detached: true, // own process group: the watchdog kills apptainer and everything it started
-      stdin: options.stdin === undefined ? "ignore" : "pipe",
-      encoding: "buffer",
-    });
-  } catch (err) {
-    if (isMissingBinary(err)) throw new SandboxUnavailable(BACKEND, `'${bin}' was not found`, INSTALL_FIX);
-    throw err;
-  }
+  const child = spawn(bin, args, {
+    env: apptainerEnv(),
+    detached: true, // own process group: the watchdog kills apptainer and everything it started
+    stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+  });
   const out = new CappedBuffer(options.maxOutputBytes);
   const err = new CappedBuffer(options.maxOutputBytes);
   child.stdout?.on("data", (c: Buffer) => out.push(c));
@@ -525,25 +608,54 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
     child.stdin.on("error", () => {}); // the command may exit without reading its input
     child.stdin.end(options.stdin);
   }
+  let timeoutFired = false;
   let watchdogFired = false;
+  const timer = setTimeout(() => {
+    timeoutFired = true;
+    if (child.pid !== undefined) options.onTimeout(child.pid).catch(() => {});
+  }, options.timeoutMs);
   const watchdog = setTimeout(() => {
     watchdogFired = true;
     killGroup(child.pid);
   }, options.watchdogMs);
-  const r = await child;
-  clearTimeout(watchdog);
-  if (r.failed && r.exitCode === undefined && isMissingBinary(r)) {
-    throw new SandboxUnavailable(BACKEND, `'${bin}' was not found`, INSTALL_FIX);
+  try {
+    const exitCode = await exited(child);
+    return {
+      exitCode: exitCode ?? 137,
+      stdout: out.bytes(),
+      stderr: err.bytes(),
+      stdoutTruncated: out.truncated,
+      stderrTruncated: err.truncated,
+      timeoutFired,
+      watchdogFired,
+      durationMs: Math.round(performance.now() - started),
+    };
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(watchdog);
   }
-  return {
-    exitCode: r.exitCode ?? (watchdogFired ? 137 : -1),
-    stdout: out.bytes(),
-    stderr: err.bytes(),
-    stdoutTruncated: out.truncated,
-    stderrTruncated: err.truncated,
-    watchdogFired,
-    durationMs: Math.round(performance.now() - started),
-  };
+}
+
+/** Exit code (signals as 128+n) once the process has exited and its pipes drained or gone quiet. */
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    child.once("error", (e: NodeJS.ErrnoException) => {
+      reject(e.code === "ENOENT" ? new SandboxUnavailable(BACKEND, `'${child.spawnfile}' was not found`, INSTALL_FIX) : e);
+    });
+    child.once("exit", (code, signal) => {
+      const status = code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null);
+      let settled = false;
+      const finish = (): void => {
+        if (settled) return;
+        settled = true;
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        resolve(status);
+      };
+      child.once("close", finish);
+      setTimeout(finish, PIPE_DRAIN_MS);
+    });
+  });
 }
 
 function killGroup(pid: number | undefined): void {
