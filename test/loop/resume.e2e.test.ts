@@ -172,7 +172,7 @@ function callCount(tape: string): number {
   return lines(tape).filter((l) => l.includes('"kind":"call"')).length;
 }
 
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 240_000): Promise<T> {
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 540_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
