@@ -7,6 +7,7 @@
 // The writer (AuditTape) and every reader (readTape, verifyTape) go through the same TapeExpander,
 // so what the writer references is exactly what a reader reconstructs. References point only
 // backwards to call records; the hash chain already covers the referenced lines.
+import { REDACTED } from "./redact.ts";
 import type { CallRecord, StoredCallRecord, TapeRequest } from "./types.ts";
 
 /** "The first `count` items of the same array in the call at `$from`, then `add`." */
@@ -153,6 +154,14 @@ export function compactCall(
 
 type Same = (fresh: unknown, written: unknown) => boolean;
 
+function holdsMarker(value: unknown): boolean {
+  if (typeof value === "string") return value.includes(REDACTED);
+  if (typeof value !== "object" || value === null) return false;
+  for (const [key, member] of Object.entries(value))
+    if (key.includes(REDACTED) || holdsMarker(member)) return true;
+  return false;
+}
+
 /**
  * Whether a caller's value equals one already written (and redacted). Only on a structural
  * mismatch is the caller's value redacted (once, memoised) and compared again, so a message that
@@ -162,7 +171,8 @@ function sameAsWritten(redact: <T>(value: T) => T): Same {
   const redacted = new Map<unknown, unknown>();
   return (fresh, written) => {
     if (deepEqual(fresh, written)) return true;
-    if (typeof fresh !== "object" || fresh === null) return false;
+    // Redaction can only explain the difference where the written value holds its marker.
+    if (typeof fresh !== "object" || fresh === null || !holdsMarker(written)) return false;
     let clean = redacted.get(fresh);
     if (clean === undefined) {
       clean = redact(fresh);
@@ -182,7 +192,8 @@ function arrayRef<T extends { seq: number }>(
   let best: ArrayRef | undefined;
   for (const candidate of candidates) {
     const base = pick(candidate);
-    if (!Array.isArray(base)) continue;
+    // Newest first; a candidate no longer than the best match so far cannot improve on it.
+    if (!Array.isArray(base) || base.length <= (best?.count ?? 0)) continue;
     const count = sharedPrefix(items, base, same);
     if (count > 0 && count > (best?.count ?? 0)) best = { $from: candidate.seq, count, add: [] };
     if (count === items.length) break;
@@ -209,15 +220,17 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
-  const ka = definedKeys(a as Json);
-  const kb = definedKeys(b as Json);
-  if (ka.length !== kb.length) return false;
-  for (const key of ka) if (!deepEqual((a as Json)[key], (b as Json)[key])) return false;
-  return true;
-}
-
-function definedKeys(value: Json): string[] {
-  return Object.keys(value).filter((k) => value[k] !== undefined);
+  // No key arrays are allocated: this runs over the whole history on every call.
+  const x = a as Json;
+  const y = b as Json;
+  let keys = 0;
+  for (const key in x) {
+    if (x[key] === undefined) continue;
+    if (!deepEqual(x[key], y[key])) return false;
+    keys++;
+  }
+  for (const key in y) if (y[key] !== undefined) keys--;
+  return keys === 0;
 }
 
 function wireField(wire: unknown, key: string): unknown {

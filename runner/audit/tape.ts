@@ -39,6 +39,9 @@ export class AuditTape {
   #prev: string | null;
   readonly #now: () => Date;
   readonly #pending = new Set<Promise<void>>();
+  #syncing = false;
+  /** Records were written while an fsync was running. */
+  #dirty = false;
   /** The recent calls exactly as a reader will reconstruct them from their lines. */
   readonly #recent = new TapeExpander({ keep: RECENT_CALLS });
   /** The last failed background fsync, if any (the next append reports it). */
@@ -79,8 +82,16 @@ export class AuditTape {
             ...compactCall(entry.request, entry.wire, this.#recent.recent(), (v) => this.redactor.value(v)),
           }
         : entry;
-    const line = sealLine(this.redactor.json(JSON.stringify({ ...chained, ...stored })));
-    if (entry.kind === "call") this.#recent.expand(JSON.parse(line) as StoredCallRecord);
+    const text = JSON.stringify({ ...chained, ...stored });
+    const redacted = this.redactor.json(text);
+    const line = sealLine(redacted);
+    if (entry.kind === "call") {
+      // Remember the call as a reader will see it. When redaction changed nothing, a JSON-shaped copy
+      // that shares the (immutable) strings is that and lets the next call compare strings by
+      // identity; otherwise the written line itself is parsed.
+      const written = redacted === text ? jsonCopy({ ...chained, ...stored }) : JSON.parse(line);
+      this.#recent.expand(written as StoredCallRecord);
+    }
     // The write is synchronous (a crash of this process after it loses nothing); the fsync that
     // makes it survive a machine crash runs on libuv's thread pool, so the disk flush overlaps the
     // agent's next step instead of delaying this call's answer.
@@ -97,7 +108,7 @@ export class AuditTape {
 
   /** Resolves when every record written so far is on disk. */
   async flush(): Promise<void> {
-    await Promise.all(this.#pending);
+    while (this.#pending.size > 0) await Promise.all(this.#pending);
   }
 
   /** Flushes to disk and closes. */
@@ -108,17 +119,44 @@ export class AuditTape {
     this.#fd = undefined;
   }
 
+  /**
+   * One fsync at a time: a record written while one is running is covered by the next, started as
+   * soon as the running one ends (so no record waits for more than one fsync after its own).
+   */
   #syncInBackground(fd: number): void {
+    if (this.#syncing) {
+      this.#dirty = true;
+      return;
+    }
+    this.#syncing = true;
+    this.#dirty = false;
     const done = new Promise<void>((resolve) => {
       fsync(fd, (error) => {
         // EBADF after close(): close() already synced everything synchronously.
         if (error && error.code !== "EBADF") this.syncError = error;
+        this.#syncing = false;
+        if (this.#dirty && this.#fd === fd) this.#syncInBackground(fd);
         this.#pending.delete(done);
         resolve();
       });
     });
     this.#pending.add(done);
   }
+}
+
+/** A copy with JSON's value semantics (undefined members dropped, non-finite numbers null); strings shared. */
+function jsonCopy(value: unknown): unknown {
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value !== "object" || value === null) return value;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") return jsonCopy(toJSON.call(value));
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : jsonCopy(v)));
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member !== undefined && typeof member !== "function") out[key] = jsonCopy(member);
+  }
+  return out;
 }
 
 function lastLine(path: string): string | undefined {
