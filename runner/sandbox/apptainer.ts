@@ -295,7 +295,13 @@ class ApptainerSandbox implements Sandbox {
   readonly #nsInit: NsInit | undefined;
   #stopping: Promise<void> | undefined;
 
-  constructor(ctx: BackendContext, spec: SandboxSpec, name: string, stateDir: string, nsInit: NsInit | undefined) {
+  constructor(
+    ctx: BackendContext,
+    spec: SandboxSpec,
+    name: string,
+    stateDir: string,
+    nsInit: NsInit | undefined,
+  ) {
     this.#ctx = ctx;
     this.spec = spec;
     this.#name = name;
@@ -480,7 +486,9 @@ async function killExecTree(rootPid: number, init: NsInit | undefined): Promise<
   const frozen = new Set<number>();
   for (let sweep = 0; sweep < 100; sweep++) {
     const parents = await processParents();
-    const orphanRoots = init ? [...parents].filter(([p, pp]) => pp === init.pid && !init.own.has(p)).map(([p]) => p) : [];
+    const orphanRoots = init
+      ? [...parents].filter(([p, pp]) => pp === init.pid && !init.own.has(p)).map(([p]) => p)
+      : [];
     const targets = descendantsOf([rootPid, ...orphanRoots], parents);
     const fresh = [...targets].filter((pid) => !frozen.has(pid));
     if (fresh.length === 0) break;
@@ -640,7 +648,11 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
 function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve, reject) => {
     child.once("error", (e: NodeJS.ErrnoException) => {
-      reject(e.code === "ENOENT" ? new SandboxUnavailable(BACKEND, `'${child.spawnfile}' was not found`, INSTALL_FIX) : e);
+      reject(
+        e.code === "ENOENT"
+          ? new SandboxUnavailable(BACKEND, `'${child.spawnfile}' was not found`, INSTALL_FIX)
+          : e,
+      );
     });
     child.once("exit", (code, signal) => {
       const status = code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null);
