@@ -140,6 +140,19 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in 
     await page.close();
   });
 
+  it("the memory the run wrote is listed: the final review's group suggestion", async () => {
+    const { page } = await openFile(browser, runs.blocked.page);
+    const memory = page.locator("details.memory");
+    await expect(memory.count()).resolves.toBeGreaterThanOrEqual(1);
+    await expect(memory.first().textContent()).resolves.toContain(
+      "Check the Verilator installation before running this task.",
+    );
+    await expect(memory.first().locator("summary").textContent()).resolves.toMatch(
+      /^group rtl-debugging memory/,
+    );
+    await page.close();
+  });
+
   it("the charts render: the chart area's screenshot is not blank", async () => {
     const { page } = await openFile(browser, runs.passed.page);
     await expect(page.locator("#chart-area svg[role=img]").count()).resolves.toBeGreaterThanOrEqual(3);
