@@ -180,3 +180,21 @@ function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value) ?? "null";
 }
+
+/** `--limit key=value` flags: a partial config, or an error text naming the bad flag and the keys. */
+export function parseLimitFlags(flags: readonly string[]): Partial<LimitConfig> | string {
+  const keys = Object.keys(DEFAULT_LIMITS) as (keyof LimitConfig)[];
+  const out: Partial<LimitConfig> = {};
+  for (const flag of flags) {
+    const [key = "", value = ""] = flag.split("=", 2);
+    if (!keys.includes(key as keyof LimitConfig)) {
+      return `--limit ${flag}: unknown limit '${key}'; limits: ${keys.join(", ")}`;
+    }
+    const number = Number(value);
+    if (value === "" || !Number.isFinite(number) || number <= 0) {
+      return `--limit ${flag}: the value must be a positive number`;
+    }
+    out[key as keyof LimitConfig] = number;
+  }
+  return out;
+}

@@ -1,6 +1,6 @@
 // The orchestrator's limits, step by step, as the work pass applies them.
 import { describe, expect, it } from "vitest";
-import { callKey, DEFAULT_LIMITS, PassLimits, RunBudget } from "../../runner/loop/limits.ts";
+import { callKey, DEFAULT_LIMITS, PassLimits, parseLimitFlags, RunBudget } from "../../runner/loop/limits.ts";
 
 const bash = (command: string) => ({ name: "bash", input: { command }, effect: "exec" as const });
 const read = (path: string) => ({ name: "read_file", input: { path }, effect: "read" as const });
@@ -114,5 +114,16 @@ describe("RunBudget", () => {
     expect(money.exhausted()).toMatch(/^budget limit reached \(USD 1.5000 of 1\)/);
     const late = new RunBudget(config, { tokens: 0, usd: 0, elapsedMs: 61_000 });
     expect(late.exhausted()).toBe("wall time limit reached (60 s)");
+  });
+});
+
+describe("--limit flags", () => {
+  it("parses known keys and refuses unknown keys and bad values", () => {
+    expect(parseLimitFlags(["stepsPerPass=20", "usd=0.5"])).toEqual({ stepsPerPass: 20, usd: 0.5 });
+    expect(parseLimitFlags(["steps=20"])).toMatch(
+      /^--limit steps=20: unknown limit 'steps'; limits: stepsPerPass, /,
+    );
+    expect(parseLimitFlags(["usd=-1"])).toBe("--limit usd=-1: the value must be a positive number");
+    expect(parseLimitFlags(["usd"])).toBe("--limit usd: the value must be a positive number");
   });
 });

@@ -9,6 +9,7 @@ interface RunFlags {
   modelsConfig?: string;
   sitePolicy?: string;
   resume?: string;
+  limit?: string[];
 }
 
 export function register(program: Command): void {
@@ -26,6 +27,10 @@ export function register(program: Command): void {
     .option("--models-config <file>", "models config YAML (default <home>/models.yaml)")
     .option("--site-policy <file>", "site policy YAML (default <home>/site-policy.yaml)")
     .option("--resume <run>", "continue the run with this id from its last completed phase")
+    .option(
+      "--limit <key=value...>",
+      "override a limit default, e.g. --limit stepsPerPass=20 toolCallsPerStep=5 (keys: see docs/loop.md)",
+    )
     .action(async (task: string | undefined, flags: RunFlags) => {
       process.exitCode = await runCommand(task, flags);
     });
@@ -37,6 +42,9 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
   const { createDisplay } = await import("../../loop/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
+  const { parseLimitFlags } = await import("../../loop/limits.ts");
+  const limits = parseLimitFlags(flags.limit ?? []);
+  if (typeof limits === "string") return usage(limits);
   const display = await createDisplay(process.stderr);
   let runDir: string | undefined;
   const releaseSignals = ownSignals(() => runDir);
@@ -48,6 +56,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       backend: flags.backend,
       model: flags.model ?? flags.modelsConfig,
       sitePolicy: flags.sitePolicy,
+      limits,
       onStatus: (status) => display.update(status),
       onRunId: (runId, dir) => {
         runDir = dir;
