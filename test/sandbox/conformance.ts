@@ -66,7 +66,7 @@ export function sandboxConformance(
     beforeAll(async () => {
       backend = await makeBackend();
       workspace = mkdtempSync(join(root, "scifi-conf-"));
-    });
+    }, 900_000); // makeBackend may build an image first
 
     afterAll(async () => {
       await Promise.allSettled(started.map((s) => s.stop()));

@@ -37,7 +37,7 @@ describe.skipIf(!hasEngine("docker"))(`image ${IMAGE}`, () => {
       labels: { "scifi.test": "image" },
     };
     sandbox = await createDockerBackend().start(spec);
-  });
+  }, 1_800_000); // a first build (no cache) takes ten minutes or more
 
   afterAll(async () => {
     await sandbox?.stop();
