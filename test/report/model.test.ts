@@ -147,12 +147,22 @@ describe("the model", () => {
       ref: "memory:group:nowhere",
       sha256: hash,
     });
+    const skill = readFileSync(new URL("../../skills/gfortran.md", import.meta.url), "utf8");
+    const skillHash = createHash("sha256").update(skill).digest("hex");
+    tape.append({
+      kind: "injected",
+      role: "work",
+      source: "skill",
+      ref: "skill:gfortran",
+      sha256: skillHash,
+    });
     tape.close();
     // A later entry does not hide the text that was injected (memory is append-only).
     appendFileSync(memory, entry.replaceAll("it1", "it2").replace("Iteration 1", "Iteration 2"));
     const model = buildReportModel(loadRun(runFiles(copy).audit));
     expect(model.injected[0]?.text).toBe(entry);
     expect(model.injected[1]?.missing).toMatch(/no text in .*nowhere\.md matches sha256/);
+    expect(model.injected[2]?.text).toBe(skill); // a shipped skill, found by name and hash
     expect(model.memoryWritten.map((m) => m.title)).toEqual(["Iteration 1 failed", "Iteration 2 failed"]);
   });
 });
