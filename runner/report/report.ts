@@ -1,6 +1,6 @@
 // `scifi report`: build one run's page, or an index page over a runs folder (building the missing
 // or outdated run pages next to each run).
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { runFiles } from "../paths.ts";
 import { renderReport } from "./html.ts";
@@ -19,6 +19,7 @@ export interface BuiltReport {
 /** Builds the report of the run whose audit tape is `tapePath` and writes it to `out`. */
 export function writeRunReport(tapePath: string, out: string, home?: string): BuiltReport {
   const model = buildReportModel(loadRun(tapePath, home));
+  mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, renderReport(model));
   return { file: out, model };
 }
