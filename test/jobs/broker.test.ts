@@ -241,7 +241,7 @@ describe.skipIf(!hasEngine("slurm"))("job broker on a real SLURM cluster", () =>
       );
       await writeFile(join(taskDir, "marker.txt"), "m1");
       const job = await broker.submit({ script: "probe.sh", time: 2, memory: "200M" });
-      expect(await broker.status(job.jobId, 45_000).then((s) => s.state)).toBe("COMPLETED");
+      expect(await broker.status(job.jobId, 120_000).then((s) => s.state)).toBe("COMPLETED");
       // Only the loopback interface: the container has no network.
       expect((await broker.output(job.jobId)).text).toBe("pwd=/task\ntask=m1\nhost=hidden\ninterfaces=1\n");
       expect((await broker.output(job.jobId, "stderr")).text).toBe("");
@@ -251,13 +251,15 @@ describe.skipIf(!hasEngine("slurm"))("job broker on a real SLURM cluster", () =>
       const name = `scifi-job-${long.jobId}`;
       const running = async () =>
         execFileSync("docker", ["ps", "-q", "--filter", `name=^${name}$`], { encoding: "utf8" }).trim();
-      for (let i = 0; i < 60 && (await running()) === ""; i++) await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < 180 && (await running()) === ""; i++) await new Promise((r) => setTimeout(r, 500));
       expect(await running()).not.toBe("");
       await broker.cancelAll("task cancelled");
-      for (let i = 0; i < 40 && (await running()) !== ""; i++) await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < 60 && (await running()) !== ""; i++) await new Promise((r) => setTimeout(r, 500));
       expect(await running()).toBe("");
       expect(squeueIds([long.jobId])).toEqual([]);
     },
+    // Docker starts two containers here; on a loaded engine that takes a while.
+    240_000,
   );
 
   it("a resumed run's broker takes over the jobs the run submitted before", async () => {

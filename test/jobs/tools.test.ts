@@ -86,7 +86,7 @@ describe.skipIf(!hasEngine("slurm"))("job tools on a real SLURM cluster", () => 
     const jobId = /Submitted job (\d+)/.exec(submitted.output)?.[1] ?? "";
     expect(submitted.output).toContain(`Its stdout goes to slurm-out/sum-${jobId}.out`);
 
-    const status = await call("job_status", { job: jobId, wait_seconds: 60 });
+    const status = await call("job_status", { job: jobId, wait_seconds: 200 });
     expect(status.output).toMatch(new RegExp(`^Job ${jobId}: COMPLETED, exit code 0:0 \\(exit:signal\\)`));
     // By name as well: the latest job the task submitted under that name.
     expect((await call("job_status", { job: "sum" })).output).toMatch(new RegExp(`^Job ${jobId}: COMPLETED`));
@@ -97,7 +97,7 @@ describe.skipIf(!hasEngine("slurm"))("job tools on a real SLURM cluster", () => 
       ok: true,
       output: `Job ${jobId} had already ended (COMPLETED); nothing to cancel.`,
     });
-  });
+  }, 240_000);
 
   it("turn a refusal into the broker's message", async () => {
     const { call } = await toolsFor();
