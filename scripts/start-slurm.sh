@@ -17,7 +17,12 @@ log_dir=/var/log/slurm
 run_dir=/run/slurm
 marker="# written by scifi scripts/start-slurm.sh"
 
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
+# A pid file counts only when its process is alive AND is the named daemon (pids get reused).
+alive() {
+  local pid
+  pid="$(cat "$1" 2>/dev/null)" || return 1
+  [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]
+}
 
 install_packages() {
   local missing=()
@@ -45,7 +50,7 @@ start_munge() {
   mkdir -p /run/munge /var/log/munge /var/lib/munge
   chown munge:munge /run/munge /var/log/munge /var/lib/munge
   chmod 755 /run/munge
-  if alive /run/munge/munged.pid && munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
+  if alive /run/munge/munged.pid munged && munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
     say "munged already running"
     return
   fi
@@ -121,11 +126,11 @@ EOF
 
 start_daemon() {
   local name=$1 pidfile=$2
-  if alive "$pidfile"; then
+  if alive "$pidfile" "$name"; then
     if [ "${CONF_CHANGED:-0}" = 1 ]; then
       say "restarting $name (slurm.conf changed)"
       kill "$(cat "$pidfile")" || true
-      for _ in $(seq 1 50); do alive "$pidfile" || break; sleep 0.1; done
+      for _ in $(seq 1 50); do alive "$pidfile" "$name" || break; sleep 0.1; done
     else
       say "$name already running (pid $(cat "$pidfile"))"
       return
