@@ -5,7 +5,7 @@ import { verifyTape } from "../../runner/audit/verify.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import type { ContentBlock, Message } from "../../runner/llm/types.ts";
-import { calls, fixture, freshRun, request, shellTool, userText } from "./helpers.ts";
+import { calls, fixture, freshRun, request, shellTool, userText, writeScript } from "./helpers.ts";
 
 const verdictSchema = {
   name: "verdict",
@@ -160,6 +160,43 @@ describe("anthropic adapter specifics", () => {
       { type: "text", text: "step 1" },
     ]);
     expect(wire.thinking).toEqual({ type: "adaptive", display: "summarized" });
+  });
+});
+
+describe("prompt cache across a wide turn (anthropic)", () => {
+  it("a turn that adds more than 20 blocks still reads the previous turn's history from the cache", async () => {
+    const calls12 = Array.from(
+      { length: 12 },
+      (_, i) => `      - name: shell\n        input: { command: "cat part${i}.txt" }\n`,
+    ).join("");
+    const script = writeScript(
+      `work:\n  - text: "Reading."\n    tool_calls:\n      - name: shell\n        input: { command: "ls" }\n  - text: "Reading all parts."\n    tool_calls:\n${calls12}  - text: "Done."\n`,
+    );
+    const run = freshRun();
+    model = await createModel(`scripted:${script}`, run.tape);
+    const history: Message[] = [userText(`Summarise the parts. ${"Background. ".repeat(400)}`)];
+    const usages = [];
+    for (let step = 0; step < 3; step++) {
+      const reply = await model.complete(
+        request({ tools: [shellTool], messages: history, workspaceContext: `step ${step + 1}` }),
+      );
+      usages.push(reply.usage);
+      const uses = reply.content.flatMap((b) => (b.type === "tool_use" ? [b] : []));
+      if (uses.length === 0) break;
+      history.push({ role: "assistant", content: reply.content });
+      history.push({
+        role: "user",
+        content: uses.map((u) => ({
+          type: "tool_result" as const,
+          toolUseId: u.id,
+          content: `contents of ${u.id}`,
+        })),
+      });
+    }
+    const [, second, third] = usages;
+    // The third request added 1 + 12 + 12 blocks; everything the second one cached is read back.
+    expect(third?.cacheRead).toBe((second?.cacheRead ?? 0) + (second?.cacheWrite ?? 0));
+    expect(third?.cacheRead).toBeGreaterThan(1200);
   });
 });
 

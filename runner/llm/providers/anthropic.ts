@@ -1,6 +1,6 @@
 // Anthropic Messages API adapter (@anthropic-ai/sdk). Prompt caching: breakpoints on the system
-// prompt, on the last tool and on the last history message; the per-step workspace context goes
-// after the last breakpoint so it never invalidates the cache. Thinking blocks (with signature)
+// prompt, on the last tool, on the end of the previous turn and on the last history message; the
+// per-step workspace context goes after the last breakpoint so it never invalidates the cache. Thinking blocks (with signature)
 // are kept in the response and sent back unmodified in later assistant turns, as the API requires.
 import Anthropic from "@anthropic-ai/sdk";
 import { classifySdkError, ProviderError } from "../errors.ts";
@@ -110,15 +110,29 @@ function thinkingParam(thinking: AnthropicThinking | undefined): Anthropic.Think
   return { type: "disabled" };
 }
 
-/** History in wire format with a cache breakpoint on the last block of the last message. */
+/**
+ * History in wire format with cache breakpoints on the last block of the last message and on the
+ * end of the previous turn (the user message before the last assistant message). The previous
+ * request wrote its cache entry there, and the API looks only 20 blocks back from a breakpoint:
+ * without the second breakpoint a turn that adds more blocks (parallel tool calls and their
+ * results) would miss that entry and write the whole history again. With tools and system this
+ * makes four breakpoints, the API's maximum.
+ */
 function historyWithBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
   const wire = messages.map((m) => ({ role: m.role, content: m.content.flatMap(toAnthropicBlock) }));
-  const last = wire[wire.length - 1];
-  const lastBlock = last?.content[last.content.length - 1];
+  markBreakpoint(wire[wire.length - 1]);
+  const lastAssistant = wire.findLastIndex((m) => m.role === "assistant");
+  const previousTurn = wire[lastAssistant - 1];
+  if (lastAssistant > 0 && lastAssistant < wire.length - 1 && previousTurn?.role === "user")
+    markBreakpoint(previousTurn);
+  return wire;
+}
+
+function markBreakpoint(message: { content: BlockParam[] } | undefined): void {
+  const lastBlock = message?.content[message.content.length - 1];
   if (lastBlock && lastBlock.type !== "thinking" && lastBlock.type !== "redacted_thinking") {
     (lastBlock as { cache_control?: unknown }).cache_control = EPHEMERAL;
   }
-  return wire;
 }
 
 /** Appends the workspace context as a final user text block, after the last breakpoint. */
