@@ -51,8 +51,10 @@ const BACKUP_TIMEOUT_SLACK_SEC = 2;
 const HOST_WATCHDOG_SLACK_MS = 5_000;
 /** readFile of a container file (outside the task folder) goes through a capped exec. */
 const MAX_FILE_BYTES = 512 * 1024 * 1024;
-/** After apptainer exits, how long output may still arrive before the pipes are closed. */
-const PIPE_DRAIN_MS = 300;
+/** After apptainer exits with its pipes still open (a background process holds them), the output
+ * is complete once no data came for this long (bounded by PIPE_DRAIN_MAX_MS). */
+const PIPE_IDLE_MS = 250;
+const PIPE_DRAIN_MAX_MS = 5_000;
 const INSTALL_FIX =
   "install Apptainer (https://apptainer.org/docs/admin/main/installation.html), or use the harness: bash scripts/apptainer-harness.sh shell";
 
@@ -618,9 +620,10 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
   }
   let timeoutFired = false;
   let watchdogFired = false;
+  let killing: Promise<void> = Promise.resolve();
   const timer = setTimeout(() => {
     timeoutFired = true;
-    if (child.pid !== undefined) options.onTimeout(child.pid).catch(() => {});
+    if (child.pid !== undefined) killing = options.onTimeout(child.pid).catch(() => {});
   }, options.timeoutMs);
   const watchdog = setTimeout(() => {
     watchdogFired = true;
@@ -628,6 +631,7 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
   }, options.watchdogMs);
   try {
     const exitCode = await exited(child);
+    await killing; // the exec's processes are gone before the result says so
     return {
       exitCode: exitCode ?? 137,
       stdout: out.bytes(),
@@ -644,8 +648,17 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
   }
 }
 
-/** Exit code (signals as 128+n) once the process has exited and its pipes drained or gone quiet. */
+/**
+ * Exit code (signals as 128+n) once the process has exited and its output is read: the pipes close,
+ * or (when a leftover background process keeps them open) no data came for PIPE_IDLE_MS.
+ */
 function exited(child: ChildProcess): Promise<number | null> {
+  let lastData = performance.now();
+  const touch = (): void => {
+    lastData = performance.now();
+  };
+  child.stdout?.on("data", touch);
+  child.stderr?.on("data", touch);
   return new Promise((resolve, reject) => {
     child.once("error", (e: NodeJS.ErrnoException) => {
       reject(
@@ -656,16 +669,20 @@ function exited(child: ChildProcess): Promise<number | null> {
     });
     child.once("exit", (code, signal) => {
       const status = code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null);
-      let settled = false;
-      const finish = (): void => {
-        if (settled) return;
-        settled = true;
+      const exitedAt = performance.now();
+      let closed = false;
+      child.once("close", () => {
+        closed = true;
+      });
+      const poll = setInterval(() => {
+        const now = performance.now();
+        const quiet = now - lastData >= PIPE_IDLE_MS && now - exitedAt >= PIPE_IDLE_MS;
+        if (!closed && !quiet && now - exitedAt < PIPE_DRAIN_MAX_MS) return;
+        clearInterval(poll);
         child.stdout?.destroy();
         child.stderr?.destroy();
         resolve(status);
-      };
-      child.once("close", finish);
-      setTimeout(finish, PIPE_DRAIN_MS);
+      }, 25);
     });
   });
 }
