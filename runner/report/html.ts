@@ -4,6 +4,7 @@
 // so even markup that slipped through could not run.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history.ts";
@@ -64,10 +65,12 @@ ${assets.js === undefined ? "" : `<script>${assets.js}</script>`}
 }
 
 export function renderReport(model: ReportModel, assets: PageAssets = pageAssets()): string {
-  const issuedBy = toolCallOwners(model);
+  const ctx: RenderContext = { issuedBy: toolCallOwners(model), bodies: [] };
+  const timeline = html`${model.timeline.map((i) => iteration(i, ctx))}`;
   const body = html`${header(model)}${charts(model)}${controls(model)}
-<h2 id="timeline">Timeline</h2>${model.timeline.map((i) => iteration(i, issuedBy))}
+<h2 id="timeline">Timeline</h2>${timeline}
 ${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
+${packedBodies(ctx.bodies)}
 <p class="muted">Built by scifi report from ${model.runDir} at ${new Date().toISOString()}.</p>`;
   return pageShell(`${model.sam.name}: ${model.status} (${model.runId})`, body, assets);
 }
@@ -183,11 +186,11 @@ function controls(model: ReportModel): Html {
 
 // ---- timeline -----------------------------------------------------------------------------------
 
-function iteration(view: IterationView, issuedBy: IssuedBy): Html {
+function iteration(view: IterationView, ctx: RenderContext): Html {
   return html`<section class="iteration" id="iteration-${view.iteration}">
 <h3>${view.label} <span class="muted">· ${tokenCount(view.usage)} tokens · ${usd(view.costUsd)}</span></h3>
 ${view.notes.map((n) => html`<p class="note">${noteText(n)}</p>`)}
-${view.phases.map((p) => phase(p, issuedBy))}
+${view.phases.map((p) => phase(p, ctx))}
 </section>`;
 }
 
@@ -206,33 +209,41 @@ function noteText(event: HistoryRecord): string {
   }
 }
 
-function phase(view: PhaseView, issuedBy: IssuedBy): Html {
+function phase(view: PhaseView, ctx: RenderContext): Html {
   const title = view.name === "other" ? view.label : view.name.replace("_", " ");
   return html`<details class="phase" open data-phase="${view.name}"><summary>${title}${view.durationMs !== undefined ? ` · ${seconds(view.durationMs)}` : ""}${view.calls.length ? ` · ${view.calls.length} call${view.calls.length === 1 ? "" : "s"}` : ""}</summary>
-${view.calls.map((c) => call(c, issuedBy))}
+${view.calls.map((c) => call(c, ctx))}
 ${view.checks.length ? checks(view.checks) : ""}
 ${view.verdicts.map(verdict)}
 </details>`;
 }
 
-function call(view: CallView, issuedBy: IssuedBy): Html {
+function call(view: CallView, ctx: RenderContext): Html {
   const s = view.summary;
   const where = [s.step !== undefined ? `step ${s.step}` : ""].filter(Boolean).join(" ");
   const tools = view.toolCalls.map((t) => t.name);
   const first = firstLine(
     s.error ? `ERROR ${s.error.message}` : s.text || (tools.length ? `→ ${tools.join(", ")}` : ""),
   );
-  return html`<details class="call${view.failed ? " failed" : ""}" id="call-${s.seq}" data-role="${s.role}" data-tools="${tools.join(" ")}" data-failed="${view.failed ? "1" : "0"}"><summary>#${s.seq} ${s.role}${where ? ` (${where})` : ""} · ${s.provider}/${s.model} · ${tokenCount(s.usage)} tok · ${usd(s.costUsd)} · ${s.latencyMs} ms${view.failed ? html` <span class="badge fail">failed</span>` : ""} <span class="muted">${first}</span></summary>
-${lazyBody(callBody(view, issuedBy))}</details>`;
+  const index = ctx.bodies.push(callBody(view, ctx.issuedBy).value) - 1;
+  return html`<details class="call${view.failed ? " failed" : ""}" id="call-${s.seq}" data-body="${index}" data-role="${s.role}" data-tools="${tools.join(" ")}" data-failed="${view.failed ? "1" : "0"}"><summary>#${s.seq} ${s.role}${where ? ` (${where})` : ""} · ${s.provider}/${s.model} · ${tokenCount(s.usage)} tok · ${usd(s.costUsd)} · ${s.latencyMs} ms${view.failed ? html` <span class="badge fail">failed</span>` : ""} <span class="muted">${first}</span></summary>
+</details>`;
+}
+
+interface RenderContext {
+  issuedBy: IssuedBy;
+  /** Markup of each call's body (every run string in it escaped), in page order. */
+  bodies: string[];
 }
 
 /**
- * A call's body waits, escaped a second time, in an inert <textarea> until the call is opened: the
- * browser parses it as plain text, so a 2,000-call page becomes interactive fast. The page script
- * moves the text (now the body's markup, every tape string still escaped once) into the DOM.
+ * The calls' bodies travel as one gzip-compressed JSON array (base64 in an inert <textarea>) and
+ * enter the DOM when a call is opened: the browser parses a fraction of the bytes, so a 2,000-call
+ * page is interactive fast. The page script inflates it with the browser's DecompressionStream.
  */
-function lazyBody(body: Html): Html {
-  return html`<textarea hidden disabled class="body-src" aria-hidden="true">${body.value}</textarea>`;
+function packedBodies(bodies: string[]): Html {
+  const packed = gzipSync(JSON.stringify(bodies)).toString("base64");
+  return html`<textarea hidden disabled id="call-bodies" aria-hidden="true">${packed}</textarea>`;
 }
 
 function callBody(view: CallView, issuedBy: IssuedBy): Html {

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { renderStats, renderTranscript } from "../../runner/audit/render.ts";
 import { summarizeTape } from "../../runner/audit/summary.ts";
@@ -172,9 +173,17 @@ describe("escaping and the page policy", () => {
     const page = renderReport(buildReportModel(loadRun(runFiles(dir).audit)));
     expect(page).not.toContain("<script>window.pwned");
     expect(page).not.toContain("<img src=x");
-    // Call bodies sit in inert <textarea>s, escaped once more; nothing can close one early.
-    expect(page).toContain(escapeHtml(escapeHtml("<script>window.pwned=1</script>")));
-    expect(page.match(/<\/textarea/gi)?.length).toBe(page.match(/<textarea hidden/g)?.length);
+    // Call bodies travel gzip-compressed; inside, every run string is escaped once.
+    const packed =
+      /<textarea hidden disabled id="call-bodies" aria-hidden="true">([A-Za-z0-9+/=]*)<\/textarea>/.exec(
+        page,
+      )?.[1];
+    const bodies = JSON.parse(gunzipSync(Buffer.from(packed ?? "", "base64")).toString("utf8")) as string[];
+    expect(bodies).toHaveLength(81);
+    const hostile = bodies.find((b) => b.includes("window.pwned=1"));
+    expect(hostile).toContain(escapeHtml("<script>window.pwned=1</script>"));
+    expect(hostile).not.toContain("<script>window.pwned");
+    expect(hostile).not.toContain("<img src=x");
     expect(page.match(/<script>/g)).toHaveLength(1);
     const policy = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(page)?.[1] ?? "";
     expect(policy).toContain("default-src 'none'");

@@ -180,7 +180,9 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("run reports in 
     // Bodies enter the DOM when a call opens: open each match and read it.
     for (const summary of await visible().locator(":scope > summary").all()) await summary.click();
     await page.waitForFunction(
-      () => document.querySelectorAll("details.call:not([hidden]) textarea").length === 0,
+      () =>
+        document.querySelectorAll("details.call:not([hidden]) > .body").length ===
+        document.querySelectorAll("details.call:not([hidden])").length,
     );
     for (const text of await visible().allTextContents()) expect(text).toContain("--no-such-flag-2");
     await page.fill("#search", "");

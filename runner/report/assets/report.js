@@ -9,15 +9,25 @@
   const count = document.getElementById("shown");
   const ENTITIES = { "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&amp;": "&" };
 
-  // A call's body arrives as text in an inert <textarea> (see html.ts): its value is the body's
-  // markup, in which every string from the run is escaped. It enters the DOM when the call opens.
-  function materialize(call) {
-    const source = call.querySelector(":scope > textarea.body-src");
-    if (!source) return;
+  // The calls' bodies: a gzip-compressed JSON array of markup (every string from the run already
+  // escaped; see html.ts), inflated once with the browser's own DecompressionStream.
+  const bodies = inflate(document.getElementById("call-bodies"));
+
+  async function inflate(source) {
+    if (!source) return [];
+    const bytes = Uint8Array.from(atob(source.value), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return JSON.parse(await new Response(stream).text());
+  }
+
+  async function materialize(call) {
+    if (call.querySelector(":scope > .body")) return;
+    const markup = (await bodies)[Number(call.dataset.body)];
+    if (markup === undefined || call.querySelector(":scope > .body")) return;
     const body = document.createElement("div");
     body.className = "body";
-    body.innerHTML = source.value;
-    source.replaceWith(body);
+    body.innerHTML = markup;
+    call.append(body);
   }
 
   document.addEventListener(
@@ -30,28 +40,35 @@
     true,
   );
 
-  /** What a reader sees of a call, lower-cased, without building its DOM. */
-  function searchText(call) {
-    const source = call.querySelector(":scope > textarea.body-src");
-    const body = source
-      ? source.value.replace(/<[^>]*>/g, " ").replace(/&(?:lt|gt|quot|#39|amp);/g, (e) => ENTITIES[e])
-      : "";
-    return `${call.textContent} ${body}`.toLowerCase();
+  function plain(markup) {
+    return markup.replace(/<[^>]*>/g, " ").replace(/&(?:lt|gt|quot|#39|amp);/g, (e) => ENTITIES[e]);
   }
 
-  // Computed on the first search only (the expensive part on long runs).
+  // What a reader sees of each call, lower-cased; built on the first search only.
   let texts = null;
+  async function searchTexts() {
+    if (!texts) {
+      const all = await bodies;
+      texts = calls.map((c) =>
+        `${c.querySelector(":scope > summary").textContent} ${plain(all[Number(c.dataset.body)] ?? "")}`.toLowerCase(),
+      );
+    }
+    return texts;
+  }
 
-  function apply() {
+  let generation = 0;
+  async function apply() {
+    const mine = ++generation;
     const query = search.value.trim().toLowerCase();
-    if (query && !texts) texts = calls.map(searchText);
+    const haystack = query ? await searchTexts() : null;
+    if (mine !== generation) return; // a newer filter is on its way
     let shown = 0;
     calls.forEach((call, i) => {
       const visible =
         (!role.value || call.dataset.role === role.value) &&
         (!tool.value || (call.dataset.tools || "").split(" ").includes(tool.value)) &&
         (!failed.checked || call.dataset.failed === "1") &&
-        (!query || texts[i].includes(query));
+        (!haystack || haystack[i].includes(query));
       call.hidden = !visible;
       if (visible) shown++;
     });
@@ -73,5 +90,8 @@
   }
   window.addEventListener("hashchange", openTarget);
   if (location.hash) openTarget();
+  bodies.catch((error) => {
+    count.textContent = `call details could not be unpacked: ${error.message}`;
+  });
   apply();
 })();
