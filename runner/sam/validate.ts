@@ -6,7 +6,7 @@ import { formatDiagnostic } from "./diagnostics.ts";
 import { findSamFiles } from "./discover.ts";
 import { canonicalJson } from "./json.ts";
 import { parseSamSync } from "./parse.ts";
-import type { ParseResult } from "./types.ts";
+import type { Diagnostic, ParseResult, SamDocument } from "./types.ts";
 
 /** `valid`: every SAM is valid; `invalid`: at least one is not; `usage`: a path is missing or holds no SAM. */
 export type ValidateOutcome = "valid" | "invalid" | "usage";
@@ -15,12 +15,17 @@ export interface ValidateOptions {
   json: boolean;
   out: { write(text: string): unknown };
   err: { write(text: string): unknown };
+  /** Checks beyond the file itself (e.g. skill names against the skills library); errors make the SAM invalid. */
+  extraChecks?: (sam: SamDocument) => Diagnostic[];
 }
 
 export function validatePaths(paths: string[], options: ValidateOptions): ValidateOutcome {
   const files = expandPaths(paths, options.err);
   if (files === undefined) return "usage";
-  const results = files.map((file) => ({ file, result: parseSamSync(file) }));
+  const results = files.map((file) => ({
+    file,
+    result: withExtraChecks(file, parseSamSync(file), options.extraChecks),
+  }));
   const included = new Set(
     results.flatMap(({ result }) => (result.ok ? result.sam.files.slice(1).map((f) => f.file) : [])),
   );
@@ -29,6 +34,19 @@ export function validatePaths(paths: string[], options: ValidateOptions): Valida
   if (options.json) options.out.write(`${canonicalJson(reported.map(toJsonEntry))}\n`);
   else for (const entry of reported) printHuman(entry.file, entry.result, options);
   return reported.every(({ result }) => result.ok) ? "valid" : "invalid";
+}
+
+function withExtraChecks(
+  file: string,
+  result: ParseResult,
+  extraChecks: ValidateOptions["extraChecks"],
+): ParseResult {
+  if (!result.ok || !extraChecks) return result;
+  // Report against the path as the user gave it, like the parser's own diagnostics.
+  const extra = extraChecks(result.sam).map((d) => (d.file === result.sam.file ? { ...d, file } : d));
+  if (extra.length === 0) return result;
+  const diagnostics = [...result.diagnostics, ...extra];
+  return extra.some((d) => d.severity === "error") ? { ok: false, diagnostics } : { ...result, diagnostics };
 }
 
 /** Files named on the command line, plus SAM files found under named folders, without repeats. */

@@ -107,4 +107,17 @@ describe("scifi validate", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("Usage: scifi validate [options] <paths...>");
   });
+  it("refuses a SAM naming an unknown skill, with a suggestion", () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-validate-skill-"));
+    const file = join(dir, "task.md");
+    writeFileSync(
+      file,
+      "---\nname: skill-typo\nskills: [verilater]\n---\n# Skill typo\n\n## To-do\nLint.\n\n## Expectation\n- Clean.\n",
+    );
+    const run = scifi("validate", file);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe(
+      `${file}:3:10: error: unknown skill 'verilater' (did you mean 'verilator'?); available skills: common-env, gfortran, python-data, root, slurm, verilator\n`,
+    );
+  });
 });
