@@ -15,7 +15,9 @@
 
   async function inflate(source) {
     if (!source) return [];
-    const bytes = Uint8Array.from(atob(source.value), (c) => c.charCodeAt(0));
+    const binary = atob(source.value);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return JSON.parse(await new Response(stream).text());
   }
@@ -69,7 +71,7 @@
         (!tool.value || (call.dataset.tools || "").split(" ").includes(tool.value)) &&
         (!failed.checked || call.dataset.failed === "1") &&
         (!haystack || haystack[i].includes(query));
-      call.hidden = !visible;
+      if (call.hidden === visible) call.hidden = !visible; // untouched rows cost no layout
       if (visible) shown++;
     });
     count.textContent = `${shown} of ${calls.length} calls shown`;
@@ -79,7 +81,7 @@
   let timer = 0;
   search.addEventListener("input", () => {
     clearTimeout(timer);
-    timer = setTimeout(apply, 80);
+    timer = setTimeout(apply, 50);
   });
   for (const control of [role, tool, failed]) control.addEventListener("change", apply);
 
@@ -94,4 +96,6 @@
     count.textContent = `call details could not be unpacked: ${error.message}`;
   });
   apply();
+  // Build the search text while the reader looks at the header, so the first search is quick.
+  bodies.then(() => setTimeout(searchTexts, 0));
 })();
