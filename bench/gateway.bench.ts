@@ -15,7 +15,7 @@ import { readTape } from "../runner/audit/verify.ts";
 import { createModel } from "../runner/llm/create-model.ts";
 import { buildAnthropicBody } from "../runner/llm/providers/anthropic.ts";
 import { ROLE_HEADER, ScriptedServer } from "../runner/llm/scripted/server.ts";
-import type { Message, ModelRequest, ToolSpec } from "../runner/llm/types.ts";
+import type { ContentBlock, Message, ModelRequest, ToolSpec } from "../runner/llm/types.ts";
 import { toolSpecs, workTools } from "../runner/tools/registry.ts";
 import { capText } from "../runner/tools/truncate.ts";
 import type { BenchResult } from "../scripts/bench.ts";
@@ -195,7 +195,7 @@ async function directSession(script: string): Promise<Session> {
       const body = buildAnthropicBody(requestAt(history, step), options);
       const reply = await client.messages.create(body, { headers: { [ROLE_HEADER]: "work" } });
       const elapsed = performance.now() - t0;
-      const content = reply.content.flatMap((b) =>
+      const content = reply.content.flatMap((b): ContentBlock[] =>
         b.type === "tool_use"
           ? [{ type: "tool_use" as const, id: b.id, name: b.name, input: b.input as Record<string, unknown> }]
           : b.type === "text"

@@ -5,8 +5,10 @@
 // Without this a record held the whole history, so tapes grew quadratically with its length.
 //
 // The writer (AuditTape) and every reader (readTape, verifyTape) go through the same TapeExpander,
-// so what the writer references is exactly what a reader reconstructs. References point only
-// backwards to call records; the hash chain already covers the referenced lines.
+// so what the writer references is exactly what a reader reconstructs. In the new items of a wire
+// array, a long text that is also in the call's own request is written as `{"$s": path}` (a path
+// into that request), since the wire body repeats the request's texts in the provider's shape.
+// References point only backwards to call records; the hash chain covers the lines they point to.
 import { REDACTED } from "./redact.ts";
 import type { CallRecord, StoredCallRecord, TapeRequest } from "./types.ts";
 
@@ -60,7 +62,7 @@ export class TapeExpander {
         "request.tools",
         (e) => e.request.tools,
       ) as TapeRequest["tools"];
-    const wire = this.#wire(record.wire, seq);
+    const wire = this.#wire(record.wire, seq, full);
     this.#remember(seq, { request: full, wire });
     return { ...record, request: full, ...(record.wire !== undefined ? { wire } : {}) } as CallRecord;
   }
@@ -79,13 +81,15 @@ export class TapeExpander {
     }
   }
 
-  #wire(wire: unknown, seq: number): unknown {
+  #wire(wire: unknown, seq: number, request: TapeRequest): unknown {
     if (!isObject(wire)) return wire;
     const out: Json = {};
     for (const [key, value] of Object.entries(wire)) {
-      out[key] = isArrayRef(value)
-        ? this.#array(value, seq, `wire.${key}`, (e) => wireField(e.wire, key))
-        : value;
+      if (Array.isArray(value)) out[key] = value.map((item) => resolveStrings(item, request, `wire.${key}`));
+      else if (isArrayRef(value)) {
+        const add = value.add.map((item) => resolveStrings(item, request, `wire.${key}`));
+        out[key] = this.#array({ ...value, add }, seq, `wire.${key}`, (e) => wireField(e.wire, key));
+      } else out[key] = value;
     }
     return out;
   }
@@ -144,10 +148,14 @@ export function compactCall(
   stored.messages = arrayRef(request.messages, recent, (r) => r.request.messages, same);
   if (request.tools) stored.tools = arrayRef(request.tools, recent, (r) => r.request.tools, same);
   if (!isObject(wire)) return { request: stored, wire };
+  const strings = longStrings(request);
   const storedWire: Json = {};
   for (const [key, value] of Object.entries(wire))
     storedWire[key] = Array.isArray(value)
-      ? arrayRef(value, recent, (r) => wireField(r.wire, key), same)
+      ? withStringRefs(
+          arrayRef(value, recent, (r) => wireField(r.wire, key), same),
+          strings,
+        )
       : value;
   return { request: stored, wire: storedWire };
 }
@@ -180,6 +188,62 @@ function sameAsWritten(redact: <T>(value: T) => T): Same {
     }
     return clean !== fresh && deepEqual(clean, written);
   };
+}
+
+/** Strings at least this long in a wire body's new items are written as a path into the request. */
+const LONG_STRING = 256;
+
+type Path = (string | number)[];
+
+/** Long strings of the request (system, tool descriptions, message texts) and where they are. */
+function longStrings(request: TapeRequest): Map<string, Path> {
+  const found = new Map<string, Path>();
+  const visit = (value: unknown, path: Path): void => {
+    if (typeof value === "string") {
+      if (value.length >= LONG_STRING && !found.has(value)) found.set(value, path);
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) visit(value[i], [...path, i]);
+    } else if (isObject(value)) for (const key in value) visit(value[key], [...path, key]);
+  };
+  visit(request.system, ["system"]);
+  visit(request.tools, ["tools"]);
+  visit(request.messages, ["messages"]);
+  return found;
+}
+
+/**
+ * A wire body repeats the request's texts (tool outputs, the system prompt) in its own shape; its
+ * new items store each long one as `{"$s": path}` into this call's request instead of a copy.
+ */
+function withStringRefs(stored: unknown[] | ArrayRef, strings: Map<string, Path>): unknown[] | ArrayRef {
+  const replace = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      const path = value.length >= LONG_STRING ? strings.get(value) : undefined;
+      return path ? { $s: path } : value;
+    }
+    if (Array.isArray(value)) return value.map(replace);
+    if (!isObject(value)) return value;
+    const out: Json = {};
+    for (const key in value) out[key] = replace(value[key]);
+    return out;
+  };
+  return Array.isArray(stored) ? stored.map(replace) : { ...stored, add: stored.add.map(replace) };
+}
+
+/** Reader side of withStringRefs. */
+function resolveStrings(value: unknown, request: TapeRequest, field: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => resolveStrings(v, request, field));
+  if (!isObject(value)) return value;
+  if (Array.isArray(value.$s) && Object.keys(value).length === 1) {
+    let found: unknown = request;
+    for (const step of value.$s as Path) found = (found as Json | undefined)?.[step];
+    if (typeof found !== "string")
+      throw new TapeReferenceError(`${field} refers to request.${value.$s.join(".")}, which is no text`);
+    return found;
+  }
+  const out: Json = {};
+  for (const key in value) out[key] = resolveStrings(value[key], request, field);
+  return out;
 }
 
 /** The longest shared prefix among the candidates, as a reference; the array itself when none. */

@@ -115,6 +115,8 @@ describe.each(["scripted", "scripted-openai"] as const)("incremental tape (%s wi
     // Later work calls store references, not the history again.
     const lines = readFileSync(tapePath, "utf8").trimEnd().split("\n");
     expect(lines.at(-1)).toMatch(/"messages":\{"\$from":\d+,"count":\d+,"add":/);
+    // The wire body's copy of a long tool output is a path into the same record's request.
+    expect(lines.at(-1)).toMatch(/\{"\$s":\["messages",\d+,"content",0,"content"\]\}/);
   }, 60_000);
 });
 
@@ -128,7 +130,7 @@ describe("forged references", () => {
     writeFileSync(path, `${lines.join("\n")}\n`);
   }
 
-  async function shortTape(): Promise<string> {
+  async function shortTape(toolOutput = "ok"): Promise<string> {
     const run = freshRun("forged");
     const model = await createModel(`scripted:${writeScript(script())}`, run.tape);
     models.push(model);
@@ -138,7 +140,10 @@ describe("forged references", () => {
       const call = reply.content.find((b) => b.type === "tool_use");
       if (call?.type !== "tool_use") break;
       history.push({ role: "assistant", content: reply.content });
-      history.push({ role: "user", content: [{ type: "tool_result", toolUseId: call.id, content: "ok" }] });
+      history.push({
+        role: "user",
+        content: [{ type: "tool_result", toolUseId: call.id, content: toolOutput }],
+      });
     }
     run.tape.close();
     return run.tapePath;
@@ -184,6 +189,20 @@ describe("forged references", () => {
     },
     30_000,
   );
+
+  it("a wire text that points to no text of its request fails verification", async () => {
+    const path = await shortTape(`ok ${"x".repeat(300)}`);
+    const before = readFileSync(path, "utf8").trimEnd().split("\n").length;
+    forgeLast(path, (record) => {
+      const text = JSON.stringify(record).replace(/"\$s":\["messages",\d+/, '"$s":["messages",99');
+      Object.assign(record, JSON.parse(text));
+    });
+    expect(verifyTape(path)).toMatchObject({
+      ok: false,
+      line: before,
+      reason: expect.stringMatching(/refers to request\.messages\.99\..*which is no text/),
+    });
+  }, 30_000);
 
   it("a system prompt that references its own record fails verification", async () => {
     const path = await shortTape();
