@@ -434,6 +434,10 @@ export class Daemon {
     } else if (code === 2 || !state) {
       record.state = "failed";
       record.reason = `the run could not start: ${logTail(daemonPaths(this.home).log(record.key, attempt.n))}`;
+    } else if (code !== null && code < 128) {
+      // The worker exited by itself without an outcome: an error in the run, which a resume would repeat.
+      record.state = "failed";
+      record.reason = `the run stopped with an error (exit ${code}): ${logTail(daemonPaths(this.home).log(record.key, attempt.n))}`;
     } else if (attempt.resumes < MAX_RESUMES) {
       this.#toResume(record, attempt, `the worker died (exit ${code ?? "?"}) before the run ended`);
       this.#schedule();
