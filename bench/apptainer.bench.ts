@@ -1,5 +1,5 @@
 // Apptainer exec overhead: scifi's backend vs a raw `apptainer exec instance://` in the same run,
-// measured inside the non-root harness (test/sandbox/apptainer/bench.inner.ts). Target ratio <= 1.10.
+// measured inside the non-root harness (test/sandbox/apptainer/bench-exec.ts). Target ratio <= 1.10.
 import { join } from "node:path";
 import { execa } from "execa";
 import type { BenchResult } from "../scripts/bench.ts";
@@ -8,7 +8,7 @@ const NAME = "apptainer exec overhead (median per exec of `true`)";
 
 export async function run(): Promise<BenchResult[]> {
   const script = join(import.meta.dirname, "..", "scripts", "apptainer-harness.sh");
-  const r = await execa("bash", [script, "run", "node", "test/sandbox/apptainer/bench.inner.ts"], {
+  const r = await execa("bash", [script, "run", "node", "test/sandbox/apptainer/bench-exec.ts"], {
     reject: false,
     all: true,
   });

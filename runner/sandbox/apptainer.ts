@@ -4,7 +4,17 @@
 // wrapper instead; docs/apptainer.md explains each gap and what holds instead.
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants as fsc } from "node:fs";
-import { type FileHandle, mkdir, mkdtemp, open, readdir, readFile, rm, stat } from "node:fs/promises";
+import {
+  type FileHandle,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+} from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { execa, execaSync } from "execa";
@@ -333,9 +343,8 @@ class ApptainerSandbox implements Sandbox {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const cwd = posix.resolve(this.spec.workdir, options.cwd ?? ".");
     const env = { ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env };
-    // RLIMIT_NPROC counts every task of this uid on the machine, not per container: the budget
-    // is what the user runs now plus the spec's pids limit (docs/apptainer.md).
-    const nproc = (await countUserTasks()) + this.spec.pidsLimit;
+    // RLIMIT_NPROC is counted per user namespace, i.e. per instance: its own tasks plus pidsLimit.
+    const nproc = (this.#nsInit?.baseTasks ?? 0) + this.spec.pidsLimit;
     const inner = [
       "/usr/bin/env",
       ...envAssignments(env),
@@ -439,14 +448,13 @@ interface RawExec {
   durationMs: number;
 }
 
-/** Tasks (threads included, as RLIMIT_NPROC counts them) that this process's uid runs now. */
-async function countUserTasks(): Promise<number> {
-  const uid = process.getuid?.() ?? 0;
+/** Tasks (threads included, as RLIMIT_NPROC counts them) in the user namespace `userNs`. */
+async function countNamespaceTasks(userNs: string): Promise<number> {
   let tasks = 0;
   for (const entry of await readdir("/proc").catch(() => [] as string[])) {
     if (!/^\d+$/.test(entry)) continue;
-    const owner = await stat(`/proc/${entry}`).catch(() => undefined);
-    if (owner?.uid !== uid) continue;
+    const ns = await readlink(`/proc/${entry}/ns/user`).catch(() => "");
+    if (ns !== userNs) continue;
     const status = await readFile(`/proc/${entry}/status`, "latin1").catch(() => "");
     tasks += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0);
   }
@@ -507,6 +515,8 @@ interface NsInit {
   pid: number;
   /** Its children when the instance started (e.g. a start script): never killed as orphans. */
   own: Set<number>;
+  /** Tasks in the instance's user namespace at start (init, FUSE helpers): the NPROC baseline. */
+  baseTasks: number;
 }
 
 /** Finds the instance's PID-namespace init: the host pid whose NSpid ends in 1 in its tree. */
@@ -520,7 +530,8 @@ async function findNsInit(ctx: BackendContext, name: string): Promise<NsInit | u
     const nspid = /^NSpid:\s+([\d\s]+)$/m.exec(status)?.[1]?.trim().split(/\s+/);
     if (nspid && nspid.length > 1 && nspid.at(-1) === "1") {
       const own = new Set([...parents].filter(([, pp]) => pp === pid).map(([p]) => p));
-      return { pid, own };
+      const userNs = await readlink(`/proc/${pid}/ns/user`).catch(() => "");
+      return { pid, own, baseTasks: userNs ? await countNamespaceTasks(userNs) : 0 };
     }
   }
   return undefined;

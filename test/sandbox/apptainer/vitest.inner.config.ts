@@ -12,6 +12,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: "forks",
-    maxWorkers: 2,
+    // One file at a time: sandboxes of one file must not compete with another file's fork bomb.
+    fileParallelism: false,
   },
 });
