@@ -198,16 +198,30 @@ type Path = (string | number)[];
 /** Long strings of the request (system, tool descriptions, message texts) and where they are. */
 function longStrings(request: TapeRequest): Map<string, Path> {
   const found = new Map<string, Path>();
-  const visit = (value: unknown, path: Path): void => {
+  // One path stack, copied only for a hit: this walks the whole request on every call.
+  const path: Path = [];
+  const visit = (value: unknown): void => {
     if (typeof value === "string") {
-      if (value.length >= LONG_STRING && !found.has(value)) found.set(value, path);
+      if (value.length >= LONG_STRING && !found.has(value)) found.set(value, [...path]);
     } else if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) visit(value[i], [...path, i]);
-    } else if (isObject(value)) for (const key in value) visit(value[key], [...path, key]);
+      for (let i = 0; i < value.length; i++) {
+        path.push(i);
+        visit(value[i]);
+        path.pop();
+      }
+    } else if (isObject(value)) {
+      for (const key in value) {
+        path.push(key);
+        visit(value[key]);
+        path.pop();
+      }
+    }
   };
-  visit(request.system, ["system"]);
-  visit(request.tools, ["tools"]);
-  visit(request.messages, ["messages"]);
+  for (const key of ["system", "tools", "messages"] as const) {
+    path.push(key);
+    visit(request[key]);
+    path.pop();
+  }
   return found;
 }
 
