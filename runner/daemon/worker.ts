@@ -48,4 +48,8 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+const code = await main();
+process.exitCode = code;
+// A handle left open after an error (a model server, a socket) must not keep a finished worker
+// alive: the daemon waits for its exit. Records are flushed before runTask returns.
+setTimeout(() => process.exit(code), 10_000).unref();
