@@ -54,6 +54,9 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
     }
     const state = readState(folder.files.state);
     const backend = await getBackend(options.backend ?? state.backend);
+    // The dead process's sandbox is still there (SIGKILL runs no cleanup): remove orphans whose
+    // runner is gone before a fresh sandbox takes over the task folder.
+    await backend.prune().catch(() => []);
     const model = options.model ?? state.model ?? defaultModel(options.home);
     options.onRunId?.(state.runId, folder.dir);
     return resumeRun(options.home, options.resume, await deps(options, backend, model, state.samFile));

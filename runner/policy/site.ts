@@ -89,6 +89,8 @@ const fileSchema = z.strictObject({
   totalGpus: z.number().int().min(0).optional(),
   usdPerDay: z.number().positive().optional(),
   onFinish: z.string().min(1).optional(),
+  /** SLURM grants for agents' jobs: validated by runner/jobs/policy.ts, which owns that section. */
+  jobs: z.unknown().optional(),
 });
 
 /** Which file the site policy comes from: flag, then env SCIFI_SITE_POLICY, then `<home>/site-policy.yaml`. */

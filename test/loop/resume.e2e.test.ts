@@ -17,7 +17,7 @@ const orphans: string[] = [];
 describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
   beforeAll(() => ensureImage(), 1_800_000);
   afterAll(async () => {
-    // The killed process could not stop its container; remove exactly that one.
+    // Safety net only: the resume must already have removed the killed process's container.
     for (const name of orphans) await exec("docker", ["rm", "-f", name]).catch(() => undefined);
   });
 
@@ -62,6 +62,10 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
     );
     expect(resumed.stdout).toMatch(/^PASSED/);
     expect(resumed.code).toBe(0);
+    // The killed process's container was removed by the resume (orphan prune), and the resumed
+    // run's own sandbox by its stop: nothing of this run is left.
+    const left = await exec("docker", ["ps", "-aq", "--filter", `label=scifi.run=${runId}`]);
+    expect(left.stdout.trim()).toBe("");
 
     // History: the lines written before the kill are kept byte for byte, then continue in sequence.
     const historyAfter = lines(join(runDir, "history.jsonl"));

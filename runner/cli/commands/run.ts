@@ -38,7 +38,9 @@ export function register(program: Command): void {
 
 async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
-  const { runTask, InvalidInput } = await import("../../loop/setup.ts");
+  const { InvalidInput } = await import("../../loop/setup.ts");
+  // The loop, plus the SLURM job tools when the SAM says `jobs: slurm` (and its jobs cancelled at the end).
+  const { runTaskWithJobs: runTask } = await import("../../jobs/run-jobs.ts");
   const { createDisplay } = await import("../../loop/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
