@@ -6,6 +6,7 @@ import { appendFileSync, existsSync, mkdirSync, realpathSync, statSync } from "n
 import { dirname, join, resolve } from "node:path";
 import type { RunResult } from "../loop/run.ts";
 import type { RunTaskOptions } from "../loop/setup.ts";
+import type { HistoryEvent } from "../memory/history.ts";
 import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument } from "../sam/types.ts";
@@ -115,12 +116,20 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
   if (!sam || sam.metadata.jobs !== "slurm") return runTask(options);
   const { sitePolicyPath } = await import("../policy/site.ts");
   const runId = options.resume ?? options.runId ?? newRunId(sam.metadata.name);
+  // Every broker decision goes to the run's jobs/events.jsonl in full and, once the loop has opened
+  // it, onto the history tape as one line.
+  let toHistory: ((event: HistoryEvent) => void) | undefined;
+  const toFile = appendEvents(join(runDir(options.home, runId), "jobs", "events.jsonl"));
   const jobs = jobsForRun({
     home: options.home,
     runId,
     sam,
     sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
     resume: resumed !== undefined,
+    onEvent: (event) => {
+      toFile(event);
+      toHistory?.(historyEventOf(event));
+    },
   });
   // SIGINT/SIGTERM end the process through the sandbox registry's handlers (a `finally` never
   // runs then): register the jobs there too, so a cancelled task cancels its jobs.
@@ -134,11 +143,28 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
       ...options,
       ...(resumed ? {} : { runId }),
       extraWorkTools: [...(options.extraWorkTools ?? []), ...jobs.tools],
+      onHistory: (append) => {
+        toHistory = append;
+        options.onHistory?.(append);
+      },
     });
   } finally {
     untrack();
     await jobs.finish("the task's run ended");
   }
+}
+
+/** The one-line history form of a broker decision. */
+export function historyEventOf(event: JobEvent): HistoryEvent {
+  const jobId = event.request.jobId ?? event.result?.jobId;
+  return {
+    type: "job",
+    action: event.action,
+    decision: event.decision,
+    ...(jobId !== undefined ? { jobId: String(jobId) } : {}),
+    ...(event.rule ? { rule: event.rule } : {}),
+    ...(event.message ? { message: event.message } : {}),
+  };
 }
 
 /** The parsed SAM, or undefined when it does not parse (runTask then reports the diagnostics). */

@@ -19,7 +19,7 @@ import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
 import { AuditTape } from "../audit/tape.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
-import { cutBack, fileSize, HistoryTape, readHistory } from "../memory/history.ts";
+import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
@@ -57,6 +57,8 @@ export interface RunDeps {
   onStatus?: (status: RunStatus) => void;
   /** Called once the run folder exists. */
   onCreated?: (dir: string) => void;
+  /** Called with the history tape's append once it is open, for host-side components (the job broker). */
+  onHistory?: (append: (event: HistoryEvent) => void) => void;
   signal?: AbortSignal;
 }
 
@@ -116,6 +118,7 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
     sha256: options.sam.sha256,
     backend: deps.backend.name,
   });
+  deps.onHistory?.((event) => history.append(event));
   // First checkpoint before anything can fail, so even a run killed while starting can be resumed.
   state.historyBytes = fileSize(folder.files.history);
   writeState(folder.files.state, state);
@@ -150,6 +153,7 @@ export async function resumeRun(home: string, runId: string, deps: RunDeps): Pro
     iteration: state.iteration,
     discardedEvents: discarded,
   });
+  deps.onHistory?.((event) => history.append(event));
   const audit = new AuditTape(folder.files.audit, { runId });
   audit.append({
     kind: "event",

@@ -26,6 +26,8 @@ export interface RunTaskOptions {
   /** Shorter retry settings for tests. */
   retry?: { maxRetries?: number; baseDelayMs?: number; timeoutMs?: number };
   extraWorkTools?: readonly Tool[];
+  /** See RunDeps.onHistory. */
+  onHistory?: RunDeps["onHistory"];
   onStatus?: (status: RunStatus) => void;
   /** Called once the run folder exists (before the loop starts). */
   onRunId?: (runId: string, dir: string) => void;
@@ -104,6 +106,7 @@ async function deps(
       createModel(model, audit, { budget, ...(options.retry ? { retry: options.retry } : {}) }),
     skills: await skillsFor(options.home, samFile),
     extraWorkTools: options.extraWorkTools,
+    onHistory: options.onHistory,
     onStatus: options.onStatus,
   };
 }

@@ -33,6 +33,15 @@ export type HistoryEvent =
   | { type: "limit"; iteration: number; limit: string; detail: string }
   | { type: "tampering"; iteration: number; file: string; expected: string; actual: string }
   | { type: "final_review"; groupSuggestions: number; globalSuggestions: number }
+  | {
+      /** A SLURM job request of the agent, as the host-side broker decided it (details: runs/<id>/jobs/). */
+      type: "job";
+      action: string;
+      decision: "allowed" | "refused" | "failed";
+      jobId?: string;
+      rule?: string;
+      message?: string;
+    }
   | { type: "run_end"; outcome: "passed" | "failed" | "blocked"; reason: string };
 
 export type HistoryRecord = HistoryEvent & { seq: number; time: string };

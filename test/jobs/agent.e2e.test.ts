@@ -74,6 +74,11 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
         result: { state: "COMPLETED" },
       });
       expect(recorded[3]?.result).toEqual({ cancelled: [], kept: false });
+      // ... and each is one line on the history tape too, in the same order.
+      expect(
+        history.filter((e) => e.type === "job").map((e) => e.type === "job" && `${e.action}:${e.decision}`),
+      ).toEqual(["submit:allowed", "status:allowed", "output:allowed", "cancel_all:allowed"]);
+      expect(history.find((e) => e.type === "job" && e.action === "status")).toMatchObject({ jobId: "sum" });
       const jobs = JSON.parse(readFileSync(join(result.dir, "jobs", "jobs.json"), "utf8")) as {
         jobs: { jobId: string; name: string; script: string }[];
       };
