@@ -48,6 +48,12 @@ export interface ConformanceOptions {
   exists?: (runId: string) => Promise<boolean>;
   /** Extra spec fields every sandbox in the suite gets (e.g. labels, env). */
   specDefaults?: Partial<SandboxSpec>;
+  /**
+   * How the backend enforces `memoryBytes`: `oom-kill` (a cgroup limit: the process is killed, exit
+   * 137; Docker) or `allocation-fails` (an address-space rlimit: the allocation fails and the program
+   * exits with its own error; unprivileged Apptainer without delegated cgroups). Default `oom-kill`.
+   */
+  memoryLimit?: "oom-kill" | "allocation-fails";
 }
 
 const MiB = 1024 ** 2;
@@ -393,7 +399,11 @@ export function sandboxConformance(
         // `tail` buffers a line that never ends: it grows until the limit kills it.
         const r = await small.exec("tail /dev/zero > /dev/null", { timeoutMs: 60_000 });
         expect(r.timedOut).toBe(false);
-        expect(r.exitCode).toBe(137);
+        if ((options.memoryLimit ?? "oom-kill") === "oom-kill") expect(r.exitCode).toBe(137);
+        else {
+          expect(r.exitCode).not.toBe(0);
+          expect(r.stderr).toMatch(/memory exhausted|Cannot allocate memory/i);
+        }
         expect((await small.exec("echo still-here")).stdout).toBe("still-here\n");
       });
 
