@@ -1,10 +1,13 @@
 // One daemon attempt: start (or resume) a run with a run id chosen by the daemon, through the same
 // wiring as `scifi run` (runTask). The daemon needs the id before the process starts, so a crash at
 // any moment leaves a run it can find and resume; `scifi run` picks its own id, hence this entry.
+// runTaskWithJobs: a `jobs: slurm` task gets its job tools, and its jobs are cancelled when the run
+// ends or the worker gets SIGTERM (`scifi cancel`, daemon stop) through the sandbox registry.
 // Exit codes as `scifi run`: 0 passed, 1 failed, 3 blocked, 2 invalid input.
 import { parseArgs } from "node:util";
 import { EXIT } from "../cli/exit-codes.ts";
-import { InvalidInput, runTask } from "../loop/setup.ts";
+import { runTaskWithJobs } from "../jobs/run-jobs.ts";
+import { InvalidInput } from "../loop/setup.ts";
 
 const { values } = parseArgs({
   options: {
@@ -25,7 +28,7 @@ async function main(): Promise<number> {
     return EXIT.usage;
   }
   try {
-    const result = await runTask({
+    const result = await runTaskWithJobs({
       home,
       ...(values.sam ? { task: values.sam, runId } : { resume: runId }),
       backend: values.backend,
