@@ -266,7 +266,7 @@ export async function run(): Promise<BenchResult[]> {
         unit: "ms",
         baseline: median(directTimes),
         maxRatio: 1.05,
-        note: `+${(median(gatewayTimes) - median(directTimes)).toFixed(2)} ms a call; direct SDK call with the same body to the same instant scripted server; ${REPEATS}x${STEPS} calls each, lockstep; the gateway adds the incremental record (new content only: ${(tapeBytes / records.length / 1024).toFixed(1)} KiB a record on average, the first one holding system prompt and tools), redaction, hash chain, write (fsync overlapped)`,
+        note: `+${(median(gatewayTimes) - median(directTimes)).toFixed(2)} ms a call; direct SDK call with the same body to the same instant scripted server; ${REPEATS}x${STEPS} calls each, lockstep; the gateway adds the incremental record (new content only: ${(tapeBytes / records.length / 1024).toFixed(1)} KiB a record on average, the first one holding system prompt and tools; full records would average ${(records.reduce((n, r) => n + JSON.stringify(r).length, 0) / records.length / 1024).toFixed(1)} KiB), redaction, hash chain, write (fsync overlapped)`,
       },
     ];
   } finally {
