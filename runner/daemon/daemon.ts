@@ -4,14 +4,16 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import type { SlurmClient } from "../jobs/slurm.ts";
 import { newRunId } from "../loop/records.ts";
 import { homePaths, runDir, runFiles } from "../paths.ts";
-import { loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
+import { type DaemonPlacement, loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
 import { type ControlRequest, newRecord, refusal, requeue, takeRequests } from "./control.ts";
 import { runHook } from "./hook.ts";
 import { type InboxEntry, type InboxWatcher, sha256File, watchInbox } from "./inbox.ts";
 import { acquireLock } from "./lock.ts";
 import { createLogger, type LogFormat, type Logger } from "./log.ts";
+import { jobLogTail, type PlacedJob, submitPlaced, watchPlaced } from "./placed.ts";
 import { findWorker, isWorkerOf, signalWorker, spawnWorker, waitForExit } from "./process.ts";
 import { plan } from "./queue.ts";
 import {
@@ -42,6 +44,10 @@ export interface DaemonOptions {
   pollMs?: number;
   /** SIGTERM grace for workers to checkpoint and stop their sandbox before SIGKILL (ms). */
   stopTimeoutMs?: number;
+  /** Where tasks run: here in worker processes, or as SLURM jobs. Default: the site policy's `daemon.placement`, else local. */
+  placement?: DaemonPlacement;
+  /** How often a placed task's SLURM job is looked up (ms, default 2000). */
+  slurmPollMs?: number;
 }
 
 /** The inbox's own lock (a dotfile, so never taken as a task). */
@@ -51,7 +57,10 @@ export const INBOX_LOCK = ".scifi-daemon.lock";
 const MAX_RESUMES = 3;
 
 interface Live {
+  /** The local worker's pid; 0 for a task placed on SLURM (it has a job instead). */
   pid: number;
+  /** The SLURM job of a placed task, once sbatch answered. */
+  jobId?: string;
   runId: string;
   adopted: boolean;
   cancelling?: boolean;
@@ -69,6 +78,7 @@ export class Daemon {
   readonly home: string;
   readonly inbox: string;
   readonly concurrency: number;
+  readonly placement: DaemonPlacement;
   readonly #options: DaemonOptions;
   readonly #site: SitePolicy;
   readonly #log: Logger;
@@ -88,6 +98,7 @@ export class Daemon {
     const sitePath = sitePolicyPath(this.home, options.sitePolicy);
     this.#site = loadSitePolicy(sitePath, options.sitePolicy !== undefined).policy;
     this.concurrency = options.concurrency ?? defaultConcurrency(this.#site);
+    this.placement = options.placement ?? this.#site.daemonPlacement ?? "local";
     this.#log = options.log ?? createLogger(options.logFormat ?? "text");
   }
 
@@ -118,6 +129,7 @@ export class Daemon {
       inbox: this.inbox,
       home: this.home,
       concurrency: this.concurrency,
+      placement: this.placement,
       ...(lock.stale ? { staleLockPid: lock.stale.pid } : {}),
     });
     this.#recover();
@@ -139,10 +151,12 @@ export class Daemon {
     clearInterval(this.#timer);
     await this.#watcher?.close();
     this.#log("daemon_stopping", { running: this.#live.size });
+    // Placed tasks' jobs keep running on the cluster; their watch ends and a restart adopts them.
     const live = [...this.#live.values()];
-    for (const w of live) signalWorker(w.pid, "SIGTERM");
+    const workers = live.filter((w) => w.pid > 0);
+    for (const w of workers) signalWorker(w.pid, "SIGTERM");
     const grace = setTimeout(() => {
-      for (const w of live) signalWorker(w.pid, "SIGKILL");
+      for (const w of workers) signalWorker(w.pid, "SIGKILL");
     }, this.#options.stopTimeoutMs ?? 60_000);
     await Promise.all(live.map((w) => w.done));
     clearTimeout(grace);
@@ -169,6 +183,11 @@ export class Daemon {
       if (!attempt) {
         record.state = "queued";
         writeTask(this.home, record);
+        continue;
+      }
+      if (attempt.slurm) {
+        this.#log("adopt", { task: record.key, job: attempt.slurm.jobId });
+        this.#place(record, attempt);
         continue;
       }
       const pid = isWorkerOf(attempt.pid, attempt.runId) ? attempt.pid : findWorker(attempt.runId);
@@ -276,6 +295,12 @@ export class Daemon {
       return;
     }
     const live = this.#live.get(record.key);
+    if (live?.pid === 0) {
+      live.cancelling = true;
+      if (live.jobId) void this.#scancel(live.jobId);
+      this.#log("cancelling", { task: record.key, job: live.jobId ?? "not submitted yet" });
+      return;
+    }
     if (live) {
       live.cancelling = true;
       signalWorker(live.pid, "SIGTERM");
@@ -296,7 +321,9 @@ export class Daemon {
     if (queued.length === 0 || this.#live.size >= this.concurrency) return;
     const decisions = plan(queued, {
       slots: this.concurrency - this.#live.size,
-      totalGpus: this.#site.totalGpus ?? this.#site.maxGpus,
+      // Placed tasks get their GPUs from SLURM (--gres), not from this host.
+      totalGpus:
+        this.placement === "slurm" ? Number.MAX_SAFE_INTEGER : (this.#site.totalGpus ?? this.#site.maxGpus),
       usedGpus: [...this.#live.keys()].reduce((n, key) => n + (this.#records.get(key)?.gpus ?? 0), 0),
       usdLeft: this.#budgetLeft(),
       usdPerDay: this.#site.usdPerDay,
@@ -356,6 +383,14 @@ export class Daemon {
     delete record.reason;
     record.state = "running";
     delete attempt.pid;
+    if (this.placement === "slurm" && !resumable) {
+      // The run id is chosen by `scifi run` on the node; it is recorded once its state file appears.
+      attempt.runId = "";
+      attempt.slurm = { jobId: "", submitDir: "" };
+      this.#save(record);
+      this.#place(record, attempt);
+      return true;
+    }
     // Recorded before the spawn: a crash in between leaves a run id that recovery looks for in /proc.
     this.#save(record);
     const worker = spawnWorker(
@@ -385,6 +420,114 @@ export class Daemon {
       worker.exited.then((e) => e.code),
     );
     return true;
+  }
+
+  /** Tracks a task placed on SLURM: submits it (unless adopted with its job), watches the job, records the end. */
+  #place(record: TaskRecord, attempt: Attempt): void {
+    const live: Live = { pid: 0, runId: attempt.runId, adopted: false, done: Promise.resolve() };
+    this.#live.set(record.key, live);
+    live.done = this.#runPlaced(record, attempt, live).catch((error: unknown) => {
+      this.#live.delete(record.key);
+      this.#finish(
+        record,
+        "failed",
+        `SLURM placement failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
+  }
+
+  async #runPlaced(record: TaskRecord, attempt: Attempt, live: Live): Promise<void> {
+    const { SlurmClient } = await import("../jobs/slurm.ts");
+    const slurm = new SlurmClient({ timeoutMs: 30_000 });
+    let job: PlacedJob | undefined = attempt.slurm?.jobId ? attempt.slurm : undefined;
+    if (!job) {
+      job = await submitPlaced({
+        home: this.home,
+        samFile: record.samFile,
+        backend: this.#options.backend,
+        model: this.#options.model,
+      });
+      attempt.slurm = { ...job };
+      this.#save(record);
+      this.#log("submitted", { task: record.key, attempt: attempt.n, job: job.jobId });
+    }
+    live.jobId = job.jobId;
+    // A cancel that came while sbatch ran.
+    if (live.cancelling) await this.#scancel(job.jobId);
+    const status = await watchPlaced(this.home, job, slurm, {
+      pollMs: this.#options.slurmPollMs ?? 2000,
+      stopped: () => this.#stopping,
+      onStatus: (s) => this.#slurmSeen(record, attempt, live, s.slurm?.state, s.run?.runId),
+    });
+    this.#live.delete(record.key);
+    if (!status) return; // the daemon stopped: the job runs on, the next start adopts it
+    attempt.endedAt = now();
+    const outcome = status.run?.outcome;
+    if (outcome) this.#finish(record, outcome.status as TaskRecord["state"], outcome.reason);
+    else if (live.cancelling)
+      this.#finish(record, "cancelled", `cancelled by the operator (scancel ${job.jobId})`);
+    else
+      this.#finish(
+        record,
+        "failed",
+        `SLURM job ${job.jobId} ended ${status.slurm?.state ?? "(forgotten by SLURM)"} without a run outcome: ${jobLogTail(job)}`,
+      );
+  }
+
+  /** Records the job's SLURM state and the node's run id as they change (the status file shows them). */
+  #slurmSeen(record: TaskRecord, attempt: Attempt, live: Live, state?: string, runId?: string): void {
+    if (!attempt.slurm) return;
+    const changed =
+      (state !== undefined && state !== attempt.slurm.state) || (runId && runId !== attempt.runId);
+    if (!changed) return;
+    if (state) attempt.slurm.state = state;
+    if (runId) {
+      attempt.runId = runId;
+      live.runId = runId;
+    }
+    this.#save(record);
+    this.#log("slurm_state", {
+      task: record.key,
+      job: attempt.slurm.jobId,
+      state: attempt.slurm.state,
+      run: runId,
+    });
+  }
+
+  async #scancel(jobId: string): Promise<void> {
+    const { SlurmClient } = await import("../jobs/slurm.ts");
+    const slurm: SlurmClient = new SlurmClient({ timeoutMs: 30_000 });
+    await slurm.scancel([jobId]).catch((error: unknown) => {
+      this.#log("scancel_failed", {
+        job: jobId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
+  }
+
+  /** A placed task's end: its state, the log line, the on_finish hook, and the next tasks. */
+  #finish(record: TaskRecord, state: TaskRecord["state"], reason: string): void {
+    const attempt = lastAttempt(record);
+    if (attempt && !attempt.endedAt) attempt.endedAt = now();
+    record.state = state;
+    record.reason = reason;
+    this.#save(record);
+    const run = attempt?.runId ? readRunState(this.home, attempt.runId) : undefined;
+    this.#log("end", {
+      task: record.key,
+      run: attempt?.runId,
+      job: attempt?.slurm?.jobId,
+      state,
+      reason,
+      usd: run?.spent.usd,
+      iterations: run?.iteration,
+    });
+    const hook = this.#site.onFinish;
+    if (hook && FINAL_STATES.has(state))
+      void runHook(this.home, hook, record).then((exit) =>
+        this.#log("on_finish", { task: record.key, exit }),
+      );
+    this.#schedule();
   }
 
   /** The SAM the run will read is still the one validated at queue time (a single-file task gets its copy now). */

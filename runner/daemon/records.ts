@@ -40,6 +40,7 @@ export const FINAL_STATES: ReadonlySet<TaskState> = new Set([
 
 export interface Attempt {
   n: number;
+  /** The run's id; for a task placed on SLURM, empty until the node's `scifi run` has written its state. */
   runId: string;
   startedAt: string;
   endedAt?: string;
@@ -48,6 +49,8 @@ export interface Attempt {
   exitCode?: number | null;
   /** How many times this attempt was resumed from its checkpoint. */
   resumes: number;
+  /** Set when the attempt was placed as a SLURM job (daemon placement `slurm`); jobId empty until sbatch answered. */
+  slurm?: { jobId: string; submitDir: string; state?: string };
 }
 
 export interface TaskRecord {

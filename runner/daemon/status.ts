@@ -17,6 +17,9 @@ export interface TaskRow {
   ageSec: number;
   reason?: string;
   pid?: number;
+  /** A task placed on SLURM (daemon placement `slurm`): its job and SLURM's last-seen state. */
+  slurmJob?: string;
+  slurmState?: string;
 }
 
 export interface SubmittedRow {
@@ -41,13 +44,15 @@ export function taskRows(home: string, now = Date.now()): TaskRow[] {
       task: record.key,
       state: record.state,
       ...(record.name ? { name: record.name } : {}),
-      ...(attempt ? { run: attempt.runId } : {}),
+      ...(attempt?.runId ? { run: attempt.runId } : {}),
       attempts: record.attempts.length,
       ...(run ? { iteration: run.iteration, phase: run.phase } : {}),
       usd: record.attempts.reduce((sum, a) => sum + (readRunState(home, a.runId)?.spent.usd ?? 0), 0),
       ageSec: Math.max(0, Math.round((now - Date.parse(record.queuedAt)) / 1000)),
       ...(record.reason ? { reason: record.reason } : {}),
       ...(attempt?.pid ? { pid: attempt.pid } : {}),
+      ...(attempt?.slurm?.jobId ? { slurmJob: attempt.slurm.jobId } : {}),
+      ...(attempt?.slurm?.state ? { slurmState: attempt.slurm.state } : {}),
     };
   });
 }
@@ -95,7 +100,7 @@ export function renderStatus(report: StatusReport): string {
     t.iteration === undefined ? "-" : String(t.iteration),
     t.usd.toFixed(4),
     age(t.ageSec),
-    t.state === "running" || t.state === "passed" ? (t.run ?? "") : (t.reason ?? t.run ?? ""),
+    runOrReason(t),
   ]);
   if (rows.length) lines.push(...table([header, ...rows]));
   else lines.push("no daemon tasks yet: drop a SAM into the inbox (docs/daemon.md)");
@@ -109,6 +114,12 @@ export function renderStatus(report: StatusReport): string {
     );
   }
   return `${lines.join("\n")}\n`;
+}
+
+function runOrReason(t: TaskRow): string {
+  const job = t.slurmJob ? `job ${t.slurmJob} ${t.slurmState ?? "SUBMITTED"}` : "";
+  if (t.state === "running" || t.state === "passed") return [job, t.run].filter(Boolean).join(" ");
+  return t.reason ?? [job, t.run].filter(Boolean).join(" ");
 }
 
 function table(rows: string[][]): string[] {

@@ -34,7 +34,11 @@ export interface SitePolicy {
   usdPerDay?: number;
   /** Daemon: shell command run after each task ends, with the task's facts in SCIFI_* env vars. */
   onFinish?: string;
+  /** Daemon: `local` runs each task in a worker process here; `slurm` places each as a SLURM job. */
+  daemonPlacement?: DaemonPlacement;
 }
+
+export type DaemonPlacement = "local" | "slurm";
 
 const GiB = 1024 ** 3;
 
@@ -89,6 +93,11 @@ const fileSchema = z.strictObject({
   totalGpus: z.number().int().min(0).optional(),
   usdPerDay: z.number().positive().optional(),
   onFinish: z.string().min(1).optional(),
+  daemon: z
+    .strictObject({
+      placement: z.enum(["local", "slurm"], { error: "must be local or slurm" }).optional(),
+    })
+    .optional(),
   /** SLURM grants for agents' jobs: validated by runner/jobs/policy.ts, which owns that section. */
   jobs: z.unknown().optional(),
 });
@@ -161,6 +170,7 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
     ...(f.totalGpus !== undefined ? { totalGpus: f.totalGpus } : {}),
     ...(f.usdPerDay !== undefined ? { usdPerDay: f.usdPerDay } : {}),
     ...(f.onFinish !== undefined ? { onFinish: f.onFinish } : {}),
+    ...(f.daemon?.placement !== undefined ? { daemonPlacement: f.daemon.placement } : {}),
   };
 }
 
