@@ -1,0 +1,94 @@
+// The daemon with SLURM: real Docker, the real one-node SLURM cluster, scripted models (labelled
+// scripted). A `jobs: slurm` task run by a local worker gets the job tools and its job lines reach
+// the history tape; with placement `slurm` a task runs as a SLURM job and `scifi status` shows it.
+import { execFileSync } from "node:child_process";
+import { cpSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TaskRecord } from "../../runner/daemon/records.ts";
+import { readHistory } from "../../runner/memory/history.ts";
+import { runDir } from "../../runner/paths.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { REPO } from "../loop/harness.ts";
+import {
+  type Home,
+  makeHome,
+  type RunningDaemon,
+  scifi,
+  startDaemon,
+  tasksByKey,
+  waitFor,
+} from "./harness.ts";
+
+const SLURM_FIXTURES = join(REPO, "test", "fixtures", "slurm");
+const homes: Home[] = [];
+const daemons: RunningDaemon[] = [];
+
+function dropFixture(h: Home, fixture: string, key: string): void {
+  cpSync(join(SLURM_FIXTURES, fixture), join(h.inbox, key), { recursive: true });
+}
+
+async function ended(h: Home, key: string, timeoutMs: number): Promise<TaskRecord> {
+  return waitFor(
+    `${key} to end`,
+    () => {
+      const t = tasksByKey(h).get(key);
+      return t && !["queued", "running"].includes(t.state) ? t : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+async function stop(d: RunningDaemon): Promise<void> {
+  d.child.kill("SIGTERM");
+  await d.exited;
+}
+
+describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))("daemon with SLURM (scripted models)", () => {
+  beforeAll(() => {
+    execFileSync("bash", [join(REPO, "scripts", "build-image.sh"), "--base-only"], { stdio: "inherit" });
+  }, 1_200_000);
+  afterAll(async () => {
+    for (const d of daemons) if (d.child.exitCode === null) d.child.kill("SIGKILL");
+    for (const h of homes) rmSync(h.root, { recursive: true, force: true });
+  });
+
+  it("a jobs: slurm task run by a local worker submits its job; the job lines are on its history", async () => {
+    const h = makeHome();
+    homes.push(h);
+    const d = startDaemon(h, ["--model", `scripted:${join(SLURM_FIXTURES, "agent-pass.yaml")}`]);
+    daemons.push(d);
+    dropFixture(h, "agent", "sum");
+    const task = await ended(h, "sum", 240_000);
+    await stop(d);
+    expect(task.state, `${task.reason}\n${d.log()}`).toBe("passed");
+    const runId = task.attempts.at(-1)?.runId ?? "";
+    const history = readHistory(join(runDir(h.home, runId), "history.jsonl"));
+    expect(
+      history.filter((e) => e.type === "job").map((e) => e.type === "job" && `${e.action}:${e.decision}`),
+    ).toEqual(["submit:allowed", "status:allowed", "output:allowed", "cancel_all:allowed"]);
+  }, 300_000);
+
+  it("with placement slurm a task runs as a SLURM job, passes, and status --json shows the job", async () => {
+    const h = makeHome();
+    homes.push(h);
+    writeFileSync(join(h.home, "site-policy.yaml"), "daemon:\n  placement: slurm\n");
+    const d = startDaemon(h, ["--model", `scripted:${join(SLURM_FIXTURES, "placed-pass.yaml")}`]);
+    daemons.push(d);
+    dropFixture(h, "placed", "placed");
+    const task = await ended(h, "placed", 240_000);
+    const status = scifi(h, ["status", "--json"]);
+    await stop(d);
+    expect(task.state, `${task.reason}\n${d.log()}`).toBe("passed");
+    const slurm = task.attempts.at(-1)?.slurm;
+    expect(slurm?.jobId).toMatch(/^\d+$/);
+    expect(slurm?.state).toBe("COMPLETED");
+    const rows = (
+      JSON.parse(status.stdout) as { tasks: { task: string; slurmJob?: string; state: string }[] }
+    ).tasks;
+    expect(rows).toEqual([
+      expect.objectContaining({ task: "placed", state: "passed", slurmJob: slurm?.jobId }),
+    ]);
+    expect(d.log()).toContain('"event":"submitted"');
+  }, 300_000);
+});
