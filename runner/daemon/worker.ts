@@ -20,6 +20,23 @@ const { values } = parseArgs({
   },
 });
 
+/**
+ * SIGTERM (`scifi cancel`, daemon stop) and SIGINT: stop the sandbox and cancel the task's SLURM jobs
+ * (both are in the sandbox registry), then exit 128+n; the last completed phase is on disk for a
+ * resume. The worker must own these signals: other listeners (lock cleanup) defer to an owner, so
+ * without one the process would live on until the current model call returned.
+ */
+function ownSignals(): void {
+  const handler = (signal: NodeJS.Signals) => {
+    process.stderr.write(`worker: ${signal}: stopping the sandbox and the task's jobs\n`);
+    void import("../sandbox/registry.ts")
+      .then((registry) => registry.stopAllLive())
+      .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", handler);
+  process.once("SIGTERM", handler);
+}
+
 async function main(): Promise<number> {
   const home = values.home;
   const runId = values["run-id"];
@@ -51,6 +68,7 @@ async function main(): Promise<number> {
   }
 }
 
+ownSignals();
 const code = await main();
 process.exitCode = code;
 // A handle left open after an error (a model server, a socket) must not keep a finished worker

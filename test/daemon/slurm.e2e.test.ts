@@ -2,7 +2,7 @@
 // scripted). A `jobs: slurm` task run by a local worker gets the job tools and its job lines reach
 // the history tape; with placement `slurm` a task runs as a SLURM job and `scifi status` shows it.
 import { execFileSync } from "node:child_process";
-import { cpSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TaskRecord } from "../../runner/daemon/records.ts";
@@ -39,6 +39,16 @@ async function ended(h: Home, key: string, timeoutMs: number): Promise<TaskRecor
   );
 }
 
+function logOf(h: Home, key: string): string {
+  const file = join(h.home, "daemon", "logs", key, "attempt-1.log");
+  return existsSync(file) ? readFileSync(file, "utf8") : "";
+}
+
+/** The job's line in squeue ("" once SLURM no longer lists it as live). */
+function squeue(jobId: string): string {
+  return execFileSync("squeue", ["-h", "-j", jobId, "-o", "%i %T"], { encoding: "utf8" }).trim();
+}
+
 async function stop(d: RunningDaemon): Promise<void> {
   d.child.kill("SIGTERM");
   await d.exited;
@@ -67,6 +77,27 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))("daemon with SLURM 
     expect(
       history.filter((e) => e.type === "job").map((e) => e.type === "job" && `${e.action}:${e.decision}`),
     ).toEqual(["submit:allowed", "status:allowed", "output:allowed", "cancel_all:allowed"]);
+  }, 300_000);
+
+  it("scifi cancel on a running jobs: slurm task cancels the job its agent submitted", async () => {
+    const h = makeHome();
+    homes.push(h);
+    const d = startDaemon(h, ["--model", `scripted:${join(SLURM_FIXTURES, "agent-interrupted.yaml")}`]);
+    daemons.push(d);
+    dropFixture(h, "agent", "long");
+    const jobId = await waitFor("the agent's job to be live", () => {
+      const runId = tasksByKey(h).get("long")?.attempts.at(-1)?.runId;
+      const records = runId ? join(runDir(h.home, runId), "jobs", "jobs.json") : "";
+      if (!records || !existsSync(records)) return undefined;
+      const id = (JSON.parse(readFileSync(records, "utf8")) as { jobs: { jobId: string }[] }).jobs[0]?.jobId;
+      return id && squeue(id) ? id : undefined;
+    });
+    const cancel = scifi(h, ["cancel", "long"]);
+    expect(cancel.code, `${cancel.stderr}\n${d.log()}\n${logOf(h, "long")}`).toBe(0);
+    const task = await ended(h, "long", 60_000);
+    await stop(d);
+    expect(task.state, `${task.reason}\n${d.log()}`).toBe("cancelled");
+    await waitFor(`job ${jobId} to leave squeue`, () => squeue(jobId) === "", 30_000);
   }, 300_000);
 
   it("with placement slurm a task runs as a SLURM job, passes, and status --json shows the job", async () => {
