@@ -122,4 +122,27 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))("daemon with SLURM 
     ]);
     expect(d.log()).toContain('"event":"submitted"');
   }, 300_000);
+
+  it("with placement slurm, scifi cancel scancels the task's job", async () => {
+    const h = makeHome();
+    homes.push(h);
+    writeFileSync(join(h.home, "site-policy.yaml"), "daemon:\n  placement: slurm\n");
+    const d = startDaemon(h, [
+      "--model",
+      `scripted:${join(REPO, "test", "daemon", "fixtures", "placed-slow.yaml")}`,
+    ]);
+    daemons.push(d);
+    dropFixture(h, "placed", "slow");
+    const jobId = await waitFor("the placed job to run", () => {
+      const slurm = tasksByKey(h).get("slow")?.attempts.at(-1)?.slurm;
+      return slurm?.state === "RUNNING" ? slurm.jobId : undefined;
+    });
+    const cancel = scifi(h, ["cancel", "slow"]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    const task = await ended(h, "slow", 60_000);
+    await stop(d);
+    expect(task.state, `${task.reason}\n${d.log()}`).toBe("cancelled");
+    expect(task.reason).toBe(`cancelled by the operator (scancel ${jobId})`);
+    expect(squeue(jobId)).toBe("");
+  }, 300_000);
 });
