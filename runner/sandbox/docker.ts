@@ -272,17 +272,20 @@ class DockerSandbox implements Sandbox {
     spawnSync("docker", ["rm", "-f", this.container.id], { stdio: "ignore", timeout: 10_000 });
   }
 
+  /**
+   * Runs argv as an exec. When the runtime cannot even start the process (a fork bomb's leftovers
+   * fill the pids limit, so runc has no pid for it), the sandbox is unusable until its processes
+   * die: restart the container (the task folder is kept) and run the command once more.
+   */
+  private async run(argv: string[], opts: RunOptions): Promise<RawExec> {
+    const first = await this.runOnce(argv, opts);
+    if (!runtimeCouldNotStart(first)) return first;
+    await this.restartContainer();
+    return this.runOnce(argv, opts);
+  }
+
   /** Runs argv as an exec, demultiplexing and capping its output, with the watchdog armed. */
-  private async run(
-    argv: string[],
-    opts: {
-      cwd: string;
-      env: Record<string, string>;
-      stdin?: string | Buffer;
-      maxBytes: number;
-      timeoutMs: number;
-    },
-  ): Promise<RawExec> {
+  private async runOnce(argv: string[], opts: RunOptions): Promise<RawExec> {
     if (this.restarting) await this.restarting;
     if (this.stopping) throw new SandboxError(`sandbox for run ${this.spec.runId} is stopped`);
     const execId = randomUUID();
@@ -484,6 +487,21 @@ function ownerAlive(labels: Record<string, string>): boolean {
     // EPERM: the process exists but belongs to someone else.
     return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
   }
+}
+
+interface RunOptions {
+  cwd: string;
+  env: Record<string, string>;
+  stdin?: string | Buffer;
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+/** The engine answered the exec with a runtime error instead of running it (exit 126/127 from runc). */
+function runtimeCouldNotStart(raw: RawExec): boolean {
+  if (raw.exitCode !== 126 && raw.exitCode !== 127 && raw.exitCode !== -1) return false;
+  const said = `${raw.stdout.bytes().toString("utf8")}${raw.stderr.bytes().toString("utf8")}`;
+  return /^OCI runtime exec failed/m.test(said);
 }
 
 /** Host-side refusals become the sandbox contract's PathRefused. */

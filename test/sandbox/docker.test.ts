@@ -91,6 +91,24 @@ describe.skipIf(!haveDocker)("docker backend specifics", () => {
     }
   });
 
+  it("recovers when leftover processes fill the pids limit so that no exec can start", async () => {
+    const sandbox = await createDockerBackend().start({ ...spec(`pids-${Date.now()}`), pidsLimit: 24 });
+    try {
+      // Detached sleepers outlive their exec and take every pid the limit allows.
+      const fill = await sandbox.exec(
+        ["bash", "-c", "for i in $(seq 40); do setsid sleep 600 </dev/null >/dev/null 2>&1 & done; true"],
+        { timeoutMs: 20_000 },
+      );
+      expect(fill.timedOut).toBe(false);
+      // The engine cannot start a process now; the backend restarts the container and runs it.
+      const after = await sandbox.exec("echo alive; ls -d /proc/[0-9]* | wc -l", { timeoutMs: 60_000 });
+      expect(after.stdout.split("\n")[0]).toBe("alive");
+      expect(Number(after.stdout.split("\n")[1])).toBeLessThan(10);
+    } finally {
+      await sandbox.stop();
+    }
+  }, 120_000);
+
   it("names an absent image and the command that builds it", async () => {
     const backend = createDockerBackend();
     await expect(backend.start({ ...spec("noimg"), image: "scifi-no-such:image" })).rejects.toThrow(
