@@ -1,17 +1,8 @@
 // The daemon's files under `<home>/daemon/`: the lock, one status file per task (written atomically),
 // each task's work folder (single-file tasks) and per-attempt logs, and the operator's requests.
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeJsonAtomic } from "../atomic-write.ts";
 
 export const daemonPaths = (home: string) => {
   const dir = join(home, "daemon");
@@ -76,25 +67,8 @@ export interface TaskRecord {
   attempts: Attempt[];
 }
 
-/** Writes the file atomically: temp file, fsync, rename, fsync of the folder. */
-export function writeJsonAtomic(file: string, value: unknown): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(temp, "w", 0o644);
-  try {
-    writeSync(fd, `${JSON.stringify(value, null, 2)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, file);
-  const dir = openSync(dirname(file), "r");
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
-  }
-}
+/** Task status files are written atomically (shared helper; re-exported for existing callers). */
+export { writeJsonAtomic };
 
 export function writeTask(home: string, record: TaskRecord): void {
   record.updatedAt = new Date().toISOString();

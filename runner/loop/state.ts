@@ -1,9 +1,9 @@
 // The run checkpoint `state.json`: written after every phase, atomically (temp file, fsync, rename,
 // fsync of the folder), so a process killed at any moment leaves the last completed phase on disk.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
 import type { PrescanPlan } from "../agents/prescan.ts";
 import type { CheckOutcome, ReviewVerdict, WorkReport } from "../agents/review.ts";
+import { writeJsonAtomic } from "../atomic-write.ts";
 import type { LimitConfig } from "./limits.ts";
 
 /** The last phase that completed. `iteration_end` closes an iteration; `ended` closes the run. */
@@ -54,21 +54,8 @@ export interface RunState {
 }
 
 export function writeState(file: string, state: RunState): void {
-  const temp = `${file}.tmp`;
-  const fd = openSync(temp, "w", 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(state, null, 2)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, file);
-  const dir = openSync(dirname(file), "r");
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
-  }
+  // Private to the user (0600); a missing run folder stays an error rather than being created.
+  writeJsonAtomic(file, state, { mode: 0o600, tempFile: `${file}.tmp`, createFolder: false });
 }
 
 export function readState(file: string): RunState {
