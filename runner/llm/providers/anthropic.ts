@@ -3,10 +3,10 @@
 // per-step workspace context goes after the last breakpoint so it never invalidates the cache. Thinking blocks (with signature)
 // are kept in the response and sent back unmodified in later assistant turns, as the API requires.
 import Anthropic from "@anthropic-ai/sdk";
-import { classifySdkError, ProviderError } from "../errors.ts";
-import { ROLE_HEADER } from "../scripted/protocol.ts";
+import { ProviderError } from "../errors.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
 import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
+import { sdkClientOptions, sdkRequestOptions, sendSdkRequest } from "./shared.ts";
 
 type Body = Anthropic.MessageCreateParamsNonStreaming;
 type BlockParam = Anthropic.ContentBlockParam;
@@ -41,23 +41,14 @@ export class AnthropicProvider implements Provider {
     this.name = options.name ?? "anthropic";
     this.model = options.model;
     this.#options = options;
-    // maxRetries 0: the gateway's retries are the only ones, and each is recorded.
-    this.#client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0 });
+    this.#client = new Anthropic(sdkClientOptions(options));
   }
 
   async call(request: ModelRequest, options: ProviderCallOptions): Promise<ProviderResult> {
     const body = buildAnthropicBody(request, this.#options);
-    let reply: Anthropic.Message;
-    try {
-      reply = await this.#client.messages.create(body, {
-        headers: { [ROLE_HEADER]: request.role },
-        timeout: options.timeoutMs,
-        signal: options.signal ?? null,
-        maxRetries: 0,
-      });
-    } catch (error) {
-      throw classifySdkError(error, this.name);
-    }
+    const reply = await sendSdkRequest(this.name, () =>
+      this.#client.messages.create(body, sdkRequestOptions(request, options)),
+    );
     if (!reply || !Array.isArray(reply.content)) {
       throw new ProviderError(`${this.name}: response has no content array`, "malformed");
     }

@@ -2,10 +2,10 @@
 // (vLLM, Ollama, LiteLLM) via baseURL. Cached tokens are part of prompt_tokens there, so they are
 // subtracted from input: input + cacheRead = prompt_tokens, nothing counted twice.
 import OpenAI from "openai";
-import { classifySdkError, ProviderError } from "../errors.ts";
-import { ROLE_HEADER } from "../scripted/protocol.ts";
+import { ProviderError } from "../errors.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
 import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
+import { sdkClientOptions, sdkRequestOptions, sendSdkRequest } from "./shared.ts";
 
 type Body = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -29,23 +29,14 @@ export class OpenAIProvider implements Provider {
     this.name = options.name ?? "openai";
     this.model = options.model;
     this.#options = options;
-    // maxRetries 0: the gateway's retries are the only ones, and each is recorded.
-    this.#client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0 });
+    this.#client = new OpenAI(sdkClientOptions(options));
   }
 
   async call(request: ModelRequest, options: ProviderCallOptions): Promise<ProviderResult> {
     const body = buildOpenAIBody(request, this.#options);
-    let reply: OpenAI.Chat.Completions.ChatCompletion;
-    try {
-      reply = await this.#client.chat.completions.create(body, {
-        headers: { [ROLE_HEADER]: request.role },
-        timeout: options.timeoutMs,
-        signal: options.signal ?? null,
-        maxRetries: 0,
-      });
-    } catch (error) {
-      throw classifySdkError(error, this.name);
-    }
+    const reply = await sendSdkRequest(this.name, () =>
+      this.#client.chat.completions.create(body, sdkRequestOptions(request, options)),
+    );
     const choice = reply?.choices?.[0];
     if (!choice?.message)
       throw new ProviderError(`${this.name}: response has no choices[0].message`, "malformed");
