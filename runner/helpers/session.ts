@@ -88,3 +88,45 @@ export async function openOrExplain(
     return 2;
   }
 }
+
+/** Where a helper command writes: the sinks it was given (tests), else stdout and stderr. */
+export function helperOutput(options: { out?: (text: string) => void; err?: (text: string) => void }): {
+  out: (text: string) => void;
+  err: (text: string) => void;
+} {
+  return {
+    out: options.out ?? ((t: string) => process.stdout.write(t)),
+    err: options.err ?? ((t: string) => process.stderr.write(t)),
+  };
+}
+
+/**
+ * Runs a helper command's body in an open session, closing it however the body ends. When the
+ * session cannot be opened, the reason is written and the usage exit code returned.
+ */
+export async function withHelperSession(
+  options: {
+    home: string;
+    helper: HelperName;
+    model?: string | undefined;
+    env?: NodeJS.ProcessEnv | undefined;
+  },
+  err: (text: string) => void,
+  body: (session: HelperSession) => Promise<number>,
+): Promise<number> {
+  const session = await openOrExplain(
+    {
+      home: options.home,
+      helper: options.helper,
+      ...(options.model ? { modelSpec: options.model } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    },
+    err,
+  );
+  if (typeof session === "number") return session;
+  try {
+    return await body(session);
+  } finally {
+    await session.close();
+  }
+}

@@ -1,10 +1,10 @@
 // The skill maker: run records -> skill draft -> the skill validator -> repair, at most `maxTries`
 // model calls. The draft is for a human to review; it is never loaded as a skill by itself.
-import type { Message, Model } from "../../llm/types.ts";
+import type { Model } from "../../llm/types.ts";
 import type { Diagnostic } from "../../sam/types.ts";
 import { parseSkillText, renderSkillIndex, type Skill, skillIndex } from "../../skills/index.ts";
+import { draftWithRepairs } from "../draft-loop.ts";
 import { renderPrompt } from "../prompt.ts";
-import { replyText, unwrapDocument } from "../reply.ts";
 import { type RunRecord, renderRuns } from "./runs.ts";
 
 export interface MakeSkillOptions {
@@ -29,43 +29,32 @@ export async function makeSkill(options: MakeSkillOptions): Promise<MakeSkillRes
     skill_index: renderSkillIndex(allSkills),
     runs: renderRuns(options.runs),
   });
-  const messages: Message[] = [
-    {
-      role: "user",
-      content: [{ type: "text", text: `Draft a skill from the ${options.runs.length} run(s) above.` }],
-    },
-  ];
   const maxTries = options.maxTries ?? MAKE_SKILL_TRIES;
+  let tries = 0;
   let last: { text: string; diagnostics: Diagnostic[] } = { text: "", diagnostics: [] };
-  for (let attempt = 1; attempt <= maxTries; attempt++) {
-    const response = await options.model.complete({
-      role: "make_skill",
-      kind: "control",
-      rank: options.rank ?? 1,
-      system,
-      messages,
-      maxTokens: 6000,
-      meta: { runId: options.runId, iteration: attempt },
-    });
-    const text = unwrapDocument(replyText(response));
-    const parsed = parseSkillText(text, "<draft>");
-    const diagnostics = parsed.ok ? nameClash(parsed.skill, options.skills) : parsed.diagnostics;
-    if (parsed.ok && diagnostics.length === 0) return { ok: true, skill: parsed.skill, text, tries: attempt };
-    last = { text, diagnostics };
-    const list = diagnostics.map((d) => `- line ${d.line}: ${d.message}`).join("\n");
-    messages.push(
-      { role: "assistant", content: [{ type: "text", text }] },
-      {
-        role: "user",
-        content: [
-          {
-            type: "text",
-            text: renderPrompt(new URL("./repair.md", import.meta.url), { diagnostics: list }),
-          },
-        ],
-      },
-    );
-  }
+  const accepted = await draftWithRepairs<{ skill: Skill; text: string; tries: number }>({
+    model: options.model,
+    role: "make_skill",
+    runId: options.runId,
+    rank: options.rank ?? 1,
+    system,
+    ask: `Draft a skill from the ${options.runs.length} run(s) above.`,
+    maxTokens: 6000,
+    maxTries,
+    check(text) {
+      tries++;
+      const parsed = parseSkillText(text, "<draft>");
+      const diagnostics = parsed.ok ? nameClash(parsed.skill, options.skills) : parsed.diagnostics;
+      if (parsed.ok && diagnostics.length === 0) return { done: { skill: parsed.skill, text, tries } };
+      last = { text, diagnostics };
+      const list = diagnostics.map((d) => `- line ${d.line}: ${d.message}`).join("\n");
+      return {
+        reply: text,
+        repair: renderPrompt(new URL("./repair.md", import.meta.url), { diagnostics: list }),
+      };
+    },
+  });
+  if (accepted) return { ok: true, ...accepted };
   return { ok: false, text: last.text, tries: maxTries, diagnostics: last.diagnostics };
 }
 

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { EXIT } from "../../cli/exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
-import { openOrExplain } from "../session.ts";
+import { helperOutput, withHelperSession } from "../session.ts";
 import { makeTask } from "./make-task.ts";
 import { draftName, draftPath, writeDraft } from "./write.ts";
 
@@ -18,8 +18,7 @@ export interface MakeTaskCommandOptions {
 }
 
 export async function runMakeTask(request: string, options: MakeTaskCommandOptions): Promise<number> {
-  const out = options.out ?? ((t: string) => process.stdout.write(t));
-  const err = options.err ?? ((t: string) => process.stderr.write(t));
+  const { out, err } = helperOutput(options);
   const home = scifiHome(options.env);
   const rank = Number(options.rank ?? "1");
   if (!request.trim()) return usage(err, "the request is empty; say what the task should do");
@@ -29,50 +28,42 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
     return usage(err, `${options.output} already exists; choose another file with -o, or pass --force`);
   }
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
-  const session = await openOrExplain(
-    {
-      home,
-      helper: "make-task",
-      ...(options.model ? { modelSpec: options.model } : {}),
-      ...(options.env ? { env: options.env } : {}),
-    },
+  return withHelperSession(
+    { home, helper: "make-task", model: options.model, env: options.env },
     err,
+    async (session) => {
+      // Validate against the final location, so relative paths resolve as they will when run.
+      const provisional = draftPath(home, options.output, "new-task");
+      const result = await makeTask({
+        request,
+        model: session.model,
+        runId: session.runId,
+        skills,
+        outputFile: provisional,
+        rank,
+      });
+      session.record("request.txt", `${request}\n`);
+      for (const [i, a] of result.attempts.entries()) session.record(`draft-${i + 1}.md`, a.draft);
+      if (!result.ok) {
+        const last = result.attempts.at(-1)?.diagnostics ?? [];
+        err(`scifi make-task: no valid SAM after ${result.attempts.length} tries; last problems:\n`);
+        for (const d of last) err(`  ${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
+        err(`drafts and the audit tape are in ${session.runDir}\n`);
+        return EXIT.failed;
+      }
+      const path = draftPath(home, options.output, draftName(result.text));
+      writeDraft(path, result.text, options.force ?? false);
+      out(
+        `wrote ${path} (valid after ${result.attempts.length} ${result.attempts.length === 1 ? "try" : "tries"}; nothing was run)\n`,
+      );
+      if (result.withheld.length > 0) {
+        out("not granted (suggested in the file as comments; uncomment to grant):\n");
+        for (const w of result.withheld) out(`  ${w.yaml}  (${w.why})\n`);
+      }
+      out(`review it, then: scifi validate ${path}\naudit tape: ${session.runDir}/audit.jsonl\n`);
+      return EXIT.ok;
+    },
   );
-  if (typeof session === "number") return session;
-  try {
-    // Validate against the final location, so relative paths resolve as they will when run.
-    const provisional = draftPath(home, options.output, "new-task");
-    const result = await makeTask({
-      request,
-      model: session.model,
-      runId: session.runId,
-      skills,
-      outputFile: provisional,
-      rank,
-    });
-    session.record("request.txt", `${request}\n`);
-    for (const [i, a] of result.attempts.entries()) session.record(`draft-${i + 1}.md`, a.draft);
-    if (!result.ok) {
-      const last = result.attempts.at(-1)?.diagnostics ?? [];
-      err(`scifi make-task: no valid SAM after ${result.attempts.length} tries; last problems:\n`);
-      for (const d of last) err(`  ${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
-      err(`drafts and the audit tape are in ${session.runDir}\n`);
-      return EXIT.failed;
-    }
-    const path = draftPath(home, options.output, draftName(result.text));
-    writeDraft(path, result.text, options.force ?? false);
-    out(
-      `wrote ${path} (valid after ${result.attempts.length} ${result.attempts.length === 1 ? "try" : "tries"}; nothing was run)\n`,
-    );
-    if (result.withheld.length > 0) {
-      out("not granted (suggested in the file as comments; uncomment to grant):\n");
-      for (const w of result.withheld) out(`  ${w.yaml}  (${w.why})\n`);
-    }
-    out(`review it, then: scifi validate ${path}\naudit tape: ${session.runDir}/audit.jsonl\n`);
-    return EXIT.ok;
-  } finally {
-    await session.close();
-  }
 }
 
 function usage(err: (t: string) => void, message: string): number {

@@ -1,12 +1,12 @@
 // The task maker: request -> SAM draft -> deterministic validation -> repair, at most `maxTries`
 // model calls; grants the request did not name are withheld (see grants.ts). Nothing is run.
 
-import type { Message, Model } from "../../llm/types.ts";
+import type { Model } from "../../llm/types.ts";
 import { parseSamString } from "../../sam/parse.ts";
 import type { Diagnostic } from "../../sam/types.ts";
 import { checkSkillNames, grantsOf, renderSkillIndex, type Skill, skillIndex } from "../../skills/index.ts";
+import { draftWithRepairs } from "../draft-loop.ts";
 import { renderPrompt } from "../prompt.ts";
-import { replyText, unwrapDocument } from "../reply.ts";
 import { assertOnlyNamedGrants, namedGrants, type WithheldGrant, withholdGrants } from "./grants.ts";
 
 export interface MakeTaskOptions {
@@ -55,32 +55,27 @@ export async function makeTask(options: MakeTaskOptions): Promise<MakeTaskResult
   const system = renderPrompt(new URL("./make-task.md", import.meta.url), {
     skill_index: renderSkillIndex(offeredSkills(options.skills, options.request)),
   });
-  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: options.request }] }];
   const attempts: MakeTaskAttempt[] = [];
   let withheld: WithheldGrant[] = [];
-  for (let attempt = 1; attempt <= maxTries; attempt++) {
-    const response = await options.model.complete({
-      role: "make_task",
-      kind: "control",
-      rank: options.rank ?? 1,
-      system,
-      messages,
-      maxTokens: 8000,
-      meta: { runId: options.runId, iteration: attempt },
-    });
-    const raw = unwrapDocument(replyText(response));
-    const guarded = withholdGrants(raw, options.request);
-    withheld = guarded.withheld;
-    const diagnostics = validateDraft(guarded.text, options);
-    attempts.push({ draft: guarded.text, diagnostics });
-    if (!diagnostics.some((d) => d.severity === "error")) {
-      return { ok: true, text: guarded.text, attempts, withheld };
-    }
-    messages.push(
-      { role: "assistant", content: [{ type: "text", text: guarded.text }] },
-      { role: "user", content: [{ type: "text", text: repairMessage(diagnostics) }] },
-    );
-  }
+  const accepted = await draftWithRepairs<string>({
+    model: options.model,
+    role: "make_task",
+    runId: options.runId,
+    rank: options.rank ?? 1,
+    system,
+    ask: options.request,
+    maxTokens: 8000,
+    maxTries,
+    check(raw) {
+      const guarded = withholdGrants(raw, options.request);
+      withheld = guarded.withheld;
+      const diagnostics = validateDraft(guarded.text, options);
+      attempts.push({ draft: guarded.text, diagnostics });
+      if (!diagnostics.some((d) => d.severity === "error")) return { done: guarded.text };
+      return { reply: guarded.text, repair: repairMessage(diagnostics) };
+    },
+  });
+  if (accepted !== undefined) return { ok: true, text: accepted, attempts, withheld };
   return { ok: false, text: attempts.at(-1)?.draft ?? "", attempts, withheld };
 }
 
