@@ -4,17 +4,13 @@ import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { runDir, runFiles } from "../paths.ts";
+import { nameSlug } from "../policy/resolve.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { SamDocument } from "../sam/types.ts";
 
 export function newRunId(name: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
-  const slug =
-    name
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, "-")
-      .replace(/^-|-$/g, "")
-      .slice(0, 40) || "task";
+  const slug = nameSlug(name);
   return `${stamp}-${slug}-${randomBytes(3).toString("hex")}`;
 }
 

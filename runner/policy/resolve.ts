@@ -73,15 +73,21 @@ export function resolveSpec(sam: SamDocument, site: SitePolicy, options: Resolve
   };
 }
 
-/** `<name>-<UTC yyyymmddThhmmss>-<4 hex>`: sortable, readable, unique enough for one home. */
-export function newRunId(name: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-  const slug =
+/** A task name as a run-id part: lower-case letters, digits and single dashes, at most 40 characters. */
+export function nameSlug(name: string): string {
+  return (
     name
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, "-")
       .replace(/^-|-$/g, "")
-      .slice(0, 40) || "task";
+      .slice(0, 40) || "task"
+  );
+}
+
+/** `<name>-<UTC yyyymmddThhmmss>-<4 hex>`: sortable, readable, unique enough for one home. */
+export function newRunId(name: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const slug = nameSlug(name);
   return `${slug}-${stamp}-${randomBytes(2).toString("hex")}`;
 }
 
