@@ -499,14 +499,11 @@ interface ValidResources {
 
 /** Checks the requested resources against the grant; absent values take the grant's. */
 export function validateResources(request: SubmitRequest, grant: JobGrant): ValidResources {
-  const timeSec = request.time === undefined ? grant.timeSec : parseSlurmTime(request.time);
-  if (timeSec === undefined) {
-    throw new JobRefused(
-      "bad-request",
-      `time '${request.time}'`,
-      "time must be minutes or SLURM's M:S, H:M:S, D-H:M:S",
-    );
-  }
+  const timeSec = parsedOrRefused(
+    request.time === undefined ? grant.timeSec : parseSlurmTime(request.time),
+    `time '${request.time}'`,
+    "time must be minutes or SLURM's M:S, H:M:S, D-H:M:S",
+  );
   if (timeSec > grant.timeSec) {
     throw new JobRefused(
       "time-above-grant",
@@ -515,9 +512,7 @@ export function validateResources(request: SubmitRequest, grant: JobGrant): Vali
       "Ask for less time or split the work into shorter jobs",
     );
   }
-  const gpus = request.gpus ?? 0;
-  if (!Number.isInteger(gpus) || gpus < 0)
-    throw new JobRefused("bad-request", `gpus ${gpus}`, "gpus must be a whole number >= 0");
+  const gpus = wholeNumberOrRefused("gpus", request.gpus ?? 0, 0);
   if (gpus > grant.gpus) {
     throw new JobRefused(
       "gpus-above-grant",
@@ -526,9 +521,7 @@ export function validateResources(request: SubmitRequest, grant: JobGrant): Vali
       grant.gpus === 0 ? "Run on CPUs, or the SAM must request `gpu`" : "Ask for fewer GPUs",
     );
   }
-  const cpus = request.cpus ?? Math.min(1, grant.cpus);
-  if (!Number.isInteger(cpus) || cpus < 1)
-    throw new JobRefused("bad-request", `cpus ${cpus}`, "cpus must be a whole number >= 1");
+  const cpus = wholeNumberOrRefused("cpus", request.cpus ?? Math.min(1, grant.cpus), 1);
   if (cpus > grant.cpus) {
     throw new JobRefused(
       "cpus-above-grant",
@@ -536,14 +529,11 @@ export function validateResources(request: SubmitRequest, grant: JobGrant): Vali
       `the task is granted ${grant.cpus} CPU(s) per job`,
     );
   }
-  const memoryBytes = request.memory === undefined ? grant.memoryBytes : parseSlurmMemory(request.memory);
-  if (memoryBytes === undefined) {
-    throw new JobRefused(
-      "bad-request",
-      `memory '${request.memory}'`,
-      "memory must look like 512M or 4G (a number is MiB)",
-    );
-  }
+  const memoryBytes = parsedOrRefused(
+    request.memory === undefined ? grant.memoryBytes : parseSlurmMemory(request.memory),
+    `memory '${request.memory}'`,
+    "memory must look like 512M or 4G (a number is MiB)",
+  );
   if (memoryBytes > grant.memoryBytes) {
     throw new JobRefused(
       "memory-above-grant",
@@ -552,6 +542,19 @@ export function validateResources(request: SubmitRequest, grant: JobGrant): Vali
     );
   }
   return { timeSec, cpus, memoryBytes, gpus };
+}
+
+/** A parsed request value, or a bad-request refusal naming what was asked and the accepted form. */
+function parsedOrRefused(value: number | undefined, asked: string, rule: string): number {
+  if (value === undefined) throw new JobRefused("bad-request", asked, rule);
+  return value;
+}
+
+/** A count that must be a whole number of at least `min`, or a bad-request refusal. */
+function wholeNumberOrRefused(what: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min)
+    throw new JobRefused("bad-request", `${what} ${value}`, `${what} must be a whole number >= ${min}`);
+  return value;
 }
 
 /** Maps a script path as the agent wrote it (task-relative, `/task/...`, or host-absolute) to the host. */
