@@ -3,20 +3,10 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SamMetadata } from "../../runner/sam/types.ts";
+import { plainMetadata } from "../helpers/sam.ts";
 
 export function samMetadata(overrides: Partial<SamMetadata>): SamMetadata {
-  return {
-    name: "demo",
-    network: false,
-    gpu: 0,
-    mounts: [],
-    skills: [],
-    checkAssets: [],
-    subtasks: [],
-    jobs: "slurm",
-    walltimeSec: 600,
-    ...overrides,
-  };
+  return plainMetadata({ jobs: "slurm", walltimeSec: 600, ...overrides });
 }
 
 /** A task folder and a records folder beside it (never inside it), under a fresh temp root. */

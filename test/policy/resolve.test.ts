@@ -7,6 +7,7 @@ import { PolicyRefused } from "../../runner/policy/refused.ts";
 import { newRunId, resolveSpec } from "../../runner/policy/resolve.ts";
 import { BUILTIN_SITE_POLICY, type SitePolicy } from "../../runner/policy/site.ts";
 import type { MountRequest, SamDocument, SamMetadata } from "../../runner/sam/types.ts";
+import { plainMetadata } from "../helpers/sam.ts";
 
 const GiB = 1024 ** 3;
 let base: string;
@@ -30,16 +31,7 @@ function samIn(meta: Partial<SamMetadata> = {}, folder?: string): SamDocument {
   const dir = folder ?? mkdtempSync(join(home, "tasks", "t-"));
   const file = join(dir, "task.md");
   writeFileSync(file, "---\nname: demo\n---\n# To-do\nx\n# Expectation\ny\n");
-  const metadata: SamMetadata = {
-    name: "demo",
-    network: false,
-    gpu: 0,
-    mounts: [],
-    skills: [],
-    checkAssets: [],
-    subtasks: [],
-    ...meta,
-  };
+  const metadata = plainMetadata(meta);
   const node = {
     id: "root",
     title: "demo",
