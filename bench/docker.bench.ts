@@ -9,9 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import Docker from "dockerode";
-import { type SandboxSpec, TASK_MOUNT } from "../runner/policy/spec.ts";
+import type { SandboxSpec } from "../runner/policy/spec.ts";
 import { containerOptions, createDockerBackend } from "../runner/sandbox/docker.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { taskFolderSpec } from "../test/helpers/spec.ts";
 
 const IMAGE = "scifi-base:bookworm";
 const EXEC_ROUNDS = 40;
@@ -51,22 +52,7 @@ export async function run(): Promise<BenchResult[]> {
 }
 
 function benchSpec(taskDir: string, runId: string): SandboxSpec {
-  return {
-    runId,
-    image: IMAGE,
-    user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
-    taskDir,
-    workdir: TASK_MOUNT,
-    mounts: [{ source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" }],
-    network: false,
-    gpus: 0,
-    cpus: 1,
-    memoryBytes: 512 * 1024 ** 2,
-    pidsLimit: 256,
-    walltimeSec: 600,
-    env: {},
-    labels: { "scifi.bench": "1" },
-  };
+  return taskFolderSpec({ runId, image: IMAGE, taskDir }, { pidsLimit: 256, labels: { "scifi.bench": "1" } });
 }
 
 async function measureExec(docker: Docker, backend: ReturnType<typeof createDockerBackend>, taskDir: string) {

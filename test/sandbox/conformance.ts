@@ -28,6 +28,7 @@ import {
   SandboxError,
   TRUNCATION_MARKER,
 } from "../../runner/sandbox/types.ts";
+import { taskFolderSpec } from "../helpers/spec.ts";
 
 export interface ConformanceOptions {
   /** Image the sandboxes run (needs sh, bash, coreutils, grep, util-linux: `scifi-base:bookworm` has them). */
@@ -84,32 +85,10 @@ export function sandboxConformance(
       const taskDir = mkdtempSync(join(workspace, "task-"));
       writeFileSync(join(taskDir, "task.md"), "---\nname: conformance\n---\n# To-do\nnothing\n");
       const runId = `conf-${randomUUID().slice(0, 8)}`;
-      return {
-        runId,
-        image: options.image,
-        user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
-        taskDir,
-        workdir: TASK_MOUNT,
-        mounts: [
-          { source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" },
-          {
-            source: join(taskDir, "task.md"),
-            target: `${TASK_MOUNT}/task.md`,
-            readOnly: true,
-            reason: "sam file",
-          },
-        ],
-        network: false,
-        gpus: 0,
-        cpus: 1,
-        memoryBytes: 512 * MiB,
-        pidsLimit: 128,
-        walltimeSec: 600,
-        env: {},
-        labels: { "scifi.test": "conformance" },
-        ...options.specDefaults,
-        ...extra,
-      };
+      return taskFolderSpec(
+        { runId, image: options.image, taskDir, samFile: true },
+        { labels: { "scifi.test": "conformance" }, ...options.specDefaults, ...extra },
+      );
     }
 
     async function start(

@@ -7,10 +7,10 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { formatDoctor, runDoctor } from "../../runner/cli/commands/doctor.ts";
-import { TASK_MOUNT } from "../../runner/policy/spec.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { getBackend } from "../../runner/sandbox/registry.ts";
 import { hasEngine } from "../helpers/engines.ts";
+import { taskFolderSpec } from "../helpers/spec.ts";
 import { sandboxConformance } from "./conformance.ts";
 
 const haveDocker = hasEngine("docker");
@@ -39,22 +39,17 @@ describe.skipIf(!haveDocker)("docker backend specifics", () => {
   const spec = (runId: string) => {
     const taskDir = mkdtempSync(join(tmpdir(), "scifi-docker-"));
     chmodSync(taskDir, 0o777); // the container runs as uid 4321 here
-    return {
-      runId,
-      image: "scifi-base:bookworm",
-      user: { uid: 4321, gid: 4321 },
-      taskDir,
-      workdir: TASK_MOUNT,
-      mounts: [{ source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" }],
-      network: false,
-      gpus: 0,
-      cpus: 1,
-      memoryBytes: 256 * 1024 ** 2,
-      pidsLimit: 100,
-      walltimeSec: 60,
-      env: { SCIFI_RUN_ID: runId },
-      labels: { "scifi.task": "specifics" },
-    };
+    return taskFolderSpec(
+      { runId, image: "scifi-base:bookworm", taskDir },
+      {
+        user: { uid: 4321, gid: 4321 },
+        memoryBytes: 256 * 1024 ** 2,
+        pidsLimit: 100,
+        walltimeSec: 60,
+        env: { SCIFI_RUN_ID: runId },
+        labels: { "scifi.task": "specifics" },
+      },
+    );
   };
 
   it("creates the container default-deny, as the engine reports it", async () => {
@@ -157,22 +152,12 @@ describe.skipIf(!haveDocker)("docker cleanup on signals", () => {
       // A real runner process: starts a sandbox through the backend, says so, then idles.
       const code = `
         import { createDockerBackend } from ${JSON.stringify(join(import.meta.dirname, "../../runner/sandbox/docker.ts"))};
-        const sandbox = await createDockerBackend().start(${JSON.stringify({
-          runId,
-          image: "scifi-base:bookworm",
-          user: { uid: 0, gid: 0 },
-          taskDir,
-          workdir: TASK_MOUNT,
-          mounts: [{ source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" }],
-          network: false,
-          gpus: 0,
-          cpus: 1,
-          memoryBytes: 256 * 1024 ** 2,
-          pidsLimit: 64,
-          walltimeSec: 60,
-          env: {},
-          labels: {},
-        })});
+        const sandbox = await createDockerBackend().start(${JSON.stringify(
+          taskFolderSpec(
+            { runId, image: "scifi-base:bookworm", taskDir },
+            { user: { uid: 0, gid: 0 }, memoryBytes: 256 * 1024 ** 2, pidsLimit: 64, walltimeSec: 60 },
+          ),
+        )});
         console.log("started " + sandbox.spec.runId);
         if (${JSON.stringify(signal)} === "exit") setTimeout(() => process.exit(0), 200);
         setInterval(() => {}, 1000);

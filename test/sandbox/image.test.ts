@@ -6,10 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type SandboxSpec, TASK_MOUNT } from "../../runner/policy/spec.ts";
+import { TASK_MOUNT } from "../../runner/policy/spec.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import type { Sandbox } from "../../runner/sandbox/types.ts";
 import { hasEngine } from "../helpers/engines.ts";
+import { taskFolderSpec } from "../helpers/spec.ts";
 
 const IMAGE = "scifi-sci:local";
 
@@ -20,22 +21,10 @@ describe.skipIf(!hasEngine("docker"))(`image ${IMAGE}`, () => {
     // Cached: seconds when the image is up to date (CI builds it in its own step first).
     execFileSync("bash", ["scripts/build-image.sh"], { stdio: "inherit" });
     const taskDir = mkdtempSync(join(tmpdir(), "scifi-image-"));
-    const spec: SandboxSpec = {
-      runId: `image-${process.pid}-${Date.now()}`,
-      image: IMAGE,
-      user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
-      taskDir,
-      workdir: TASK_MOUNT,
-      mounts: [{ source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" }],
-      network: false,
-      gpus: 0,
-      cpus: 2,
-      memoryBytes: 2 * 1024 ** 3,
-      pidsLimit: 512,
-      walltimeSec: 600,
-      env: {},
-      labels: { "scifi.test": "image" },
-    };
+    const spec = taskFolderSpec(
+      { runId: `image-${process.pid}-${Date.now()}`, image: IMAGE, taskDir },
+      { cpus: 2, memoryBytes: 2 * 1024 ** 3, pidsLimit: 512, labels: { "scifi.test": "image" } },
+    );
     sandbox = await createDockerBackend().start(spec);
   }, 1_800_000); // a first build (no cache) takes ten minutes or more
 

@@ -2,7 +2,8 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type SandboxSpec, TASK_MOUNT } from "../../../runner/policy/spec.ts";
+import type { SandboxSpec } from "../../../runner/policy/spec.ts";
+import { taskFolderSpec } from "../../helpers/spec.ts";
 
 /** The image the harness script made a SIF for; inside the harness a missing one is an error. */
 export function testImage(): string {
@@ -22,29 +23,12 @@ export async function taskSpec(overrides: Partial<SandboxSpec> = {}): Promise<Sa
   const taskDir = await mkdtemp(join(tmpdir(), "scifi-task-"));
   await writeFile(join(taskDir, "task.md"), "---\ntitle: t\n---\n# To-do\nx\n# Expectation\ny\n");
   const runId = `t${process.pid}-${Date.now()}-${counter++}`;
-  return {
-    runId,
-    image: testImage(),
-    user: { uid: process.getuid?.() ?? 1000, gid: process.getgid?.() ?? 1000 },
-    taskDir,
-    workdir: TASK_MOUNT,
-    mounts: [
-      { source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" },
-      {
-        source: join(taskDir, "task.md"),
-        target: `${TASK_MOUNT}/task.md`,
-        readOnly: true,
-        reason: "sam file",
-      },
-    ],
-    network: false,
-    gpus: 0,
-    cpus: 1,
-    memoryBytes: 512 * 1024 * 1024,
-    pidsLimit: 128,
-    walltimeSec: 600,
-    env: {},
-    labels: { "scifi.run": runId },
-    ...overrides,
-  };
+  return taskFolderSpec(
+    { runId, image: testImage(), taskDir, samFile: true },
+    {
+      user: { uid: process.getuid?.() ?? 1000, gid: process.getgid?.() ?? 1000 },
+      labels: { "scifi.run": runId },
+      ...overrides,
+    },
+  );
 }
