@@ -1,29 +1,15 @@
 // `scifi report` on the command line: pages by folder and by run id, usage errors with exit 2.
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
+import { type CliResult, runScifi } from "../helpers/cli.ts";
 import { synthRun } from "./synth.ts";
-
-const exec = promisify(execFile);
-const BIN = new URL("../../bin/scifi.js", import.meta.url).pathname;
 
 let home: string;
 
-async function scifi(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return exec(process.execPath, [BIN, ...args], {
-    env: { ...process.env, SCIFI_HOME: home },
-    timeout: 60_000,
-  }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-    }),
-  );
+function scifi(...args: string[]): Promise<CliResult> {
+  return runScifi(home, args, 60_000);
 }
 
 beforeAll(() => {

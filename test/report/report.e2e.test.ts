@@ -1,22 +1,20 @@
 /// <reference lib="dom" />
 // Reports of real runs (Docker sandbox, real checks, scripted models over HTTP) opened in real
 // headless Chromium: a passed run (with a hostile tool output), a failed one and a blocked one.
-import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
 import { runTask } from "../../runner/loop/setup.ts";
 import { writeRunReport } from "../../runner/report/report.ts";
+import { type CliResult, runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, fixture, REPO, workspace } from "../loop/harness.ts";
 import { launchChromium, openFile } from "./browser.ts";
 import { decodePng, distinctColors } from "./png.ts";
 
-const exec = promisify(execFile);
 const HOSTILE_FIXTURE = join(REPO, "test", "report", "fixtures", "gfortran-pass-html.yaml");
 
 interface Run {
@@ -41,18 +39,8 @@ async function scriptedRun(example: string, script: string, iterations?: number)
   return result.dir;
 }
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return exec(process.execPath, [join(REPO, "bin/scifi.js"), ...args], {
-    env: { ...process.env, SCIFI_HOME: home },
-    timeout: 120_000,
-  }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-    }),
-  );
+function cli(...args: string[]): Promise<CliResult> {
+  return runScifi(home, args, 120_000);
 }
 
 /** Seq of the call whose tool input contains `text` (its tool output follows it on the page). */
