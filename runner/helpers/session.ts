@@ -89,8 +89,21 @@ export async function openOrExplain(
   }
 }
 
+/** The options every helper command takes from its flags (and tests, for env and the sinks). */
+export interface HelperCommandOptions {
+  /** `--model`: `scripted:FILE`, `replay:RUN`, or a models config. */
+  model?: string;
+  /** `--rank`, as typed. */
+  rank?: string;
+  /** `--force`: replace a file the command would write that already exists. */
+  force?: boolean;
+  env?: NodeJS.ProcessEnv;
+  out?: (text: string) => void;
+  err?: (text: string) => void;
+}
+
 /** Where a helper command writes: the sinks it was given (tests), else stdout and stderr. */
-export function helperOutput(options: { out?: (text: string) => void; err?: (text: string) => void }): {
+export function helperOutput(options: Pick<HelperCommandOptions, "out" | "err">): {
   out: (text: string) => void;
   err: (text: string) => void;
 } {

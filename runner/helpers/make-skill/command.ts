@@ -4,18 +4,11 @@ import { join } from "node:path";
 import { EXIT } from "../../cli/exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
-import { helperOutput, withHelperSession } from "../session.ts";
+import { type HelperCommandOptions, helperOutput, withHelperSession } from "../session.ts";
 import { makeSkill } from "./make-skill.ts";
 import { RunNotFound, type RunRecord, readRun, resolveRun } from "./runs.ts";
 
-export interface MakeSkillCommandOptions {
-  model?: string;
-  rank?: string;
-  force?: boolean;
-  env?: NodeJS.ProcessEnv;
-  out?: (text: string) => void;
-  err?: (text: string) => void;
-}
+export type MakeSkillCommandOptions = HelperCommandOptions;
 
 export async function runMakeSkill(refs: string[], options: MakeSkillCommandOptions): Promise<number> {
   const { out, err } = helperOutput(options);

@@ -3,18 +3,13 @@ import { existsSync } from "node:fs";
 import { EXIT } from "../../cli/exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
-import { helperOutput, withHelperSession } from "../session.ts";
+import { type HelperCommandOptions, helperOutput, withHelperSession } from "../session.ts";
 import { makeTask } from "./make-task.ts";
 import { draftName, draftPath, writeDraft } from "./write.ts";
 
-export interface MakeTaskCommandOptions {
+export interface MakeTaskCommandOptions extends HelperCommandOptions {
+  /** `-o`: where the draft goes (default: `<home>/tasks/<name>.md`). */
   output?: string;
-  model?: string;
-  rank?: string;
-  force?: boolean;
-  env?: NodeJS.ProcessEnv;
-  out?: (text: string) => void;
-  err?: (text: string) => void;
 }
 
 export async function runMakeTask(request: string, options: MakeTaskCommandOptions): Promise<number> {
