@@ -1,9 +1,8 @@
 // Parsing speed: 1,000 SAM files of ~5 KB each, parsed from disk, must take under 2 s in total.
 // The raw baseline in the same run reads the same files and runs gray-matter alone (front matter
 // split + its default YAML parse, no sections, no validation), reported as a ratio for information.
-// The value is the CPU time of this (single-threaded) process, which is what the wall time is on an
-// idle machine; the wall time is in the note, because on a shared machine it also counts the time
-// other processes held the cores.
+// The value is the elapsed (wall) time, which is what "takes" means; the process CPU time is in the
+// note (it is higher: V8's garbage collector and compiler work on helper threads at the same time).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,12 +24,12 @@ export async function run(): Promise<BenchResult[]> {
     const raw = undisturbed(files, baseline);
     return [
       {
-        name: `parse ${FILES} SAM files (avg ${(bytes / FILES / 1024).toFixed(1)} KB), CPU time`,
-        value: parse.cpu,
+        name: `parse ${FILES} SAM files (avg ${(bytes / FILES / 1024).toFixed(1)} KB), elapsed time`,
+        value: parse.wall,
         unit: "ms",
-        baseline: raw.cpu,
+        baseline: raw.wall,
         maxValue: 2000,
-        note: `wall ${parse.wall.toFixed(0)} ms; sums of per-batch best-of-${REPEATS}; baseline = read + gray-matter alone, ratio for information`,
+        note: `process CPU ${parse.cpu.toFixed(0)} ms; sums of per-batch best-of-${REPEATS}; baseline = read + gray-matter alone, ratio for information`,
       },
     ];
   } finally {
@@ -74,7 +73,7 @@ function undisturbed(files: string[], work: (batch: string[]) => void): { cpu: n
       const wall = performance.now() - start;
       const used = process.cpuUsage(cpuStart);
       const cpu = (used.user + used.system) / 1000;
-      if (cpu < fastest.cpu) fastest = { cpu, wall };
+      if (wall < fastest.wall) fastest = { cpu, wall };
     }
     cpuTotal += fastest.cpu;
     wallTotal += fastest.wall;
