@@ -61,6 +61,9 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
       }),
     );
     expect(resumed.stdout).toMatch(/^PASSED/);
+    expect(resumed.stdout).toContain(
+      `[SCRIPTED model: replies come from ${fixture("verilator-resume-2.yaml")}]`,
+    );
     expect(resumed.code).toBe(0);
     // The killed process's container was removed by the resume (orphan prune), and the resumed
     // run's own sandbox by its stop: nothing of this run is left.

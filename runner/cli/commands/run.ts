@@ -66,7 +66,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       },
     });
     display.done();
-    process.stdout.write(summary(result));
+    process.stdout.write(summary(result, flags.model));
     return result.outcome.status === "passed"
       ? EXIT.ok
       : result.outcome.status === "blocked"
@@ -123,10 +123,14 @@ function usage(message: string): number {
   return EXIT.usage;
 }
 
-function summary(result: import("../../loop/run.ts").RunResult): string {
+function summary(result: import("../../loop/run.ts").RunResult, model: string | undefined): string {
   const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"];
+  // A scripted run must never pass for a real one: say so next to the verdict.
+  const scripted = model?.startsWith("scripted")
+    ? ` [SCRIPTED model: replies come from ${model.slice(model.indexOf(":") + 1)}]`
+    : "";
   return [
-    `${result.outcome.status.toUpperCase()}: ${result.outcome.reason}`,
+    `${result.outcome.status.toUpperCase()}: ${result.outcome.reason}${scripted}`,
     `run ${result.runId}: ${result.iterations} iteration(s), ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
     `records: ${result.dir}/ (${files.join(", ")})`,
     `inspect: scifi audit show ${result.dir}`,
