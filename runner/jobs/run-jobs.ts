@@ -34,7 +34,7 @@ export interface JobsForRunOptions {
   sam: SamDocument;
   /** Site policy file holding the `jobs:` section (default `<home>/site-policy.yaml`). */
   sitePolicyFile: string;
-  /** Where broker calls are recorded; default: `runs/<runId>/jobs/events.jsonl`. */
+  /** Also told of every broker call (they are always recorded in `runs/<runId>/jobs/events.jsonl`). */
   onEvent?: JobEventSink;
   /** A resumed run: take over the jobs it had submitted before. */
   resume?: boolean;
@@ -66,7 +66,7 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
     sandbox: jobSandboxFor(o.sam, policy, site),
     restore: o.resume === true,
     recordsDir,
-    onEvent: o.onEvent ?? appendEvents(join(recordsDir, "events.jsonl")),
+    onEvent: withRecord(join(recordsDir, "events.jsonl"), o.onEvent),
   });
   let finished = false;
   return {
@@ -90,6 +90,17 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
 }
 
 /** An append-only JSONL sink, one broker call a line (records live out of the agent's reach). */
+/** The record file first, then the caller's sink. */
+function withRecord(file: string, also: JobEventSink | undefined): JobEventSink {
+  const record = appendEvents(file);
+  return also
+    ? (event) => {
+        record(event);
+        also(event);
+      }
+    : record;
+}
+
 export function appendEvents(file: string): JobEventSink {
   return (event: JobEvent) => {
     mkdirSync(dirname(file), { recursive: true });
@@ -116,20 +127,16 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
   if (!sam || sam.metadata.jobs !== "slurm") return runTask(options);
   const { sitePolicyPath } = await import("../policy/site.ts");
   const runId = options.resume ?? options.runId ?? newRunId(sam.metadata.name);
-  // Every broker decision goes to the run's jobs/events.jsonl in full and, once the loop has opened
-  // it, onto the history tape as one line.
+  // Every broker decision is recorded in the run's jobs/events.jsonl in full (jobsForRun) and, once
+  // the loop has opened it, goes onto the history tape as one line.
   let toHistory: ((event: HistoryEvent) => void) | undefined;
-  const toFile = appendEvents(join(runDir(options.home, runId), "jobs", "events.jsonl"));
   const jobs = jobsForRun({
     home: options.home,
     runId,
     sam,
     sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
     resume: resumed !== undefined,
-    onEvent: (event) => {
-      toFile(event);
-      toHistory?.(historyEventOf(event));
-    },
+    onEvent: (event) => toHistory?.(historyEventOf(event)),
   });
   // SIGINT/SIGTERM end the process through the sandbox registry's handlers (a `finally` never
   // runs then): register the jobs there too, so a cancelled task cancels its jobs.
