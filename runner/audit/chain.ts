@@ -14,6 +14,17 @@ export function sealLine(body: string): string {
   return `${body.slice(0, -1)},"hash":"${sha256(body)}"}`;
 }
 
+/**
+ * sealLine plus the SHA-256 of the sealed line (the next record's `prev`), hashing the body once:
+ * the line is the body with its closing brace moved after the hash member.
+ */
+export function sealLineHashed(body: string): { line: string; lineHash: string } {
+  const open = createHash("sha256").update(body.slice(0, -1));
+  const hash = open.copy().update("}").digest("hex");
+  const suffix = `,"hash":"${hash}"}`;
+  return { line: `${body.slice(0, -1)}${suffix}`, lineHash: open.update(suffix).digest("hex") };
+}
+
 /** Splits a line into its body and the hash it claims; null when the suffix is missing. */
 export function unsealLine(line: string): { body: string; claimed: string } | null {
   const match = HASH_SUFFIX.exec(line);

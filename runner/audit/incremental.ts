@@ -9,6 +9,7 @@
 // array, a long text that is also in the call's own request is written as `{"$s": path}` (a path
 // into that request), since the wire body repeats the request's texts in the provider's shape.
 // References point only backwards to call records; the hash chain covers the lines they point to.
+import { isFrozenDeep } from "../frozen.ts";
 import { REDACTED } from "./redact.ts";
 import type { CallRecord, StoredCallRecord, TapeRequest } from "./types.ts";
 
@@ -65,6 +66,15 @@ export class TapeExpander {
     const wire = this.#wire(record.wire, seq, full);
     this.#remember(seq, { request: full, wire });
     return { ...record, request: full, ...(record.wire !== undefined ? { wire } : {}) } as CallRecord;
+  }
+
+  /**
+   * Writer side: remembers a call whose line redaction left unchanged by the values the caller
+   * sent (deeply frozen, see runner/frozen.ts), so the next call's shared prefix is found by
+   * identity. A reader's expansion of that line is the JSON of these same values.
+   */
+  remember(seq: number, request: TapeRequest, wire: unknown): void {
+    this.#remember(seq, { request, wire });
   }
 
   /** Recent calls, newest first (the writer looks for references among them). */
@@ -148,7 +158,7 @@ export function compactCall(
   stored.messages = arrayRef(request.messages, recent, (r) => r.request.messages, same);
   if (request.tools) stored.tools = arrayRef(request.tools, recent, (r) => r.request.tools, same);
   if (!isObject(wire)) return { request: stored, wire };
-  const strings = longStrings(request);
+  const strings = stringFinder(request);
   const storedWire: Json = {};
   for (const [key, value] of Object.entries(wire))
     storedWire[key] = Array.isArray(value)
@@ -195,33 +205,56 @@ const LONG_STRING = 256;
 
 type Path = (string | number)[];
 
-/** Long strings of the request (system, tool descriptions, message texts) and where they are. */
-function longStrings(request: TapeRequest): Map<string, Path> {
+/**
+ * Finds where a long string of a wire body sits in the call's request: the system prompt, then the
+ * messages from the newest (the new wire items repeat recent messages), then the tool specs. Each
+ * frozen message is walked once and its long strings kept, so a lookup costs a few map reads.
+ */
+function stringFinder(request: TapeRequest): (text: string) => Path | undefined {
+  return (text) => {
+    if (request.system === text) return ["system"];
+    for (let i = request.messages.length - 1; i >= 0; i--) {
+      const path = longStringsOf(request.messages[i]).get(text);
+      if (path) return ["messages", i, ...path];
+    }
+    const tools = request.tools ?? [];
+    for (let i = 0; i < tools.length; i++) {
+      const path = longStringsOf(tools[i]).get(text);
+      if (path) return ["tools", i, ...path];
+    }
+    return undefined;
+  };
+}
+
+const longStringCache = new WeakMap<object, Map<string, Path>>();
+
+/** The long strings inside one value, each with its first path relative to the value. */
+function longStringsOf(value: unknown): Map<string, Path> {
+  if (typeof value !== "object" || value === null) return new Map();
+  const cached = longStringCache.get(value);
+  if (cached) return cached;
   const found = new Map<string, Path>();
-  // One path stack, copied only for a hit: this walks the whole request on every call.
+  // One path stack, copied only for a hit.
   const path: Path = [];
-  const visit = (value: unknown): void => {
-    if (typeof value === "string") {
-      if (value.length >= LONG_STRING && !found.has(value)) found.set(value, [...path]);
-    } else if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
+  const visit = (member: unknown): void => {
+    if (typeof member === "string") {
+      if (member.length >= LONG_STRING && !found.has(member)) found.set(member, [...path]);
+    } else if (Array.isArray(member)) {
+      for (let i = 0; i < member.length; i++) {
         path.push(i);
-        visit(value[i]);
+        visit(member[i]);
         path.pop();
       }
-    } else if (isObject(value)) {
-      for (const key in value) {
+    } else if (isObject(member)) {
+      for (const key in member) {
         path.push(key);
-        visit(value[key]);
+        visit(member[key]);
         path.pop();
       }
     }
   };
-  for (const key of ["system", "tools", "messages"] as const) {
-    path.push(key);
-    visit(request[key]);
-    path.pop();
-  }
+  visit(value);
+  if (isFrozenDeep(value)) longStringCache.set(value, found);
   return found;
 }
 
@@ -229,10 +262,13 @@ function longStrings(request: TapeRequest): Map<string, Path> {
  * A wire body repeats the request's texts (tool outputs, the system prompt) in its own shape; its
  * new items store each long one as `{"$s": path}` into this call's request instead of a copy.
  */
-function withStringRefs(stored: unknown[] | ArrayRef, strings: Map<string, Path>): unknown[] | ArrayRef {
+function withStringRefs(
+  stored: unknown[] | ArrayRef,
+  find: (text: string) => Path | undefined,
+): unknown[] | ArrayRef {
   const replace = (value: unknown): unknown => {
     if (typeof value === "string") {
-      const path = value.length >= LONG_STRING ? strings.get(value) : undefined;
+      const path = value.length >= LONG_STRING ? find(value) : undefined;
       return path ? { $s: path } : value;
     }
     if (Array.isArray(value)) return value.map(replace);
@@ -270,10 +306,9 @@ function arrayRef<T extends { seq: number }>(
   let best: ArrayRef | undefined;
   for (const candidate of candidates) {
     const base = pick(candidate);
-    // Newest first; a candidate no longer than the best match so far cannot improve on it.
-    if (!Array.isArray(base) || base.length <= (best?.count ?? 0)) continue;
-    const count = sharedPrefix(items, base, same);
-    if (count > 0 && count > (best?.count ?? 0)) best = { $from: candidate.seq, count, add: [] };
+    if (!Array.isArray(base)) continue;
+    const count = longerSharedPrefix(items, base, best?.count ?? 0, same);
+    if (count > 0) best = { $from: candidate.seq, count, add: [] };
     if (count === items.length) break;
   }
   if (!best) return items;
@@ -281,9 +316,17 @@ function arrayRef<T extends { seq: number }>(
   return best;
 }
 
-function sharedPrefix(a: unknown[], b: unknown[], same: Same): number {
+/**
+ * The length of the prefix a and b share when it is longer than `floor` (the best match so far),
+ * else 0. The item at `floor` is compared first and then those before it from the end, so an older
+ * call that cannot beat the best (its history differs near the end, e.g. where an earlier cache
+ * breakpoint sat) is rejected after a comparison or two instead of a walk through the whole history.
+ */
+function longerSharedPrefix(a: unknown[], b: unknown[], floor: number, same: Same): number {
   const n = Math.min(a.length, b.length);
-  let i = 0;
+  if (floor >= n) return 0;
+  for (let i = floor; i >= 0; i--) if (!same(a[i], b[i])) return 0;
+  let i = floor + 1;
   while (i < n && same(a[i], b[i])) i++;
   return i;
 }
@@ -297,7 +340,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
     return true;
   }
-  if (Array.isArray(b)) return false;
+  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return false;
   // Fast path: the same own keys in the same order (how the same code builds the same value).
   const x = a as Json;
   const y = b as Json;
@@ -324,6 +367,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   for (const key of ky) if (y[key] !== undefined) keys--;
   return keys === 0;
+}
+
+/** A plain JSON object; anything else (a Date, a Map) equals only itself. */
+function isPlain(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 function wireField(wire: unknown, key: string): unknown {

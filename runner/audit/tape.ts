@@ -15,10 +15,11 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { sealLine, sha256 } from "./chain.ts";
+import { freezeDeep } from "../frozen.ts";
+import { sealLineHashed, sha256 } from "./chain.ts";
 import { compactCall, TapeExpander } from "./incremental.ts";
 import { Redactor } from "./redact.ts";
-import type { AuditEntry, StoredCallRecord } from "./types.ts";
+import type { AuditEntry, StoredCallRecord, TapeRequest } from "./types.ts";
 
 /** How many recent calls a new call's request may reference (covers interleaved roles). */
 const RECENT_CALLS = 6;
@@ -84,20 +85,21 @@ export class AuditTape {
         : entry;
     const text = JSON.stringify({ ...chained, ...stored });
     const redacted = this.redactor.json(text);
-    const line = sealLine(redacted);
+    const { line, lineHash } = sealLineHashed(redacted);
     if (entry.kind === "call") {
-      // Remember the call as a reader will see it. When redaction changed nothing, a JSON-shaped copy
-      // that shares the (immutable) strings is that and lets the next call compare strings by
-      // identity; otherwise the written line itself is parsed.
-      const written = redacted === text ? jsonCopy({ ...chained, ...stored }) : JSON.parse(line);
-      this.#recent.expand(written as StoredCallRecord);
+      // Remember the call as a reader will see it: when redaction changed nothing, that is the JSON
+      // of the caller's own values, kept frozen so the next call finds its shared prefix by identity;
+      // otherwise the written line itself is parsed.
+      if (redacted === text)
+        this.#recent.remember(this.#seq, sentRequest(entry.request), freezeDeep(entry.wire));
+      else this.#recent.expand(JSON.parse(line) as StoredCallRecord);
     }
     // The write is synchronous (a crash of this process after it loses nothing); the fsync that
     // makes it survive a machine crash runs on libuv's thread pool, so the disk flush overlaps the
     // agent's next step instead of delaying this call's answer.
     writeSync(this.#fd, `${line}\n`);
     this.#syncInBackground(this.#fd);
-    this.#prev = sha256(line);
+    this.#prev = lineHash;
     return this.#seq++;
   }
 
@@ -144,19 +146,18 @@ export class AuditTape {
   }
 }
 
-/** A copy with JSON's value semantics (undefined members dropped, non-finite numbers null); strings shared. */
-function jsonCopy(value: unknown): unknown {
-  if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value !== "object" || value === null) return value;
-  const toJSON = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === "function") return jsonCopy(toJSON.call(value));
-  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : jsonCopy(v)));
-  const out: Record<string, unknown> = {};
-  for (const key in value) {
-    const member = (value as Record<string, unknown>)[key];
-    if (member !== undefined && typeof member !== "function") out[key] = jsonCopy(member);
-  }
-  return out;
+/**
+ * The request as sent, frozen: history messages and tool specs are the caller's own (frozen) objects,
+ * the arrays holding them are copied, since the caller goes on appending to its history.
+ */
+function sentRequest(request: TapeRequest): TapeRequest {
+  for (const message of request.messages) freezeDeep(message);
+  for (const tool of request.tools ?? []) freezeDeep(tool);
+  return freezeDeep({
+    ...request,
+    messages: [...request.messages],
+    ...(request.tools ? { tools: [...request.tools] } : {}),
+  });
 }
 
 function lastLine(path: string): string | undefined {

@@ -4,6 +4,7 @@
 // per-run budgets, and writes one audit record per call (attempts, usage, cost, errors included).
 import type { AuditTape } from "../audit/tape.ts";
 import type { TapeAttempt } from "../audit/types.ts";
+import { freezeDeep } from "../frozen.ts";
 import { costUsd, type Prices } from "./config.ts";
 import { ProviderError } from "./errors.ts";
 import type { Provider, ProviderResult } from "./providers/provider.ts";
@@ -106,6 +107,7 @@ export class Gateway implements Model {
   async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
     const started = performance.now();
     const attempts: TapeAttempt[] = [];
+    freezeSent(request);
     this.#checkRunBudget(request);
     this.#recordInjected(request);
     let candidates: GatewayEntry[];
@@ -371,6 +373,17 @@ function attempt(
     ...(status !== undefined ? { status } : {}),
     ...(delayMs !== undefined ? { delayMs } : {}),
   };
+}
+
+/**
+ * Freezes what a request sends (history messages, tool specs, schema), so the tape's references to
+ * earlier calls and the adapters' converted history stay true; the history array itself stays open
+ * for the caller to append to.
+ */
+function freezeSent(request: ModelRequest): void {
+  for (const message of request.messages) freezeDeep(message);
+  for (const tool of request.tools ?? []) freezeDeep(tool);
+  freezeDeep(request.jsonSchema);
 }
 
 function asError(value: unknown): Error {

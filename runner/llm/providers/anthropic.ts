@@ -3,8 +3,9 @@
 // per-step workspace context goes after the last breakpoint so it never invalidates the cache. Thinking blocks (with signature)
 // are kept in the response and sent back unmodified in later assistant turns, as the API requires.
 import Anthropic from "@anthropic-ai/sdk";
+import { freezeDeep, isFrozenDeep } from "../../frozen.ts";
 import { ProviderError } from "../errors.ts";
-import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
+import type { ContentBlock, Message, ModelRequest, StopReason, ToolSpec, Usage } from "../types.ts";
 import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
 import { sdkClientOptions, sdkRequestOptions, sendSdkRequest } from "./shared.ts";
 
@@ -70,12 +71,10 @@ export function buildAnthropicBody(request: ModelRequest, options: AnthropicProv
     messages: withWorkspaceContext(historyWithBreakpoint(request.messages), request.workspaceContext),
   };
   if (request.tools?.length) {
-    body.tools = request.tools.map((tool, i, all) => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: tool.inputSchema as Anthropic.Tool.InputSchema,
-      ...(i === all.length - 1 ? { cache_control: EPHEMERAL } : {}),
-    }));
+    const tools = request.tools.map(toWireTool);
+    const last = tools.length - 1;
+    tools[last] = { ...(tools[last] as Anthropic.Tool), cache_control: EPHEMERAL };
+    body.tools = tools;
   }
   const thinking = thinkingParam(options.thinking);
   if (thinking) body.thinking = thinking;
@@ -110,20 +109,56 @@ function thinkingParam(thinking: AnthropicThinking | undefined): Anthropic.Think
  * makes four breakpoints, the API's maximum.
  */
 function historyWithBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
-  const wire = messages.map((m) => ({ role: m.role, content: m.content.flatMap(toAnthropicBlock) }));
-  markBreakpoint(wire[wire.length - 1]);
+  const wire = messages.map(toWireMessage);
   const lastAssistant = wire.findLastIndex((m) => m.role === "assistant");
-  const previousTurn = wire[lastAssistant - 1];
-  if (lastAssistant > 0 && lastAssistant < wire.length - 1 && previousTurn?.role === "user")
-    markBreakpoint(previousTurn);
+  const previousTurn = lastAssistant - 1;
+  if (lastAssistant > 0 && lastAssistant < wire.length - 1 && wire[previousTurn]?.role === "user")
+    withBreakpoint(wire, previousTurn);
+  withBreakpoint(wire, wire.length - 1);
   return wire;
 }
 
-function markBreakpoint(message: { content: BlockParam[] } | undefined): void {
-  const lastBlock = message?.content[message.content.length - 1];
-  if (lastBlock && lastBlock.type !== "thinking" && lastBlock.type !== "redacted_thinking") {
-    (lastBlock as { cache_control?: unknown }).cache_control = EPHEMERAL;
-  }
+/**
+ * Wire forms of frozen history messages and tool specs (see runner/frozen.ts), converted once:
+ * a long session then builds each body from the same objects instead of converting its whole
+ * history again, and the audit tape finds the shared prefix by identity. Breakpoints and the
+ * workspace context go onto copies, never onto these.
+ */
+const wireMessages = new WeakMap<Message, Anthropic.MessageParam>();
+const wireTools = new WeakMap<ToolSpec, Anthropic.Tool>();
+
+function toWireMessage(message: Message): Anthropic.MessageParam {
+  const cached = wireMessages.get(message);
+  if (cached) return cached;
+  const wire = { role: message.role, content: message.content.flatMap(toAnthropicBlock) };
+  if (isFrozenDeep(message)) wireMessages.set(message, freezeDeep(wire));
+  return wire;
+}
+
+function toWireTool(tool: ToolSpec): Anthropic.Tool {
+  const cached = wireTools.get(tool);
+  if (cached) return cached;
+  const wire: Anthropic.Tool = {
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema as Anthropic.Tool.InputSchema,
+  };
+  if (isFrozenDeep(tool)) wireTools.set(tool, freezeDeep(wire));
+  return wire;
+}
+
+/**
+ * Replaces wire[index] by a copy with a cache breakpoint on its last block (thinking blocks cannot
+ * carry one); the converted message itself is shared across calls and never changed.
+ */
+function withBreakpoint(wire: Anthropic.MessageParam[], index: number): void {
+  const message = wire[index];
+  if (!message || !Array.isArray(message.content)) return;
+  const content = message.content;
+  const lastBlock = content[content.length - 1];
+  if (!lastBlock || lastBlock.type === "thinking" || lastBlock.type === "redacted_thinking") return;
+  const marked = { ...lastBlock, cache_control: EPHEMERAL } as BlockParam;
+  wire[index] = { ...message, content: [...content.slice(0, -1), marked] } as Anthropic.MessageParam;
 }
 
 /** Appends the workspace context as a final user text block, after the last breakpoint. */
@@ -135,7 +170,7 @@ function withWorkspaceContext(
   const block: Anthropic.TextBlockParam = { type: "text", text: context };
   const last = messages[messages.length - 1];
   if (last?.role === "user" && Array.isArray(last.content)) {
-    last.content.push(block);
+    messages[messages.length - 1] = { ...last, content: [...last.content, block] };
     return messages;
   }
   return [...messages, { role: "user", content: [block] }];

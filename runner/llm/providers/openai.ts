@@ -2,6 +2,7 @@
 // (vLLM, Ollama, LiteLLM) via baseURL. Cached tokens are part of prompt_tokens there, so they are
 // subtracted from input: input + cacheRead = prompt_tokens, nothing counted twice.
 import OpenAI from "openai";
+import { freezeDeep, isFrozenDeep } from "../../frozen.ts";
 import { ProviderError } from "../errors.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
 import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
@@ -51,7 +52,7 @@ export class OpenAIProvider implements Provider {
 
 export function buildOpenAIBody(request: ModelRequest, options: OpenAIProviderOptions): Body {
   const messages: WireMessage[] = [{ role: "system", content: request.system }];
-  for (const message of request.messages) messages.push(...toOpenAIMessages(message));
+  for (const message of request.messages) messages.push(...wireMessagesOf(message));
   if (request.workspaceContext) messages.push({ role: "user", content: request.workspaceContext });
   const body: Body = {
     model: options.model,
@@ -72,6 +73,17 @@ export function buildOpenAIBody(request: ModelRequest, options: OpenAIProviderOp
   }
   if (options.reasoningEffort) body.reasoning_effort = options.reasoningEffort;
   return body;
+}
+
+/** Wire forms of frozen history messages, converted once (see runner/frozen.ts). */
+const wireMessages = new WeakMap<Message, readonly WireMessage[]>();
+
+function wireMessagesOf(message: Message): readonly WireMessage[] {
+  const cached = wireMessages.get(message);
+  if (cached) return cached;
+  const wire = toOpenAIMessages(message);
+  if (isFrozenDeep(message)) wireMessages.set(message, freezeDeep(wire));
+  return wire;
 }
 
 /** One neutral message may become several wire messages: tool results are messages of their own. */
