@@ -12,6 +12,7 @@ import { workSystem } from "../runner/agents/work.ts";
 import { cacheFromWire, summarizeTape } from "../runner/audit/summary.ts";
 import { AuditTape } from "../runner/audit/tape.ts";
 import { readTape } from "../runner/audit/verify.ts";
+import { freezeDeep } from "../runner/frozen.ts";
 import { createModel } from "../runner/llm/create-model.ts";
 import { buildAnthropicBody } from "../runner/llm/providers/anthropic.ts";
 import { ROLE_HEADER, ScriptedServer } from "../runner/llm/scripted/server.ts";
@@ -192,6 +193,9 @@ async function directSession(script: string): Promise<Session> {
   return {
     async step(step) {
       const t0 = performance.now();
+      // Sent history frozen as the gateway freezes it, so both sides build the body alike (each
+      // message converted once); what differs is the gateway's own work.
+      for (const message of history) freezeDeep(message);
       const body = buildAnthropicBody(requestAt(history, step), options);
       const reply = await client.messages.create(body, { headers: { [ROLE_HEADER]: "work" } });
       const elapsed = performance.now() - t0;

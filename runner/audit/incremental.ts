@@ -4,13 +4,15 @@
 // array of the call at seq, then these"; a system prompt that repeats as `{ "$same": seq }`.
 // Without this a record held the whole history, so tapes grew quadratically with its length.
 //
-// The writer (AuditTape) and every reader (readTape, verifyTape) go through the same TapeExpander,
-// so what the writer references is exactly what a reader reconstructs. In the new items of a wire
+// The writer (AuditTape) remembers each call's values as the caller sent them; a reference to them
+// means "what was written for those values", which a reader (readTape, verifyTape, through the
+// TapeExpander) reconstructs, redacted as they were written. Redaction works on the JSON text of a
+// line and never crosses a string's quotes, so equal values are written equally wherever they
+// stand, and a reference never differs from writing the value again. In the new items of a wire
 // array, a long text that is also in the call's own request is written as `{"$s": path}` (a path
 // into that request), since the wire body repeats the request's texts in the provider's shape.
 // References point only backwards to call records; the hash chain covers the lines they point to.
 import { isFrozenDeep } from "../frozen.ts";
-import { REDACTED } from "./redact.ts";
 import type { CallRecord, StoredCallRecord, TapeRequest } from "./types.ts";
 
 /** "The first `count` items of the same array in the call at `$from`, then `add`." */
@@ -69,9 +71,8 @@ export class TapeExpander {
   }
 
   /**
-   * Writer side: remembers a call whose line redaction left unchanged by the values the caller
-   * sent (deeply frozen, see runner/frozen.ts), so the next call's shared prefix is found by
-   * identity. A reader's expansion of that line is the JSON of these same values.
+   * Writer side: remembers a call by the values the caller sent (deeply frozen, see
+   * runner/frozen.ts), so the next call's shared prefix is found by identity.
    */
   remember(seq: number, request: TapeRequest, wire: unknown): void {
     this.#remember(seq, { request, wire });
@@ -142,62 +143,30 @@ export class TapeExpander {
 
 /**
  * Writer side: the stored form of a call's request and wire, referencing the recent calls the
- * expander remembers. Values are compared structurally; a value that redaction changed on its
- * earlier line no longer equals the caller's and is simply written again.
+ * writer remembers (as the caller sent them, see AuditTape). Values are compared structurally, and
+ * by identity first: sent history is frozen, so the same object is the same value.
  */
 export function compactCall(
   request: TapeRequest,
   wire: unknown,
   recent: ReturnType<TapeExpander["recent"]>,
-  redact: <T>(value: T) => T,
 ): { request: Json; wire: unknown } {
-  const same = sameAsWritten(redact);
   const stored: Json = { ...request };
   const sameSystem = recent.find((r) => r.request.system === request.system);
   if (sameSystem) stored.system = { $same: sameSystem.seq } satisfies SameRef;
-  stored.messages = arrayRef(request.messages, recent, (r) => r.request.messages, same);
-  if (request.tools) stored.tools = arrayRef(request.tools, recent, (r) => r.request.tools, same);
+  stored.messages = arrayRef(request.messages, recent, (r) => r.request.messages);
+  if (request.tools) stored.tools = arrayRef(request.tools, recent, (r) => r.request.tools);
   if (!isObject(wire)) return { request: stored, wire };
   const strings = stringFinder(request);
   const storedWire: Json = {};
   for (const [key, value] of Object.entries(wire))
     storedWire[key] = Array.isArray(value)
       ? withStringRefs(
-          arrayRef(value, recent, (r) => wireField(r.wire, key), same),
+          arrayRef(value, recent, (r) => wireField(r.wire, key)),
           strings,
         )
       : value;
   return { request: stored, wire: storedWire };
-}
-
-type Same = (fresh: unknown, written: unknown) => boolean;
-
-function holdsMarker(value: unknown): boolean {
-  if (typeof value === "string") return value.includes(REDACTED);
-  if (typeof value !== "object" || value === null) return false;
-  for (const [key, member] of Object.entries(value))
-    if (key.includes(REDACTED) || holdsMarker(member)) return true;
-  return false;
-}
-
-/**
- * Whether a caller's value equals one already written (and redacted). Only on a structural
- * mismatch is the caller's value redacted (once, memoised) and compared again, so a message that
- * carried a secret is still referenced and redaction runs only over values that differ.
- */
-function sameAsWritten(redact: <T>(value: T) => T): Same {
-  const redacted = new Map<unknown, unknown>();
-  return (fresh, written) => {
-    if (deepEqual(fresh, written)) return true;
-    // Redaction can only explain the difference where the written value holds its marker.
-    if (typeof fresh !== "object" || fresh === null || !holdsMarker(written)) return false;
-    let clean = redacted.get(fresh);
-    if (clean === undefined) {
-      clean = redact(fresh);
-      redacted.set(fresh, clean);
-    }
-    return clean !== fresh && deepEqual(clean, written);
-  };
 }
 
 /** Strings at least this long in a wire body's new items are written as a path into the request. */
@@ -301,13 +270,12 @@ function arrayRef<T extends { seq: number }>(
   items: unknown[],
   candidates: T[],
   pick: (candidate: T) => unknown,
-  same: Same,
 ): unknown[] | ArrayRef {
   let best: ArrayRef | undefined;
   for (const candidate of candidates) {
     const base = pick(candidate);
     if (!Array.isArray(base)) continue;
-    const count = longerSharedPrefix(items, base, best?.count ?? 0, same);
+    const count = longerSharedPrefix(items, base, best?.count ?? 0);
     if (count > 0) best = { $from: candidate.seq, count, add: [] };
     if (count === items.length) break;
   }
@@ -322,12 +290,12 @@ function arrayRef<T extends { seq: number }>(
  * call that cannot beat the best (its history differs near the end, e.g. where an earlier cache
  * breakpoint sat) is rejected after a comparison or two instead of a walk through the whole history.
  */
-function longerSharedPrefix(a: unknown[], b: unknown[], floor: number, same: Same): number {
+function longerSharedPrefix(a: unknown[], b: unknown[], floor: number): number {
   const n = Math.min(a.length, b.length);
   if (floor >= n) return 0;
-  for (let i = floor; i >= 0; i--) if (!same(a[i], b[i])) return 0;
+  for (let i = floor; i >= 0; i--) if (!deepEqual(a[i], b[i])) return 0;
   let i = floor + 1;
-  while (i < n && same(a[i], b[i])) i++;
+  while (i < n && deepEqual(a[i], b[i])) i++;
   return i;
 }
 

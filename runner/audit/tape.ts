@@ -19,7 +19,7 @@ import { freezeDeep } from "../frozen.ts";
 import { sealLineHashed, sha256 } from "./chain.ts";
 import { compactCall, TapeExpander } from "./incremental.ts";
 import { Redactor } from "./redact.ts";
-import type { AuditEntry, StoredCallRecord, TapeRequest } from "./types.ts";
+import type { AuditEntry, TapeRequest } from "./types.ts";
 
 /** How many recent calls a new call's request may reference (covers interleaved roles). */
 const RECENT_CALLS = 6;
@@ -80,20 +80,16 @@ export class AuditTape {
       entry.kind === "call"
         ? {
             ...entry,
-            ...compactCall(entry.request, entry.wire, this.#recent.recent(), (v) => this.redactor.value(v)),
+            ...compactCall(entry.request, entry.wire, this.#recent.recent()),
           }
         : entry;
     const text = JSON.stringify({ ...chained, ...stored });
     const redacted = this.redactor.json(text);
     const { line, lineHash } = sealLineHashed(redacted);
-    if (entry.kind === "call") {
-      // Remember the call as a reader will see it: when redaction changed nothing, that is the JSON
-      // of the caller's own values, kept frozen so the next call finds its shared prefix by identity;
-      // otherwise the written line itself is parsed.
-      if (redacted === text)
-        this.#recent.remember(this.#seq, sentRequest(entry.request), freezeDeep(entry.wire));
-      else this.#recent.expand(JSON.parse(line) as StoredCallRecord);
-    }
+    // The next call is compared with this one as the caller sent it (frozen: the same object is the
+    // same value); its references then resolve, for a reader, to what this line wrote (redacted).
+    if (entry.kind === "call")
+      this.#recent.remember(this.#seq, sentRequest(entry.request), freezeDeep(entry.wire));
     // The write is synchronous (a crash of this process after it loses nothing); the fsync that
     // makes it survive a machine crash runs on libuv's thread pool, so the disk flush overlaps the
     // agent's next step instead of delaying this call's answer.
