@@ -3,20 +3,19 @@
 // the provider adapters convert it to wire form once. Both are only sound if the message can never
 // change afterwards, so the gateway freezes it, and code that tries to edit sent history fails loudly
 // (ES modules are strict: assigning to a frozen object throws) instead of rewriting the record.
+//
+// A frozen object is taken to be frozen all the way down: freezeDeep freezes the members before the
+// object, and nothing in scifi freezes request data only one level deep. (A WeakSet of deeply frozen
+// objects would say it exactly, but costs a lookup per object and weak-table work in every GC.)
 
-/** Objects frozen by freezeDeep, with everything they hold (Object.isFrozen only says one level). */
-const deeplyFrozen = new WeakSet<object>();
-
-/** Freezes a value and everything it holds; returns it. Cheap on what is already frozen. */
+/** Freezes a value and everything it holds; returns it. Stops at what is already frozen. */
 export function freezeDeep<T>(value: T): T {
-  if (typeof value !== "object" || value === null || deeplyFrozen.has(value)) return value;
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
   for (const member of Object.values(value)) freezeDeep(member);
-  Object.freeze(value);
-  deeplyFrozen.add(value);
-  return value;
+  return Object.freeze(value);
 }
 
-/** Whether freezeDeep froze this value (so it and all it holds can be trusted by identity). */
+/** Whether the value is frozen (so it and all it holds can be trusted by identity). */
 export function isFrozenDeep(value: unknown): boolean {
-  return typeof value !== "object" || value === null || deeplyFrozen.has(value);
+  return typeof value !== "object" || value === null || Object.isFrozen(value);
 }
