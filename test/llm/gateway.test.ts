@@ -226,3 +226,33 @@ describe("cancellation", () => {
     expect(calls(tapePath)[0]).toMatchObject({ provider: "none", error: { name: "NoModelAvailable" } });
   });
 });
+
+describe("sent history", () => {
+  it.each<Provider>(["anthropic", "openai"])(
+    "is frozen once sent (%s): editing it throws, appending goes on, and the tape keeps what was sent",
+    async (provider) => {
+      const s = await server(`work:\n  - text: "first"\n  - text: "second"\n`);
+      const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] });
+      const history = [userText("the original question")];
+      const first = await model.complete(request({ messages: history }));
+      const sent = history[0];
+      const block = sent?.content[0];
+      if (block?.type !== "text") throw new Error("expected the text block");
+      // Strict-mode assignment to a frozen object throws instead of silently rewriting history.
+      expect(() => {
+        block.text = "a rewritten question";
+      }).toThrow(TypeError);
+      expect(() => sent?.content.push({ type: "text", text: "more" })).toThrow(TypeError);
+      // The history array itself stays the caller's to append to.
+      history.push({ role: "assistant", content: first.content }, userText("a follow-up"));
+      await model.complete(request({ messages: history }));
+      const [one, two] = calls(tapePath);
+      expect(one?.request.messages).toEqual([userText("the original question")]);
+      expect(two?.request.messages).toEqual([
+        userText("the original question"),
+        { role: "assistant", content: [{ type: "text", text: "first" }] },
+        userText("a follow-up"),
+      ]);
+    },
+  );
+});
