@@ -6,6 +6,7 @@ import type { ModelsConfigInput } from "../../runner/llm/config.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
+import type { Message } from "../../runner/llm/types.ts";
 import { calls, freshRun, request, userText, writeScript } from "./helpers.ts";
 
 const prices = { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 };
@@ -233,7 +234,7 @@ describe("sent history", () => {
     async (provider) => {
       const s = await server(`work:\n  - text: "first"\n  - text: "second"\n`);
       const { model, tapePath } = await gateway({ models: [entry("a", s, provider)] });
-      const history = [userText("the original question")];
+      const history: Message[] = [userText("the original question")];
       const first = await model.complete(request({ messages: history }));
       const sent = history[0];
       const block = sent?.content[0];
