@@ -34,6 +34,8 @@ export const runFiles = (runDir: string) => ({
   audit: join(runDir, "audit.jsonl"),
   /** Task memory: append-only Markdown entries. */
   memory: join(runDir, "memory.md"),
+  /** Held by the one process driving the run (runner/loop/run-lock.ts). */
+  lock: join(runDir, "run.lock"),
 });
 
 export function runDir(home: string, runId: string): string {

@@ -4,18 +4,9 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { pidAlive } from "../pid-lock.ts";
 
 export const WORKER = new URL("./worker.ts", import.meta.url).pathname;
-
-export function pidAlive(pid: number | undefined): boolean {
-  if (!pid || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** True when `pid` is a live worker of this run (not a recycled pid of some other program). */
 export function isWorkerOf(pid: number | undefined, runId: string): boolean {

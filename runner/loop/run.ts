@@ -37,6 +37,7 @@ import {
   readSamJson,
   readSpecJson,
 } from "./records.ts";
+import { lockRun } from "./run-lock.ts";
 import { type Outcome, type Phase, type RunState, readState, writeState } from "./state.ts";
 import type { RunStatus } from "./status.ts";
 
@@ -84,7 +85,22 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
   const runId = options.runId ?? newRunId(options.sam.metadata.name);
   const spec = await deps.resolveSpec(options.sam, runId);
   const folder = createRunFolder(options.home, runId, options.sam, spec);
-  deps.onCreated?.(folder.dir);
+  const unlock = lockRun(folder, runId);
+  try {
+    deps.onCreated?.(folder.dir);
+    return await firstCheckpointAndDrive(options, deps, runId, spec, folder);
+  } finally {
+    unlock();
+  }
+}
+
+async function firstCheckpointAndDrive(
+  options: StartOptions,
+  deps: RunDeps,
+  runId: string,
+  spec: SandboxSpec,
+  folder: RunFolder,
+): Promise<RunResult> {
   const limits = effectiveLimits(options.sam, options.limits);
   const assets = Object.fromEntries(
     options.sam.metadata.checkAssets.map((asset) => {
@@ -128,6 +144,21 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
 /** Continue a run whose process died, from its last completed phase, with a fresh sandbox. */
 export async function resumeRun(home: string, runId: string, deps: RunDeps): Promise<RunResult> {
   const folder = openRunFolder(home, runId);
+  // Before anything is read or cut back: a run still driven by a live process is refused.
+  const unlock = lockRun(folder, runId);
+  try {
+    return await resumeLocked(home, runId, deps, folder);
+  } finally {
+    unlock();
+  }
+}
+
+async function resumeLocked(
+  home: string,
+  runId: string,
+  deps: RunDeps,
+  folder: RunFolder,
+): Promise<RunResult> {
   const state = readState(folder.files.state);
   const sam = readSamJson(folder);
   const limits = state.limits;

@@ -42,6 +42,27 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
     // Wait for pre-scan and two work calls on the tape; the third work call hangs.
     await waitFor(() => (callCount(join(runDir, "audit.jsonl")) >= 3 ? true : undefined));
     await new Promise((r) => setTimeout(r, 500));
+
+    // While the first process still drives the run, a resume is refused by name and touches nothing.
+    const records = ["state.json", "history.jsonl", "audit.jsonl"].map((f) => join(runDir, f));
+    const untouched = records.map((f) => readFileSync(f, "utf8"));
+    const owner = JSON.parse(readFileSync(join(runDir, "run.lock"), "utf8")) as { pid: number };
+    expect(owner.pid).toBe(first.pid);
+    const early = await exec(
+      process.execPath,
+      [scifi, "run", "--resume", runId, "--model", `scripted:${fixture("verilator-resume-2.yaml")}`],
+      { env, timeout: 120_000 },
+    ).then(
+      () => ({ code: 0, stderr: "" }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain(
+      `scifi run: run ${runId} is being driven by another scifi process (pid ${owner.pid} on `,
+    );
+    expect(early.stderr).not.toContain("records so far");
+    expect(records.map((f) => readFileSync(f, "utf8"))).toEqual(untouched);
+
     await kill(first);
 
     const stateBefore = JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as { phase: string };
@@ -65,6 +86,8 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
       `[SCRIPTED model: replies come from ${fixture("verilator-resume-2.yaml")}]`,
     );
     expect(resumed.code).toBe(0);
+    // The killed process's stale lock was taken over, and the resume released its own at the end.
+    expect(existsSync(join(runDir, "run.lock"))).toBe(false);
     // The killed process's container was removed by the resume (orphan prune), and the resumed
     // run's own sandbox by its stop: nothing of this run is left.
     const left = await exec("docker", ["ps", "-aq", "--filter", `label=scifi.run=${runId}`]);

@@ -85,6 +85,11 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     }
     if (error instanceof Error && error.message.startsWith("unknown sandbox backend"))
       return usage(error.message);
+    if (error instanceof Error && error.name === "RunLocked") {
+      // Nothing was touched: no "records so far" hint, the run belongs to its live process.
+      process.stderr.write(`scifi run: ${error.message}\n`);
+      return EXIT.failed;
+    }
     process.stderr.write(`scifi run: ${error instanceof Error ? error.message : String(error)}\n`);
     if (runDir)
       process.stderr.write(

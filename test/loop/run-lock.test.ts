@@ -1,0 +1,85 @@
+// The run lock: one process drives a run. A second one is refused by name before it touches the
+// run; a lock left by a dead process, or by a pid that now belongs to another program, is taken over.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openRunFolder } from "../../runner/loop/records.ts";
+import { lockRun, RunLocked } from "../../runner/loop/run-lock.ts";
+import { processStart } from "../../runner/pid-lock.ts";
+
+function runFolder() {
+  const home = mkdtempSync(join(tmpdir(), "scifi-run-lock-"));
+  const folder = openRunFolder(home, "run-1");
+  mkdirSync(folder.dir, { recursive: true });
+  return folder;
+}
+
+function plant(file: string, owner: Record<string, unknown>): void {
+  writeFileSync(file, JSON.stringify({ runId: "run-1", startedAt: "2026-11-30T00:00:00.000Z", ...owner }));
+}
+
+describe("run lock", () => {
+  it("refuses a second driver while the first holds the run, naming its pid and how to stop it", () => {
+    const folder = runFolder();
+    const unlock = lockRun(folder, "run-1");
+    expect(JSON.parse(readFileSync(folder.files.lock, "utf8"))).toMatchObject({
+      pid: process.pid,
+      host: hostname(),
+      runId: "run-1",
+      procStart: processStart(process.pid),
+    });
+    let refused: unknown;
+    try {
+      lockRun(folder, "run-1");
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(RunLocked);
+    expect((refused as Error).message).toContain(
+      `run run-1 is being driven by another scifi process (pid ${process.pid} on ${hostname()}`,
+    );
+    expect((refused as Error).message).toContain(`kill ${process.pid}`);
+    unlock();
+    expect(existsSync(folder.files.lock)).toBe(false);
+    lockRun(folder, "run-1")();
+  });
+
+  it("takes over a lock whose process is gone", async () => {
+    const folder = runFolder();
+    const child = spawn(process.execPath, ["-e", ""]);
+    await once(child, "exit");
+    plant(folder.files.lock, { pid: child.pid, host: hostname() });
+    const unlock = lockRun(folder, "run-1");
+    expect(JSON.parse(readFileSync(folder.files.lock, "utf8")).pid).toBe(process.pid);
+    unlock();
+  });
+
+  it("takes over a lock whose pid now belongs to another program (its start time differs)", async () => {
+    const folder = runFolder();
+    const other = spawn("sleep", ["30"]);
+    try {
+      const start = processStart(other.pid ?? 0);
+      expect(start).toMatch(/^\d+$/);
+      plant(folder.files.lock, { pid: other.pid, host: hostname(), procStart: String(Number(start) - 1) });
+      const unlock = lockRun(folder, "run-1");
+      expect(JSON.parse(readFileSync(folder.files.lock, "utf8")).pid).toBe(process.pid);
+      unlock();
+      // The same pid with its real start time is that process: refused.
+      plant(folder.files.lock, { pid: other.pid, host: hostname(), procStart: start });
+      expect(() => lockRun(folder, "run-1")).toThrow(`pid ${other.pid}`);
+    } finally {
+      other.kill();
+    }
+  });
+
+  it("refuses a lock held on another host (its pid cannot be checked) and says which file to delete", () => {
+    const folder = runFolder();
+    plant(folder.files.lock, { pid: 4242, host: "compute-17" });
+    expect(() => lockRun(folder, "run-1")).toThrow(
+      `(pid 4242 on compute-17, since 2026-11-30T00:00:00.000Z); a run has one writer: wait for it to end, or stop it (kill 4242) and resume then. If that process is gone (its host crashed), delete ${folder.files.lock}.`,
+    );
+  });
+});
