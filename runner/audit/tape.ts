@@ -3,7 +3,8 @@
 //
 // One writer per run: the run loop owns the AuditTape and all LLM calls of the run go through it
 // (writes are synchronous, so concurrent calls inside one process still produce a valid chain).
-// Two processes appending to the same tape would break the chain; `verifyTape` would report it.
+// The run lock (runner/loop/run-lock.ts) keeps a second process off a live run; two processes
+// appending to the same tape would break the chain, and `verifyTape` would report it.
 import {
   closeSync,
   existsSync,
