@@ -12,6 +12,15 @@ export interface PidLockOwner {
   procStart?: string;
 }
 
+/** A lock held by a live process: the message names it and says what to do. */
+export class LockHeld<T extends PidLockOwner> extends Error {
+  readonly owner: T;
+  constructor(message: string, owner: T) {
+    super(message);
+    this.owner = owner;
+  }
+}
+
 export function pidAlive(pid: number | undefined): boolean {
   if (!pid || pid <= 0) return false;
   try {

@@ -1,20 +1,19 @@
 // One daemon per home (and so per inbox): a lock file holding the owner's pid (runner/pid-lock.ts).
 // A lock whose process is gone is stale and taken over; a live one makes the second daemon refuse,
 // naming the pid.
-import { acquirePidLock, livePidOwner, type PidLockOwner, readPidLock } from "../pid-lock.ts";
+import { acquirePidLock, LockHeld, livePidOwner, type PidLockOwner, readPidLock } from "../pid-lock.ts";
 
 export interface LockInfo extends PidLockOwner {
   inbox: string;
 }
 
-export class DaemonLocked extends Error {
+export class DaemonLocked extends LockHeld<LockInfo> {
   override name = "DaemonLocked";
-  readonly owner: LockInfo;
   constructor(file: string, owner: LockInfo) {
     super(
       `another scifi daemon (pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}) already runs on inbox ${owner.inbox} (lock ${file}); stop it first (kill ${owner.pid}) or use another SCIFI_HOME`,
+      owner,
     );
-    this.owner = owner;
   }
 }
 

@@ -2,21 +2,20 @@
 // by design (the tape's hash chain and the history's sequence break under two), so a second
 // `scifi run --resume` of a run that is still going, or a worker racing another, is refused before
 // it touches anything. A run whose process died leaves a stale lock, which the resume takes over.
-import { acquirePidLock, type PidLockOwner } from "../pid-lock.ts";
+import { acquirePidLock, LockHeld, type PidLockOwner } from "../pid-lock.ts";
 import type { RunFolder } from "./records.ts";
 
 export interface RunLockOwner extends PidLockOwner {
   runId: string;
 }
 
-export class RunLocked extends Error {
+export class RunLocked extends LockHeld<RunLockOwner> {
   override name = "RunLocked";
-  readonly owner: RunLockOwner;
   constructor(file: string, owner: RunLockOwner) {
     super(
       `run ${owner.runId} is being driven by another scifi process (pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}); a run has one writer: wait for it to end, or stop it (kill ${owner.pid}) and resume then. If that process is gone (its host crashed), delete ${file}.`,
+      owner,
     );
-    this.owner = owner;
   }
 }
 
