@@ -9,7 +9,6 @@ import {
   fsyncSync,
   mkdtempSync,
   openSync,
-  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -66,11 +65,18 @@ function workBriefFor(sam: string): string {
 /**
  * A realistic mix of tool calls, repeating every five steps: reading a source file (real files of
  * this repository, capped like a run caps them), a build/test log, an edit, a short command, a grep.
+ * The files are named, not listed from the folder, so a new file there does not change the session.
  */
-const SOURCES = readdirSync(join(ROOT, "runner/loop"))
-  .filter((f) => f.endsWith(".ts"))
-  .sort()
-  .map((f) => `runner/loop/${f}`);
+const SOURCES = [
+  "checks.ts",
+  "conversation.ts",
+  "display.ts",
+  "limits.ts",
+  "records.ts",
+  "run.ts",
+  "setup.ts",
+  "state.ts",
+].map((f) => `runner/loop/${f}`);
 
 interface BenchCall {
   name: string;

@@ -124,7 +124,7 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
     : options.task
       ? await parseForJobs(options.task)
       : undefined;
-  if (!sam || sam.metadata.jobs !== "slurm") return runTask(options);
+  if (sam?.metadata.jobs !== "slurm") return runTask(options);
   const { sitePolicyPath } = await import("../policy/site.ts");
   const runId = options.resume ?? options.runId ?? newRunId(sam.metadata.name);
   // Every broker decision is recorded in the run's jobs/events.jsonl in full (jobsForRun) and, once
