@@ -1,10 +1,12 @@
 // Apptainer backend: one long-lived `apptainer instance` per run, tools `exec` into it. Runs as the
 // calling (non-root) user with user namespaces, exactly as on a cluster: no setuid, no root.
-// Limits that need root or delegated cgroups (pids, memory) are enforced with rlimits in the exec
-// wrapper instead; docs/apptainer.md explains each gap and what holds instead.
+// Limits that need root or delegated cgroups are enforced otherwise: pids and memory with rlimits in
+// the exec wrapper, cpus with CPU affinity; docs/apptainer.md explains each gap and what holds instead.
 import { type ChildProcess, spawn } from "node:child_process";
-import { constants as fsc } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, constants as fsc, readFileSync } from "node:fs";
 import {
+  access,
   type FileHandle,
   mkdir,
   mkdtemp,
@@ -15,8 +17,8 @@ import {
   rm,
   stat,
 } from "node:fs/promises";
-import { constants as osConstants, tmpdir } from "node:os";
-import { join, posix } from "node:path";
+import { availableParallelism, constants as osConstants, tmpdir } from "node:os";
+import { delimiter, join, posix } from "node:path";
 import { execa, execaSync } from "execa";
 import type { MountSpec, SandboxSpec } from "../policy/spec.ts";
 import {
@@ -256,6 +258,56 @@ async function makeScratchImage(dir: string, sizeBytes: number): Promise<string>
   return image;
 }
 
+/**
+ * Unprivileged Apptainer cannot set a CPU quota (that needs cgroups), so execs are pinned to
+ * `cpus` of the CPUs this process may use, with taskset (util-linux) on the host: the affinity is
+ * inherited through apptainer into the container, and `nproc` there says the same. Sandboxes start
+ * at different CPUs (by name) so that concurrent ones spread out. No pinning when the sandbox may
+ * use every CPU anyway, or when the host has no taskset (then cpus is not enforced: docs/apptainer.md).
+ */
+async function cpuPinning(cpus: number, name: string): Promise<string[]> {
+  const allowed = allowedCpus();
+  const want = Math.max(1, Math.ceil(cpus));
+  if (allowed.length <= want) return [];
+  const taskset = await findOnPath("taskset");
+  if (!taskset) return [];
+  return [taskset, "-c", pickCpus(allowed, want, name).join(",")];
+}
+
+/** `want` of the allowed CPUs, consecutive (wrapping), starting at a place the key decides. */
+export function pickCpus(allowed: number[], want: number, key: string): number[] {
+  const start = createHash("sha256").update(key).digest().readUInt32BE(0) % allowed.length;
+  return Array.from({ length: want }, (_, i) => allowed[(start + i) % allowed.length] as number).sort(
+    (a, b) => a - b,
+  );
+}
+
+/** The CPUs this process may run on (Cpus_allowed_list of /proc/self/status), e.g. "0-3,8". */
+function allowedCpus(): number[] {
+  const status = existsSync("/proc/self/status") ? readFileSync("/proc/self/status", "utf8") : "";
+  const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(status)?.[1];
+  if (!list) return Array.from({ length: availableParallelism() }, (_, i) => i);
+  return list.split(",").flatMap((range) => {
+    const [from = 0, to = from] = range.split("-").map(Number);
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  });
+}
+
+async function findOnPath(binary: string): Promise<string | undefined> {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    const candidate = join(dir, binary);
+    if (
+      dir &&
+      (await access(candidate, fsc.X_OK).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return candidate;
+  }
+  return undefined;
+}
+
 async function findMkfs(): Promise<string> {
   for (const candidate of ["/usr/sbin/mkfs.ext3", "/sbin/mkfs.ext3", "/usr/bin/mkfs.ext3"]) {
     if (await stat(candidate).catch(() => undefined)) return candidate;
@@ -288,7 +340,8 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<San
     await rm(stateDir, { recursive: true, force: true });
     throw err;
   }
-  const sandbox = new ApptainerSandbox(ctx, spec, name, stateDir, await findNsInit(ctx, name));
+  const pin = await cpuPinning(spec.cpus, name);
+  const sandbox = new ApptainerSandbox(ctx, spec, name, stateDir, await findNsInit(ctx, name), pin);
   liveSandboxes.add(sandbox);
   installSignalCleanup();
   return sandbox;
@@ -305,6 +358,8 @@ class ApptainerSandbox implements Sandbox {
   readonly #stateDir: string;
   /** The instance's PID-namespace init: orphans of timed-out execs become its children. */
   readonly #nsInit: NsInit | undefined;
+  /** `taskset -c LIST` before apptainer for every exec, when `cpus` is fewer than this machine has. */
+  readonly #pin: string[];
   #stopping: Promise<void> | undefined;
 
   constructor(
@@ -313,12 +368,14 @@ class ApptainerSandbox implements Sandbox {
     name: string,
     stateDir: string,
     nsInit: NsInit | undefined,
+    pin: string[] = [],
   ) {
     this.#ctx = ctx;
     this.spec = spec;
     this.#name = name;
     this.#stateDir = stateDir;
     this.#nsInit = nsInit;
+    this.#pin = pin;
   }
 
   async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -358,7 +415,8 @@ class ApptainerSandbox implements Sandbox {
       ...argv,
     ];
     const args = ["-q", "exec", "--cleanenv", "--pwd", cwd, `instance://${this.#name}`, ...inner];
-    const r = await runCapped(this.#ctx.bin, args, {
+    const [bin, ...binArgs] = [...this.#pin, this.#ctx.bin, ...args] as [string, ...string[]];
+    const r = await runCapped(bin, binArgs, {
       stdin: options.stdin,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
       timeoutMs,

@@ -4,7 +4,7 @@
 
 import { mkdtemp, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
-import { networkInterfaces, tmpdir } from "node:os";
+import { availableParallelism, networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -261,5 +261,28 @@ describe("apptainer backend lifecycle", () => {
     });
     await expect(backend.start(spec)).rejects.toThrow(/containing ':' or ','.*declared mount \(line 3\)/);
     expect(await instances()).not.toContain(instanceName(spec.runId));
+  });
+});
+
+describe("cpus without cgroups (inside the harness, non-root)", () => {
+  it("pins a sandbox's execs to `cpus` CPUs (nproc and the affinity say so), and leaves one that may use all alone", async () => {
+    const host = availableParallelism();
+    // A one-CPU machine would make this vacuous; CI machines have two or more.
+    expect(host).toBeGreaterThan(1);
+    const one = await backend.start(await taskSpec({ cpus: 1 }));
+    const all = await backend.start(await taskSpec({ cpus: host }));
+    try {
+      expect((await one.exec(["nproc"])).stdout.trim()).toBe("1");
+      const allowed = (await one.exec(["sh", "-c", "grep Cpus_allowed_list /proc/self/status"])).stdout;
+      expect(allowed).toMatch(/^Cpus_allowed_list:\s*\d+\n$/);
+      // A process the command starts in the background inherits the pinning too.
+      expect(
+        (await one.exec(["sh", "-c", "(nproc > /tmp/bg.txt) & wait; cat /tmp/bg.txt"])).stdout.trim(),
+      ).toBe("1");
+      expect((await all.exec(["nproc"])).stdout.trim()).toBe(String(host));
+    } finally {
+      await one.stop();
+      await all.stop();
+    }
   });
 });
