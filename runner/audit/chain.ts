@@ -11,7 +11,7 @@ export function sha256(text: string): string {
 
 /** Seals a record body (JSON text of an object) into a tape line. */
 export function sealLine(body: string): string {
-  return `${body.slice(0, -1)},"hash":"${sha256(body)}"}`;
+  return sealLineHashed(body).line;
 }
 
 /**
