@@ -6,9 +6,11 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -230,6 +232,90 @@ export function sandboxConformance(
         await sb.stop();
         await expect(sb.exec("echo again")).rejects.toThrow(SandboxError);
         if (options.exists) expect(await options.exists(sb.spec.runId)).toBe(false);
+      });
+    });
+
+    // ---------------------------------------------------------------------------------------------
+    // stop() ends everything (trust.md rule 1: a phase ends its sandbox). The runner checks each
+    // iteration in a fresh sandbox; that is only worth it if nothing of the work sandbox lives on.
+    describe("stop() ends every process and /tmp (a phase ends its sandbox)", () => {
+      /** Detached writers of three kinds, each appending to its own file in /task every 0.2 s. */
+      function survivors(token: string): string {
+        const loop = (file: string) => `: ${token}; while :; do date >> /task/${file}; sleep 0.2; done`;
+        return [
+          // nohup'd into its own session
+          `setsid nohup sh -c '${loop("alive")}' >/dev/null 2>&1 &`,
+          // a double-forked daemon: its parent exits at once, it is re-parented to init
+          `setsid sh -c '( ${loop("daemon")} ) </dev/null >/dev/null 2>&1 & exit 0' </dev/null >/dev/null 2>&1 &`,
+          // one that ignores TERM, HUP and INT
+          `setsid sh -c 'trap "" TERM HUP INT; ${loop("stubborn")}' </dev/null >/dev/null 2>&1 &`,
+          "sleep 0.5; echo planted",
+        ].join("\n");
+      }
+      const files = ["alive", "daemon", "stubborn"];
+      const sizes = (taskDir: string) => files.map((f) => fileSize(join(taskDir, f)));
+
+      it("after stop() no detached, double-forked or TERM-ignoring process writes or exists on the host", async () => {
+        const sb = await start();
+        const token = `scifi-survivor-${randomUUID()}`;
+        const planted = await sb.exec(survivors(token), { timeoutMs: 20_000 });
+        expect(planted).toMatchObject({ exitCode: 0, stdout: "planted\n", timedOut: false });
+        // Positive controls: all three write while the sandbox runs, and the host sees them.
+        const before = sizes(sb.spec.taskDir);
+        await sleepMs(800);
+        const during = sizes(sb.spec.taskDir);
+        for (const [i, file] of files.entries()) expect(during[i], file).toBeGreaterThan(before[i] ?? 0);
+        expect(hostProcessesWith(token).length).toBeGreaterThanOrEqual(3);
+
+        await sb.stop();
+        const afterStop = sizes(sb.spec.taskDir);
+        await sleepMs(1500);
+        expect(sizes(sb.spec.taskDir), "a process still writes to the task folder after stop()").toEqual(
+          afterStop,
+        );
+        expect(hostProcessesWith(token), "processes left on the host after stop()").toEqual([]);
+      });
+
+      it("a fresh sandbox of the same spec after stop() sees an empty /tmp and none of the old processes", async () => {
+        const spec = newSpec();
+        const a = await backend.start(spec);
+        started.push(a);
+        const token = `scifi-leftover-${randomUUID()}`;
+        const plant = await a.exec(
+          [
+            `echo ${token} > /tmp/${token}`,
+            `echo ${token} > /var/tmp/${token} 2>/dev/null || true`,
+            `echo ${token} > /dev/shm/${token} 2>/dev/null || true`,
+            `setsid nohup sh -c ': ${token}; while :; do sleep 1; done' >/dev/null 2>&1 &`,
+            `setsid sh -c 'trap "" TERM HUP INT; : ${token}; while :; do sleep 0.2; done' </dev/null >/dev/null 2>&1 &`,
+            `sleep 0.3; cat /tmp/${token}`,
+          ].join("\n"),
+          { timeoutMs: 20_000 },
+        );
+        expect(plant.stdout).toBe(`${token}\n`);
+        expect(hostProcessesWith(token).length).toBeGreaterThanOrEqual(2); // the probe sees them
+        await a.stop();
+
+        const b = await backend.start(spec);
+        started.push(b);
+        try {
+          const tmp = await b.exec("ls -A /tmp");
+          expect(tmp).toMatchObject({ exitCode: 0, stdout: "" });
+          const elsewhere = await b.exec(
+            `for d in /tmp /var/tmp /dev/shm; do ls -A "$d" 2>/dev/null; done | grep -c -- ${token}; true`,
+          );
+          expect(elsewhere.stdout.trim()).toBe("0");
+          // Inside B: no process of A (their command lines carry the token; matched here, so
+          // that the listing's own command line does not).
+          const inside = await b.exec(
+            `for p in /proc/[0-9]*; do tr '\\0' ' ' < "$p/cmdline" 2>/dev/null; echo; done`,
+          );
+          expect(inside.stdout).toMatch(/\S/); // the listing works: it sees at least itself
+          expect(inside.stdout.split("\n").filter((l) => l.includes(token))).toEqual([]);
+          expect(hostProcessesWith(token), "processes of sandbox A still on the host").toEqual([]);
+        } finally {
+          await b.stop();
+        }
       });
     });
 
@@ -466,6 +552,35 @@ export function sandboxConformance(
 /** Shell that prints alive/gone for the pid in `pidFile` (gone also when a restart emptied /tmp). */
 function alive(pidFile: string): string {
   return `p=$(cat ${pidFile} 2>/dev/null); if [ -n "$p" ] && [ -d "/proc/$p" ]; then echo alive; else echo gone; fi`;
+}
+
+/** Size of a host file, 0 when it does not exist. */
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** `pid: cmdline` of every process this host (or harness) can see whose command line holds `token`. */
+function hostProcessesWith(token: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, "latin1").replaceAll("\0", " ");
+    } catch {
+      continue; // exited meanwhile
+    }
+    if (cmdline.includes(token)) found.push(`${entry}: ${cmdline.trim()}`);
+  }
+  return found;
+}
+
+function sleepMs(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
 }
 
 function sha256(data: Buffer): string {
