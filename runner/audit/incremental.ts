@@ -6,9 +6,9 @@
 //
 // The writer (AuditTape) remembers each call's values as the caller sent them; a reference to them
 // means "what was written for those values", which a reader (readTape, verifyTape, through the
-// TapeExpander) reconstructs, redacted as they were written. Redaction works on the JSON text of a
-// line and never crosses a string's quotes, so equal values are written equally wherever they
-// stand, and a reference never differs from writing the value again. In the new items of a wire
+// TapeExpander) reconstructs, redacted as they were written. Redaction works on each string's
+// decoded text alone and never crosses its quotes (redact.ts), so equal values are written equally
+// wherever they stand, and a reference never differs from writing the value again. In the new items of a wire
 // array, a long text that is also in the call's own request is written as `{"$s": path}` (a path
 // into that request), since the wire body repeats the request's texts in the provider's shape.
 // References point only backwards to call records; the hash chain covers the lines they point to.
