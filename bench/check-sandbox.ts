@@ -1,0 +1,176 @@
+// Shared by bench/loop-check-sandbox.bench.ts (Docker, in this process) and
+// test/sandbox/apptainer/bench-check-sandbox.ts (Apptainer, inside the harness): the cost per
+// iteration of running the checks in a fresh sandbox instead of the already-running work sandbox.
+// Both sides run the same real checks (a shipped example's, through runChecks, in a copy of its task
+// folder), so the difference is what the fresh sandbox adds: its start and its stop.
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runChecks } from "../runner/loop/checks.ts";
+import { resolveSpec } from "../runner/policy/resolve.ts";
+import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
+import type { SandboxSpec } from "../runner/policy/spec.ts";
+import { parseSamSync } from "../runner/sam/parse.ts";
+import type { Sandbox, SandboxBackend } from "../runner/sandbox/types.ts";
+
+/** The shipped example whose checks are run (a clean gfortran build, a run, two diffs). */
+export const EXAMPLE = "gfortran-build-run";
+const STUBBORN_ROUNDS = 3;
+
+export interface CheckSandboxOptions {
+  backend: SandboxBackend;
+  /** Image the sandboxes run; needs gfortran and make (scifi-sci:local). */
+  image: string;
+  rounds: number;
+  /** Where the copy of the task folder and the runner home go (default: the OS temp folder). */
+  root: string;
+  /** Spec fields to replace (the harness runs as uid 1000; the default is the invoking user). */
+  specOverrides?: Partial<SandboxSpec>;
+}
+
+export interface CheckSandboxResult {
+  rounds: number;
+  example: string;
+  /** Per round: the checks in the already-running work sandbox (ms). */
+  inWorkMs: number[];
+  /** Per round: start + checks + stop of a fresh sandbox (ms). */
+  freshMs: number[];
+  /** Per round: the parts of freshMs. */
+  startMs: number[];
+  checksMs: number[];
+  stopMs: number[];
+  /** Per round: freshMs - inWorkMs (ms), paired within the round. */
+  addedMs: number[];
+  /** stop() of a sandbox in which a detached process ignores SIGTERM/SIGHUP (ms, a few rounds). */
+  stubbornStopMs: number[];
+}
+
+/**
+ * N rounds, each timing both sides once, alternating which goes first so that a slow spell of the
+ * machine hits both alike. Throws when the checks do not pass on either side (a broken measurement).
+ */
+export async function measureCheckSandbox(options: CheckSandboxOptions): Promise<CheckSandboxResult> {
+  const dir = mkdtempSync(join(options.root, "scifi-bench-checksb-"));
+  try {
+    const { spec, node } = prepareTask(dir, options);
+    const work = await options.backend.start(spec);
+    try {
+      // The agent's fix and deliverable, made in the work sandbox as the work pass would: then the
+      // checks pass and do their real work (a clean build and a run), not a quick failure.
+      const fix = await work.exec(
+        "printf '\\nmain.o: stats_mod.o\\n' >> Makefile && make -s && mkdir -p results && ./stats data/values.txt > results/stats.txt",
+        { timeoutMs: 300_000 },
+      );
+      if (fix.exitCode !== 0) throw new Error(`bench set-up failed in the work sandbox: ${fix.stderr}`);
+      const check = (sandbox: Sandbox) => runChecks({ sandbox, node });
+      const mustPass = (outcomes: Awaited<ReturnType<typeof check>>, side: string) => {
+        const failed = outcomes.filter((o) => !o.passed);
+        if (failed.length > 0 || outcomes.length === 0)
+          throw new Error(`bench checks failed (${side}): ${failed.map((o) => o.output).join("\n")}`);
+      };
+      mustPass(await check(work), "warm-up"); // warms the page cache and the engine for both sides
+      const result: CheckSandboxResult = {
+        rounds: options.rounds,
+        example: EXAMPLE,
+        inWorkMs: [],
+        freshMs: [],
+        startMs: [],
+        checksMs: [],
+        stopMs: [],
+        addedMs: [],
+        stubbornStopMs: [],
+      };
+      const inWork = async () => {
+        const t0 = performance.now();
+        mustPass(await check(work), "work sandbox");
+        return performance.now() - t0;
+      };
+      const fresh = async (round: number) => {
+        const t0 = performance.now();
+        // Its own name, as the loop gives each iteration's check sandbox; the same grant otherwise.
+        const sandbox = await options.backend.start({ ...spec, runId: `${spec.runId}-check-${round}` });
+        const t1 = performance.now();
+        let outcomes: Awaited<ReturnType<typeof check>>;
+        try {
+          outcomes = await check(sandbox);
+        } finally {
+          const t2 = performance.now();
+          await sandbox.stop();
+          const t3 = performance.now();
+          result.startMs.push(t1 - t0);
+          result.checksMs.push(t2 - t1);
+          result.stopMs.push(t3 - t2);
+        }
+        mustPass(outcomes, "fresh sandbox");
+        return performance.now() - t0;
+      };
+      for (let round = 0; round < options.rounds; round++) {
+        let a: number;
+        let b: number;
+        if (round % 2 === 0) {
+          a = await inWork();
+          b = await fresh(round);
+        } else {
+          b = await fresh(round);
+          a = await inWork();
+        }
+        result.inWorkMs.push(a);
+        result.freshMs.push(b);
+        result.addedMs.push(b - a);
+      }
+      // A stop that waited for a grace period would cost it here: a process ignores TERM and HUP.
+      for (let round = 0; round < STUBBORN_ROUNDS; round++) {
+        const sandbox = await options.backend.start({ ...spec, runId: `${spec.runId}-stubborn-${round}` });
+        try {
+          await sandbox.exec(
+            `setsid sh -c 'trap "" TERM HUP INT; while :; do sleep 0.2; done' </dev/null >/dev/null 2>&1 &`,
+          );
+        } finally {
+          const t0 = performance.now();
+          await sandbox.stop();
+          result.stubbornStopMs.push(performance.now() - t0);
+        }
+      }
+      return result;
+    } finally {
+      await work.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Copies the example into `dir/task` and resolves its spec and check node as a run does. */
+function prepareTask(dir: string, options: CheckSandboxOptions) {
+  const taskDir = join(dir, "task");
+  const home = join(dir, "home");
+  mkdirSync(home);
+  cpSync(join(import.meta.dirname, "..", "tasks", "examples", EXAMPLE), taskDir, { recursive: true });
+  // Only the image is changed in the copy's SAM (the example names none: the site default).
+  const samFile = join(taskDir, "task.md");
+  const text = readFileSync(samFile, "utf8");
+  writeFileSync(samFile, text.replace(/^---\n/, `---\nimage: ${options.image}\n`));
+  const parsed = parseSamSync(samFile);
+  if (!parsed.ok) throw new Error(`bench SAM invalid: ${JSON.stringify(parsed.diagnostics)}`);
+  const spec: SandboxSpec = {
+    ...resolveSpec(parsed.sam, BUILTIN_SITE_POLICY, { home, runId: `bench-checksb-${process.pid}` }),
+    ...options.specOverrides,
+  };
+  return { spec, node: parsed.sam.root };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Nearest-rank quantile (p90 of 10 values is the 9th smallest). */
+export function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
+  return sorted[rank - 1] as number;
+}
