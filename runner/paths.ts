@@ -34,6 +34,8 @@ export const runFiles = (runDir: string) => ({
   audit: join(runDir, "audit.jsonl"),
   /** Task memory: append-only Markdown entries. */
   memory: join(runDir, "memory.md"),
+  /** The runner's copies of SAM files and check assets, put back before every check phase. */
+  pristine: join(runDir, "pristine"),
   /** Held by the one process driving the run (runner/loop/run-lock.ts). */
   lock: join(runDir, "run.lock"),
 });

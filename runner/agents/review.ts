@@ -19,6 +19,8 @@ export type ReviewVerdict = z.infer<typeof ReviewVerdict>;
 export interface CheckOutcome {
   id: string;
   itemId: string;
+  /** The sub-SAM the check belongs to, when it is not the node under review (whole-subtree checks). */
+  node?: string;
   command: string;
   passed: boolean;
   exitCode: number;
@@ -49,7 +51,7 @@ export function reviewInput(node: SamNode, report: WorkReport, checks: readonly 
       : checks
           .map(
             (c) =>
-              `- ${c.id} (item ${c.itemId}): ${c.passed ? "PASSED" : "FAILED"} (exit ${c.timedOut ? "timeout" : c.exitCode})\n  command: \`${c.command.trim()}\`\n  output tail:\n${indent(c.output)}`,
+              `- ${c.id} (item ${c.itemId}${c.node ? ` of sub-SAM ${c.node}` : ""}): ${c.passed ? "PASSED" : "FAILED"} (exit ${c.timedOut ? "timeout" : c.exitCode})\n  command: \`${c.command.trim()}\`\n  output tail:\n${indent(c.output)}`,
           )
           .join("\n");
   return fillTemplate("review.input.md", {

@@ -1,68 +1,87 @@
-// The runner's own checks: Expectation `check` blocks run in the sandbox, with the check assets and
-// SAM files verified against their hashes first (a changed file is tampering and fails the run).
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+// The runner's own checks: the Expectation `check` blocks of a node and of every sub-SAM under it,
+// run in a sandbox of their own (fresh /tmp, no process of the work pass alive), after the SAM files
+// and check assets were put back from the runner's pristine copies (runner/loop/pristine.ts).
 import type { CheckOutcome } from "../agents/review.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
+import type { Tampered } from "./pristine.ts";
+
+/** Lines and bytes of a check's output kept in the history, the review brief and task memory. */
+export const CHECK_OUTPUT_LINES = 200;
+export const CHECK_OUTPUT_BYTES = 64 * 1024;
+
+/** One tampered path, as the run reports it. */
+export type TamperedFile = Tampered & { what: string; absolute: string; expected: string; actual: string };
 
 export class Tampering extends Error {
   override name = "Tampering";
-  readonly file: string;
-  readonly expected: string;
-  readonly actual: string;
-  constructor(file: string, expected: string, actual: string, what: string) {
+  readonly found: readonly TamperedFile[];
+  constructor(found: readonly TamperedFile[]) {
+    const first = found[0];
     super(
-      `${what} ${file} changed during the run (sha256 ${expected.slice(0, 12)}... -> ${actual.slice(0, 12)}...): tampering`,
+      first
+        ? `${first.what} ${first.absolute} changed during the run: ${first.problem}${found.length > 1 ? ` (and ${found.length - 1} more)` : ""}: tampering`
+        : "tampering",
     );
-    this.file = file;
-    this.expected = expected;
-    this.actual = actual;
-  }
-}
-
-export function hashFile(file: string): string {
-  return existsSync(file) ? createHash("sha256").update(readFileSync(file)).digest("hex") : "missing";
-}
-
-/** Throws Tampering for the first file whose hash differs from the recorded one. */
-export function verifyHashes(files: Record<string, string>, what: string): void {
-  for (const [file, expected] of Object.entries(files)) {
-    const actual = hashFile(file);
-    if (actual !== expected) throw new Tampering(file, expected, actual, what);
+    this.found = found;
   }
 }
 
 export interface CheckRunOptions {
   sandbox: Sandbox;
+  /** The node whose subtree is checked: every check of it and of every sub-SAM below it. */
   node: SamNode;
-  assets: Record<string, string>;
+  /** Prepended to every check's output (e.g. the deliverable-link report). */
+  notice?: string;
   onCheck?: (outcome: CheckOutcome) => void;
 }
 
-/** Runs every check of the node's items in order; assets are verified before each one. */
+/** Every check of the subtree, children before their parent, in document order. */
+export function subtreeChecks(node: SamNode): { node: SamNode; item: SamNode["items"][number] }[] {
+  return [
+    ...node.children.flatMap((child) => subtreeChecks(child)),
+    ...node.items.filter((item) => item.checks.length > 0).map((item) => ({ node, item })),
+  ];
+}
+
+/** Runs every check of the node's subtree, in order, in the given (fresh) sandbox. */
 export async function runChecks(options: CheckRunOptions): Promise<CheckOutcome[]> {
   const outcomes: CheckOutcome[] = [];
-  for (const item of options.node.items) {
+  for (const { node, item } of subtreeChecks(options.node)) {
     for (const check of item.checks) {
-      verifyHashes(options.assets, "check asset");
       const result = await options.sandbox.exec(["sh", "-c", check.command], {
         timeoutMs: check.timeoutSec * 1000,
-        maxOutputBytes: 64 * 1024,
+        maxOutputBytes: CHECK_OUTPUT_BYTES,
       });
-      const output = `${result.stdout}${result.stderr ? `\n${result.stderr}` : ""}`;
+      const output = [options.notice, result.stdout, result.stderr].filter(Boolean).join("\n");
       const outcome: CheckOutcome = {
         id: check.id,
         itemId: item.id,
+        ...(node.id !== options.node.id ? { node: node.id } : {}),
         command: check.command,
         passed: !result.timedOut && result.exitCode === 0,
         exitCode: result.exitCode,
         timedOut: result.timedOut,
-        output: output.split("\n").slice(-40).join("\n").slice(-4000),
+        output: outputTail(output),
       };
       outcomes.push(outcome);
       options.onCheck?.(outcome);
     }
   }
   return outcomes;
+}
+
+/** The last CHECK_OUTPUT_LINES lines, at most CHECK_OUTPUT_BYTES. */
+export function outputTail(text: string): string {
+  const lines = text.split("\n");
+  let tail = lines.slice(-CHECK_OUTPUT_LINES).join("\n");
+  if (Buffer.byteLength(tail) > CHECK_OUTPUT_BYTES) {
+    tail = Buffer.from(tail)
+      .subarray(-CHECK_OUTPUT_BYTES)
+      .toString("utf8")
+      .replace(/^\uFFFD+/, "");
+  }
+  return lines.length > CHECK_OUTPUT_LINES
+    ? `[... ${lines.length - CHECK_OUTPUT_LINES} earlier lines cut ...]\n${tail}`
+    : tail;
 }

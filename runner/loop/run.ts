@@ -1,19 +1,16 @@
 // The orchestrator: runs a SAM through iterations of pre-scan -> work -> checks -> review until every
 // node is verified or a hard limit is reached, checkpointing after every phase. A SAM passes only
-// when every check passed AND the review passed every item; sub-SAMs complete before their parent.
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+// when every check passed AND the review passed every item; sub-SAMs complete before their parent,
+// and a node's checks cover its whole subtree, so the root passes only when every check of the tree
+// passes on the final state. Each phase that runs commands gets a sandbox of its own, stopped when
+// the phase ends: the checks and the review never run where the work agent ran (docs/loop.md).
+import { realpathSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { runFinalReview } from "../agents/final-review.ts";
 import { type PrescanPlan, runPrescan } from "../agents/prescan.ts";
-import {
-  type CheckOutcome,
-  ReviewVerdict,
-  reviewInput,
-  reviewSystem,
-  verdictProblems,
-} from "../agents/review.ts";
-import { MalformedReply, parseJsonText } from "../agents/structured.ts";
+import { type CheckOutcome, type ReviewVerdict, reviewSystem } from "../agents/review.ts";
+import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review.ts";
+import { MalformedReply } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
 import { AuditTape } from "../audit/tape.ts";
@@ -21,14 +18,23 @@ import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
 import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
-import type { SandboxSpec } from "../policy/spec.ts";
+import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { Sandbox, SandboxBackend } from "../sandbox/types.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
-import { hashFile, runChecks, Tampering, verifyHashes } from "./checks.ts";
+import { runChecks, Tampering } from "./checks.ts";
 import { type PassEvent, type PassExit, runPass, totalTokens } from "./conversation.ts";
+import { GrantChanged, grantDifferences } from "./grant.ts";
 import { DEFAULT_LIMITS, type LimitConfig, RunBudget } from "./limits.ts";
+import {
+  capturePristine,
+  deliverableLinks,
+  hideAssets,
+  type PristineRequest,
+  type PristineSet,
+  restorePristine,
+} from "./pristine.ts";
 import {
   createRunFolder,
   newRunId,
@@ -102,19 +108,21 @@ async function firstCheckpointAndDrive(
   folder: RunFolder,
 ): Promise<RunResult> {
   const limits = effectiveLimits(options.sam, options.limits);
-  const assets = Object.fromEntries(
-    options.sam.metadata.checkAssets.map((asset) => {
-      const file = resolve(dirname(options.sam.file), asset);
-      return [file, hashFile(file)];
-    }),
+  // The runner's own copies of what the verdict depends on, taken before any agent runs; hidden
+  // assets then leave the task folder until the checks (and come back when the run ends).
+  const pristine = capturePristine(
+    spec.taskDir,
+    pristineRequests(options.sam, spec.taskDir),
+    folder.files.pristine,
   );
+  hideAssets(spec.taskDir, pristine);
   const state: RunState = {
     version: 1,
     runId,
     samFile: options.sam.file,
     samSha256: options.sam.sha256,
     samFiles: options.sam.files,
-    assets,
+    pristine,
     backend: deps.backend.name,
     ...(options.model ? { model: options.model } : {}),
     phase: "created",
@@ -162,6 +170,11 @@ async function resumeLocked(
   const state = readState(folder.files.state);
   const sam = readSamJson(folder);
   const limits = state.limits;
+  if (!state.pristine) {
+    throw new Error(
+      `run ${runId} was started by an older scifi without pristine copies of its check assets; start the task again`,
+    );
+  }
   if (state.outcome && state.phase === "ended") {
     return {
       runId,
@@ -177,7 +190,11 @@ async function resumeLocked(
   const history = new HistoryTape(folder.files.history);
   const discarded = before - history.length;
   state.resumes++;
-  const spec = { ...readSpecJson(folder), runId: `${runId}-resume${state.resumes}` };
+  // The recorded spec is evidence, never input: every sandbox start resolves the grant again and
+  // compares it with this (runner/loop/grant.ts).
+  const spec = readSpecJson(folder);
+  // A run killed during its checks left its hidden assets in the task folder.
+  hideAssets(spec.taskDir, state.pristine);
   history.append({
     type: "resumed",
     fromPhase: state.phase,
@@ -189,7 +206,7 @@ async function resumeLocked(
   audit.append({
     kind: "event",
     event: "resumed",
-    data: { fromPhase: state.phase, iteration: state.iteration, sandbox: spec.runId },
+    data: { fromPhase: state.phase, iteration: state.iteration, resumes: state.resumes },
   });
   audit.close();
   return drive({ home, folder, sam, spec, state, limits, history }, deps);
@@ -205,13 +222,13 @@ interface RunContext {
   history: HistoryTape;
 }
 
-/** Live pieces of a running process: sandbox, model, budget. */
+/** Live pieces of a running process: model, budget, tape. Sandboxes live only as long as a phase. */
 interface Live {
-  sandbox: Sandbox;
   model: Model & { close(): Promise<void> };
   budget: RunBudget;
   audit: AuditTape;
-  toolContext: ToolContext;
+  /** Tool settings of this run; each phase adds its own sandbox. */
+  toolContext: Omit<ToolContext, "sandbox">;
   status: RunStatus;
 }
 
@@ -220,17 +237,13 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
   const budget = new RunBudget(limits, state.spent);
   const audit = new AuditTape(ctx.folder.files.audit, { runId: state.runId });
   let model: (Model & { close(): Promise<void> }) | undefined;
-  let sandbox: Sandbox | undefined;
   try {
     model = await deps.openModel(audit, { usd: limits.usd, tokens: limits.tokens });
-    sandbox = await deps.backend.start(ctx.spec);
     const live: Live = {
-      sandbox,
       model,
       budget,
       audit,
       toolContext: {
-        sandbox,
         allowCommands: ctx.sam.metadata.allowCommands,
         bashTimeoutMs: limits.bashTimeoutSec * 1000,
         maxOutputChars: limits.toolOutputChars,
@@ -242,9 +255,10 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
     while (state.phase !== "ended") await step(ctx, live, deps);
   } finally {
     state.spent = { tokens: budget.tokens, usd: budget.usd, elapsedMs: budget.elapsedMs() };
-    await sandbox?.stop().catch(() => undefined);
     await model?.close().catch(() => undefined);
     audit.close();
+    // Hidden assets are back in the user's task folder once the run is over (or stopped).
+    returnHiddenAssets(ctx);
   }
   const outcome = state.outcome ?? { status: "failed", reason: "the run stopped without an outcome" };
   return {
@@ -253,6 +267,59 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
     outcome,
     iterations: state.iteration,
     spent: state.spent,
+  };
+}
+
+type SandboxRole = "work" | "checks" | "review";
+
+/**
+ * A fresh sandbox for one phase, from a grant resolved again from the parsed SAM and the site
+ * policy (never replayed from the recorded spec), stopped when `use` ends, whatever happens.
+ */
+async function withSandbox<T>(
+  ctx: RunContext,
+  deps: RunDeps,
+  role: SandboxRole,
+  use: (sandbox: Sandbox) => Promise<T>,
+): Promise<T> {
+  const sandbox = await openSandbox(ctx, deps, role);
+  try {
+    return await use(sandbox);
+  } finally {
+    await sandbox.stop().catch(() => undefined);
+  }
+}
+
+async function openSandbox(ctx: RunContext, deps: RunDeps, role: SandboxRole): Promise<Sandbox> {
+  const { state } = ctx;
+  const name = `${state.runId}${state.resumes > 0 ? `-r${state.resumes}` : ""}-${role}${state.iteration}`;
+  const granted = await deps.resolveSpec(ctx.sam, name);
+  const changes = grantDifferences(ctx.spec, granted);
+  if (changes.length > 0) throw new GrantChanged(name, changes);
+  return deps.backend.start(phaseSpec(granted, role, ctx.state.pristine));
+}
+
+/**
+ * The work sandbox gets the grant as resolved. The check sandbox also gets the hidden assets, bound
+ * read-only like every other asset, and no network. The review sees the task folder read-only.
+ */
+export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: PristineSet): SandboxSpec {
+  if (role === "work") return spec;
+  if (role === "checks") {
+    const hidden: MountSpec[] = pristine.files
+      .filter((f) => f.hidden)
+      .map((f) => ({
+        source: join(spec.taskDir, f.rel),
+        target: `${TASK_MOUNT}/${f.rel}`,
+        readOnly: true,
+        reason: "hidden check asset",
+      }));
+    return { ...spec, network: false, mounts: [...spec.mounts, ...hidden] };
+  }
+  return {
+    ...spec,
+    network: false,
+    mounts: spec.mounts.map((m) => ({ ...m, readOnly: true })),
   };
 }
 
@@ -266,13 +333,16 @@ async function step(ctx: RunContext, live: Live, deps: RunDeps): Promise<void> {
     const outcome = outcomeOfError(error);
     if (!outcome) throw error;
     if (error instanceof Tampering) {
-      ctx.history.append({
-        type: "tampering",
-        iteration: state.iteration,
-        file: error.file,
-        expected: error.expected,
-        actual: error.actual,
-      });
+      for (const found of error.found) {
+        ctx.history.append({
+          type: "tampering",
+          iteration: state.iteration,
+          file: found.absolute,
+          problem: found.problem,
+          expected: found.expected,
+          actual: found.actual,
+        });
+      }
     } else {
       ctx.history.append({
         type: "limit",
@@ -409,28 +479,30 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
     name,
     ...(deps.skills?.text(name) ?? { text: "", sha256: "" }),
   }));
-  const result = await runPass({
-    model: live.model,
-    tools: deps.extraWorkTools?.length
-      ? new Map([...workTools, ...deps.extraWorkTools.map((t) => [t.name, t] as const)])
-      : workTools,
-    toolContext: live.toolContext,
-    limits: ctx.limits,
-    budget: live.budget,
-    request: {
-      role: "work",
-      kind: "work",
-      rank: plan.rank,
-      system: workSystem(),
-      injected: skills.map((s) => ({ kind: "skill" as const, ref: `skill:${s.name}`, sha256: s.sha256 })),
-      meta: meta(ctx),
-    },
-    brief: workBrief(node, parentOf(sam.root, node.id), plan, skills),
-    textReply: "nudge",
-    blockerNudge,
-    onEvent: (event) => onPassEvent(ctx, live, deps, event),
-    signal: deps.signal,
-  });
+  const result = await withSandbox(ctx, deps, "work", (sandbox) =>
+    runPass({
+      model: live.model,
+      tools: deps.extraWorkTools?.length
+        ? new Map([...workTools, ...deps.extraWorkTools.map((t) => [t.name, t] as const)])
+        : workTools,
+      toolContext: { ...live.toolContext, sandbox },
+      limits: ctx.limits,
+      budget: live.budget,
+      request: {
+        role: "work",
+        kind: "work",
+        rank: plan.rank,
+        system: workSystem(),
+        injected: skills.map((s) => ({ kind: "skill" as const, ref: `skill:${s.name}`, sha256: s.sha256 })),
+        meta: meta(ctx),
+      },
+      brief: workBrief(node, parentOf(sam.root, node.id), plan, skills),
+      textReply: "nudge",
+      blockerNudge,
+      onEvent: (event) => onPassEvent(ctx, live, deps, event),
+      signal: deps.signal,
+    }),
+  );
   const exit = result.exit;
   state.work = {
     exit: exit.type,
@@ -470,28 +542,90 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
   const { state, sam } = ctx;
   const node = requireNode(sam.root, requirePlan(state).node);
   emit(deps, live, { phase: "checks" });
-  state.checks = await runChecks({
-    sandbox: live.sandbox,
-    node,
-    assets: state.assets,
-    onCheck: (c) =>
-      ctx.history.append({
-        type: "check",
-        iteration: state.iteration,
-        node: node.id,
-        check: c.id,
-        passed: c.passed,
-        exitCode: c.exitCode,
-        detail: c.passed ? undefined : c.output.split("\n").slice(-5).join("\n"),
+  // The work sandbox is gone: nothing of the agent runs while the runner restores and checks.
+  guardTaskFiles(ctx, true);
+  const links = deliverableLinks(ctx.spec.taskDir);
+  if (links.length > 0) {
+    ctx.history.append({ type: "deliverable_links", iteration: state.iteration, links });
+  }
+  const notice = links.length
+    ? `scifi: ${links.length} symlink(s) in the task folder point outside it or nowhere (they are not deliverables):\n${links
+        .slice(0, 20)
+        .map((l) => `  ${l.path} -> ${l.target} (${l.problem})`)
+        .join("\n")}`
+    : undefined;
+  try {
+    state.checks = await withSandbox(ctx, deps, "checks", (sandbox) =>
+      runChecks({
+        sandbox,
+        node,
+        notice,
+        onCheck: (c) =>
+          ctx.history.append({
+            type: "check",
+            iteration: state.iteration,
+            node: c.node ?? node.id,
+            check: c.id,
+            passed: c.passed,
+            exitCode: c.exitCode,
+            ...(c.timedOut ? { timedOut: true } : {}),
+            output: c.output,
+          }),
       }),
-  });
+    );
+  } finally {
+    hideAssets(ctx.spec.taskDir, state.pristine);
+  }
   return "checks";
+}
+
+/**
+ * Puts SAM files and check assets back from the runner's copies and cleans asset folders. Anything
+ * at those paths that was not the same regular file is tampering, and ends the run.
+ */
+function guardTaskFiles(ctx: RunContext, withHidden: boolean): void {
+  const { state } = ctx;
+  const taskDir = ctx.spec.taskDir;
+  const report = restorePristine(taskDir, ctx.folder.files.pristine, state.pristine, withHidden);
+  if (report.removed.length > 0) {
+    ctx.history.append({ type: "asset_cleanup", iteration: state.iteration, removed: report.removed });
+  }
+  if (report.tampering.length === 0) return;
+  const byRel = new Map(state.pristine.files.map((f) => [f.rel, f]));
+  throw new Tampering(
+    report.tampering.map((t) => {
+      const file = byRel.get(t.file);
+      return {
+        ...t,
+        absolute: join(taskDir, t.file),
+        what: file?.kind === "sam" ? "SAM file" : file ? "check asset" : "check asset folder",
+        expected: file?.sha256 ?? "folder",
+        actual: t.problem,
+      };
+    }),
+  );
+}
+
+/** At the end of a run the user's task folder holds the hidden assets again. */
+function returnHiddenAssets(ctx: RunContext): void {
+  const hidden = ctx.state.pristine.files.filter((f) => f.hidden);
+  if (hidden.length === 0) return;
+  try {
+    restorePristine(ctx.spec.taskDir, ctx.folder.files.pristine, { files: hidden, folders: [] }, true);
+  } catch (error) {
+    ctx.history.append({
+      type: "limit",
+      iteration: ctx.state.iteration,
+      limit: "hidden_assets",
+      detail: `could not put the hidden assets back into the task folder (copies are in ${ctx.folder.files.pristine}): ${messageOf(error)}`,
+    });
+  }
 }
 
 async function reviewPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
   const { state, sam } = ctx;
   const node = requireNode(sam.root, requirePlan(state).node);
-  verifyHashes(Object.fromEntries(state.samFiles.map((f) => [f.file, f.sha256])), "SAM file");
+  guardTaskFiles(ctx, false);
   emit(deps, live, { phase: "review", step: 0, toolCalls: 0 });
   const checks = state.checks ?? [];
   const verdict: ReviewVerdict = await reviewNode(ctx, live, deps, node, checks).catch((error: unknown) => {
@@ -508,14 +642,18 @@ async function reviewPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
     iteration: state.iteration,
     node: node.id,
     passed,
-    items: verdict.items.map((i) => ({ id: i.id, pass: i.pass })),
+    items: verdict.items.map((i) => ({ id: i.id, pass: i.pass, evidence: i.evidence })),
     checksPassed,
+    findings: verdict.findings,
+    fixes: verdict.fixes,
+    rankAdjustment: verdict.rank_adjustment,
+    ...(verdict.blocked ? { blocked: verdict.blocked.reason } : {}),
   });
   return "review";
 }
 
-/** The review pass: read-only tools in a second sandbox on a throw-away copy of the task folder. */
-async function reviewNode(
+/** The review agent, in a sandbox of its own that sees the task folder read-only. */
+function reviewNode(
   ctx: RunContext,
   live: Live,
   deps: RunDeps,
@@ -523,66 +661,37 @@ async function reviewNode(
   checks: CheckOutcome[],
 ): Promise<ReviewVerdict> {
   const { state } = ctx;
-  const copy = mkdtempSync(join(tmpdir(), `scifi-review-${state.runId}-`));
-  let sandbox: Sandbox | undefined;
-  try {
-    cpSync(ctx.spec.taskDir, copy, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
-    sandbox = await deps.backend.start(reviewSpec(ctx.spec, copy, state.iteration));
-    const request = {
-      role: "review" as const,
-      kind: "control" as const,
-      rank: ctx.sam.metadata.rank?.control ?? 1,
-      system: reviewSystem(),
-      meta: meta(ctx),
-    };
-    const brief = reviewInput(node, state.work ?? { exit: "none" }, checks);
-    const options = {
-      model: live.model,
-      tools: reviewTools,
-      toolContext: { ...live.toolContext, sandbox, allowCommands: undefined },
-      limits: ctx.limits,
-      budget: live.budget,
-      request,
-      textReply: "answer" as const,
-      blockerNudge: () => "The runner: your tool calls keep failing. Answer now with the JSON verdict.",
-      onEvent: (event: PassEvent) => onPassEvent(ctx, live, deps, event),
-      signal: deps.signal,
-    };
-    let result = await runPass({ ...options, brief });
-    for (let attempt = 0; ; attempt++) {
-      const problem = verdictProblem(result.exit, node);
-      if (typeof problem !== "string") return problem;
-      if (attempt >= 1) throw new ReviewFailed(`the review agent gave no valid verdict twice: ${problem}`);
-      // One retry with the reason, continuing the same conversation.
-      const retry = `Your verdict was rejected: ${problem}\nAnswer with one JSON object only, judging every item id: ${node.items.map((i) => i.id).join(", ")}.`;
-      result = await runPass({ ...options, brief: `${brief}\n\n${retry}` });
-    }
-  } finally {
-    await sandbox?.stop().catch(() => undefined);
-    rmSync(copy, { recursive: true, force: true });
-  }
-}
-
-function verdictProblem(exit: PassExit, node: SamNode): ReviewVerdict | string {
-  if (exit.type !== "answer") return `the review ended without a verdict (${exit.type}: ${exitReason(exit)})`;
-  const parsed = ReviewVerdict.safeParse(exit.response.json ?? parseJsonText(exit.text));
-  if (!parsed.success)
-    return parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-  const problems = verdictProblems(node, parsed.data);
-  return problems.length > 0 ? problems.join("; ") : parsed.data;
-}
-
-/** The review's sandbox: the copy instead of the task folder, no network, its own name. */
-export function reviewSpec(spec: SandboxSpec, copy: string, iteration: number): SandboxSpec {
-  return {
-    ...spec,
-    runId: `${spec.runId}-review${iteration}`,
-    taskDir: copy,
-    network: false,
-    mounts: spec.mounts.map((m) =>
-      m.source === spec.taskDir ? { ...m, source: copy } : { ...m, readOnly: true },
-    ),
+  const request = {
+    role: "review" as const,
+    kind: "control" as const,
+    rank: ctx.sam.metadata.rank?.control ?? 1,
+    system: reviewSystem(),
+    meta: meta(ctx),
   };
+  return runReview({
+    node,
+    work: state.work ?? { exit: "none" },
+    checks,
+    openSandbox: () => openSandbox(ctx, deps, "review"),
+    converse: async (brief, sandbox): Promise<ReviewAnswer> => {
+      const { exit } = await runPass({
+        model: live.model,
+        tools: reviewTools,
+        toolContext: { ...live.toolContext, sandbox, allowCommands: undefined },
+        limits: ctx.limits,
+        budget: live.budget,
+        request,
+        brief,
+        textReply: "answer",
+        blockerNudge: () => "The runner: your tool calls keep failing. Answer now with the JSON verdict.",
+        onEvent: (event: PassEvent) => onPassEvent(ctx, live, deps, event),
+        signal: deps.signal,
+      });
+      return exit.type === "answer"
+        ? { json: exit.response.json, text: exit.text }
+        : { noAnswer: `${exit.type}: ${exitReason(exit)}` };
+    },
+  });
 }
 
 async function endIteration(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
@@ -633,9 +742,7 @@ async function writeFailureMemory(ctx: RunContext, node: SamNode): Promise<void>
     "",
     `**Tried:** ${state.work?.claim ?? `no claim (${state.work?.exit ?? "no work"})`}`,
     state.work?.summary ? `**Work summary:** ${state.work.summary}` : "",
-    failedChecks.length
-      ? `**Failed checks:**\n${failedChecks.map((c) => `- ${c.id}: exit ${c.exitCode}: \`${c.command.trim()}\``).join("\n")}`
-      : "",
+    failedChecks.length ? `**Failed checks:**\n${failedChecks.map(failedCheckEntry).join("\n")}` : "",
     verdict?.findings.length ? `**Findings:**\n${verdict.findings.map((f) => `- ${f}`).join("\n")}` : "",
     verdict?.fixes.length
       ? `**Fixes for the next attempt:**\n${verdict.fixes.map((f) => `- ${f}`).join("\n")}`
@@ -649,6 +756,18 @@ async function writeFailureMemory(ctx: RunContext, node: SamNode): Promise<void>
     title: `Iteration ${state.iteration}: review failed ${node.id}`,
     body: lines.join("\n"),
   });
+}
+
+/** A failed check in task memory: what ran, how it ended, and the end of what it printed. */
+function failedCheckEntry(check: CheckOutcome): string {
+  const where = check.node ? ` (sub-SAM ${check.node})` : "";
+  const how = check.timedOut ? "timed out" : `exit ${check.exitCode}`;
+  const tail = check.output.trim().split("\n").slice(-20).join("\n");
+  const fence = tail.includes("```") ? "~~~~" : "```";
+  return `- ${check.id}${where}: ${how}: \`${check.command.trim()}\`\n  ${fence}text\n${tail
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n")}\n  ${fence}`;
 }
 
 /** The run is over: final review writes group and global suggestions, then the run ends. */
@@ -726,10 +845,6 @@ function checkpoint(ctx: RunContext, live: Live, phase: Phase): void {
   writeState(ctx.folder.files.state, state);
 }
 
-class ReviewFailed extends Error {
-  override name = "ReviewFailed";
-}
-
 /** Errors that end the run with an outcome instead of crashing the process. */
 function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefined {
   if (!(error instanceof Error)) return undefined;
@@ -738,6 +853,9 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
       return { status: "failed", reason: error.message, limit: "tampering" };
     case "BudgetExceeded":
       return { status: "failed", reason: `budget: ${error.message}`, limit: "budget" };
+    case "GrantChanged":
+    case "PolicyRefused":
+      return { status: "failed", reason: `grant: ${error.message}`, limit: "grant" };
     case "NoModelAvailable":
       return { status: "failed", reason: `no model: ${error.message}`, limit: "model" };
     case "MalformedReply":
@@ -750,7 +868,9 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
 }
 
 function failureReason(state: RunState): string {
-  const failed = (state.checks ?? []).filter((c) => !c.passed).map((c) => c.id);
+  const failed = (state.checks ?? [])
+    .filter((c) => !c.passed)
+    .map((c) => (c.node ? `${c.id} (sub-SAM ${c.node})` : c.id));
   const items = (state.verdict?.items ?? []).filter((i) => !i.pass).map((i) => i.id);
   const parts = [];
   if (failed.length) parts.push(`failed checks: ${failed.join(", ")}`);
@@ -841,6 +961,20 @@ function requireNode(root: SamNode, id: string): SamNode {
   const node = findNode(root, id);
   if (!node) throw new Error(`SAM has no node '${id}'`);
   return node;
+}
+
+/** SAM files and check assets, relative to the (real) task folder; hidden assets marked. */
+function pristineRequests(sam: SamDocument, taskDir: string): PristineRequest[] {
+  const samDir = dirname(sam.file);
+  const rel = (file: string) => relative(taskDir, realpathSync(file)).split("\\").join("/");
+  const hidden = new Set((sam.metadata.hiddenAssets ?? []).map((a) => rel(resolve(samDir, a))));
+  return [
+    ...sam.files.map((f) => ({ rel: rel(f.file), kind: "sam" as const, hidden: false })),
+    ...sam.metadata.checkAssets.map((a) => {
+      const path = rel(resolve(samDir, a));
+      return { rel: path, kind: "asset" as const, hidden: hidden.has(path) };
+    }),
+  ];
 }
 
 export function rankRange(sam: SamDocument): { min: number; max: number } {

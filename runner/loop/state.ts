@@ -5,6 +5,7 @@ import type { PrescanPlan } from "../agents/prescan.ts";
 import type { CheckOutcome, ReviewVerdict, WorkReport } from "../agents/review.ts";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import type { LimitConfig } from "./limits.ts";
+import type { PristineSet } from "./pristine.ts";
 
 /** The last phase that completed. `iteration_end` closes an iteration; `ended` closes the run. */
 export type Phase =
@@ -27,8 +28,8 @@ export interface RunState {
   samSha256: string;
   /** Every SAM file (root and referenced sub-SAMs) with its hash at start. */
   samFiles: { file: string; sha256: string }[];
-  /** Check asset (absolute host path) -> SHA-256 at start. */
-  assets: Record<string, string>;
+  /** The runner's copies of SAM files and check assets (runs/<id>/pristine/), hashed at start. */
+  pristine: PristineSet;
   backend: string;
   /** Model spec the run was started with (`scripted:FILE`, a models config path). */
   model?: string;

@@ -19,6 +19,9 @@ export type HistoryEvent =
       check: string;
       passed: boolean;
       exitCode: number;
+      timedOut?: boolean;
+      /** Tail of the check's output (runner/loop/checks.ts caps it). Older runs wrote `detail`. */
+      output?: string;
       detail?: string;
     }
   | {
@@ -26,12 +29,31 @@ export type HistoryEvent =
       iteration: number;
       node: string;
       passed: boolean;
-      items: { id: string; pass: boolean }[];
+      items: { id: string; pass: boolean; evidence?: string }[];
       checksPassed: boolean;
+      /** The review's whole verdict (runs before these fields only have items and checksPassed). */
+      findings?: string[];
+      fixes?: string[];
+      rankAdjustment?: number;
+      blocked?: string;
     }
   | { type: "node_complete"; iteration: number; node: string }
   | { type: "limit"; iteration: number; limit: string; detail: string }
-  | { type: "tampering"; iteration: number; file: string; expected: string; actual: string }
+  | {
+      type: "tampering";
+      iteration: number;
+      file: string;
+      expected: string;
+      actual: string;
+      /** What was wrong: changed content, a link, a FIFO, a missing or replaced folder. */
+      problem?: string;
+    }
+  | { type: "asset_cleanup"; iteration: number; removed: string[] }
+  | {
+      type: "deliverable_links";
+      iteration: number;
+      links: { path: string; target: string; problem: "outside" | "dangling" }[];
+    }
   | { type: "final_review"; groupSuggestions: number; globalSuggestions: number }
   | {
       /** A SLURM job request of the agent, as the host-side broker decided it (details: runs/<id>/jobs/). */

@@ -15,6 +15,7 @@ export type PolicyRule =
   | "mount-outside-roots"
   | "mount-rw-not-allowed"
   | "mount-rw-exposes-task-file"
+  | "mount-inside-writable"
   | "network-not-allowed"
   | "gpu-over-limit"
   | "cpus-over-limit"

@@ -54,7 +54,7 @@ export function resolveSpec(sam: SamDocument, site: SitePolicy, options: Resolve
   const mounts: MountSpec[] = [
     { source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" },
     ...protectedFiles,
-    ...declaredMounts(meta.mounts, dirname(sam.file), site, denied, protectedFiles),
+    ...declaredMounts(meta.mounts, dirname(sam.file), site, denied, protectedFiles, taskDir),
   ];
   return {
     runId,
@@ -189,7 +189,10 @@ function taskFileMounts(sam: SamDocument, taskDir: string): MountSpec[] {
     ...sam.files
       .filter((f) => resolve(f.file) !== resolve(sam.file))
       .map((f) => ({ path: f.file, reason: "sub-SAM file" })),
-    ...sam.metadata.checkAssets.map((a) => ({ path: resolve(samDir, a), reason: "check asset" })),
+    // Hidden assets are out of the task folder while agents run; the check sandbox binds them itself.
+    ...sam.metadata.checkAssets
+      .filter((a) => !(sam.metadata.hiddenAssets ?? []).includes(a))
+      .map((a) => ({ path: resolve(samDir, a), reason: "check asset" })),
   ];
   const seen = new Set<string>();
   const mounts: MountSpec[] = [];
@@ -226,6 +229,7 @@ function declaredMounts(
   site: SitePolicy,
   denied: DeniedPath[],
   protectedFiles: MountSpec[],
+  taskDir: string,
 ): MountSpec[] {
   const mounts: MountSpec[] = [];
   for (const request of requests) {
@@ -239,6 +243,19 @@ function declaredMounts(
         source,
         `${where}: the resolved path ${hit}, which is never mounted`,
         "Mount a folder that holds only the data the task needs.",
+      );
+    }
+    // The sandbox can write the task folder (and any read-write mount): a source in there is the
+    // agent's to replace, e.g. by a link to /etc that a later sandbox start would bind.
+    const writable = [taskDir, ...mounts.filter((m) => !m.readOnly).map((m) => m.source)].find((w) =>
+      overlaps(source, w),
+    );
+    if (writable !== undefined) {
+      throw new PolicyRefused(
+        "mount-inside-writable",
+        source,
+        `${where}: the resolved path ${source === writable ? "is" : "overlaps"} ${writable === taskDir ? "the task folder" : `the read-write mount ${writable}`}, which the sandbox can write, so the agent could swap it for a link to any host path`,
+        "Keep the data in the task folder (it is mounted at /task already), or mount a folder outside it.",
       );
     }
     checkRoots(source, site, where);

@@ -221,6 +221,13 @@ export const KEYS: Record<string, KeySpec> = {
       m.checkAssets = v;
     },
   ),
+  hidden_assets: pathList(
+    "a list of check asset paths relative to the SAM, kept from the agents",
+    "hidden_assets: [checks/reference.sv]",
+    (m, v) => {
+      m.hiddenAssets = v;
+    },
+  ),
   subtasks: pathList(
     "a list of sub-SAM files relative to the SAM",
     "subtasks: [prepare.md, analyse.md]",

@@ -92,8 +92,18 @@ function parseFile(
     ...(role === "sub" ? { allowedKeys: SUB_SAM_KEYS, rootFile: state.rootDisplay } : {}),
   });
   const node = front.skipBody ? undefined : parseBody(front.body, front.bodyStart, input.absolute, sink);
-  if (role === "root")
+  if (role === "root") {
     checkAssets(state, input, metadata.checkAssets, itemOffsets.get("check_assets") ?? [], sink);
+    if (metadata.hiddenAssets) {
+      checkAssets(state, input, metadata.hiddenAssets, itemOffsets.get("hidden_assets") ?? [], sink);
+      // A hidden asset is a check asset: everything that guards assets guards it too.
+      const listed = new Set(metadata.checkAssets);
+      metadata.checkAssets = [
+        ...metadata.checkAssets,
+        ...metadata.hiddenAssets.filter((a) => !listed.has(a)),
+      ];
+    }
+  }
   metadata.subtasks.forEach((path, i) => {
     const child = parseSubtask(state, input, path, itemOffsets.get("subtasks")?.[i] ?? 0, sink, chain);
     if (child && node) node.children.push(child);

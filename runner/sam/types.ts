@@ -81,6 +81,11 @@ export interface SamMetadata {
   approval?: string[];
   /** Files (relative to the SAM folder) that checks run or compare against: hashed, mounted read-only. */
   checkAssets: string[];
+  /**
+   * Check assets no agent may see (a reference design, expected numbers): out of the task folder while
+   * agents run, present read-only only in the check sandbox. Each is also in `checkAssets`.
+   */
+  hiddenAssets?: string[];
   /** Referenced sub-SAM files, relative to this SAM's folder. */
   subtasks: string[];
   /** Optional command allowlist for the work agent's bash tool (program names). */

@@ -1,12 +1,12 @@
 // Agents that cheat, loop or fail are caught by the runner, not by the prompt. Real Docker sandbox,
 // real checks, scripted models over HTTP.
 import { execFile } from "node:child_process";
-import { appendFileSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
-import { hashFile } from "../../runner/loop/checks.ts";
+import { sha256 } from "../../runner/loop/pristine.ts";
 import { parseEntries } from "../../runner/memory/entries.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -68,8 +68,14 @@ describe.skipIf(!hasEngine("docker"))(
       });
       expect(unchangedByAgent).toBe(true);
       expect(result.outcome.status).toBe("failed");
-      expect(result.outcome.reason).toMatch(/SAM file .*task\.md changed during the run .*tampering/);
-      expect(history.find((e) => e.type === "tampering")).toMatchObject({ file: ws.sam, expected: original });
+      expect(result.outcome.reason).toMatch(
+        /SAM file .*task\.md changed during the run: changed content .*tampering/,
+      );
+      expect(history.find((e) => e.type === "tampering")).toMatchObject({
+        file: realpathSync(ws.sam),
+        expected: original,
+        problem: expect.stringContaining("changed content"),
+      });
       expect(history.some((e) => e.type === "verdict")).toBe(false); // no review of a tampered SAM
       const errors = toolErrors(join(result.dir, "audit.jsonl"));
       expect(errors).toHaveLength(2);
@@ -92,6 +98,7 @@ describe.skipIf(!hasEngine("docker"))(
       expect(result.outcome.status).toBe("failed");
       expect(result.outcome.reason).toMatch(/check asset .*run_tb\.sh changed during the run/);
       expect(history.some((e) => e.type === "check")).toBe(false); // caught before the first check ran
+      expect(hashFile(asset)).toBe(original); // and put back from the runner's copy
       expect(toolErrors(join(result.dir, "audit.jsonl"))).toHaveLength(2);
     });
 
@@ -165,4 +172,8 @@ function toolErrors(tapeFile: string): string[] {
   const calls = readTape(tapeFile).flatMap((r) => (r.kind === "call" && r.role === "work" ? [r] : []));
   const last = JSON.stringify(calls.at(-1)?.request ?? {});
   return [...last.matchAll(/"isError":true/g)].map((m) => m[0]);
+}
+
+function hashFile(file: string): string {
+  return sha256(readFileSync(file));
 }

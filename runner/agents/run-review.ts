@@ -1,0 +1,54 @@
+// The review agent as an agent: one conversation with read-only tools in a sandbox of its own (the
+// task folder mounted read-only, no process of the work pass alive), one retry when the verdict is
+// not valid, and the sandbox stopped whatever happens. The runner combines the verdict with the
+// check outcomes; a review can fail a node whose checks passed, never pass one whose checks failed.
+import type { SamNode } from "../sam/types.ts";
+import type { Sandbox } from "../sandbox/types.ts";
+import { type CheckOutcome, ReviewVerdict, reviewInput, verdictProblems, type WorkReport } from "./review.ts";
+import { parseJsonText } from "./structured.ts";
+
+/** How one review conversation ended: with an answer (JSON or text), or without one and why. */
+export type ReviewAnswer = { json?: unknown; text: string } | { noAnswer: string };
+
+export interface ReviewOptions {
+  node: SamNode;
+  work: WorkReport;
+  checks: readonly CheckOutcome[];
+  /** Starts the review's own sandbox (a fresh one: the review never runs where the agent ran). */
+  openSandbox(): Promise<Sandbox>;
+  /** One review conversation with the model in that sandbox, starting from `brief`. */
+  converse(brief: string, sandbox: Sandbox): Promise<ReviewAnswer>;
+}
+
+export class ReviewFailed extends Error {
+  override name = "ReviewFailed";
+}
+
+/** Runs the review of one node; throws ReviewFailed when no valid verdict came after one retry. */
+export async function runReview(options: ReviewOptions): Promise<ReviewVerdict> {
+  const { node } = options;
+  const sandbox = await options.openSandbox();
+  try {
+    const brief = reviewInput(node, options.work, options.checks);
+    let answer = await options.converse(brief, sandbox);
+    for (let attempt = 0; ; attempt++) {
+      const problem = verdictProblem(answer, node);
+      if (typeof problem !== "string") return problem;
+      if (attempt >= 1) throw new ReviewFailed(`the review agent gave no valid verdict twice: ${problem}`);
+      // One retry with the reason, continuing from the same brief.
+      const retry = `Your verdict was rejected: ${problem}\nAnswer with one JSON object only, judging every item id: ${node.items.map((i) => i.id).join(", ")}.`;
+      answer = await options.converse(`${brief}\n\n${retry}`, sandbox);
+    }
+  } finally {
+    await sandbox.stop().catch(() => undefined);
+  }
+}
+
+function verdictProblem(answer: ReviewAnswer, node: SamNode): ReviewVerdict | string {
+  if ("noAnswer" in answer) return `the review ended without a verdict (${answer.noAnswer})`;
+  const parsed = ReviewVerdict.safeParse(answer.json ?? parseJsonText(answer.text));
+  if (!parsed.success)
+    return parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+  const problems = verdictProblems(node, parsed.data);
+  return problems.length > 0 ? problems.join("; ") : parsed.data;
+}

@@ -1,0 +1,295 @@
+// The runner's own copies of what a verdict depends on. At run start every SAM file and check asset
+// is read (never through a link) into `runs/<id>/pristine/`, out of the agent's reach, and hashed
+// there. Before each check phase the runner puts them back at their paths in the task folder and
+// reports tampering for any path that is no longer the same regular file. Nothing here follows a
+// symlink: every component is lstat'ed, and a link, FIFO, socket or device is removed, not opened.
+// It runs only while no sandbox of the run is alive, so the agent cannot race it.
+import { createHash } from "node:crypto";
+import {
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  type Stats,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, posix } from "node:path";
+import { readTaskFile } from "../policy/host-paths.ts";
+import { TASK_MOUNT } from "../policy/spec.ts";
+
+export interface PristineFile {
+  /** Path relative to the task folder, `/`-separated. */
+  rel: string;
+  sha256: string;
+  /** Permission bits at start (setuid, setgid and sticky bits dropped). */
+  mode: number;
+  kind: "sam" | "asset";
+  /** Hidden check asset: out of the task folder while agents run, present only for the checks. */
+  hidden: boolean;
+}
+
+export interface PristineSet {
+  files: PristineFile[];
+  /** Folders (relative) that held only check assets at start: restored to exactly that content. */
+  folders: string[];
+}
+
+export interface Tampered {
+  file: string;
+  problem: string;
+}
+
+export interface RestoreReport {
+  tampering: Tampered[];
+  /** Entries removed from asset folders (relative paths), or agent files at a hidden asset's path. */
+  removed: string[];
+}
+
+/** A task file the pristine copy should hold. */
+export interface PristineRequest {
+  rel: string;
+  kind: "sam" | "asset";
+  hidden: boolean;
+}
+
+/** Reads every requested file without following links and keeps a copy under `dest`. */
+export function capturePristine(
+  taskDir: string,
+  requests: readonly PristineRequest[],
+  dest: string,
+): PristineSet {
+  mkdirSync(dest, { recursive: true, mode: 0o700 });
+  const files: PristineFile[] = [];
+  const seen = new Set<string>();
+  for (const request of requests) {
+    if (seen.has(request.rel)) continue;
+    seen.add(request.rel);
+    const data = readTaskFile(taskDir, request.rel);
+    const stat = lstatSync(join(taskDir, request.rel));
+    const copy = join(dest, request.rel);
+    mkdirSync(dirname(copy), { recursive: true, mode: 0o700 });
+    writeFileSync(copy, data, { mode: 0o600 });
+    files.push({ ...request, sha256: sha256(data), mode: stat.mode & 0o777 });
+  }
+  return { files, folders: assetFolders(taskDir, files) };
+}
+
+/**
+ * Folders whose every entry at start is a check asset (or an asset folder itself). The task folder
+ * itself never is one: it holds the deliverables.
+ */
+function assetFolders(taskDir: string, files: readonly PristineFile[]): string[] {
+  const assets = new Set(files.filter((f) => f.kind === "asset").map((f) => f.rel));
+  const candidates = new Set<string>();
+  for (const rel of assets) {
+    for (let dir = posix.dirname(rel); dir !== "."; dir = posix.dirname(dir)) candidates.add(dir);
+  }
+  // Deepest first, so a parent can count an asset folder inside it as its own.
+  const ordered = [...candidates].sort((a, b) => b.split("/").length - a.split("/").length);
+  const folders = new Set<string>();
+  for (const dir of ordered) {
+    const entries = readdirSync(join(taskDir, dir), { withFileTypes: true });
+    const onlyAssets = entries.every((entry) => {
+      const rel = `${dir}/${entry.name}`;
+      return entry.isFile() ? assets.has(rel) : entry.isDirectory() && folders.has(rel);
+    });
+    if (onlyAssets && entries.length > 0) folders.add(dir);
+  }
+  return [...folders].sort();
+}
+
+/** Folders of asset files that share their folder with files that are not assets (for `validate`). */
+export function sharedAssetFolders(taskDir: string, assetRels: readonly string[]): string[] {
+  const files = assetRels.map((rel) => ({ rel, sha256: "", mode: 0, kind: "asset" as const, hidden: false }));
+  const clean = new Set(assetFolders(taskDir, files));
+  const dirs = new Set(assetRels.map((rel) => posix.dirname(rel)));
+  return [...dirs].filter((dir) => !clean.has(dir)).sort();
+}
+
+/** Takes hidden assets out of the task folder (their pristine copies stay in the run folder). */
+export function hideAssets(taskDir: string, set: PristineSet): void {
+  for (const file of set.files) {
+    if (file.hidden) rmSync(join(taskDir, file.rel), { force: true, recursive: true });
+  }
+}
+
+/**
+ * Puts SAM files and check assets back from the pristine copy (hidden ones too when `withHidden`)
+ * and cleans asset folders. Returns what was found wrong; everything found is also repaired.
+ */
+export function restorePristine(
+  taskDir: string,
+  pristineDir: string,
+  set: PristineSet,
+  withHidden: boolean,
+): RestoreReport {
+  const owner = lstatSync(taskDir);
+  const report: RestoreReport = { tampering: [], removed: [] };
+  for (const folder of set.folders) {
+    const problem = repairFolderChain(taskDir, folder, owner);
+    if (problem) report.tampering.push({ file: folder, problem });
+    report.removed.push(...cleanFolder(taskDir, folder, set));
+  }
+  for (const file of set.files) {
+    if (file.hidden && !withHidden) continue;
+    const chain = repairFolderChain(taskDir, posix.dirname(file.rel), owner);
+    const problem = chain ?? fileProblem(taskDir, file);
+    if (problem === undefined) continue;
+    if (file.hidden && problem === "missing") {
+      // Hidden assets are away from the task folder by design; nothing to report.
+    } else if (file.hidden && problem !== "missing") {
+      report.removed.push(file.rel);
+    } else {
+      report.tampering.push({ file: file.rel, problem });
+    }
+    const target = join(taskDir, file.rel);
+    rmSync(target, { force: true, recursive: true });
+    writeFileSync(target, readFileSync(join(pristineDir, file.rel)), { mode: file.mode, flag: "wx" });
+    giveTo(target, owner);
+  }
+  return report;
+}
+
+/** Whether the file at `file.rel` is still the same regular file; undefined when it is. */
+function fileProblem(taskDir: string, file: PristineFile): string | undefined {
+  const stat = lstatOrUndefined(join(taskDir, file.rel));
+  if (!stat) return "missing";
+  if (!stat.isFile()) return `replaced by ${describeNonFile(stat, join(taskDir, file.rel))}`;
+  if (stat.nlink > 1) return "has other hard links (its content could be changed through them)";
+  const actual = sha256(readTaskFile(taskDir, file.rel));
+  return actual === file.sha256
+    ? undefined
+    : `changed content (sha256 ${file.sha256.slice(0, 12)}... -> ${actual.slice(0, 12)}...)`;
+}
+
+/**
+ * Makes every component of `dir` a real folder, replacing links and non-folders on the way.
+ * Returns what was wrong with the first bad component, if anything.
+ */
+function repairFolderChain(taskDir: string, dir: string, owner: Stats): string | undefined {
+  if (dir === "." || dir === "") return undefined;
+  let problem: string | undefined;
+  let current = taskDir;
+  let shown = "";
+  for (const part of dir.split("/")) {
+    current = join(current, part);
+    shown = shown ? `${shown}/${part}` : part;
+    const stat = lstatOrUndefined(current);
+    if (stat?.isDirectory()) continue;
+    problem ??= stat
+      ? `its folder ${shown} was replaced by ${describeNonFile(stat, current)}`
+      : `its folder ${shown} is missing (renamed or removed)`;
+    if (stat) rmSync(current, { force: true, recursive: true });
+    mkdirSync(current, { mode: 0o755 });
+    giveTo(current, owner);
+  }
+  return problem;
+}
+
+/** Removes every entry of an asset folder that was not there at start. */
+function cleanFolder(taskDir: string, folder: string, set: PristineSet): string[] {
+  const expected = new Set<string>([
+    ...set.files.filter((f) => posix.dirname(f.rel) === folder).map((f) => f.rel),
+    ...set.folders.filter((f) => posix.dirname(f) === folder),
+  ]);
+  const removed: string[] = [];
+  for (const entry of readdirSync(join(taskDir, folder), { withFileTypes: true })) {
+    const rel = `${folder}/${entry.name}`;
+    if (expected.has(rel)) continue;
+    rmSync(join(taskDir, rel), { force: true, recursive: true });
+    removed.push(rel);
+  }
+  return removed;
+}
+
+function describeNonFile(stat: Stats, path: string): string {
+  if (stat.isSymbolicLink()) return `a symbolic link (-> ${safeReadlink(path)})`;
+  if (stat.isDirectory()) return "a folder";
+  if (stat.isFIFO()) return "a FIFO";
+  if (stat.isSocket()) return "a socket";
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device file";
+  if (stat.isFile()) return "a regular file";
+  return "a special file";
+}
+
+/** Files the runner recreates belong to the task folder's owner, as the rest of the folder does. */
+function giveTo(path: string, owner: Stats): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    chownSync(path, owner.uid, owner.gid);
+  } catch {
+    // Not fatal: the file is readable either way, and the check sandbox binds assets read-only.
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function safeReadlink(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "?";
+  }
+}
+
+export function sha256(data: Buffer | string): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** A symlink in the task folder that points out of it, or nowhere (from inside the sandbox). */
+export interface DeliverableLink {
+  path: string;
+  target: string;
+  problem: "outside" | "dangling";
+}
+
+/**
+ * Symlinks among the deliverables that point outside the task folder or dangle, as the sandbox sees
+ * them (`/task/...`). Walks at most `maxEntries` entries without following any link.
+ */
+export function deliverableLinks(taskDir: string, maxEntries = 200_000): DeliverableLink[] {
+  const found: DeliverableLink[] = [];
+  let seen = 0;
+  const walk = (rel: string): void => {
+    for (const entry of listOrEmpty(join(taskDir, rel))) {
+      if (++seen > maxEntries) return;
+      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isSymbolicLink()) {
+        const problem = linkProblem(taskDir, childRel, 0);
+        if (problem) found.push({ path: childRel, target: safeReadlink(join(taskDir, childRel)), problem });
+      } else if (entry.isDirectory()) walk(childRel);
+    }
+  };
+  walk("");
+  return found;
+}
+
+function listOrEmpty(dir: string) {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+/** Follows the link at `rel` as the sandbox would, but only while it stays inside the task folder. */
+function linkProblem(taskDir: string, rel: string, depth: number): DeliverableLink["problem"] | undefined {
+  if (depth > 16) return "dangling";
+  const target = safeReadlink(join(taskDir, rel));
+  const inContainer = posix.resolve(posix.join(TASK_MOUNT, posix.dirname(rel)), target);
+  if (inContainer !== TASK_MOUNT && !inContainer.startsWith(`${TASK_MOUNT}/`)) return "outside";
+  const next = inContainer.slice(TASK_MOUNT.length + 1);
+  if (next === "") return undefined;
+  const stat = lstatOrUndefined(join(taskDir, next));
+  if (!stat) return "dangling";
+  return stat.isSymbolicLink() ? linkProblem(taskDir, next, depth + 1) : undefined;
+}
