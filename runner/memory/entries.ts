@@ -1,13 +1,23 @@
 // Memory files (task, group, global): append-only Markdown entries with time, run and author role.
 // Appends take a file lock (proper-lockfile) so concurrent runs never interleave a record, are
-// fsynced, and are idempotent by entry id: a run resumed after a crash cannot write an entry twice.
+// fsynced, and are idempotent: a run resumed after a crash cannot write the same entry twice.
+//
+// Entries cannot be forged. Their fields carry agent text (a work claim, review findings, final
+// review suggestions), so before writing every field is neutralised: each `<!--` becomes `<!\--`
+// (text to a reader, to a Markdown renderer and to the HTML report, never a comment or a mark),
+// and the one-line fields lose their line breaks. No written line of agent text can then be an
+// entry mark, however it was spelled (spaces, case, split over lines): the only mark lines in a
+// file are the runner's own. And an id is never claimed in advance: an append is skipped only when
+// an entry with the same id *and* the same title and body is already there (a resumed run
+// repeating itself), so a mark planted earlier (in a file written before neutralising) never
+// suppresses the real entry; the real one is written after it, and a reader sees both.
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import lockfile from "proper-lockfile";
 
 export interface MemoryEntry {
-  /** Unique within the file, e.g. `<runId>/it2/review`. Re-appending the same id is a no-op. */
+  /** Unique within the file, e.g. `<runId>/it2/review`. Re-appending the same entry is a no-op. */
   id: string;
   /** ISO time. */
   time: string;
@@ -18,16 +28,47 @@ export interface MemoryEntry {
   body: string;
 }
 
-const ENTRY_MARK = /^<!-- scifi-entry (\S+) -->$/m;
+/** A mark line as the runner writes it, whole; nothing else starts an entry. */
+const ENTRY_MARK = /^<!-- scifi-entry (\S+) -->$/;
+const ENTRY_START = /^(?=<!-- scifi-entry \S+ -->$)/m;
 
 export function formatEntry(entry: MemoryEntry): string {
-  const body = entry.body.trimEnd();
-  return `<!-- scifi-entry ${entry.id} -->\n### ${entry.title}\n_${entry.time} · run ${entry.runId} · ${entry.role}_\n\n${body}\n\n`;
+  const e = neutralised(entry);
+  return `<!-- scifi-entry ${e.id} -->\n### ${e.title}\n_${e.time} · run ${e.runId} · ${e.role}_\n\n${e.body}\n\n`;
 }
 
-/** Append an entry under the file's lock. Returns false when an entry with this id is already there. */
+/**
+ * The entry as written: no field holds `<!--` (so no line of it is a mark or opens a comment that
+ * would hide the text after it), and the one-line fields hold no line break (so they cannot add
+ * lines to the head of the entry, such as a second meta line).
+ */
+export function neutralised(entry: MemoryEntry): MemoryEntry {
+  return {
+    id: entry.id,
+    time: oneLine(entry.time),
+    runId: oneLine(entry.runId),
+    role: oneLine(entry.role),
+    title: oneLine(entry.title),
+    body: neutralText(entry.body).trimEnd(),
+  };
+}
+
+/**
+ * `<!--` as text. The replacement holds no `<!--` and cannot form one with its neighbours (the
+ * backslash splits it), so the result holds none at all.
+ */
+function neutralText(text: string): string {
+  return text.replaceAll("<!--", "<!\\--");
+}
+
+function oneLine(text: string): string {
+  return neutralText(text).replace(/[\r\n\u2028\u2029]+/g, " ");
+}
+
+/** Append an entry under the file's lock. Returns false when this entry is already there. */
 export async function appendEntry(file: string, entry: MemoryEntry): Promise<boolean> {
-  if (/\s/.test(entry.id)) throw new Error(`memory entry id must not contain spaces: '${entry.id}'`);
+  if (!ENTRY_MARK.test(`<!-- scifi-entry ${entry.id} -->`))
+    throw new Error(`memory entry id must be one word without spaces: '${entry.id}'`);
   mkdirSync(dirname(file), { recursive: true });
   if (!existsSync(file)) closeSync(openSync(file, "a"));
   const release = await lockfile.lock(file, {
@@ -36,12 +77,22 @@ export async function appendEntry(file: string, entry: MemoryEntry): Promise<boo
     retries: { retries: 200, minTimeout: 20, maxTimeout: 200 },
   });
   try {
-    if (entryIds(readFileSync(file, "utf8")).has(entry.id)) return false;
+    if (alreadyWritten(readFileSync(file, "utf8"), entry)) return false;
     appendDurably(file, formatEntry(entry));
     return true;
   } finally {
     await release();
   }
+}
+
+/**
+ * An entry with this id, title and body is in the file (the time differs on a resumed run). The id
+ * alone is not enough: text that claimed the id in advance must not drop the real entry.
+ */
+function alreadyWritten(text: string, entry: MemoryEntry): boolean {
+  if (!entryIds(text).has(entry.id)) return false;
+  const e = neutralised(entry);
+  return parseEntries(text).some((w) => w.id === e.id && w.title === e.title && w.body === e.body.trim());
 }
 
 export function readMemory(file: string): string {
@@ -59,7 +110,7 @@ export function entryIds(text: string): Set<string> {
 
 /** Parse a memory file back into entries (for tests and the `history`/`memory` views). */
 export function parseEntries(text: string): { id: string; title: string; meta: string; body: string }[] {
-  const chunks = text.split(/^(?=<!-- scifi-entry )/m).filter((c) => c.startsWith("<!-- scifi-entry "));
+  const chunks = text.split(ENTRY_START).filter((c) => ENTRY_MARK.test(c.split("\n", 1)[0] ?? ""));
   return chunks.map((chunk) => {
     const [mark = "", title = "", meta = "", , ...rest] = chunk.split("\n");
     return {

@@ -21,10 +21,10 @@ const entry = (id: string, body: string) => ({
 });
 
 describe("memory entries", () => {
-  it("appends Markdown entries with time, run and role, and skips a repeated id", async () => {
+  it("appends Markdown entries with time, run and role, and skips a repeated entry", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "mem-")), "groups", "g.md");
     expect(await appendEntry(file, entry("r1/it1/review", "first"))).toBe(true);
-    expect(await appendEntry(file, entry("r1/it1/review", "again"))).toBe(false);
+    expect(await appendEntry(file, { ...entry("r1/it1/review", "first"), time: "later" })).toBe(false);
     expect(await appendEntry(file, entry("r1/it2/review", "second\nline"))).toBe(true);
     expect(readFileSync(file, "utf8")).toBe(
       "<!-- scifi-entry r1/it1/review -->\n### entry r1/it1/review\n_2026-11-30T08:00:00.000Z · run r1 · review_\n\nfirst\n\n" +
