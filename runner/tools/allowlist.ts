@@ -1,91 +1,464 @@
-// Per-SAM command allowlist for the bash tool. The command is parsed by a real shell parser
-// (mvdan/sh), so every simple command is seen wherever it hides: after newlines, `;`, `&&`, `||`,
-// in pipes, subshells, blocks, functions, `$(...)`, backticks, process substitution and
-// assignments. Anything whose program name is not a plain literal on the list is refused.
+// Per-SAM command allowlist for the bash tool: it reads what it allows, or refuses. The command is
+// parsed by a real shell parser (mvdan/sh), so every simple command is seen wherever it hides:
+// after newlines, `;`, `&&`, `||`, in pipes, subshells, blocks, functions, `$(...)`, backticks,
+// process substitution, here-documents and assignments. Programs that run code given to them are
+// followed into that code when the allowlist can read it (`sh -c '...'`, `eval`, `trap`, the
+// command of env/timeout/nice/xargs/find -exec...) and refused when it cannot (script files,
+// standard input, interpreters of other languages, login and interactive shells). Rules and the
+// reasons behind them: docs/sam-format.md, "allow_commands".
 import { basename } from "node:path";
 import sh, { type ShNode, type ShWord } from "mvdan-sh";
+import { type ParsedOptions, parseOptions, WRAPPERS, XARGS } from "./allowlist-options.ts";
+import { type Arg, knownArg, refusedName, unknown, wordArg, writableName } from "./allowlist-words.ts";
+import { programKind } from "./program-kinds.ts";
 
 export type AllowVerdict = { ok: true; programs: string[] } | { ok: false; reason: string };
 
-/** Declaration builtins appear as DeclClause, not CallExpr; their variant is the program name. */
-const DECL_NODE = "DeclClause";
-/** Shells whose `-c SCRIPT` argument is itself checked, so `sh -c '...'` cannot hide a program. */
-const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh"]);
-/** Nesting limit for `sh -c "sh -c ..."`. */
-const MAX_DEPTH = 4;
+/** Nesting limit for `sh -c "sh -c ..."`, eval in eval and wrappers in wrappers. */
+const MAX_DEPTH = 6;
 
-export function checkCommand(command: string, allowed: readonly string[], depth = 0): AllowVerdict {
-  let file: ShNode;
-  try {
-    file = sh.syntax.NewParser().Parse(command, "command");
-  } catch (error) {
-    return { ok: false, reason: `the command does not parse as a shell script (${describeError(error)})` };
-  }
-  const allow = new Set(allowed);
-  const programs: string[] = [];
-  const refusals: string[] = [];
-  sh.syntax.Walk(file, (node) => {
-    if (!node) return true;
-    const type = sh.syntax.NodeType(node);
-    if (type === "CallExpr") {
-      const args = node.Args as ShWord[] | null;
-      if (!args || args.length === 0) return true; // a bare assignment `a=1`; its value is walked
-      const name = args[0]?.Lit() ?? "";
-      if (name === "")
-        refusals.push("a command name that is not a plain word (variable, substitution or quoting)");
-      else if (!allow.has(name) && !allow.has(basename(name))) refusals.push(`'${name}'`);
-      else {
-        programs.push(name);
-        const inner = SHELLS.has(basename(name)) ? shellScriptArg(args) : undefined;
-        if (inner === null) refusals.push(`'${name} -c' with a script that is not a plain quoted string`);
-        else if (inner !== undefined) {
-          const verdict =
-            depth >= MAX_DEPTH
-              ? ({ ok: false, reason: "shells nested too deeply" } as const)
-              : checkCommand(inner, allowed, depth + 1);
-          if (verdict.ok) programs.push(...verdict.programs);
-          else refusals.push(`inside '${name} -c': ${verdict.reason.replace(/ Allowed programs: .*$/, "")}`);
-        }
-      }
-    } else if (type === DECL_NODE) {
-      const variant = String((node.Variant as { Value?: string } | undefined)?.Value ?? "declare");
-      if (!allow.has(variant)) refusals.push(`'${variant}'`);
-      else programs.push(variant);
-    }
-    return true;
-  });
-  if (refusals.length > 0) {
-    return {
-      ok: false,
-      reason: `not on this task's command allowlist: ${[...new Set(refusals)].join(", ")}. Allowed programs: ${[...allow].join(", ")}.`,
-    };
-  }
-  return { ok: true, programs };
+/** What one check collects; nested scripts get their own and are merged with a prefix. */
+interface Check {
+  readonly allowed: readonly string[];
+  readonly depth: number;
+  readonly programs: string[];
+  readonly unlisted: string[];
+  readonly refusals: string[];
 }
 
 /**
- * The script of `sh -c SCRIPT`: undefined when there is no `-c`, null when the script is not a
- * literal (a variable or substitution we cannot check statically).
+ * Where extra words may be appended to a command at run time (xargs, `find -exec ... +`): then a
+ * wrapper's command or a shell's script must already be in the words we see.
  */
-function shellScriptArg(args: ShWord[]): string | null | undefined {
-  const flag = args.findIndex((word, i) => i > 0 && /^-[a-z]*c[a-z]*$/.test(word.Lit()));
-  if (flag < 0) return undefined;
-  const script = args[flag + 1];
-  return script ? literalValue(script) : null;
+type Tail = "closed" | "open";
+
+export function checkCommand(command: string, allowed: readonly string[]): AllowVerdict {
+  const check = newCheck(allowed, 0);
+  checkScript(command, check);
+  const reason = describe(check);
+  if (reason === undefined) return { ok: true, programs: check.programs };
+  return { ok: false, reason: `${reason}. Allowed programs: ${allowed.join(", ")}.` };
 }
 
-function literalValue(word: ShNode): string | null {
-  let text = "";
-  for (const part of (word.Parts as ShNode[] | null) ?? []) {
-    const type = sh.syntax.NodeType(part);
-    if (type === "Lit" || type === "SglQuoted") text += String(part.Value);
-    else if (type === "DblQuoted") {
-      const inner = literalValue(part);
-      if (inner === null) return null;
-      text += inner;
-    } else return null;
+function newCheck(allowed: readonly string[], depth: number): Check {
+  return { allowed, depth, programs: [], unlisted: [], refusals: [] };
+}
+
+function describe(check: Check): string | undefined {
+  const parts: string[] = [];
+  if (check.unlisted.length > 0)
+    parts.push(`not on this task's command allowlist: ${[...new Set(check.unlisted)].join(", ")}`);
+  parts.push(...new Set(check.refusals));
+  return parts.length > 0 ? parts.join("; ") : undefined;
+}
+
+function checkScript(script: string, check: Check): void {
+  let file: ShNode;
+  try {
+    file = sh.syntax.NewParser().Parse(script, "command");
+  } catch (error) {
+    check.refusals.push(`the command does not parse as a shell script (${describeError(error)})`);
+    return;
   }
-  return text;
+  sh.syntax.Walk(file, (node) => {
+    if (node) visit(node, check);
+    return true;
+  });
+}
+
+/** Checks a script found inside a command (`sh -c`, `eval`, `trap`), one level deeper. */
+function checkNested(script: string, label: string, check: Check): void {
+  if (check.depth >= MAX_DEPTH) {
+    check.refusals.push(`'${label}' nested more than ${MAX_DEPTH} levels deep`);
+    return;
+  }
+  const inner = newCheck(check.allowed, check.depth + 1);
+  checkScript(script, inner);
+  check.programs.push(...inner.programs);
+  const reason = describe(inner);
+  if (reason !== undefined) check.refusals.push(`inside '${label}': ${reason}`);
+}
+
+function visit(node: ShNode, check: Check): void {
+  switch (sh.syntax.NodeType(node)) {
+    case "CallExpr":
+      return visitCall(node, check);
+    case "DeclClause":
+      return visitDecl(node, check);
+    case "ParamExp":
+      return visitParamExp(node, check);
+    case "BinaryArithm":
+    case "UnaryArithm":
+      return visitArithm(node, check);
+    default:
+      return;
+  }
+}
+
+function visitCall(node: ShNode, check: Check): void {
+  const words = (node.Args as ShWord[] | null) ?? [];
+  const assigns = (node.Assigns as ShNode[] | null) ?? [];
+  if (words.length === 0) {
+    // `a=1` on its own line sets a shell variable: fine for a script's own (lower-case) names.
+    for (const assign of assigns) checkAssignName(assign, check);
+    return;
+  }
+  if (assigns.length > 0) {
+    const names = assigns.map((a) => String((a.Name as ShNode | null)?.Value ?? "")).join(" ");
+    check.refusals.push(
+      `a variable assignment in front of a command ('${names}=... ${words[0]?.Lit() || "program"}') sets the program's environment (PATH, LD_PRELOAD, BASH_ENV, ENV...): drop it, or pass the setting as an argument (make FC=gfortran)`,
+    );
+  }
+  checkArgv(words.map(wordArg), check, "closed");
+}
+
+/** `export`, `declare`, `local`, `readonly`, `typeset`: the keyword must be listed, names writable. */
+function visitDecl(node: ShNode, check: Check): void {
+  const variant = String((node.Variant as { Value?: string } | undefined)?.Value ?? "declare");
+  if (!check.allowed.includes(variant)) check.unlisted.push(`'${variant}'`);
+  else check.programs.push(variant);
+  for (const assign of (node.Args as ShNode[] | null) ?? []) {
+    const flag = assign.Naked && !assign.Name ? wordArg(assign.Value as ShNode).text : undefined;
+    if (flag !== undefined) {
+      // `declare -n ref=PATH` makes every later `ref=...` write PATH.
+      if (flag === null || /^[-+].*n/.test(flag))
+        check.refusals.push(`'${variant} ${flag ?? "$..."}': only plain flags other than -n (nameref)`);
+      continue;
+    }
+    checkAssignName(assign, check);
+  }
+}
+
+function checkAssignName(assign: ShNode, check: Check): void {
+  const name = String((assign.Name as ShNode | null)?.Value ?? "");
+  if (!writableName(name)) check.refusals.push(refusedName(name));
+}
+
+/** `${X=v}`, `${X:=v}` assign; `${x@P}` runs the value as a prompt string (with `$(...)`). */
+function visitParamExp(node: ShNode, check: Check): void {
+  const exp = node.Exp as { Op?: number; Word?: ShWord | null } | null;
+  if (!exp) return;
+  const name = String((node.Param as ShNode | null)?.Value ?? "");
+  if ((exp.Op === 74 || exp.Op === 75) && !writableName(name)) check.refusals.push(refusedName(name));
+  if (exp.Op === 84 && (exp.Word?.Lit() ?? "").includes("P"))
+    check.refusals.push(`'\${${name}@P}' expands the variable's text as code: leave out @P`);
+}
+
+/** Assignment operators in `$((...))`, `((...))` and `let`: `=`, `+=` ... `>>=`. */
+const ARITHM_ASSIGN = new Set([74, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53]);
+const ARITHM_STEP = new Set([36, 37]); // ++, --
+
+function visitArithm(node: ShNode, check: Check): void {
+  const op = Number(node.Op);
+  const isAssign = sh.syntax.NodeType(node) === "BinaryArithm" ? ARITHM_ASSIGN.has(op) : ARITHM_STEP.has(op);
+  if (!isAssign) return;
+  const target = node.X as ShNode | null;
+  if (!target || sh.syntax.NodeType(target) !== "Word") return;
+  const name = (target as ShWord).Lit();
+  if (!writableName(name)) check.refusals.push(refusedName(name || "an expanded name"));
+}
+
+/** Checks one command's words: the program must be listed, and what it runs must be checkable. */
+function checkArgv(args: readonly Arg[], check: Check, tail: Tail): void {
+  const name = programName(args[0], check);
+  if (name === undefined) return;
+  check.programs.push(name);
+  const rest = args.slice(1);
+  const kind = programKind(name);
+  const base = basename(name);
+  if (kind === "shell") return checkShell(name, rest, check);
+  if (kind === "interpreter") return checkInterpreter(name, rest, check, tail);
+  if (kind === "unchecked-runner") {
+    check.refusals.push(
+      `'${name}' runs other programs in ways the allowlist does not read, so it is refused under an allowlist: run the program itself`,
+    );
+    return;
+  }
+  const special = SPECIAL[base];
+  if (special) return special(name, rest, check, tail);
+  const spec = WRAPPERS[base];
+  if (spec) return checkWrapper(name, rest, check, tail);
+}
+
+/** The program's name if it may run here; otherwise records why not. */
+function programName(arg: Arg | undefined, check: Check): string | undefined {
+  if (!arg || arg.text === null || !arg.plain || arg.text === "") {
+    check.refusals.push(
+      "a command name that is not a plain word (variable, substitution, glob, quoting or backslash): write the program's name as a plain word",
+    );
+    return undefined;
+  }
+  const name = arg.text;
+  if (check.allowed.includes(name)) return name;
+  if (name.includes("/") && check.allowed.includes(basename(name)))
+    check.unlisted.push(
+      `'${name}' (a path runs only when it is on the list exactly; write the bare name '${basename(name)}' to run the installed program)`,
+    );
+  else check.unlisted.push(`'${name}'`);
+  return undefined;
+}
+
+/** Shell options that change nothing the allowlist relies on. */
+const SHELL_FLAGS = "abBCcefEhHmnpPrtTuvx";
+const SHELL_LONG = new Set(["--norc", "--noprofile", "--posix", "--restricted", "--noediting", "--verbose"]);
+const SHELL_REFUSED: Record<string, string> = {
+  i: "-i (interactive) reads $ENV or ~/.bashrc, files the allowlist cannot read",
+  l: "-l (login) reads ~/.profile and /etc/profile, files the allowlist cannot read",
+  s: "-s reads the commands from standard input, which the allowlist cannot read",
+  k: "-k turns arguments like PATH=... into the environment of each command",
+  O: "-O sets a bash shopt (extdebug reads a debugger file)",
+};
+const SHELL_LONG_REFUSED: Record<string, string> = {
+  "--login": SHELL_REFUSED.l ?? "",
+  "--rcfile": "--rcfile reads a file the allowlist cannot read",
+  "--init-file": "--init-file reads a file the allowlist cannot read",
+  "--debugger": "--debugger reads a debugger file the allowlist cannot read",
+};
+const SHELL_INSTEAD = "write the commands as sh -c '...', or put the script's path on allow_commands";
+
+/** A shell runs only a `-c` script the allowlist can read, which is then checked like the command. */
+function checkShell(name: string, args: readonly Arg[], check: Check): void {
+  let script = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const text = args[i]?.text ?? null;
+    if (text === null && script) break; // the script's place: refused below with what to write
+    if (text === null) return refuse(check, `'${name}' with an option that is not a plain word`);
+    if (text === "--" || text === "-") {
+      i++;
+      break;
+    }
+    if (text.startsWith("--")) {
+      if (SHELL_LONG.has(text)) continue;
+      return refuse(check, `'${name} ${text}': ${SHELL_LONG_REFUSED[text] ?? "an option the allowlist does not read"}; ${SHELL_INSTEAD}`);
+    }
+    if (!/^[-+]./.test(text)) break;
+    for (const letter of text.slice(1)) {
+      if (letter === "c") script = true;
+      else if (letter === "o") {
+        const option = args[++i]?.text ?? null;
+        if (option === null || option === "keyword")
+          return refuse(check, `'${name} -o ${option ?? "$..."}': ${SHELL_REFUSED.k}`);
+      } else if (!SHELL_FLAGS.includes(letter))
+        return refuse(check, `'${name} ${text}': ${SHELL_REFUSED[letter] ?? `-${letter} is an option the allowlist does not read`}; ${SHELL_INSTEAD}`);
+    }
+  }
+  const operand = args[i];
+  if (!script) {
+    const form = operand ? `'${name} FILE' runs a script file` : `'${name}' without -c reads commands from standard input (a pipe, '<' or a here-document)`;
+    return refuse(check, `${form}, which the allowlist cannot read: ${SHELL_INSTEAD}`);
+  }
+  if (operand?.text == null)
+    return refuse(check, `'${name} -c' with a script that is not a plain quoted string (a variable, substitution, or input of xargs or find): write the script out`);
+  checkNested(operand.text, `${name} -c`, check);
+}
+
+const VERSION_ONLY = new Set(["--version", "-V", "--help", "-h", "-v"]);
+
+/** The allowlist cannot read Python, Perl, awk...: only a version or help query runs. */
+function checkInterpreter(name: string, args: readonly Arg[], check: Check, tail: Tail): void {
+  if (tail === "closed" && args.length === 1 && VERSION_ONLY.has(args[0]?.text ?? "")) return;
+  refuse(
+    check,
+    `'${name}' runs code the allowlist cannot read (a -c/-e string, a script file or standard input): put the script itself on allow_commands as a path (./analyse.py with a #! line), or ask for a check to run it`,
+  );
+}
+
+function checkWrapper(name: string, args: readonly Arg[], check: Check, tail: Tail): void {
+  const spec = WRAPPERS[basename(name)];
+  if (!spec) return;
+  const parsed = parseOptions(name, args, spec);
+  if (typeof parsed === "string") return refuse(check, parsed);
+  let next = parsed.next;
+  for (let k = 0; k < spec.operands; k++, next++) {
+    if (args[next]?.text == null) return refuse(check, `'${name}' with an operand that is not a plain word`);
+  }
+  const inner = args.slice(next);
+  // env's assignments stand before its command; an unknown word there may turn into one.
+  if (basename(name) === "env" && inner[0] && (inner[0].text === null || inner[0].text.includes("=")))
+    return refuse(
+      check,
+      `'${name}' with a variable assignment (or a word that may become one) sets the program's environment (PATH, LD_PRELOAD...): drop it, or pass the setting as an argument`,
+    );
+  if (basename(name) === "flock" && ["-c", "--command"].includes(inner[0]?.text ?? ""))
+    return shellScript(`${name} -c`, inner[1], check);
+  runInner(name, inner, spec.commandOptional, check, tail);
+}
+
+/** The command a wrapper runs, checked as a command one level deeper. */
+function runInner(name: string, inner: readonly Arg[], optional: boolean, check: Check, tail: Tail): void {
+  if (inner.length === 0) {
+    if (tail === "open")
+      refuse(check, `'${name}' without a command here takes its command from the input: write the command`);
+    else if (!optional) refuse(check, `'${name}' without a command`);
+    return;
+  }
+  if (check.depth >= MAX_DEPTH) return refuse(check, `'${name}' nested more than ${MAX_DEPTH} levels deep`);
+  checkArgv(inner, { ...check, depth: check.depth + 1 }, tail);
+}
+
+function shellScript(label: string, script: Arg | undefined, check: Check): void {
+  if (script?.text == null)
+    return refuse(check, `'${label}' with a script that is not a plain quoted string: write the script out`);
+  checkNested(script.text, label, check);
+}
+
+function refuse(check: Check, reason: string): void {
+  check.refusals.push(reason);
+}
+
+type Special = (name: string, args: readonly Arg[], check: Check, tail: Tail) => void;
+
+const RUNS_FILE =
+  "runs a file the allowlist cannot read: run its commands directly, or put the script's path on allow_commands";
+const DEFINES_CODE = "defines code the allowlist cannot follow: write the commands out";
+
+/** Builtins and programs with their own rules; everything else listed is an ordinary program. */
+const SPECIAL: Record<string, Special> = {
+  eval: checkEval,
+  trap: checkTrap,
+  source: (name, _args, check) => refuse(check, `'${name}' ${RUNS_FILE}`),
+  ".": (name, _args, check) => refuse(check, `'${name}' ${RUNS_FILE}`),
+  alias: (name, _args, check) => refuse(check, `'${name}' ${DEFINES_CODE}`),
+  enable: (name, _args, check) => refuse(check, `'${name}' loads builtins from files: leave it out`),
+  bind: (name, _args, check) => refuse(check, `'${name}' ${DEFINES_CODE}`),
+  complete: (name, _args, check) => refuse(check, `'${name}' ${DEFINES_CODE}`),
+  compgen: (name, _args, check) => refuse(check, `'${name}' ${DEFINES_CODE}`),
+  fc: (name, _args, check) => refuse(check, `'${name}' reruns history through an editor: write the command`),
+  hash: checkHash,
+  command: checkCommandBuiltin,
+  find: checkFind,
+  xargs: checkXargs,
+  sed: checkSed,
+  read: checkRead,
+  printf: checkPrintf,
+  mapfile: checkMapfile,
+  readarray: checkMapfile,
+  getopts: (name, args, check) => checkNames(name, args.slice(1, 2), check),
+  set: checkSet,
+};
+
+function checkEval(name: string, args: readonly Arg[], check: Check): void {
+  if (args.some((a) => a.text === null))
+    return refuse(check, `'${name}' of a variable or substitution: write the command itself`);
+  checkNested(args.map((a) => a.text).join(" "), name, check);
+}
+
+/** `trap ACTION SIGNAL...`: the action is code, run later; `trap - SIG`, `trap '' SIG`, `trap -p` are not. */
+function checkTrap(name: string, args: readonly Arg[], check: Check): void {
+  const rest = args[0]?.text === "--" ? args.slice(1) : args;
+  const action = rest[0];
+  if (!action || rest.length === 1 || ["-p", "-l", "-", ""].includes(action.text ?? "?")) return;
+  if (action.text === null) return refuse(check, `'${name}' with an action that is not a plain quoted string`);
+  checkNested(action.text, `${name} action`, check);
+}
+
+/** `hash -p PATH NAME` makes NAME run PATH. */
+function checkHash(name: string, args: readonly Arg[], check: Check): void {
+  if (args.some((a) => a.text === null || /^-[a-z]*p/.test(a.text)))
+    refuse(check, `'${name} -p' makes a name run another file: leave it out`);
+}
+
+/** `command -v NAME` only looks a name up; `command NAME ...` runs it (and skips functions). */
+function checkCommandBuiltin(name: string, args: readonly Arg[], check: Check, tail: Tail): void {
+  if (args[0]?.text === "-v" || args[0]?.text === "-V") return;
+  checkWrapper(name, args, check, tail);
+}
+
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
+
+/** find's `-exec PROGRAM ... ;` runs PROGRAM with file names where `{}` stands (or at the end, `+`). */
+function checkFind(name: string, args: readonly Arg[], check: Check): void {
+  if (args.some((a) => a.text === null))
+    return refuse(
+      check,
+      `'${name}' with a word that expands (a variable, unquoted glob or brace) could grow an -exec: quote patterns (-name '*.f90') and write paths out`,
+    );
+  for (let i = 0; i < args.length; i++) {
+    if (!FIND_EXEC.has(args[i]?.text ?? "")) continue;
+    const start = i + 1;
+    let end = start;
+    // `+` ends the command only right after `{}`; otherwise it is an argument.
+    while (end < args.length && args[end]?.text !== ";" && !(args[end]?.text === "+" && args[end - 1]?.text === "{}"))
+      end++;
+    if (end >= args.length) return refuse(check, `'${name} ${args[i]?.text}' without its closing ';' or '+'`);
+    const inner = args.slice(start, end).map((a) => (a.text?.includes("{}") ? unknown() : a));
+    runInner(`${name} ${args[i]?.text}`, inner, false, check, args[end]?.text === "+" ? "open" : "closed");
+    i = end;
+  }
+}
+
+/** xargs appends its input to the command: the command must be written out and checkable. */
+function checkXargs(name: string, args: readonly Arg[], check: Check): void {
+  const parsed = parseOptions(name, args, XARGS);
+  if (typeof parsed === "string") return refuse(check, parsed);
+  const marker = replaceMarker(parsed);
+  const written = args.slice(parsed.next);
+  const inner = written.length > 0 ? written : [knownArg("echo")];
+  // With -I the input lands inside words; a word holding the marker is unknown.
+  const resolved = marker === undefined ? inner : inner.map((a) => (a.text?.includes(marker) ? unknown() : a));
+  runInner(name, resolved, false, check, "open");
+}
+
+function replaceMarker(parsed: ParsedOptions): string | undefined {
+  const value = parsed.seen.get("I") ?? parsed.seen.get("replace") ?? parsed.seen.get("i");
+  if (value !== undefined) return value === null || value === "" ? "{}" : value;
+  return parsed.seen.has("i") || parsed.seen.has("replace") ? "{}" : undefined;
+}
+
+/** GNU sed runs shell commands with its `e` command and `s///e`; `--sandbox` turns them off. */
+function checkSed(name: string, args: readonly Arg[], check: Check): void {
+  if (args.some((a) => a.text === "--sandbox")) return;
+  refuse(
+    check,
+    `'${name}' without --sandbox can run shell commands (its e command and s///e): write ${name} --sandbox ...`,
+  );
+}
+
+/** `read NAME`, `read -a NAME`: the names it writes. */
+function checkRead(name: string, args: readonly Arg[], check: Check): void {
+  const parsed = parseOptions(name, args, { flags: "ers", valued: "adinNptu", long: [], longValued: [] });
+  if (typeof parsed === "string") return refuse(check, parsed);
+  const array = parsed.seen.get("a");
+  if (array != null) checkNames(name, [knownArg(array)], check);
+  checkNames(name, args.slice(parsed.next), check);
+}
+
+/** `printf -v NAME` writes a variable. */
+function checkPrintf(name: string, args: readonly Arg[], check: Check): void {
+  const first = args[0]?.text ?? null;
+  if (first === null) return refuse(check, `'${name}' with a format that is not a plain word`);
+  if (first === "-v") return checkNames(name, args.slice(1, 2), check);
+  if (first.startsWith("-v")) checkNames(name, [knownArg(first.slice(2))], check);
+}
+
+function checkMapfile(name: string, args: readonly Arg[], check: Check): void {
+  const parsed = parseOptions(name, args, {
+    flags: "t",
+    valued: "dnOsuc",
+    long: [],
+    longValued: [],
+    refused: { "-C": `'${name} -C' runs a callback the allowlist cannot follow: leave it out` },
+  });
+  if (typeof parsed === "string") return refuse(check, parsed);
+  checkNames(name, args.slice(parsed.next), check);
+}
+
+function checkNames(name: string, args: readonly Arg[], check: Check): void {
+  for (const arg of args) {
+    if (arg.text === null) refuse(check, `'${name}' writing a variable whose name is not a plain word`);
+    else if (!writableName(arg.text)) refuse(check, refusedName(arg.text));
+  }
+}
+
+/** `set -k` / `set -o keyword` turns later PATH=... arguments into the environment. */
+function checkSet(name: string, args: readonly Arg[], check: Check): void {
+  for (const [i, arg] of args.entries()) {
+    const text = arg.text ?? "";
+    if (text === "--" || !/^[-+]/.test(text)) return;
+    if (/^[-+][a-zA-Z]*k/.test(text) || (/^[-+]o$/.test(text) && args[i + 1]?.text === "keyword"))
+      return refuse(check, `'${name} -k': ${SHELL_REFUSED.k}`);
+  }
 }
 
 function describeError(error: unknown): string {

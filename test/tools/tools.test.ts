@@ -114,8 +114,11 @@ describe("allowlist parsing", () => {
     expect(checkCommand("sh -c 'make && ls'", allow)).toEqual({ ok: true, programs: ["sh", "make", "ls"] });
   });
 
-  it("matches a path to an allowed program by its base name", () => {
-    expect(checkCommand("/usr/bin/make -j2", allow).ok).toBe(true);
+  it("matches a path only when the list names it exactly (the bare name is looked up on the fixed PATH)", () => {
+    const verdict = checkCommand("/usr/bin/make -j2", allow);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(verdict.reason).toContain("write the bare name 'make'");
+    expect(checkCommand("./run", allow).ok).toBe(true);
   });
 });
 
