@@ -17,8 +17,10 @@ export interface ResolveOptions {
   home: string;
   /** Run id; default a fresh one from the task name and the time. */
   runId?: string;
-  /** Default: the invoking user's uid:gid. */
+  /** Default: sandboxUser() (the invoking user, or the site's sandboxUser when that is root). */
   user?: { uid: number; gid: number };
+  /** What the task folder held at run start (allocated bytes): the quota's base. Default: measured at each sandbox start. */
+  taskFolderBaseBytes?: number;
   /** CPUs of the machine the run lands on; requests above it are refused. Default: this machine's. */
   hostCpus?: number;
 }
@@ -59,11 +61,15 @@ export function resolveSpec(sam: SamDocument, site: SitePolicy, options: Resolve
   return {
     runId,
     image: meta.image ?? site.defaultImage,
-    user: options.user ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+    user: options.user ?? sandboxUser(site),
     taskDir,
     workdir: TASK_MOUNT,
     mounts,
     ...limits,
+    taskFolderQuota: {
+      maxAddBytes: site.maxTaskFolderBytes,
+      ...(options.taskFolderBaseBytes !== undefined ? { baseBytes: options.taskFolderBaseBytes } : {}),
+    },
     env: { SCIFI_RUN_ID: runId, SCIFI_TASK: meta.name, SCIFI_TASK_DIR: TASK_MOUNT },
     labels: {
       "scifi.run": runId,
@@ -74,6 +80,16 @@ export function resolveSpec(sam: SamDocument, site: SitePolicy, options: Resolve
 }
 
 /** A task name as a run-id part: lower-case letters, digits and single dashes, at most 40 characters. */
+/**
+ * Who the sandbox runs as: the invoking user's uid:gid (files in the task folder stay theirs), or,
+ * when scifi runs as root, the site's unprivileged sandboxUser (never uid 0 in a sandbox).
+ */
+export function sandboxUser(site: Pick<SitePolicy, "sandboxUser">): { uid: number; gid: number } {
+  const uid = process.getuid?.() ?? 0;
+  if (uid === 0) return { ...site.sandboxUser };
+  return { uid, gid: process.getgid?.() ?? 0 };
+}
+
 export function nameSlug(name: string): string {
   return (
     name

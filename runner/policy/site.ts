@@ -28,6 +28,10 @@ export interface SitePolicy {
   defaultWalltimeSec: number;
   /** Extra host paths never mounted, on top of the built-in list. */
   deniedPaths: string[];
+  /** uid:gid the sandbox runs as when scifi itself runs as root (never 0). */
+  sandboxUser: { uid: number; gid: number };
+  /** Most bytes (allocated) a run may add to its task folder. */
+  maxTaskFolderBytes: number;
   /** Daemon: GPUs the host has in total (GPU tasks wait for free ones). Absent: `maxGpus`. */
   totalGpus?: number;
   /** Daemon: site-wide limit on the USD all runs may spend per UTC day. Absent: no daily limit. */
@@ -58,6 +62,8 @@ export const BUILTIN_SITE_POLICY: Readonly<SitePolicy> = Object.freeze({
   defaultPids: 512,
   defaultWalltimeSec: 3600,
   deniedPaths: [],
+  sandboxUser: Object.freeze({ uid: 65534, gid: 65534 }),
+  maxTaskFolderBytes: 4 * GiB,
 });
 
 const size = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -71,6 +77,17 @@ const duration = z.union([z.number().int().positive(), z.string()]).transform((v
   if (seconds === undefined)
     ctx.addIssue({ code: "custom", message: `'${value}' is not a duration like 2h or 90m` });
   return seconds ?? 0;
+});
+const sandboxUser = z.string().transform((value, ctx) => {
+  const match = /^(\d+):(\d+)$/.exec(value.trim());
+  const uid = Number(match?.[1]);
+  const gid = Number(match?.[2]);
+  if (!match || uid <= 0 || gid <= 0 || uid > 2 ** 31 - 1 || gid > 2 ** 31 - 1)
+    ctx.addIssue({
+      code: "custom",
+      message: `'${value}' is not uid:gid with both above 0 (e.g. 65534:65534)`,
+    });
+  return { uid, gid };
 });
 const absolutePath = z.string().refine((p) => p.startsWith("/"), "must be an absolute path");
 
@@ -90,6 +107,8 @@ const fileSchema = z.strictObject({
   defaultPids: z.number().int().min(16).optional(),
   defaultWalltime: duration.optional(),
   deniedPaths: z.array(absolutePath).optional(),
+  sandboxUser: sandboxUser.optional(),
+  maxTaskFolder: size.optional(),
   totalGpus: z.number().int().min(0).optional(),
   usdPerDay: z.number().positive().optional(),
   onFinish: z.string().min(1).optional(),
@@ -167,6 +186,8 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
     defaultPids: f.defaultPids ?? b.defaultPids,
     defaultWalltimeSec: f.defaultWalltime ?? b.defaultWalltimeSec,
     deniedPaths: f.deniedPaths ?? [...b.deniedPaths],
+    sandboxUser: f.sandboxUser ?? { ...b.sandboxUser },
+    maxTaskFolderBytes: f.maxTaskFolder ?? b.maxTaskFolderBytes,
     ...(f.totalGpus !== undefined ? { totalGpus: f.totalGpus } : {}),
     ...(f.usdPerDay !== undefined ? { usdPerDay: f.usdPerDay } : {}),
     ...(f.onFinish !== undefined ? { onFinish: f.onFinish } : {}),

@@ -30,6 +30,12 @@ export interface SandboxSpec {
   /** Size-limited scratch at `/scratch`, when requested. */
   scratch?: { target: string; sizeBytes: number };
   walltimeSec: number;
+  /**
+   * Disk quota of the task folder: what the run may add to it, in allocated bytes (st_blocks), over
+   * `baseBytes` (what it held at run start; measured when the sandbox starts if absent). Enforced by
+   * runner/sandbox/guard.ts on every backend. Absent: no quota.
+   */
+  taskFolderQuota?: { maxAddBytes: number; baseBytes?: number };
   /** Extra environment inside the container (never secrets). */
   env: Record<string, string>;
   labels: Record<string, string>;

@@ -11,6 +11,11 @@ export interface ExecOptions {
   stdin?: string | Buffer;
   /** Cap on each of stdout/stderr (default 256 KiB); beyond it the text ends with TRUNCATION_MARKER. */
   maxOutputBytes?: number;
+  /**
+   * Aborting kills the command and everything it started, as a timeout does (the result then has
+   * `timedOut: false` and the exit code of the kill). The quota guard (guard.ts) uses it.
+   */
+  signal?: AbortSignal;
 }
 
 export interface ExecResult {
@@ -40,8 +45,16 @@ export interface Sandbox {
   /** Container path (absolute, or relative to the task folder). */
   readFile(path: string): Promise<Buffer>;
   writeFile(path: string, data: string | Buffer): Promise<void>;
-  /** Always safe to call, also twice and after errors. */
+  /**
+   * Always safe to call, also twice and after errors. Every started sandbox (guard.ts) then gives a
+   * lent task folder back to its owners and clears setuid/setgid bits in it.
+   */
   stop(): Promise<void>;
+  /**
+   * The task folder's quota state after the last exec/writeFile: the QuotaExceeded that call threw
+   * while the folder is still over the limit, undefined when under it (or no quota applies).
+   */
+  quotaExceeded?(): QuotaExceeded | undefined;
 }
 
 export interface BackendStatus {
@@ -81,5 +94,21 @@ export class PathRefused extends SandboxError {
   constructor(path: string, reason: string) {
     super(`refused path '${path}': ${reason}`);
     this.path = path;
+  }
+}
+
+/**
+ * The task folder grew past what the run may add to it (site policy `maxTaskFolder`, measured as
+ * allocated blocks): exec (the command is killed) and writeFile (nothing written) throw it. The loop
+ * ends the run when it persists (Sandbox.quotaExceeded()).
+ */
+export class QuotaExceeded extends SandboxError {
+  override name = "QuotaExceeded";
+  readonly usedBytes: number;
+  readonly limitBytes: number;
+  constructor(message: string, usedBytes: number, limitBytes: number) {
+    super(message);
+    this.usedBytes = usedBytes;
+    this.limitBytes = limitBytes;
   }
 }

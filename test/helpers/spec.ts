@@ -1,6 +1,8 @@
 // The sandbox spec tests and benchmarks start from: what policy grants a task folder (read-write at
 // /task, nothing else), no network, no GPU, one CPU. Each suite overrides the limits it tests.
 import { join } from "node:path";
+import { sandboxUser } from "../../runner/policy/resolve.ts";
+import { BUILTIN_SITE_POLICY } from "../../runner/policy/site.ts";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../../runner/policy/spec.ts";
 
 export interface TaskFolderSpec {
@@ -11,7 +13,7 @@ export interface TaskFolderSpec {
   samFile?: boolean;
 }
 
-/** The spec for `taskDir`, run as the current user; `overrides` replace whole fields. */
+/** The spec for `taskDir`, run as policy would (the current user; 65534 when that is root); `overrides` replace whole fields. */
 export function taskFolderSpec(base: TaskFolderSpec, overrides: Partial<SandboxSpec> = {}): SandboxSpec {
   const mounts: MountSpec[] = [
     { source: base.taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" },
@@ -27,7 +29,7 @@ export function taskFolderSpec(base: TaskFolderSpec, overrides: Partial<SandboxS
   return {
     runId: base.runId,
     image: base.image,
-    user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+    user: sandboxUser(BUILTIN_SITE_POLICY),
     taskDir: base.taskDir,
     workdir: TASK_MOUNT,
     mounts,
