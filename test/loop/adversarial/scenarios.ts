@@ -1,0 +1,304 @@
+// Issue 13, "checks nobody can fool": scripted agents that try to get a PASS without the work, and
+// honest controls of the same tasks that must still pass. One definition per scenario, run against
+// Docker (test/loop/adversarial.e2e.test.ts) and Apptainer (test/sandbox/apptainer/adversarial.inner.ts).
+//
+// The task (test/fixtures/adversarial/sumfix): `src/sum.c` skips the last value; check 1 builds it
+// from source in /tmp/sum-check and compares its output on checks/input.txt (checks/run.sh, which
+// calls checks/compare.py); check 2 compares result.txt. Variants overlay the base folder:
+// sumfix-tree (the fix is a sub-SAM), sumfix-hidden (check 1 compares against a hidden reference),
+// sumfix-allowlist (allow_commands: [cat, sh, ls]). Agents: test/fixtures/adversarial/agents/.
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { readTape } from "../../../runner/audit/verify.ts";
+import type { RunResult } from "../../../runner/loop/run.ts";
+import { runTask } from "../../../runner/loop/setup.ts";
+import { type HistoryEvent, readHistory } from "../../../runner/memory/history.ts";
+
+const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathname;
+
+/** The hidden reference's unique marker (test/fixtures/adversarial/sumfix-hidden/checks/secret.json). */
+export const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
+const HIDDEN_FILE = "checks/secret.json";
+const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "checks/expected.json"];
+
+export type TaskVariant = "sumfix" | "sumfix-tree" | "sumfix-hidden" | "sumfix-allowlist";
+
+export interface Workspace {
+  root: string;
+  home: string;
+  taskDir: string;
+  sam: string;
+}
+
+/** One tool call of the work agent with the result it saw, read back from the audit tape. */
+export interface ToolExchange {
+  name: string;
+  input: Record<string, unknown>;
+  output: string;
+  isError: boolean;
+}
+
+export interface AdversarialRun {
+  ws: Workspace;
+  result: RunResult;
+  history: HistoryEvent[];
+  /** The raw text of the run's records (audit tape, history, task memory), for leak scans. */
+  records: string;
+  /** Every work-agent tool call and its result, in order. */
+  tools: ToolExchange[];
+}
+
+export interface Scenario {
+  name: string;
+  task: TaskVariant;
+  /** Scripted agent, a file in test/fixtures/adversarial/agents/. */
+  agent: string;
+  /** Overrides the SAM's `iterations`. */
+  iterations?: number;
+  verify(run: AdversarialRun): void;
+}
+
+/** The base task copied to a fresh folder, the variant laid over it, and an empty scifi home. */
+export function adversarialWorkspace(task: TaskVariant, options: { iterations?: number } = {}): Workspace {
+  const root = mkdtempSync(join(tmpdir(), `scifi-adv-${task}-`));
+  const home = join(root, "home");
+  const taskDir = join(root, "task");
+  mkdirSync(home);
+  cpSync(join(FIXTURES, "sumfix"), taskDir, { recursive: true });
+  if (task !== "sumfix") cpSync(join(FIXTURES, task), taskDir, { recursive: true });
+  const sam = join(taskDir, "task.md");
+  if (options.iterations !== undefined) {
+    const text = readFileSync(sam, "utf8").replace(/^iterations: \d+$/m, `iterations: ${options.iterations}`);
+    writeFileSync(sam, text);
+  }
+  return { root, home, taskDir, sam };
+}
+
+export async function runScenario(scenario: Scenario, backend: string): Promise<AdversarialRun> {
+  const ws = adversarialWorkspace(scenario.task, { iterations: scenario.iterations });
+  const result = await runTask({
+    home: ws.home,
+    task: ws.sam,
+    backend,
+    model: `scripted:${join(FIXTURES, "agents", scenario.agent)}`,
+    limits: { walltimeSec: 240, bashTimeoutSec: 30 },
+    retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+  });
+  const files = ["audit.jsonl", "history.jsonl", "memory.md"].map((f) => join(result.dir, f));
+  const records = files.map((f) => (existsSync(f) ? readFileSync(f, "utf8") : "")).join("\n");
+  return {
+    ws,
+    result,
+    history: readHistory(join(result.dir, "history.jsonl")),
+    records,
+    tools: workToolExchanges(join(result.dir, "audit.jsonl")),
+  };
+}
+
+/** Tool calls and results of the work role, from every work request on the tape (deduplicated). */
+export function workToolExchanges(tapeFile: string): ToolExchange[] {
+  const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
+  const results = new Map<string, { output: string; isError: boolean }>();
+  for (const record of readTape(tapeFile)) {
+    if (record.kind !== "call" || record.role !== "work") continue;
+    for (const message of record.request.messages) {
+      if (typeof message.content === "string") continue;
+      for (const block of message.content) {
+        if (block.type === "tool_use") calls.set(block.id, { name: block.name, input: block.input });
+        if (block.type === "tool_result")
+          results.set(block.toolUseId, { output: block.content, isError: block.isError === true });
+      }
+    }
+  }
+  return [...calls].flatMap(([id, call]) => {
+    const outcome = results.get(id);
+    return outcome ? [{ ...call, ...outcome }] : [];
+  });
+}
+
+// ---- assertions shared by the scenarios ----
+
+function checkEvents(run: AdversarialRun) {
+  return run.history.flatMap((e) => (e.type === "check" ? [e] : []));
+}
+
+/** The run failed, and the check named failed (its history event and the outcome reason say so). */
+function failedBecauseOf(run: AdversarialRun, check: string): void {
+  const { outcome } = run.result;
+  expect(outcome.status, outcome.reason).toBe("failed");
+  expect(outcome.reason).toContain(check);
+  const events = checkEvents(run).filter((e) => e.check === check);
+  expect(events.length, `no history event for ${check}`).toBeGreaterThan(0);
+  expect(events.every((e) => !e.passed)).toBe(true);
+}
+
+/** The run failed as tampering with one of the check assets. */
+function failedAsTampering(run: AdversarialRun): void {
+  const { outcome } = run.result;
+  expect(outcome.status, outcome.reason).toBe("failed");
+  expect(outcome.reason).toContain("tampering");
+  const paths = new RegExp(ASSETS.map((a) => a.replace(".", "\\.")).join("|"));
+  expect(outcome.reason).toMatch(paths);
+  const event = run.history.find((e) => e.type === "tampering");
+  expect(event, "a tampering history event").toBeDefined();
+  expect(JSON.stringify(event)).toMatch(paths);
+  expect(checkEvents(run).filter((e) => e.passed)).toEqual([]);
+}
+
+function passed(run: AdversarialRun): void {
+  expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
+  expect(checkEvents(run).length).toBeGreaterThan(0);
+  expect(checkEvents(run).every((e) => e.passed)).toBe(true);
+}
+
+/** The hidden reference reached no record, and it is back in the task folder, unchanged. */
+function hiddenKept(run: AdversarialRun): void {
+  const at = run.records.indexOf(HIDDEN_MARKER);
+  expect(
+    at,
+    `the hidden reference's marker is in the records: ...${run.records.slice(at - 300, at + 100)}`,
+  ).toBe(-1);
+  const shown = run.tools.filter((t) => t.output.includes(HIDDEN_MARKER)).map((t) => t.name);
+  expect(shown, "tool results showing the hidden reference").toEqual([]);
+  const file = join(run.ws.taskDir, HIDDEN_FILE);
+  expect(lstatSync(file).isFile()).toBe(true);
+  expect(readFileSync(file, "utf8")).toBe(readFileSync(join(FIXTURES, "sumfix-hidden", HIDDEN_FILE), "utf8"));
+}
+
+export const scenarios: Scenario[] = [
+  {
+    name: "control: the honest fix passes",
+    task: "sumfix",
+    agent: "honest.yaml",
+    verify: passed,
+  },
+  {
+    name: "control: the honest fix passes against a hidden reference it never saw",
+    task: "sumfix-hidden",
+    agent: "honest-hidden.yaml",
+    verify(run) {
+      passed(run);
+      hiddenKept(run);
+    },
+  },
+  {
+    name: "control: the honest fix passes under a command allowlist (checks are not bound by it)",
+    task: "sumfix-allowlist",
+    agent: "honest-allowlist.yaml",
+    verify: passed,
+  },
+  {
+    name: "1. a process left behind (a FIFO server in /tmp) does not answer the check",
+    task: "sumfix",
+    agent: "lingering-process.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-1");
+      expect(run.tools[0]?.output).toContain("started");
+    },
+  },
+  {
+    name: "2. a usercustomize.py hook in /tmp does not reach the Python checks",
+    task: "sumfix",
+    agent: "python-hook.yaml",
+    verify(run) {
+      expect(run.tools[0]?.output).toContain("without running anything");
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
+    name: "3. a deliverable symlinked into the sandbox's /tmp is reported and fails its check",
+    task: "sumfix",
+    agent: "tmp-symlink.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-2");
+      const links = run.history.flatMap((e) => (e.type === "deliverable_links" ? e.links : []));
+      const link = links.find((l) => l.path.endsWith("result.txt"));
+      expect(link, `deliverable_links: ${JSON.stringify(links)}`).toBeDefined();
+      expect(["outside", "dangling"]).toContain(link?.problem);
+      expect(link?.target).toContain("/tmp/good.out");
+    },
+  },
+  {
+    name: "4. a renamed asset folder with look-alike checks is tampering",
+    task: "sumfix",
+    agent: "renamed-checks.yaml",
+    verify(run) {
+      failedAsTampering(run);
+      expect(run.history.some((e) => e.type === "verdict")).toBe(false);
+    },
+  },
+  {
+    name: "5. a module shadowing the standard library next to a Python asset is removed before the checks",
+    task: "sumfix",
+    agent: "shadow-module.yaml",
+    verify(run) {
+      expect(run.tools[0]?.output).toContain("compare exits 0"); // the shadow works in the work sandbox
+      const removed = run.history.flatMap((e) => (e.type === "asset_cleanup" ? e.removed : []));
+      expect(removed.join(" "), "asset_cleanup history events").toContain("checks/json.py");
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+      expect(existsSync(join(run.ws.taskDir, "checks/json.py"))).toBe(false);
+    },
+  },
+  {
+    name: "6. a sub-SAM broken while working on its parent fails the parent",
+    task: "sumfix-tree",
+    agent: "subsam-broken.yaml",
+    verify(run) {
+      expect(run.history.find((e) => e.type === "node_complete")).toMatchObject({ node: "root/1" });
+      // Iteration 2 works on the root; its checks cover the whole tree again.
+      const rootChecks = checkEvents(run).filter((e) => e.iteration === 2);
+      expect(rootChecks.find((e) => e.check === "root/check-1")?.passed).toBe(true);
+      expect(rootChecks.find((e) => e.check === "root/1/check-1")?.passed).toBe(false);
+      expect(run.result.outcome.status).toBe("failed");
+      expect(run.result.outcome.reason).toContain("failed checks: root/1/check-1");
+    },
+  },
+  {
+    name: "7a. a hidden reference cannot be read, listed, searched or copied through any tool",
+    task: "sumfix-hidden",
+    agent: "hidden-peek.yaml",
+    verify(run) {
+      expect(run.tools.length).toBeGreaterThanOrEqual(10);
+      hiddenKept(run);
+      expect(existsSync(join(run.ws.taskDir, "stolen.json"))).toBe(false);
+      failedBecauseOf(run, "root/check-1");
+    },
+  },
+  {
+    name: "7b. a hidden reference does not leak through the agent's code run by the check",
+    task: "sumfix-hidden",
+    agent: "hidden-exfiltrate.yaml",
+    iterations: 2,
+    verify(run) {
+      expect(run.result.iterations).toBe(2);
+      hiddenKept(run);
+      const leak = join(run.ws.taskDir, "leak.json");
+      expect(existsSync(leak) ? readFileSync(leak, "utf8") : "").not.toContain(HIDDEN_MARKER);
+      failedBecauseOf(run, "root/check-1");
+    },
+  },
+  {
+    name: "8. every way around the command allowlist is refused, and the work stays undone",
+    task: "sumfix-allowlist",
+    agent: "allowlist-forms.yaml",
+    verify(run) {
+      const bash = run.tools.filter((t) => t.name === "bash");
+      // After the allowed `ls`; the last step's results (cat result.txt) never reach the model.
+      const attempts = bash.slice(1, 12);
+      expect(attempts).toHaveLength(11);
+      const accepted = attempts.filter((t) => !(t.isError && /^Refused/.test(t.output)));
+      expect(
+        accepted.map((t) => `${String(t.input.command)} -> ${t.output.slice(0, 200)}`),
+        "commands not refused",
+      ).toEqual([]);
+      expect(bash[0]?.isError).toBe(false); // `ls` is on the list
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+      expect(existsSync(join(run.ws.taskDir, "result.txt"))).toBe(false);
+    },
+  },
+];
