@@ -34,7 +34,14 @@ export interface ParsedOptions {
   seen: Map<string, string | null>;
 }
 
-const NO_OPTIONS: WrapperSpec = { flags: "", valued: "", long: [], longValued: [], operands: 0, commandOptional: false };
+const NO_OPTIONS: WrapperSpec = {
+  flags: "",
+  valued: "",
+  long: [],
+  longValued: [],
+  operands: 0,
+  commandOptional: false,
+};
 
 /** Wrappers whose inner command is checked like a command of its own. */
 export const WRAPPERS: Record<string, WrapperSpec> = {
@@ -122,7 +129,8 @@ export function parseOptions(name: string, args: readonly Arg[], spec: OptionSpe
   let i = 0;
   while (i < args.length) {
     const text = args[i]?.text ?? null;
-    if (text === null) return `'${name}' with an option that is not a plain word (a variable, glob or substitution)`;
+    if (text === null)
+      return `'${name}' with an option that is not a plain word (a variable, glob or substitution)`;
     if (text === "--") return { next: i + 1, seen };
     if (!text.startsWith("-") || text === "-") break;
     const step = text.startsWith("--")

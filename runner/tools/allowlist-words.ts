@@ -51,7 +51,9 @@ function quotedText(quoted: ShNode): string | null {
   let text = "";
   for (const part of (quoted.Parts as ShNode[] | null) ?? []) {
     if (sh.syntax.NodeType(part) !== "Lit") return null;
-    text += String(part.Value).replace(/\\\n/g, "").replace(/\\([$`"\\])/g, "$1");
+    text += String(part.Value)
+      .replace(/\\\n/g, "")
+      .replace(/\\([$`"\\])/g, "$1");
   }
   return text;
 }

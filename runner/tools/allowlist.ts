@@ -52,7 +52,7 @@ function describe(check: Check): string | undefined {
   return parts.length > 0 ? parts.join("; ") : undefined;
 }
 
-function checkScript(script: string, check: Check): void {
+function checkScript(script: string, check: Check): undefined {
   let file: ShNode;
   try {
     file = sh.syntax.NewParser().Parse(script, "command");
@@ -67,7 +67,7 @@ function checkScript(script: string, check: Check): void {
 }
 
 /** Checks a script found inside a command (`sh -c`, `eval`, `trap`), one level deeper. */
-function checkNested(script: string, label: string, check: Check): void {
+function checkNested(script: string, label: string, check: Check): undefined {
   if (check.depth >= MAX_DEPTH) {
     check.refusals.push(`'${label}' nested more than ${MAX_DEPTH} levels deep`);
     return;
@@ -79,7 +79,7 @@ function checkNested(script: string, label: string, check: Check): void {
   if (reason !== undefined) check.refusals.push(`inside '${label}': ${reason}`);
 }
 
-function visit(node: ShNode, check: Check): void {
+function visit(node: ShNode, check: Check): undefined {
   switch (sh.syntax.NodeType(node)) {
     case "CallExpr":
       return visitCall(node, check);
@@ -90,12 +90,24 @@ function visit(node: ShNode, check: Check): void {
     case "BinaryArithm":
     case "UnaryArithm":
       return visitArithm(node, check);
+    case "ArithmExp":
+    case "ArithmCmd":
+    case "LetClause":
+      if (readsVariable(node)) check.refusals.push(ARITHMETIC_VARIABLE);
+      return;
+    case "BinaryTest":
+    case "UnaryTest":
+      return visitTest(node, check);
+    case "Lit":
+    case "SglQuoted":
+      if (SUBSCRIPT_CODE.test(String(node.Value ?? ""))) check.refusals.push(SUBSCRIPT_REFUSAL);
+      return;
     default:
       return;
   }
 }
 
-function visitCall(node: ShNode, check: Check): void {
+function visitCall(node: ShNode, check: Check): undefined {
   const words = (node.Args as ShWord[] | null) ?? [];
   const assigns = (node.Assigns as ShNode[] | null) ?? [];
   if (words.length === 0) {
@@ -113,29 +125,34 @@ function visitCall(node: ShNode, check: Check): void {
 }
 
 /** `export`, `declare`, `local`, `readonly`, `typeset`: the keyword must be listed, names writable. */
-function visitDecl(node: ShNode, check: Check): void {
+function visitDecl(node: ShNode, check: Check): undefined {
   const variant = String((node.Variant as { Value?: string } | undefined)?.Value ?? "declare");
   if (!check.allowed.includes(variant)) check.unlisted.push(`'${variant}'`);
   else check.programs.push(variant);
   for (const assign of (node.Args as ShNode[] | null) ?? []) {
     const flag = assign.Naked && !assign.Name ? wordArg(assign.Value as ShNode).text : undefined;
     if (flag !== undefined) {
-      // `declare -n ref=PATH` makes every later `ref=...` write PATH.
-      if (flag === null || /^[-+].*n/.test(flag))
-        check.refusals.push(`'${variant} ${flag ?? "$..."}': only plain flags other than -n (nameref)`);
+      // `declare -n ref=PATH` makes every later `ref=...` write PATH; `-i` evaluates values as
+      // arithmetic; a quoted `'a[$(id)]=1'` is a name bash evaluates.
+      if (flag === null || !/^[-+][a-zA-Z]+$/.test(flag) || /[ni]/.test(flag))
+        check.refusals.push(
+          `'${variant} ${flag ?? "$..."}': write names as plain words, with flags other than -n (nameref) and -i (arithmetic)`,
+        );
       continue;
     }
     checkAssignName(assign, check);
   }
 }
 
-function checkAssignName(assign: ShNode, check: Check): void {
+function checkAssignName(assign: ShNode, check: Check): undefined {
   const name = String((assign.Name as ShNode | null)?.Value ?? "");
   if (!writableName(name)) check.refusals.push(refusedName(name));
 }
 
 /** `${X=v}`, `${X:=v}` assign; `${x@P}` runs the value as a prompt string (with `$(...)`). */
-function visitParamExp(node: ShNode, check: Check): void {
+function visitParamExp(node: ShNode, check: Check): undefined {
+  if (!plainSubscript(node.Index as ShWord | null) || sliceReadsVariable(node.Slice as ShNode | null))
+    check.refusals.push(ARITHMETIC_VARIABLE);
   const exp = node.Exp as { Op?: number; Word?: ShWord | null } | null;
   if (!exp) return;
   const name = String((node.Param as ShNode | null)?.Value ?? "");
@@ -144,11 +161,57 @@ function visitParamExp(node: ShNode, check: Check): void {
     check.refusals.push(`'\${${name}@P}' expands the variable's text as code: leave out @P`);
 }
 
+/**
+ * bash (and ksh) evaluate a variable's text inside arithmetic as an expression, and an array
+ * subscript there runs `$(...)`: `y='a[$(curl x)]'; echo $((y))` runs curl. The text may come from
+ * a file (`read y < f`), so arithmetic, subscripts, slices and `[[ -eq ]]` may not read variables.
+ */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax shown to the model, not a template
+const ARITHMETIC_VARIABLE =
+  "a variable inside arithmetic ($((...)), ((...)), let, [[ -eq ]], ${a[i]}, ${x:n}): bash evaluates its text as an expression and runs $(...) in array subscripts; use literal numbers, or a listed program such as expr or seq";
+/** The same attack written out: text like `a[$(curl x)]` that bash may evaluate as a subscript. */
+const SUBSCRIPT_CODE = /\[[^\]]*(\$\(|`)/;
+const SUBSCRIPT_REFUSAL =
+  "text like 'a[$(...)]' (bash runs the command when it evaluates the text as an array subscript): write the command itself";
+/** `-eq`, `-ne`, `-le`, `-ge`, `-lt`, `-gt` in `[[ ]]`, and `-v NAME`. */
+const TEST_ARITHMETIC = new Set([116, 117, 118, 119, 120, 121]);
+const TEST_IS_SET = 110;
+
+function readsVariable(node: ShNode): boolean {
+  let found = false;
+  sh.syntax.Walk(node, (inner) => {
+    if (!inner || found) return false;
+    const type = sh.syntax.NodeType(inner);
+    if (type === "ParamExp" || type === "CmdSubst") found = true;
+    else if (type === "Word" && !/^[0-9]*$/.test((inner as ShWord).Lit())) found = true;
+    return !found;
+  });
+  return found;
+}
+
+function visitTest(node: ShNode, check: Check): undefined {
+  const op = Number(node.Op);
+  if (sh.syntax.NodeType(node) === "BinaryTest" && TEST_ARITHMETIC.has(op)) {
+    if (readsVariable(node.X as ShNode) || readsVariable(node.Y as ShNode))
+      check.refusals.push(ARITHMETIC_VARIABLE);
+  } else if (op === TEST_IS_SET && !/^[A-Za-z_][A-Za-z0-9_]*$/.test((node.X as ShWord | null)?.Lit() ?? ""))
+    check.refusals.push(`'[[ -v ... ]]' of a word that is not a plain name: ${ARITHMETIC_VARIABLE}`);
+}
+
+function plainSubscript(index: ShWord | null): boolean {
+  return !index || /^([0-9]+|@|\*)$/.test(index.Lit());
+}
+
+function sliceReadsVariable(slice: ShNode | null): boolean {
+  if (!slice) return false;
+  return [slice.Offset, slice.Length].some((part) => part && readsVariable(part as ShNode));
+}
+
 /** Assignment operators in `$((...))`, `((...))` and `let`: `=`, `+=` ... `>>=`. */
 const ARITHM_ASSIGN = new Set([74, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53]);
 const ARITHM_STEP = new Set([36, 37]); // ++, --
 
-function visitArithm(node: ShNode, check: Check): void {
+function visitArithm(node: ShNode, check: Check): undefined {
   const op = Number(node.Op);
   const isAssign = sh.syntax.NodeType(node) === "BinaryArithm" ? ARITHM_ASSIGN.has(op) : ARITHM_STEP.has(op);
   if (!isAssign) return;
@@ -159,7 +222,7 @@ function visitArithm(node: ShNode, check: Check): void {
 }
 
 /** Checks one command's words: the program must be listed, and what it runs must be checkable. */
-function checkArgv(args: readonly Arg[], check: Check, tail: Tail): void {
+function checkArgv(args: readonly Arg[], check: Check, tail: Tail): undefined {
   const name = programName(args[0], check);
   if (name === undefined) return;
   check.programs.push(name);
@@ -217,7 +280,7 @@ const SHELL_LONG_REFUSED: Record<string, string> = {
 const SHELL_INSTEAD = "write the commands as sh -c '...', or put the script's path on allow_commands";
 
 /** A shell runs only a `-c` script the allowlist can read, which is then checked like the command. */
-function checkShell(name: string, args: readonly Arg[], check: Check): void {
+function checkShell(name: string, args: readonly Arg[], check: Check): undefined {
   let script = false;
   let i = 0;
   for (; i < args.length; i++) {
@@ -230,7 +293,10 @@ function checkShell(name: string, args: readonly Arg[], check: Check): void {
     }
     if (text.startsWith("--")) {
       if (SHELL_LONG.has(text)) continue;
-      return refuse(check, `'${name} ${text}': ${SHELL_LONG_REFUSED[text] ?? "an option the allowlist does not read"}; ${SHELL_INSTEAD}`);
+      return refuse(
+        check,
+        `'${name} ${text}': ${SHELL_LONG_REFUSED[text] ?? "an option the allowlist does not read"}; ${SHELL_INSTEAD}`,
+      );
     }
     if (!/^[-+]./.test(text)) break;
     for (const letter of text.slice(1)) {
@@ -240,23 +306,31 @@ function checkShell(name: string, args: readonly Arg[], check: Check): void {
         if (option === null || option === "keyword")
           return refuse(check, `'${name} -o ${option ?? "$..."}': ${SHELL_REFUSED.k}`);
       } else if (!SHELL_FLAGS.includes(letter))
-        return refuse(check, `'${name} ${text}': ${SHELL_REFUSED[letter] ?? `-${letter} is an option the allowlist does not read`}; ${SHELL_INSTEAD}`);
+        return refuse(
+          check,
+          `'${name} ${text}': ${SHELL_REFUSED[letter] ?? `-${letter} is an option the allowlist does not read`}; ${SHELL_INSTEAD}`,
+        );
     }
   }
   const operand = args[i];
   if (!script) {
-    const form = operand ? `'${name} FILE' runs a script file` : `'${name}' without -c reads commands from standard input (a pipe, '<' or a here-document)`;
+    const form = operand
+      ? `'${name} FILE' runs a script file`
+      : `'${name}' without -c reads commands from standard input (a pipe, '<' or a here-document)`;
     return refuse(check, `${form}, which the allowlist cannot read: ${SHELL_INSTEAD}`);
   }
   if (operand?.text == null)
-    return refuse(check, `'${name} -c' with a script that is not a plain quoted string (a variable, substitution, or input of xargs or find): write the script out`);
+    return refuse(
+      check,
+      `'${name} -c' with a script that is not a plain quoted string (a variable, substitution, or input of xargs or find): write the script out`,
+    );
   checkNested(operand.text, `${name} -c`, check);
 }
 
 const VERSION_ONLY = new Set(["--version", "-V", "--help", "-h", "-v"]);
 
 /** The allowlist cannot read Python, Perl, awk...: only a version or help query runs. */
-function checkInterpreter(name: string, args: readonly Arg[], check: Check, tail: Tail): void {
+function checkInterpreter(name: string, args: readonly Arg[], check: Check, tail: Tail): undefined {
   if (tail === "closed" && args.length === 1 && VERSION_ONLY.has(args[0]?.text ?? "")) return;
   refuse(
     check,
@@ -264,7 +338,7 @@ function checkInterpreter(name: string, args: readonly Arg[], check: Check, tail
   );
 }
 
-function checkWrapper(name: string, args: readonly Arg[], check: Check, tail: Tail): void {
+function checkWrapper(name: string, args: readonly Arg[], check: Check, tail: Tail): undefined {
   const spec = WRAPPERS[basename(name)];
   if (!spec) return;
   const parsed = parseOptions(name, args, spec);
@@ -286,7 +360,13 @@ function checkWrapper(name: string, args: readonly Arg[], check: Check, tail: Ta
 }
 
 /** The command a wrapper runs, checked as a command one level deeper. */
-function runInner(name: string, inner: readonly Arg[], optional: boolean, check: Check, tail: Tail): void {
+function runInner(
+  name: string,
+  inner: readonly Arg[],
+  optional: boolean,
+  check: Check,
+  tail: Tail,
+): undefined {
   if (inner.length === 0) {
     if (tail === "open")
       refuse(check, `'${name}' without a command here takes its command from the input: write the command`);
@@ -297,17 +377,17 @@ function runInner(name: string, inner: readonly Arg[], optional: boolean, check:
   checkArgv(inner, { ...check, depth: check.depth + 1 }, tail);
 }
 
-function shellScript(label: string, script: Arg | undefined, check: Check): void {
+function shellScript(label: string, script: Arg | undefined, check: Check): undefined {
   if (script?.text == null)
     return refuse(check, `'${label}' with a script that is not a plain quoted string: write the script out`);
   checkNested(script.text, label, check);
 }
 
-function refuse(check: Check, reason: string): void {
+function refuse(check: Check, reason: string): undefined {
   check.refusals.push(reason);
 }
 
-type Special = (name: string, args: readonly Arg[], check: Check, tail: Tail) => void;
+type Special = (name: string, args: readonly Arg[], check: Check, tail: Tail) => undefined;
 
 const RUNS_FILE =
   "runs a file the allowlist cannot read: run its commands directly, or put the script's path on allow_commands";
@@ -336,31 +416,52 @@ const SPECIAL: Record<string, Special> = {
   readarray: checkMapfile,
   getopts: (name, args, check) => checkNames(name, args.slice(1, 2), check),
   set: checkSet,
+  unset: checkUnset,
+  test: checkTestIsSet,
+  "[": checkTestIsSet,
 };
 
-function checkEval(name: string, args: readonly Arg[], check: Check): void {
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** bash evaluates a subscript in the name `unset` is given, so the names must be plain. */
+function checkUnset(name: string, args: readonly Arg[], check: Check): undefined {
+  if (args.some((a) => a.text === null || !(PLAIN_NAME.test(a.text) || /^-[fvn]$/.test(a.text))))
+    refuse(check, `'${name}' of a name that is not a plain word: ${ARITHMETIC_VARIABLE}`);
+}
+
+/** `test -v NAME` evaluates a subscript in NAME. */
+function checkTestIsSet(name: string, args: readonly Arg[], check: Check): undefined {
+  for (const [i, arg] of args.entries()) {
+    const next = args[i + 1]?.text ?? null;
+    if (arg.text === "-v" && (next === null || !PLAIN_NAME.test(next)))
+      return refuse(check, `'${name} -v' of a name that is not a plain word: ${ARITHMETIC_VARIABLE}`);
+  }
+}
+
+function checkEval(name: string, args: readonly Arg[], check: Check): undefined {
   if (args.some((a) => a.text === null))
     return refuse(check, `'${name}' of a variable or substitution: write the command itself`);
   checkNested(args.map((a) => a.text).join(" "), name, check);
 }
 
 /** `trap ACTION SIGNAL...`: the action is code, run later; `trap - SIG`, `trap '' SIG`, `trap -p` are not. */
-function checkTrap(name: string, args: readonly Arg[], check: Check): void {
+function checkTrap(name: string, args: readonly Arg[], check: Check): undefined {
   const rest = args[0]?.text === "--" ? args.slice(1) : args;
   const action = rest[0];
   if (!action || rest.length === 1 || ["-p", "-l", "-", ""].includes(action.text ?? "?")) return;
-  if (action.text === null) return refuse(check, `'${name}' with an action that is not a plain quoted string`);
+  if (action.text === null)
+    return refuse(check, `'${name}' with an action that is not a plain quoted string`);
   checkNested(action.text, `${name} action`, check);
 }
 
 /** `hash -p PATH NAME` makes NAME run PATH. */
-function checkHash(name: string, args: readonly Arg[], check: Check): void {
+function checkHash(name: string, args: readonly Arg[], check: Check): undefined {
   if (args.some((a) => a.text === null || /^-[a-z]*p/.test(a.text)))
     refuse(check, `'${name} -p' makes a name run another file: leave it out`);
 }
 
 /** `command -v NAME` only looks a name up; `command NAME ...` runs it (and skips functions). */
-function checkCommandBuiltin(name: string, args: readonly Arg[], check: Check, tail: Tail): void {
+function checkCommandBuiltin(name: string, args: readonly Arg[], check: Check, tail: Tail): undefined {
   if (args[0]?.text === "-v" || args[0]?.text === "-V") return;
   checkWrapper(name, args, check, tail);
 }
@@ -368,7 +469,7 @@ function checkCommandBuiltin(name: string, args: readonly Arg[], check: Check, t
 const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
 /** find's `-exec PROGRAM ... ;` runs PROGRAM with file names where `{}` stands (or at the end, `+`). */
-function checkFind(name: string, args: readonly Arg[], check: Check): void {
+function checkFind(name: string, args: readonly Arg[], check: Check): undefined {
   if (args.some((a) => a.text === null))
     return refuse(
       check,
@@ -379,7 +480,11 @@ function checkFind(name: string, args: readonly Arg[], check: Check): void {
     const start = i + 1;
     let end = start;
     // `+` ends the command only right after `{}`; otherwise it is an argument.
-    while (end < args.length && args[end]?.text !== ";" && !(args[end]?.text === "+" && args[end - 1]?.text === "{}"))
+    while (
+      end < args.length &&
+      args[end]?.text !== ";" &&
+      !(args[end]?.text === "+" && args[end - 1]?.text === "{}")
+    )
       end++;
     if (end >= args.length) return refuse(check, `'${name} ${args[i]?.text}' without its closing ';' or '+'`);
     const inner = args.slice(start, end).map((a) => (a.text?.includes("{}") ? unknown() : a));
@@ -389,14 +494,15 @@ function checkFind(name: string, args: readonly Arg[], check: Check): void {
 }
 
 /** xargs appends its input to the command: the command must be written out and checkable. */
-function checkXargs(name: string, args: readonly Arg[], check: Check): void {
+function checkXargs(name: string, args: readonly Arg[], check: Check): undefined {
   const parsed = parseOptions(name, args, XARGS);
   if (typeof parsed === "string") return refuse(check, parsed);
   const marker = replaceMarker(parsed);
   const written = args.slice(parsed.next);
   const inner = written.length > 0 ? written : [knownArg("echo")];
   // With -I the input lands inside words; a word holding the marker is unknown.
-  const resolved = marker === undefined ? inner : inner.map((a) => (a.text?.includes(marker) ? unknown() : a));
+  const resolved =
+    marker === undefined ? inner : inner.map((a) => (a.text?.includes(marker) ? unknown() : a));
   runInner(name, resolved, false, check, "open");
 }
 
@@ -407,7 +513,7 @@ function replaceMarker(parsed: ParsedOptions): string | undefined {
 }
 
 /** GNU sed runs shell commands with its `e` command and `s///e`; `--sandbox` turns them off. */
-function checkSed(name: string, args: readonly Arg[], check: Check): void {
+function checkSed(name: string, args: readonly Arg[], check: Check): undefined {
   if (args.some((a) => a.text === "--sandbox")) return;
   refuse(
     check,
@@ -416,7 +522,7 @@ function checkSed(name: string, args: readonly Arg[], check: Check): void {
 }
 
 /** `read NAME`, `read -a NAME`: the names it writes. */
-function checkRead(name: string, args: readonly Arg[], check: Check): void {
+function checkRead(name: string, args: readonly Arg[], check: Check): undefined {
   const parsed = parseOptions(name, args, { flags: "ers", valued: "adinNptu", long: [], longValued: [] });
   if (typeof parsed === "string") return refuse(check, parsed);
   const array = parsed.seen.get("a");
@@ -425,14 +531,14 @@ function checkRead(name: string, args: readonly Arg[], check: Check): void {
 }
 
 /** `printf -v NAME` writes a variable. */
-function checkPrintf(name: string, args: readonly Arg[], check: Check): void {
+function checkPrintf(name: string, args: readonly Arg[], check: Check): undefined {
   const first = args[0]?.text ?? null;
   if (first === null) return refuse(check, `'${name}' with a format that is not a plain word`);
   if (first === "-v") return checkNames(name, args.slice(1, 2), check);
   if (first.startsWith("-v")) checkNames(name, [knownArg(first.slice(2))], check);
 }
 
-function checkMapfile(name: string, args: readonly Arg[], check: Check): void {
+function checkMapfile(name: string, args: readonly Arg[], check: Check): undefined {
   const parsed = parseOptions(name, args, {
     flags: "t",
     valued: "dnOsuc",
@@ -444,7 +550,7 @@ function checkMapfile(name: string, args: readonly Arg[], check: Check): void {
   checkNames(name, args.slice(parsed.next), check);
 }
 
-function checkNames(name: string, args: readonly Arg[], check: Check): void {
+function checkNames(name: string, args: readonly Arg[], check: Check): undefined {
   for (const arg of args) {
     if (arg.text === null) refuse(check, `'${name}' writing a variable whose name is not a plain word`);
     else if (!writableName(arg.text)) refuse(check, refusedName(arg.text));
@@ -452,7 +558,7 @@ function checkNames(name: string, args: readonly Arg[], check: Check): void {
 }
 
 /** `set -k` / `set -o keyword` turns later PATH=... arguments into the environment. */
-function checkSet(name: string, args: readonly Arg[], check: Check): void {
+function checkSet(name: string, args: readonly Arg[], check: Check): undefined {
   for (const [i, arg] of args.entries()) {
     const text = arg.text ?? "";
     if (text === "--" || !/^[-+]/.test(text)) return;

@@ -7,7 +7,19 @@ import { basename } from "node:path";
  * these accept). zsh is not here: it reads ~/.zshenv even for `-c` and runs code from glob
  * qualifiers, which the parser sees as plain text.
  */
-const SHELLS = new Set(["sh", "bash", "rbash", "dash", "ash", "ksh", "ksh93", "mksh", "lksh", "pdksh", "posh"]);
+const SHELLS = new Set([
+  "sh",
+  "bash",
+  "rbash",
+  "dash",
+  "ash",
+  "ksh",
+  "ksh93",
+  "mksh",
+  "lksh",
+  "pdksh",
+  "posh",
+]);
 
 /** Interpreters of languages the allowlist cannot read: every form that runs code is refused. */
 const INTERPRETERS = new Set([
