@@ -166,8 +166,8 @@ function visitParamExp(node: ShNode, check: Check): undefined {
  * subscript there runs `$(...)`: `y='a[$(curl x)]'; echo $((y))` runs curl. The text may come from
  * a file (`read y < f`), so arithmetic, subscripts, slices and `[[ -eq ]]` may not read variables.
  */
-// biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax shown to the model, not a template
 const ARITHMETIC_VARIABLE =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax shown to the model, not a template
   "a variable inside arithmetic ($((...)), ((...)), let, [[ -eq ]], ${a[i]}, ${x:n}): bash evaluates its text as an expression and runs $(...) in array subscripts; use literal numbers, or a listed program such as expr or seq";
 /** The same attack written out: text like `a[$(curl x)]` that bash may evaluate as a subscript. */
 const SUBSCRIPT_CODE = /\[[^\]]*(\$\(|`)/;
