@@ -20,3 +20,8 @@ export function fillTemplate(name: string, values: Record<string, string>): stri
     return value;
   });
 }
+
+/** Told to the work and review agents when the SAM has hidden check assets (never what they hold). */
+export function hiddenChecksNote(count: number): string {
+  return count > 0 ? `\n\n${fillTemplate("hidden-checks.md", { count: String(count) })}` : "";
+}

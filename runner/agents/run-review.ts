@@ -14,6 +14,8 @@ export interface ReviewOptions {
   node: SamNode;
   work: WorkReport;
   checks: readonly CheckOutcome[];
+  /** Appended to the brief (e.g. that hidden checks exist). */
+  note?: string;
   /** Starts the review's own sandbox (a fresh one: the review never runs where the agent ran). */
   openSandbox(): Promise<Sandbox>;
   /** One review conversation with the model in that sandbox, starting from `brief`. */
@@ -29,7 +31,7 @@ export async function runReview(options: ReviewOptions): Promise<ReviewVerdict> 
   const { node } = options;
   const sandbox = await options.openSandbox();
   try {
-    const brief = reviewInput(node, options.work, options.checks);
+    const brief = reviewInput(node, options.work, options.checks) + (options.note ?? "");
     let answer = await options.converse(brief, sandbox);
     for (let attempt = 0; ; attempt++) {
       const problem = verdictProblem(answer, node);

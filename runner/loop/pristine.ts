@@ -19,6 +19,7 @@ import {
 import { dirname, join, posix } from "node:path";
 import { readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
+import { assetOnlyFolders } from "../sam/asset-folders.ts";
 
 export interface PristineFile {
   /** Path relative to the task folder, `/`-separated. */
@@ -77,36 +78,9 @@ export function capturePristine(
   return { files, folders: assetFolders(taskDir, files) };
 }
 
-/**
- * Folders whose every entry at start is a check asset (or an asset folder itself). The task folder
- * itself never is one: it holds the deliverables.
- */
+/** Folders that held only check assets at start (runner/sam/asset-folders.ts). */
 function assetFolders(taskDir: string, files: readonly PristineFile[]): string[] {
-  const assets = new Set(files.filter((f) => f.kind === "asset").map((f) => f.rel));
-  const candidates = new Set<string>();
-  for (const rel of assets) {
-    for (let dir = posix.dirname(rel); dir !== "."; dir = posix.dirname(dir)) candidates.add(dir);
-  }
-  // Deepest first, so a parent can count an asset folder inside it as its own.
-  const ordered = [...candidates].sort((a, b) => b.split("/").length - a.split("/").length);
-  const folders = new Set<string>();
-  for (const dir of ordered) {
-    const entries = readdirSync(join(taskDir, dir), { withFileTypes: true });
-    const onlyAssets = entries.every((entry) => {
-      const rel = `${dir}/${entry.name}`;
-      return entry.isFile() ? assets.has(rel) : entry.isDirectory() && folders.has(rel);
-    });
-    if (onlyAssets && entries.length > 0) folders.add(dir);
-  }
-  return [...folders].sort();
-}
-
-/** Folders of asset files that share their folder with files that are not assets (for `validate`). */
-export function sharedAssetFolders(taskDir: string, assetRels: readonly string[]): string[] {
-  const files = assetRels.map((rel) => ({ rel, sha256: "", mode: 0, kind: "asset" as const, hidden: false }));
-  const clean = new Set(assetFolders(taskDir, files));
-  const dirs = new Set(assetRels.map((rel) => posix.dirname(rel)));
-  return [...dirs].filter((dir) => !clean.has(dir)).sort();
+  return assetOnlyFolders(taskDir, new Set(files.filter((f) => f.kind === "asset").map((f) => f.rel)));
 }
 
 /** Takes hidden assets out of the task folder (their pristine copies stay in the run folder). */

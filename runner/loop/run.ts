@@ -8,6 +8,7 @@ import { realpathSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { runFinalReview } from "../agents/final-review.ts";
 import { type PrescanPlan, runPrescan } from "../agents/prescan.ts";
+import { hiddenChecksNote } from "../agents/prompt.ts";
 import { type CheckOutcome, type ReviewVerdict, reviewSystem } from "../agents/review.ts";
 import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review.ts";
 import { MalformedReply } from "../agents/structured.ts";
@@ -496,7 +497,7 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
         injected: skills.map((s) => ({ kind: "skill" as const, ref: `skill:${s.name}`, sha256: s.sha256 })),
         meta: meta(ctx),
       },
-      brief: workBrief(node, parentOf(sam.root, node.id), plan, skills),
+      brief: workBrief(node, parentOf(sam.root, node.id), plan, skills) + hiddenChecksNote(hiddenCount(ctx)),
       textReply: "nudge",
       blockerNudge,
       onEvent: (event) => onPassEvent(ctx, live, deps, event),
@@ -670,6 +671,7 @@ function reviewNode(
   };
   return runReview({
     node,
+    note: hiddenChecksNote(hiddenCount(ctx)),
     work: state.work ?? { exit: "none" },
     checks,
     openSandbox: () => openSandbox(ctx, deps, "review"),
@@ -949,6 +951,10 @@ function meta(ctx: RunContext): ModelRequest["meta"] {
     iteration: ctx.state.iteration,
     sam: { file: ctx.sam.file, sha256: ctx.sam.sha256 },
   };
+}
+
+function hiddenCount(ctx: RunContext): number {
+  return ctx.state.pristine.files.filter((f) => f.hidden).length;
 }
 
 function requirePlan(state: RunState): PrescanPlan {

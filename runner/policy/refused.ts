@@ -14,7 +14,6 @@ export type PolicyRule =
   | "mount-denied"
   | "mount-outside-roots"
   | "mount-rw-not-allowed"
-  | "mount-rw-exposes-task-file"
   | "mount-inside-writable"
   | "network-not-allowed"
   | "gpu-over-limit"

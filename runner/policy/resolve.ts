@@ -56,7 +56,7 @@ export function resolveSpec(sam: SamDocument, site: SitePolicy, options: Resolve
   const mounts: MountSpec[] = [
     { source: taskDir, target: TASK_MOUNT, readOnly: false, reason: "task folder" },
     ...protectedFiles,
-    ...declaredMounts(meta.mounts, dirname(sam.file), site, denied, protectedFiles, taskDir),
+    ...declaredMounts(meta.mounts, dirname(sam.file), site, denied, taskDir),
   ];
   return {
     runId,
@@ -244,7 +244,6 @@ function declaredMounts(
   samDir: string,
   site: SitePolicy,
   denied: DeniedPath[],
-  protectedFiles: MountSpec[],
   taskDir: string,
 ): MountSpec[] {
   const mounts: MountSpec[] = [];
@@ -281,17 +280,6 @@ function declaredMounts(
         source,
         `${where} asks for read-write and the site policy allows only read-only declared mounts (allowReadWriteMounts: false)`,
         "Use mode ro and write results into the task folder, or ask the site administrator.",
-      );
-    }
-    // A read-write mount holding the SAM file or a check asset would undo their read-only binding.
-    const exposed =
-      request.mode === "rw" ? protectedFiles.find((f) => f.source.startsWith(`${source}/`)) : undefined;
-    if (exposed) {
-      throw new PolicyRefused(
-        "mount-rw-exposes-task-file",
-        source,
-        `${where} is read-write and holds the ${exposed.reason} ${exposed.source}, which must stay read-only`,
-        "Mount it read-only, or mount a folder that does not hold the task's SAM files and check assets.",
       );
     }
     mounts.push({

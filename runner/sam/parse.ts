@@ -2,7 +2,8 @@
 // then referenced sub-SAM files, recursively. Deterministic and LLM-free; every problem in every
 // file is collected as a Diagnostic, so a scientist sees all of them at once.
 import { existsSync, realpathSync } from "node:fs";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, posix, relative, resolve, sep } from "node:path";
+import { sharedAssetFolders } from "./asset-folders.ts";
 import { DiagnosticSink, hasErrors, sortDiagnostics } from "./diagnostics.ts";
 import { splitFrontMatter } from "./frontmatter.ts";
 import { readMetadata, SUB_SAM_KEYS } from "./metadata.ts";
@@ -103,6 +104,7 @@ function parseFile(
         ...metadata.hiddenAssets.filter((a) => !listed.has(a)),
       ];
     }
+    warnSharedAssetFolders(state, input, metadata, itemOffsets, sink);
   }
   metadata.subtasks.forEach((path, i) => {
     const child = parseSubtask(state, input, path, itemOffsets.get("subtasks")?.[i] ?? 0, sink, chain);
@@ -179,6 +181,39 @@ function checkAssets(
       );
     }
   });
+}
+
+/**
+ * An asset next to files that are not assets can be shadowed by a file the agent adds beside it; in
+ * a folder of their own, the runner restores assets exactly (agent-added files are removed).
+ */
+function warnSharedAssetFolders(
+  state: ParseState,
+  input: FileInput,
+  metadata: SamMetadata,
+  itemOffsets: ReadonlyMap<string, number[]>,
+  sink: DiagnosticSink,
+): void {
+  const samDir = dirname(input.absolute);
+  const rels = new Map<string, number>();
+  metadata.checkAssets.forEach((asset, i) => {
+    const absolute = resolve(samDir, asset);
+    if (!existsSync(absolute)) return;
+    const rel = relative(state.rootDir, realOr(absolute)).split(sep).join("/");
+    const offset =
+      itemOffsets.get("check_assets")?.[i] ??
+      itemOffsets.get("hidden_assets")?.[(metadata.hiddenAssets ?? []).indexOf(asset)] ??
+      0;
+    rels.set(rel, offset);
+  });
+  for (const folder of sharedAssetFolders(state.rootDir, new Set(rels.keys()))) {
+    const first = [...rels].find(([rel]) => posix.dirname(rel) === folder);
+    const shown = folder === "." ? "the task folder itself" : `\`${folder}/\``;
+    sink.warning(
+      first?.[1] ?? 0,
+      `check asset \`${first?.[0] ?? folder}\` shares ${shown} with files that are not check assets; a file the agent adds there can shadow it (an included header, an imported module). Move the check assets into a folder of their own (e.g. checks/) that holds nothing else`,
+    );
+  }
 }
 
 /** `task.md` takes its folder's name; any other file its own base name. Made into a valid name. */

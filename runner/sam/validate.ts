@@ -83,8 +83,10 @@ function printHuman(file: string, result: ParseResult, options: ValidateOptions)
     const { sam } = result;
     const nodes = countNodes(sam.root);
     const checks = countChecks(sam.root);
+    const hidden = sam.metadata.hiddenAssets ?? [];
+    const hiddenText = hidden.length ? `; hidden from the agents: ${hidden.join(", ")}` : "";
     options.out.write(
-      `${file}: OK (${sam.metadata.name}: ${nodes} SAM${nodes === 1 ? "" : "s"}, ${checks} check${checks === 1 ? "" : "s"})\n`,
+      `${file}: OK (${sam.metadata.name}: ${nodes} SAM${nodes === 1 ? "" : "s"}, ${checks} check${checks === 1 ? "" : "s"}${hiddenText})\n`,
     );
   }
 }

@@ -94,7 +94,25 @@ describe("default-deny spec", () => {
       walltimeSec: 3600,
       env: { SCIFI_RUN_ID: "run-1", SCIFI_TASK: "demo", SCIFI_TASK_DIR: "/task" },
       labels: { "scifi.run": "run-1", "scifi.task": "demo" },
+      taskFolderQuota: { maxAddBytes: 4 * GiB },
     });
+  });
+
+  it("runs the sandbox as the caller, or as the site's sandboxUser when the caller is root; the quota comes from the site", () => {
+    const sam = samIn();
+    const spec = resolveSpec(
+      sam,
+      { ...site(), sandboxUser: { uid: 4242, gid: 4343 }, maxTaskFolderBytes: 7 },
+      {
+        home,
+        runId: "r",
+        taskFolderBaseBytes: 100,
+      },
+    );
+    const uid = process.getuid?.() ?? 0;
+    expect(spec.user).toEqual(uid === 0 ? { uid: 4242, gid: 4343 } : { uid, gid: process.getgid?.() });
+    expect(spec.user.uid).not.toBe(0);
+    expect(spec.taskFolderQuota).toEqual({ maxAddBytes: 7, baseBytes: 100 });
   });
 
   it("binds sub-SAM files and check assets read-only over themselves, and grants what was asked", () => {
@@ -315,16 +333,28 @@ describe("refusals: each names its rule, the path and what to do", () => {
     );
   });
 
-  it("mount-rw-exposes-task-file: a read-write mount holding the SAM file", () => {
+  it("mount-inside-writable: a declared mount in the task folder (read-only or not), or inside a read-write mount", () => {
     const dir = mkdtempSync(join(dataRoot, "task-in-data-"));
-    const sam = samIn({ mounts: [mount(".", "/work", "rw")] }, dir);
-    const e = refusal(() => resolveWith(sam, site({ allowReadWriteMounts: true })));
-    expect(e.message).toBe(
-      `policy refused [mount-rw-exposes-task-file] ${dir}: mount '.' -> '/work' (line 7) is read-write and holds the sam file ${dir}/task.md, which must stay read-only. Mount it read-only, or mount a folder that does not hold the task's SAM files and check assets.`,
+    for (const mode of ["ro", "rw"] as const) {
+      const sam = samIn({ mounts: [mount(".", "/work", mode)] }, dir);
+      const e = refusal(() => resolveWith(sam, site({ allowReadWriteMounts: true })));
+      expect(e.message).toBe(
+        `policy refused [mount-inside-writable] ${dir}: mount '.' -> '/work' (line 7): the resolved path is the task folder, which the sandbox can write, so the agent could swap it for a link to any host path. Keep the data in the task folder (it is mounted at /task already), or mount a folder outside it.`,
+      );
+    }
+    mkdirSync(join(dir, "data"));
+    const inside = samIn({ mounts: [mount("data", "/data")] }, dir);
+    expect(refusal(() => resolveWith(inside)).message).toContain(
+      "[mount-inside-writable] " +
+        join(dir, "data") +
+        ": mount 'data' -> '/data' (line 7): the resolved path overlaps the task folder",
     );
-    expect(resolveWith(samIn({ mounts: [mount(".", "/work")] }, dir)).mounts.at(-1)).toMatchObject({
-      readOnly: true,
-    });
+    const outer = mkdtempSync(join(dataRoot, "rw-"));
+    mkdirSync(join(outer, "inner"));
+    const nested = samIn({ mounts: [mount(outer, "/out", "rw"), mount(join(outer, "inner"), "/in")] });
+    expect(refusal(() => resolveWith(nested, site({ allowReadWriteMounts: true }))).message).toContain(
+      `overlaps the read-write mount ${outer}`,
+    );
   });
 
   it("network-not-allowed", () => {

@@ -1,6 +1,6 @@
 // `scifi validate` as users run it: a real child process of bin/scifi.js.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -48,6 +48,34 @@ describe("scifi validate", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("says which check assets are hidden, and warns when an asset shares its folder with other files", () => {
+    const dir = mkdtempSync(join(tmpdir(), "sam-hidden-"));
+    mkdirSync(join(dir, "checks"));
+    mkdirSync(join(dir, "tb"));
+    writeFileSync(join(dir, "checks", "ref.sv"), "module ref; endmodule\n");
+    writeFileSync(join(dir, "tb", "tb.sv"), "module tb; endmodule\n");
+    writeFileSync(join(dir, "tb", "dut.sv"), "module dut; endmodule\n");
+    const sam = join(dir, "task.md");
+    writeFileSync(
+      sam,
+      "---\nname: hidden-demo\ncheck_assets: [tb/tb.sv]\nhidden_assets: [checks/ref.sv]\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n- Ok.\n  ```check\n  true\n  ```\n",
+    );
+    const run = scifi("validate", sam);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        `${sam}:3:16: warning: check asset \`tb/tb.sv\` shares \`tb/\` with files that are not check assets; a file the agent adds there can shadow it (an included header, an imported module). Move the check assets into a folder of their own (e.g. checks/) that holds nothing else`,
+        `${sam}: OK (hidden-demo: 1 SAM, 1 check; hidden from the agents: checks/ref.sv)`,
+        "",
+      ].join("\n"),
+    );
+    const json = JSON.parse(scifi("validate", "--json", sam).stdout) as [
+      { sam: { metadata: { checkAssets: string[]; hiddenAssets: string[] } } },
+    ];
+    expect(json[0].sam.metadata.checkAssets).toEqual(["tb/tb.sv", "checks/ref.sv"]);
+    expect(json[0].sam.metadata.hiddenAssets).toEqual(["checks/ref.sv"]);
   });
 
   it("exits 2 on usage errors: no arguments, a missing path, a folder without SAMs", () => {
