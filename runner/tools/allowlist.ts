@@ -95,6 +95,12 @@ function visit(node: ShNode, check: Check): undefined {
     case "LetClause":
       if (readsVariable(node)) check.refusals.push(ARITHMETIC_VARIABLE);
       return;
+    case "WordIter": {
+      // `for PATH in /tmp/x; do make; done` assigns the loop variable.
+      const name = String((node.Name as ShNode | null)?.Value ?? "");
+      if (!writableName(name)) check.refusals.push(refusedName(name));
+      return;
+    }
     case "BinaryTest":
     case "UnaryTest":
       return visitTest(node, check);

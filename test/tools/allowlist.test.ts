@@ -248,6 +248,12 @@ describe("allowlist: builtins that run code", () => {
     ["enable -f ./x.so make", "'enable' loads builtins from files"],
     ["mapfile -C 'curl x' -c 1 arr < f", "'mapfile -C' runs a callback"],
     ["f() { curl x; }; f", "'curl'"],
+    ["cat <<EOF\n$(curl x)\nEOF", "'curl'"],
+    ["cat <(curl x)", "'curl'"],
+    ["sh <(cat f)", "'sh' with an option that is not a plain word"],
+    ["coproc sh FILE", "'sh FILE'"],
+    ["time -p sh FILE", "'sh FILE'"],
+    ["echo ok & sh FILE", "'sh FILE'"],
     ["make() { sh FILE; }; make", "'sh FILE'"],
   ];
   for (const [command, message] of refused) {
@@ -287,6 +293,10 @@ describe("allowlist: environment and variables", () => {
     ['read y < f; test -v "$y"', "'test -v' of a name that is not a plain word"],
     ['read y < f; unset "$y"', "'unset' of a name that is not a plain word"],
     ["[[ -v 'a[$(curl x)]' ]]", "not a plain name"],
+    ["for PATH in /tmp/x; do make; done", "assigning to 'PATH'"],
+    ["select LD_PRELOAD in x.so; do make; done", "assigning to 'LD_PRELOAD'"],
+    // dash reads ((curl)) as two nested subshells running curl; bash as arithmetic on $curl.
+    ["((curl))", "a variable inside arithmetic"],
   ];
   for (const [command, message] of refused) {
     it(`refuses ${JSON.stringify(command)}`, () => {
