@@ -282,13 +282,29 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: "9. a shadowing module written by the agent's code while a check runs it does not pass the check",
+    task: "sumfix",
+    agent: "check-plants-shadow.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-1");
+    },
+  },
+  {
+    name: "10. an interpreter hook written by the agent's code while a check runs it does not pass the check",
+    task: "sumfix",
+    agent: "check-plants-hook.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
     name: "8. every way around the command allowlist is refused, and the work stays undone",
     task: "sumfix-allowlist",
     agent: "allowlist-forms.yaml",
     verify(run) {
       const bash = run.tools.filter((t) => t.name === "bash");
-      // After the allowed `ls`; the last step's results (cat result.txt) never reach the model.
-      const attempts = bash.slice(1, 12);
+      const attempts = bash.slice(1); // after the allowed `ls`
       expect(attempts).toHaveLength(11);
       const accepted = attempts.filter((t) => !(t.isError && /^Refused/.test(t.output)));
       expect(
