@@ -236,8 +236,10 @@ export const KEYS: Record<string, KeySpec> = {
     },
   ),
   allow_commands: simple(
-    z.array(z.string().regex(/^[A-Za-z0-9._+-]+$/)),
-    "a list of program names",
+    // A name is looked up on the sandbox's fixed PATH; an entry with a slash (./stats) is a path
+    // that runs only when written exactly so (runner/tools/allowlist.ts).
+    z.array(z.string().regex(/^[A-Za-z0-9._+/-]+$/)),
+    "a list of program names or exact paths (./stats)",
     "allow_commands: [make, gfortran]",
     (m, v) => {
       m.allowCommands = v;

@@ -2,6 +2,7 @@
 // part of their parent, not on their own), print diagnostics or canonical JSON, pick the exit code.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { withAllowlistWarnings } from "./allowlist-warnings.ts";
 import { formatDiagnostic } from "./diagnostics.ts";
 import { findSamFiles } from "./discover.ts";
 import { canonicalJson } from "./json.ts";
@@ -24,7 +25,7 @@ export function validatePaths(paths: string[], options: ValidateOptions): Valida
   if (files === undefined) return "usage";
   const results = files.map((file) => ({
     file,
-    result: withExtraChecks(file, parseSamSync(file), options.extraChecks),
+    result: withAllowlistWarnings(file, withExtraChecks(file, parseSamSync(file), options.extraChecks)),
   }));
   const included = new Set(
     results.flatMap(({ result }) => (result.ok ? result.sam.files.slice(1).map((f) => f.file) : [])),
