@@ -199,7 +199,13 @@ function noteText(event: HistoryRecord): string {
     case "limit":
       return `Limit hit (${event.limit}): ${event.detail}`;
     case "tampering":
-      return `Tampering: ${event.file} changed (sha256 ${event.expected.slice(0, 12)}… → ${event.actual.slice(0, 12)}…)`;
+      return event.problem
+        ? `Tampering: ${event.file}: ${event.problem}`
+        : `Tampering: ${event.file} changed (sha256 ${event.expected.slice(0, 12)}… → ${event.actual.slice(0, 12)}…)`;
+    case "asset_cleanup":
+      return `Removed from check asset folders before the checks: ${event.removed.join(", ")}`;
+    case "deliverable_links":
+      return `Links in the task folder that point outside it or nowhere: ${event.links.map((l) => `${l.path} → ${l.target} (${l.problem})`).join(", ")}`;
     case "direction_change":
       return `Direction changed: ${event.from} → ${event.to}`;
     case "resumed":

@@ -347,15 +347,19 @@ function addHistoryEvent(
           : {}),
         passed: event.passed,
         exitCode: event.exitCode,
-        ...(fromState?.output || event.detail ? { output: fromState?.output || event.detail } : {}),
+        ...(event.output || fromState?.output || event.detail
+          ? { output: event.output || fromState?.output || event.detail }
+          : {}),
       });
       return;
     }
     case "verdict":
-      phase(get(event.iteration), "review").verdicts.push(verdictView(event, nodes, calls));
+      phase(get(event.iteration), "review").verdicts.push(verdictView(event, nodes));
       return;
     case "limit":
     case "tampering":
+    case "asset_cleanup":
+    case "deliverable_links":
     case "direction_change":
     case "resumed":
       get(event.iteration).notes.push(event);
@@ -379,13 +383,11 @@ function itemOfCheck(node: SamNode | undefined, checkId: string): ExpectationIte
   return node?.items.find((item) => item.checks.some((c) => c.id === checkId));
 }
 
-/** The history has pass/fail per item; the evidence comes from the review call's structured answer. */
+/** The whole verdict as the runner wrote it to the history (runner/loop/run.ts). */
 function verdictView(
   event: Extract<HistoryRecord, { type: "verdict" }>,
   nodes: Map<string, SamNode>,
-  calls: CallView[],
 ): VerdictView {
-  const answer = reviewAnswer(calls, event.iteration, Date.parse(event.time));
   const node = nodes.get(event.node);
   return {
     node: event.node,
@@ -393,58 +395,17 @@ function verdictView(
     checksPassed: event.checksPassed,
     items: event.items.map((item) => {
       const text = node?.items.find((i) => i.id === item.id)?.text;
-      const evidence = answer?.items?.find((i) => i.id === item.id)?.evidence;
-      return { id: item.id, pass: item.pass, ...(text ? { text } : {}), ...(evidence ? { evidence } : {}) };
+      return {
+        id: item.id,
+        pass: item.pass,
+        ...(text ? { text } : {}),
+        ...(item.evidence ? { evidence: item.evidence } : {}),
+      };
     }),
-    findings: answer?.findings ?? [],
-    fixes: answer?.fixes ?? [],
-    ...(answer?.blocked?.reason ? { blocked: answer.blocked.reason } : {}),
+    findings: event.findings ?? [],
+    fixes: event.fixes ?? [],
+    ...(event.blocked ? { blocked: event.blocked } : {}),
   };
-}
-
-interface ReviewAnswer {
-  items?: { id: string; pass: boolean; evidence?: string }[];
-  findings?: string[];
-  fixes?: string[];
-  blocked?: { reason?: string };
-}
-
-/** The last review call of the iteration that answered with a verdict, before the verdict event. */
-function reviewAnswer(calls: CallView[], iteration: number, before: number): ReviewAnswer | undefined {
-  const answers = calls
-    .filter(
-      (c) =>
-        c.summary.role === "review" &&
-        c.summary.iteration === iteration &&
-        Date.parse(c.summary.time) <= before,
-    )
-    .map((c) => structuredAnswer(c.summary))
-    .filter(isReviewAnswer);
-  return answers.at(-1) as ReviewAnswer | undefined;
-}
-
-/**
- * The call's structured answer: the provider's parsed JSON when it sent one, else the JSON the
- * agent parsed from the reply text (whole text, a fenced block, or the outermost braces).
- */
-function structuredAnswer(call: CallSummary): unknown {
-  if (call.json !== undefined) return call.json;
-  const text = call.text.trim();
-  const fenced = /```(?:json)?\s*\n([\s\S]*?)```/.exec(text)?.[1];
-  const braces = text.includes("{") ? text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1) : undefined;
-  for (const candidate of [text, fenced, braces]) {
-    if (!candidate) continue;
-    try {
-      return JSON.parse(candidate) as unknown;
-    } catch {
-      // try the next form
-    }
-  }
-  return undefined;
-}
-
-function isReviewAnswer(json: unknown): boolean {
-  return typeof json === "object" && json !== null && Array.isArray((json as ReviewAnswer).items);
 }
 
 /**

@@ -163,8 +163,11 @@ export function synthRun(runsDir: string, runId: string, options: SynthOptions):
       iteration: it,
       node: "root",
       passed: pass,
-      items: [{ id: "root/e1", pass }],
+      items: verdict.items,
       checksPassed: pass,
+      findings: verdict.findings,
+      fixes: verdict.fixes,
+      rankAdjustment: verdict.rank_adjustment,
     });
     event({ type: "iteration_end", iteration: it, passed: pass });
   }
