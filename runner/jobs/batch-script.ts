@@ -46,6 +46,12 @@ export type JobSandbox =
       /** The SIF file Apptainer runs (built from `image`). */
       sif: string;
       network: boolean;
+      /**
+       * uid:gid a Docker job container runs as when the job itself runs as root (site policy
+       * sandboxUser; default 65534:65534): never uid 0 in a container. Apptainer jobs as root are
+       * refused (exit 97), as Apptainer would run the container as root.
+       */
+      rootUser?: { uid: number; gid: number };
     };
 
 /** Where the frozen script copy appears inside the job's container. */
@@ -114,7 +120,7 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     'docker run --rm --name "$name" --init',
     box.network ? "" : "--network none",
     "--cap-drop ALL --security-opt no-new-privileges",
-    '--user "$(id -u):$(id -g)"',
+    '--user "$user"',
     `--cpus ${j.resources.cpus} --memory ${formatSlurmMemory(j.resources.memoryBytes)} --pids-limit 1024`,
     // Only the GPUs SLURM allocated to this job, not every GPU of the node.
     j.resources.gpus > 0 ? '--gpus "\\"device=${CUDA_VISIBLE_DEVICES:?no GPU allocated}\\""' : "",
@@ -132,8 +138,13 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
   ]
     .filter(Boolean)
     .join(" ");
+  const rootUser = box.rootUser ?? { uid: 65534, gid: 65534 };
   return [
     ...pick,
+    // Never uid 0 in a job's container: root's jobs run as the site's sandbox user (Docker) or not at all.
+    'user="$(id -u):$(id -g)"',
+    `if [ "$(id -u)" = 0 ]; then user=${rootUser.uid}:${rootUser.gid}; fi`,
+    'if [ "$engine" = apptainer ] && [ "$(id -u)" = 0 ]; then echo "scifi: this job runs as root, and Apptainer would run its container as root: refused (submit as a normal user, or use Docker)" >&2; exit 97; fi',
     'name="scifi-job-${SLURM_JOB_ID:-$$}"',
     // On scancel SLURM signals this shell: stop the container too, so nothing outlives the job.
     'trap \'[ "$engine" = docker ] && docker kill "$name" >/dev/null 2>&1; kill "$pid" 2>/dev/null\' TERM INT',

@@ -3,18 +3,10 @@
 // sbatch, answers only for the task's own jobs, and reports every call to an event sink (the run's
 // history tape). `cancelAll()` ends the task's jobs when the task ends, fails or is cancelled.
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import {
-  constants,
-  type FileHandle,
-  lstat,
-  mkdir,
-  open,
-  readFile,
-  realpath,
-  writeFile,
-} from "node:fs/promises";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { constants, type FileHandle, lstat, mkdir, open, realpath, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { HostPathRefused, readTaskFile } from "../policy/host-paths.ts";
 import type { SamMetadata } from "../sam/types.ts";
 import { agentJobArgs, findSbatchDirectives, type JobSandbox, renderAgentJobScript } from "./batch-script.ts";
 import { JobRefused } from "./errors.ts";
@@ -380,7 +372,9 @@ export class JobBroker {
     script: { real: string; relative: string },
   ): Promise<SubmittedJob> {
     const name = jobName(request.name ?? basename(script.relative));
-    const text = await readFile(script.real, "utf8");
+    // No link followed on the way, no FIFO or device opened, at most MAX_SCRIPT_BYTES: the agent may
+    // have swapped the file since it was checked.
+    const text = readScript(script, this.#taskDir, request.script);
     const sha256 = createHash("sha256").update(text).digest("hex");
     // Freeze the validated script where the agent cannot change it before the job starts.
     await mkdir(join(this.#recordsDir, "scripts"), { recursive: true });
@@ -389,7 +383,8 @@ export class JobBroker {
       "scripts",
       `${Date.now()}-${randomBytes(3).toString("hex")}-${name}.sh`,
     );
-    await writeFile(scriptCopy, text, { mode: 0o500 });
+    // Readable by all: a root runner's job container runs as the unprivileged sandbox user.
+    await writeFile(scriptCopy, text, { mode: 0o555 });
     const outDir = await this.#outputDir();
     const args = (request.args ?? []).map(String);
     const job = {
@@ -460,7 +455,8 @@ export class JobBroker {
     let handle: FileHandle;
     try {
       if ((await realpath(dirname(path))) !== expectedDir) throw new Error("moved");
-      handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      // O_NONBLOCK: a FIFO planted at the output path must not hang the open.
+      handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return { text: "", sizeBytes: 0, truncated: false }; // not started yet
@@ -487,6 +483,19 @@ export class JobBroker {
     await mkdir(this.#recordsDir, { recursive: true });
     const doc = { runId: this.runId, taskDir: this.#taskDir, jobs: [...this.#jobs.values()] };
     await writeFile(join(this.#recordsDir, "jobs.json"), `${JSON.stringify(doc, null, 2)}\n`);
+  }
+}
+
+/** A batch script larger than this is refused. */
+const MAX_SCRIPT_BYTES = 1024 * 1024;
+
+function readScript(script: { relative: string }, taskDir: string, requested: string): string {
+  try {
+    return readTaskFile(realpathSync(taskDir), script.relative, requested, MAX_SCRIPT_BYTES).toString("utf8");
+  } catch (error) {
+    if (error instanceof HostPathRefused)
+      throw new JobRefused("script-not-file", `script '${requested}'`, error.reason);
+    throw error;
   }
 }
 

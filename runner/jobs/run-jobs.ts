@@ -50,6 +50,7 @@ export function jobSandboxFor(sam: SamDocument, policy: JobsPolicy, site: SitePo
     image,
     sif: image.endsWith(".sif") && image.startsWith("/") ? image : join(sifDir, sifFileName(image)),
     network: sam.metadata.network && site.allowNetwork,
+    rootUser: site.sandboxUser,
   };
 }
 

@@ -1,5 +1,6 @@
 // The job broker against the real one-node SLURM cluster (scripts/start-slurm.sh).
 import { execFileSync } from "node:child_process";
+import { statSync } from "node:fs";
 import { rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -135,6 +136,19 @@ describe.skipIf(!hasEngine("slurm"))("job broker on a real SLURM cluster", () =>
     expect(broker.jobIds).toEqual([]);
   });
 
+  it("refuses a FIFO and an oversized script at once, reading neither", async () => {
+    const { broker, taskDir } = await makeBroker();
+    execFileSync("mkfifo", [join(taskDir, "fifo.sh")]);
+    const t0 = Date.now();
+    expect((await refusal(broker.submit({ script: "fifo.sh" }))).rule).toBe("script-not-file");
+    await writeScript(taskDir, "huge.sh", `#!/bin/sh\n#${"x".repeat(2 * 1024 * 1024)}\n`);
+    const huge = await refusal(broker.submit({ script: "huge.sh" }));
+    expect(huge.rule).toBe("script-not-file");
+    expect(huge.message).toMatch(/larger than 1048576 bytes/);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(broker.jobIds).toEqual([]);
+  });
+
   it("refuses time, GPUs, CPUs and memory above the grant", async () => {
     const { broker, taskDir } = await makeBroker({
       walltimeSec: 600,
@@ -240,11 +254,15 @@ describe.skipIf(!hasEngine("slurm"))("job broker on a real SLURM cluster", () =>
         ].join("\n"),
       );
       await writeFile(join(taskDir, "marker.txt"), "m1");
+      // A root runner's job container runs as the sandbox user (65534), never root; the work phase's
+      // sandbox has lent it the task folder meanwhile (runner/sandbox/guard.ts): do the same here.
+      if (process.getuid?.() === 0) execFileSync("chown", ["-R", "65534:65534", taskDir]);
       const job = await broker.submit({ script: "probe.sh", time: 2, memory: "200M" });
       expect(await broker.status(job.jobId, 120_000).then((s) => s.state)).toBe("COMPLETED");
       // Only the loopback interface: the container has no network.
       expect((await broker.output(job.jobId)).text).toBe("pwd=/task\ntask=m1\nhost=hidden\ninterfaces=1\n");
       expect((await broker.output(job.jobId, "stderr")).text).toBe("");
+      if (process.getuid?.() === 0) expect(statSync(join(taskDir, "out.txt")).uid).toBe(65534);
 
       await writeScript(taskDir, "long.sh", "sleep 120");
       const long = await broker.submit({ script: "long.sh", time: 3 });

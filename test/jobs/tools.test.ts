@@ -75,6 +75,9 @@ describe.skipIf(!hasEngine("slurm"))("job tools on a real SLURM cluster", () => 
     if (!skill) throw new Error("skill slurm does not load");
     expect(skill.requires).toEqual(["jobs"]);
     for (const block of shellBlocks(skill)) execFileSync("bash", ["-euc", block.script], { cwd: taskDir });
+    // A root runner's job container runs as the sandbox user (65534), to whom the work phase's sandbox
+    // has lent the task folder (runner/sandbox/guard.ts): do the same here.
+    if (process.getuid?.() === 0) execFileSync("chown", ["-R", "65534:65534", taskDir]);
 
     const submitted = await call("submit_job", {
       script: "jobs/sum.sh",

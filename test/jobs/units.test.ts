@@ -190,7 +190,7 @@ describe("agent job batch script", () => {
     expect(text).toContain("engine=docker\n");
     expect(text).toContain(
       'docker run --rm --name "$name" --init --network none --cap-drop ALL --security-opt no-new-privileges ' +
-        '--user "$(id -u):$(id -g)" --cpus 2 --memory 1G --pids-limit 1024 --gpus "\\"device=${CUDA_VISIBLE_DEVICES:?no GPU allocated}\\"" ' +
+        '--user "$user" --cpus 2 --memory 1G --pids-limit 1024 --gpus "\\"device=${CUDA_VISIBLE_DEVICES:?no GPU allocated}\\"" ' +
         "-v /home/u/tasks/t1:/task -v /home/u/runs/r1/jobs/scripts/1-sum.sh:/scifi-job/script.sh:ro -w /task " +
         "scifi-sci:local /bin/bash /scifi-job/script.sh 10 'it'\\''s' &",
     );
@@ -201,5 +201,19 @@ describe("agent job batch script", () => {
         "/sif/scifi-sci_local.sif /bin/bash /scifi-job/script.sh 10 'it'\\''s' &",
     );
     expect(text).not.toContain("exec /bin/bash");
+    // Never uid 0 in a job's container: a root job's Docker container runs as the sandbox user, Apptainer refuses.
+    expect(text).toContain('user="$(id -u):$(id -g)"\nif [ "$(id -u)" = 0 ]; then user=65534:65534; fi\n');
+    expect(text).toMatch(/if \[ "\$engine" = apptainer \] && \[ "\$\(id -u\)" = 0 \]; then .*exit 97; fi/);
+    const dedicated = renderAgentJobScript({
+      ...job,
+      sandbox: {
+        engine: "docker",
+        image: "i",
+        sif: "/s.sif",
+        network: false,
+        rootUser: { uid: 10001, gid: 10002 },
+      },
+    });
+    expect(dedicated).toContain("then user=10001:10002; fi");
   });
 });
