@@ -1,20 +1,37 @@
 // Host-side task-folder access: never follows a symlink (final or intermediate), refuses FIFOs and
 // hard-linked files, '..'; routes container paths by the deepest mount. Real files, no engine needed.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
+  chmodSync,
+  chownSync,
   existsSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   realpathSync,
+  statSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { HostPathRefused, readTaskFile, routePath, writeTaskFile } from "../../runner/policy/host-paths.ts";
+import {
+  clearPrivilegeBits,
+  HostPathRefused,
+  hashRegularFile,
+  lendTaskFolder,
+  measureTaskFolder,
+  readTaskFile,
+  returnTaskFolder,
+  routePath,
+  WalkLimitExceeded,
+  writeTaskFile,
+} from "../../runner/policy/host-paths.ts";
 
 let outside: string;
 let task: string;
@@ -108,4 +125,126 @@ describe("routePath", () => {
       readOnly: false,
     });
   });
+});
+
+// Issue 14: reads that cannot hurt, walks that cannot be led astray, privileges that do not leave.
+describe("capped reads and hashing of hostile files", () => {
+  it("readTaskFile refuses a file over the cap, also a huge sparse one, without reading it", () => {
+    writeFileSync(join(task, "five"), "12345");
+    expect(readTaskFile(task, "five", "five", 5).toString()).toBe("12345");
+    expect(() => readTaskFile(task, "five", "five", 4)).toThrow(/larger than 4 bytes/);
+    writeFileSync(join(task, "sparse"), "");
+    truncateSync(join(task, "sparse"), 3 * 1024 ** 3);
+    const t0 = Date.now();
+    expect(() => readTaskFile(task, "sparse")).toThrow(/larger than/);
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it("readTaskFile refuses a device node and a socket", () => {
+    if (process.getuid?.() === 0) {
+      execFileSync("mknod", [join(task, "zero"), "c", "1", "5"]);
+      expect(() => readTaskFile(task, "zero")).toThrow("not a regular file");
+    }
+    execFileSync("python3", [
+      "-c",
+      `import socket; socket.socket(socket.AF_UNIX).bind(${JSON.stringify(join(task, "sock"))})`,
+    ]);
+    expect(() => readTaskFile(task, "sock")).toThrow(/not a regular file|ENXIO/);
+  });
+
+  it("hashRegularFile: sha256 of a regular file, 'missing', and refusals for FIFOs, links and too-large files", () => {
+    writeFileSync(join(task, "f"), "data");
+    const want = createHash("sha256").update("data").digest("hex");
+    expect(hashRegularFile(join(task, "f"))).toBe(want);
+    expect(hashRegularFile("f", { root: task })).toBe(want);
+    expect(hashRegularFile(join(task, "none"))).toBe("missing");
+    execFileSync("mkfifo", [join(task, "pipe")]);
+    const t0 = Date.now();
+    expect(() => hashRegularFile(join(task, "pipe"))).toThrow("not a regular file");
+    expect(Date.now() - t0).toBeLessThan(1000);
+    symlinkSync(join(outside, "secret"), join(task, "link"));
+    expect(() => hashRegularFile(join(task, "link"))).toThrow(HostPathRefused);
+    mkdirSync(join(task, "sub"));
+    writeFileSync(join(task, "sub", "x"), "x");
+    symlinkSync(join(task, "sub"), join(task, "via"));
+    expect(() => hashRegularFile("via/x", { root: task })).toThrow(HostPathRefused);
+    expect(() => hashRegularFile(join(task, "f"), { maxBytes: 3 })).toThrow(/larger than 3 bytes/);
+  });
+});
+
+describe("task-folder walks", () => {
+  it("measureTaskFolder counts allocated blocks, sparse files as what they hold, hard links once, links not followed", async () => {
+    const empty = await measureTaskFolder(task);
+    writeFileSync(join(task, "one"), Buffer.alloc(1024 * 1024, 1));
+    linkSync(join(task, "one"), join(task, "twin"));
+    writeFileSync(join(task, "sparse"), "");
+    truncateSync(join(task, "sparse"), 3 * 1024 ** 3);
+    writeFileSync(join(outside, "big"), Buffer.alloc(4 * 1024 * 1024, 1));
+    symlinkSync(outside, join(task, "out-link"));
+    execFileSync("mkfifo", [join(task, "pipe")]);
+    const usage = await measureTaskFolder(task);
+    const added = usage.allocatedBytes - empty.allocatedBytes;
+    expect(added).toBeGreaterThanOrEqual(1024 * 1024);
+    expect(added).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  it("stops at its entry and depth limits", async () => {
+    for (let i = 0; i < 20; i++) writeFileSync(join(task, `f${i}`), "");
+    await expect(measureTaskFolder(task, { maxEntries: 10 })).rejects.toThrow(WalkLimitExceeded);
+    mkdirSync(join(task, "a/b/c/d/e"), { recursive: true });
+    await expect(measureTaskFolder(task, { maxDepth: 3 })).rejects.toThrow(/deeper than 3/);
+  });
+
+  it("clearPrivilegeBits clears setuid/setgid in the tree, never through a link, and opens up a hidden folder", async () => {
+    writeFileSync(join(task, "suid"), "#!/bin/sh\n");
+    chmodSync(join(task, "suid"), 0o4755);
+    mkdirSync(join(task, "d"));
+    writeFileSync(join(task, "d", "sgid"), "");
+    chmodSync(join(task, "d", "sgid"), 0o2711);
+    chmodSync(join(task, "d"), 0o2755);
+    mkdirSync(join(task, "hidden"));
+    writeFileSync(join(task, "hidden", "suid"), "");
+    chmodSync(join(task, "hidden", "suid"), 0o4700);
+    chmodSync(join(task, "hidden"), 0o000);
+    writeFileSync(join(outside, "target"), "");
+    chmodSync(join(outside, "target"), 0o4755);
+    symlinkSync(join(outside, "target"), join(task, "link"));
+    const cleared = await clearPrivilegeBits(task);
+    expect(cleared.sort()).toEqual(["d", "d/sgid", "hidden/suid", "suid"]);
+    expect(lstatSync(join(task, "suid")).mode & 0o7777).toBe(0o755);
+    expect(lstatSync(join(task, "d", "sgid")).mode & 0o7777).toBe(0o711);
+    expect(lstatSync(join(task, "hidden", "suid")).mode & 0o7777).toBe(0o700);
+    expect(lstatSync(join(outside, "target")).mode & 0o7777).toBe(0o4755); // the link's target is not ours
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    "lendTaskFolder gives every entry to the sandbox user; returnTaskFolder restores each owner, new entries to the folder's",
+    async () => {
+      writeFileSync(join(task, "mine"), "x");
+      chownSync(join(task, "mine"), 1234, 1234);
+      mkdirSync(join(task, "d"));
+      writeFileSync(join(task, "d", "root-file"), "x");
+      symlinkSync(join(outside, "secret"), join(task, "link"));
+      const record = await lendTaskFolder(task, { uid: 65534, gid: 65534 });
+      for (const f of ["", "mine", "d", "d/root-file"]) expect(statSync(join(task, f)).uid, f).toBe(65534);
+      expect(lstatSync(join(task, "link")).uid).toBe(65534);
+      expect(statSync(join(outside, "secret")).uid).toBe(0); // a link's target is never touched
+      writeFileSync(join(task, "made-in-sandbox"), "y");
+      chownSync(join(task, "made-in-sandbox"), 65534, 65534);
+      await returnTaskFolder(record);
+      expect(statSync(join(task, "mine"))).toMatchObject({ uid: 1234, gid: 1234 });
+      for (const f of ["", "d", "d/root-file", "made-in-sandbox"])
+        expect(statSync(join(task, f)).uid, f).toBe(0);
+      expect(lstatSync(join(task, "link")).uid).toBe(0);
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)(
+    "writeTaskFile with an owner gives new folders and the file to it",
+    () => {
+      writeTaskFile(task, "new/dir/f.txt", "x", "f.txt", { uid: 65534, gid: 65534 });
+      expect(statSync(join(task, "new")).uid).toBe(65534);
+      expect(statSync(join(task, "new/dir/f.txt"))).toMatchObject({ uid: 65534, gid: 65534 });
+    },
+  );
 });

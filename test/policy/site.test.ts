@@ -79,6 +79,18 @@ describe("site policy", () => {
     );
   });
 
+  it("sandboxUser and maxTaskFolder: defaults 65534:65534 and 4 GiB, never uid 0", () => {
+    expect(BUILTIN_SITE_POLICY.sandboxUser).toEqual({ uid: 65534, gid: 65534 });
+    expect(BUILTIN_SITE_POLICY.maxTaskFolderBytes).toBe(4 * GiB);
+    const p = parseSitePolicy('sandboxUser: "10001:10001"\nmaxTaskFolder: 512M\n', "/s.yaml");
+    expect(p.sandboxUser).toEqual({ uid: 10001, gid: 10001 });
+    expect(p.maxTaskFolderBytes).toBe(512 * 1024 ** 2);
+    for (const bad of ['"0:0"', '"0:100"', '"100:0"', "nobody", '"1:2:3"'])
+      expect(() => parseSitePolicy(`sandboxUser: ${bad}\n`, "/s.yaml"), bad).toThrow(
+        /sandboxUser: .*uid:gid/,
+      );
+  });
+
   it("the example file in the repository is valid", () => {
     const dir = mkdtempSync(join(tmpdir(), "scifi-site-"));
     writeFileSync(join(dir, "x.yaml"), "{}\n");
