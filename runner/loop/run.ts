@@ -294,10 +294,11 @@ async function withSandbox<T>(
 async function openSandbox(ctx: RunContext, deps: RunDeps, role: SandboxRole): Promise<Sandbox> {
   const { state } = ctx;
   const name = `${state.runId}${state.resumes > 0 ? `-r${state.resumes}` : ""}-${role}${state.iteration}`;
-  const granted = await deps.resolveSpec(ctx.sam, name);
+  // Resolved for the run (its labels and environment name the run), started under the phase's name.
+  const granted = await deps.resolveSpec(ctx.sam, state.runId);
   const changes = grantDifferences(ctx.spec, granted);
   if (changes.length > 0) throw new GrantChanged(name, changes);
-  return deps.backend.start(phaseSpec(granted, role, ctx.state.pristine));
+  return deps.backend.start({ ...phaseSpec(granted, role, ctx.state.pristine), runId: name });
 }
 
 /**

@@ -90,7 +90,7 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
     expect(existsSync(join(runDir, "run.lock"))).toBe(false);
     // The killed process's container was removed by the resume (orphan prune), and the resumed
     // run's own sandbox by its stop: nothing of this run is left.
-    const left = await exec("docker", ["ps", "-aq", "--filter", `label=scifi.run=${runId}`]);
+    const left = await exec("docker", ["ps", "-aq", "--filter", `name=scifi-${runId}`]);
     expect(left.stdout.trim()).toBe("");
 
     // History: the lines written before the kill are kept byte for byte, then continue in sequence.
@@ -187,7 +187,7 @@ describe.skipIf(!hasEngine("docker"))("signals", () => {
       "ps",
       "-a",
       "--filter",
-      `label=scifi.run=${runId}`,
+      `name=scifi-${runId}`, // every sandbox of the run: scifi-<runId>-<phase><iteration>
       "--format",
       "{{.Names}}",
     ]);
