@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage } from "../loop/harness.ts";
 
 const repo = join(import.meta.dirname, "..", "..");
 const script = join(repo, "scripts", "apptainer-harness.sh");
@@ -29,6 +30,10 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
     "passes the inner suites with nothing skipped",
     async () => {
       out = await mkdtemp("/tmp/scifi-apptainer-report-");
+      // adversarial.inner.ts runs whole tasks (a compiler, Python): it needs the scientific image's SIF.
+      ensureImage();
+      const sif = await execa("bash", [script, "sif", "scifi-sci:local"], { reject: false, all: true });
+      expect(sif.exitCode, `sif scifi-sci:local:\n${String(sif.all).slice(-5_000)}`).toBe(0);
       const report = join(out, "report.json");
       const run = await execa(
         "bash",
@@ -41,7 +46,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
       expect(json.numFailedTests, shown).toBe(0);
       expect(json.numPendingTests + json.numTodoTests, `skipped tests inside the harness\n${shown}`).toBe(0);
       const files = json.testResults.map((r) => r.name);
-      for (const inner of ["conformance.inner.ts", "backend.inner.ts"]) {
+      for (const inner of ["conformance.inner.ts", "backend.inner.ts", "adversarial.inner.ts"]) {
         expect(
           files.some((f) => f.endsWith(inner)),
           `${inner} did not run\n${shown}`,
