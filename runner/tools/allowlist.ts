@@ -292,7 +292,11 @@ function checkShell(name: string, args: readonly Arg[], check: Check): undefined
   for (; i < args.length; i++) {
     const text = args[i]?.text ?? null;
     if (text === null && script) break; // the script's place: refused below with what to write
-    if (text === null) return refuse(check, `'${name}' with an option that is not a plain word`);
+    if (text === null)
+      return refuse(
+        check,
+        `'${name}' with an option or script file that is not a plain word (a variable, substitution, glob, or input of xargs or find): ${SHELL_INSTEAD}`,
+      );
     if (text === "--" || text === "-") {
       i++;
       break;

@@ -250,7 +250,7 @@ describe("allowlist: builtins that run code", () => {
     ["f() { curl x; }; f", "'curl'"],
     ["cat <<EOF\n$(curl x)\nEOF", "'curl'"],
     ["cat <(curl x)", "'curl'"],
-    ["sh <(cat f)", "'sh' with an option that is not a plain word"],
+    ["sh <(cat f)", "'sh' with an option or script file that is not a plain word"],
     ["coproc sh FILE", "'sh FILE'"],
     ["time -p sh FILE", "'sh FILE'"],
     ["echo ok & sh FILE", "'sh FILE'"],
