@@ -1,9 +1,11 @@
 // The one conformance and escape suite every sandbox backend must pass, for real (no mocks).
 // A backend's test file calls `sandboxConformance(name, makeBackend, options)`; see docker.test.ts.
 // Each escape test tries to get out and must fail; positive controls prove the probes themselves work.
+import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -25,6 +27,7 @@ import { type SandboxSpec, TASK_MOUNT } from "../../runner/policy/spec.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import {
   PathRefused,
+  QuotaExceeded,
   type Sandbox,
   type SandboxBackend,
   SandboxError,
@@ -322,6 +325,120 @@ export function sandboxConformance(
     describe("escapes (each must fail)", () => {
       let sb: Sandbox;
       let hostMarker: string;
+    // --- Issue 14: never root, no privilege leaves, hostile files cannot stall the runner, disk quota.
+    describe("privileges, hostile files and the task-folder quota", () => {
+      it("never runs as uid 0, and setuid/setgid bits set inside are cleared on the host at stop", async () => {
+        let ownerBefore = statSync(workspace);
+        let samBefore = ownerBefore;
+        const sb = await start({}, (spec) => {
+          ownerBefore = statSync(spec.taskDir);
+          samBefore = statSync(join(spec.taskDir, "task.md"));
+        });
+        const taskDir = sb.spec.taskDir;
+        expect((await sb.exec(["id", "-u"])).stdout.trim()).not.toBe("0");
+        const r = await sb.exec(
+          "cp /bin/true /task/suid && chmod 4755 /task/suid && mkdir /task/d && cp /bin/true /task/d/sgid && chmod 2755 /task/d/sgid && chmod g+s /task/d",
+        );
+        expect(r.exitCode, r.stderr).toBe(0);
+        // Positive control: the bits really are set on the host while the sandbox lives.
+        const privileged = (f: string) => (lstatSync(join(taskDir, f)).mode & 0o6000) !== 0;
+        expect(privileged("suid")).toBe(true);
+        expect(privileged("d/sgid")).toBe(true);
+        await sb.stop();
+        for (const f of ["suid", "d/sgid", "d", "."]) expect(privileged(f), f).toBe(false);
+        expect(lstatSync(join(taskDir, "suid")).mode & 0o777).toBe(0o755);
+        // The task folder ends owned as before; what the sandbox made goes to the folder's owner.
+        expect(statSync(taskDir).uid).toBe(ownerBefore.uid);
+        expect(statSync(join(taskDir, "task.md")).uid).toBe(samBefore.uid);
+        expect(statSync(join(taskDir, "suid")).uid).toBe(ownerBefore.uid);
+        expect(statSync(join(taskDir, "d", "sgid")).gid).toBe(ownerBefore.gid);
+      });
+
+      it("file tools refuse FIFOs, sockets, devices and pseudo-files at once, without blocking the runner", async () => {
+        const sb = await start();
+        const taskDir = sb.spec.taskDir;
+        expect(
+          (await sb.exec("mkfifo /task/fifo /tmp/fifo && mkdir /task/sub && mkfifo /task/sub/f")).exitCode,
+        ).toBe(0);
+        const sock = createServer().listen(join(taskDir, "sock"));
+        await new Promise((done) => sock.once("listening", done));
+        if (process.getuid?.() === 0) execFileSync("mknod", [join(taskDir, "zero"), "c", "1", "5"]);
+        let worstGap = 0;
+        let last = performance.now();
+        const ticker = setInterval(() => {
+          const now = performance.now();
+          worstGap = Math.max(worstGap, now - last);
+          last = now;
+        }, 20);
+        const prompt = async (what: string, call: () => Promise<unknown>) => {
+          const t0 = performance.now();
+          await expect(call(), what).rejects.toThrow();
+          expect(performance.now() - t0, what).toBeLessThan(2000);
+        };
+        try {
+          for (const path of [
+            "/dev/zero",
+            "/dev/urandom",
+            "/proc/self/environ",
+            "/proc/self/mem",
+            "/sys/kernel/mm",
+          ])
+            await prompt(`readFile ${path}`, () => sb.readFile(path));
+          for (const path of ["fifo", "/task/fifo", "sub/f", "/tmp/fifo", "sock", "/task/sock"])
+            await prompt(`readFile ${path}`, () => sb.readFile(path));
+          if (process.getuid?.() === 0)
+            await prompt("readFile zero (a device node)", () => sb.readFile("zero"));
+          for (const path of ["fifo", "sub/f", "sock"])
+            await prompt(`writeFile ${path}`, () => sb.writeFile(path, "x"));
+        } finally {
+          clearInterval(ticker);
+          sock.close();
+        }
+        expect(worstGap).toBeLessThan(1000);
+        await sb.stop(); // walks (owners, bits) pass the FIFO and the socket without opening them
+      });
+
+      it("a 3 GiB sparse file stays sparse on the host and a read of it is refused, not loaded", async () => {
+        const sb = await start({ taskFolderQuota: { maxAddBytes: 64 * MiB } });
+        const r = await sb.exec("truncate -s 3G /task/sparse && echo end >> /task/sparse");
+        expect(r.exitCode, r.stderr).toBe(0); // not over the quota: it holds a few KiB
+        const st = statSync(join(sb.spec.taskDir, "sparse"));
+        expect(st.size).toBeGreaterThan(3 * 1024 * MiB);
+        expect(st.blocks * 512).toBeLessThan(MiB);
+        await expect(sb.readFile("sparse")).rejects.toThrow(/larger than/);
+        await sb.stop();
+        expect(statSync(join(sb.spec.taskDir, "sparse")).blocks * 512).toBeLessThan(MiB);
+      });
+
+      it("the task-folder quota: a write past it fails with the message, a long dd is killed, deleting recovers", async () => {
+        const sb = await start({ taskFolderQuota: { maxAddBytes: 8 * MiB } });
+        const taskDir = sb.spec.taskDir;
+        await expect(sb.writeFile("big.bin", randomBytes(16 * MiB))).rejects.toThrow(QuotaExceeded);
+        await expect(sb.writeFile("big.bin", randomBytes(16 * MiB))).rejects.toThrow(/maxTaskFolder/);
+        expect(existsSync(join(taskDir, "big.bin"))).toBe(false);
+        await sb.writeFile("small.bin", randomBytes(MiB)); // under it: fine
+        expect((await sb.exec("head -c 2M /dev/urandom > /task/a && echo ok")).stdout).toBe("ok\n");
+        await expect(sb.exec("head -c 16M /dev/urandom > /task/b")).rejects.toThrow(QuotaExceeded);
+        expect(sb.quotaExceeded?.()).toBeInstanceOf(QuotaExceeded);
+        expect((await sb.exec("rm /task/b && echo freed")).stdout).toBe("freed\n");
+        expect(sb.quotaExceeded?.()).toBeUndefined();
+        // One long command writing far past it (2 GiB, synced, so it takes many seconds): polled and killed.
+        const t0 = Date.now();
+        const dd = sb.exec(
+          "dd if=/dev/zero of=/task/huge bs=1M count=2048 oflag=dsync status=none; echo finished",
+          {
+            timeoutMs: 300_000,
+          },
+        );
+        await expect(dd).rejects.toThrow(/the command was killed/);
+        expect(Date.now() - t0).toBeLessThan(60_000);
+        expect(statSync(join(taskDir, "huge")).size).toBeLessThan(2048 * MiB);
+        expect(sb.quotaExceeded?.()).toBeInstanceOf(QuotaExceeded);
+        expect((await sb.exec("rm -f /task/huge; echo gone")).stdout).toBe("gone\n");
+        expect(sb.quotaExceeded?.()).toBeUndefined();
+      }, 120_000);
+    });
+
       let runnerHome: string;
       const fakeKey = `sk-ant-fake-${randomUUID()}`;
 

@@ -165,7 +165,7 @@ describe.skipIf(!haveDocker)("docker cleanup on signals", () => {
         const sandbox = await createDockerBackend().start(${JSON.stringify(
           taskFolderSpec(
             { runId, image: "scifi-base:bookworm", taskDir },
-            { user: { uid: 0, gid: 0 }, memoryBytes: 256 * 1024 ** 2, pidsLimit: 64, walltimeSec: 60 },
+            { memoryBytes: 256 * 1024 ** 2, pidsLimit: 64, walltimeSec: 60 },
           ),
         )});
         console.log("started " + sandbox.spec.runId);
