@@ -1,0 +1,241 @@
+// What every sandbox gets on top of its backend, whatever the engine (trust.md rules 4 and 5):
+// - never uid 0: a spec asking for root is refused; a root-run scifi lends the task folder to the
+//   unprivileged sandbox user for the sandbox's life and gives it back at stop (owners as before,
+//   new entries to the task folder's owner);
+// - no privilege leaves: stop() clears setuid/setgid bits in the task folder, after the sandbox is gone;
+// - a disk quota on the task folder (allocated blocks, no link followed, bounded walk): measured after
+//   every exec and writeFile, and every second during an exec, whose command is killed when over.
+// Backends wrap their start with `startGuarded`; nothing here knows an engine.
+import {
+  clearPrivilegeBits,
+  lendTaskFolder,
+  measureTaskFolder,
+  type OwnershipRecord,
+  returnTaskFolder,
+  routePath,
+  WalkLimitExceeded,
+} from "../policy/host-paths.ts";
+import type { SandboxSpec } from "../policy/spec.ts";
+import { trackLive } from "./live.ts";
+import {
+  type ExecOptions,
+  type ExecResult,
+  QuotaExceeded,
+  type Sandbox,
+  SandboxError,
+  SandboxUnavailable,
+} from "./types.ts";
+
+export interface GuardOptions {
+  /** Backend name, for messages. */
+  backend: string;
+  /**
+   * The backend's processes run as the calling process's uid whatever spec.user says (Apptainer
+   * without setuid): then a root-run scifi is refused, as the sandbox would be root.
+   */
+  runsAsCaller?: boolean;
+  /** How often a running exec's task folder is measured against the quota (ms). Default 1000. */
+  pollMs?: number;
+}
+
+/** Starts a sandbox through `start` with the guards above; undoes the lending if the start fails. */
+export async function startGuarded(
+  spec: SandboxSpec,
+  start: (spec: SandboxSpec) => Promise<Sandbox>,
+  options: GuardOptions,
+): Promise<Sandbox> {
+  const caller = process.getuid?.() ?? -1;
+  if (options.runsAsCaller && caller === 0) {
+    throw new SandboxUnavailable(
+      options.backend,
+      "scifi runs as root, and this backend runs the sandbox as the calling user: the sandbox would be root",
+      "run scifi as a normal user (on a cluster: as yourself), or use the docker backend, which runs the sandbox as the site's sandboxUser",
+    );
+  }
+  if (!options.runsAsCaller && spec.user.uid === 0) {
+    throw new SandboxError(
+      `refused to start a sandbox as uid 0 (root) for run ${spec.runId}: a sandbox always runs as an unprivileged uid (site policy sandboxUser when scifi runs as root)`,
+    );
+  }
+  // Only root can lend; a normal user's sandbox runs as that user and owns the folder already.
+  const lent =
+    caller === 0 && !options.runsAsCaller
+      ? await lendTaskFolder(spec.taskDir, spec.user).catch((error: unknown) => {
+          throw new SandboxError(`cannot lend the task folder to uid ${spec.user.uid}: ${messageOf(error)}`);
+        })
+      : undefined;
+  try {
+    let quota: Quota | undefined;
+    if (spec.taskFolderQuota) {
+      const base = spec.taskFolderQuota.baseBytes ?? (await measureTaskFolder(spec.taskDir)).allocatedBytes;
+      quota = {
+        base,
+        maxAdd: spec.taskFolderQuota.maxAddBytes,
+        limit: base + spec.taskFolderQuota.maxAddBytes,
+      };
+    }
+    const inner = await start(spec);
+    return new GuardedSandbox(inner, lent, quota, options.pollMs ?? 1000);
+  } catch (error) {
+    if (lent) await returnTaskFolder(lent).catch(() => undefined);
+    throw error;
+  }
+}
+
+interface Quota {
+  base: number;
+  maxAdd: number;
+  /** base + maxAdd: the most the folder may take. */
+  limit: number;
+}
+
+class GuardedSandbox implements Sandbox {
+  readonly backend: string;
+  readonly spec: SandboxSpec;
+  readonly #inner: Sandbox;
+  readonly #lent: OwnershipRecord | undefined;
+  readonly #quota: Quota | undefined;
+  readonly #pollMs: number;
+  #exceeded: QuotaExceeded | undefined;
+  #measuring: Promise<QuotaExceeded | undefined> | undefined;
+  #stopping: Promise<void> | undefined;
+  readonly #untrack: () => void;
+
+  constructor(inner: Sandbox, lent: OwnershipRecord | undefined, quota: Quota | undefined, pollMs: number) {
+    this.#inner = inner;
+    this.backend = inner.backend;
+    this.spec = inner.spec;
+    this.#lent = lent;
+    this.#quota = quota;
+    this.#pollMs = pollMs;
+    // On SIGINT/SIGTERM the live registry stops this too: the folder is given back, bits cleared.
+    this.#untrack = trackLive({ runId: inner.spec.runId, stop: () => this.stop() });
+  }
+
+  quotaExceeded(): QuotaExceeded | undefined {
+    return this.#exceeded;
+  }
+
+  async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
+    if (!this.#quota) return this.#inner.exec(command, options);
+    const abort = new AbortController();
+    const forward = () => abort.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", forward, { once: true });
+    let killed: QuotaExceeded | undefined;
+    let running = true;
+    const poller = (async () => {
+      while (running) {
+        await sleep(this.#pollMs);
+        if (!running) return;
+        const over = await this.#measure();
+        if (over && running) {
+          killed = over;
+          abort.abort(over);
+          return;
+        }
+      }
+    })();
+    let result: ExecResult;
+    try {
+      result = await this.#inner.exec(command, { ...options, signal: abort.signal });
+    } finally {
+      running = false;
+      options.signal?.removeEventListener("abort", forward);
+    }
+    await poller;
+    const over = killed ?? (await this.#measure());
+    this.#exceeded = over && quotaError(this.#quota, over.usedBytes, killed ? "the command was killed" : "");
+    if (this.#exceeded) throw this.#exceeded;
+    return result;
+  }
+
+  readFile(path: string): Promise<Buffer> {
+    return this.#inner.readFile(path);
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const route = routePath(this.spec, path);
+    if (this.#quota && route.where === "task") {
+      const now = await this.#usage();
+      const size = typeof data === "string" ? Buffer.byteLength(data) : data.length;
+      if (now + size > this.#quota.limit) {
+        this.#exceeded = quotaError(this.#quota, now + size, `nothing was written to ${path}`);
+        throw this.#exceeded;
+      }
+    }
+    // (A root runner's host-side write gives the file to the sandbox user: core.ts writeSandboxFile.)
+    await this.#inner.writeFile(path, data);
+    if (this.#quota) {
+      const over = await this.#measure();
+      this.#exceeded = over;
+      if (over) throw over;
+    }
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    const errors: unknown[] = [];
+    await this.#inner.stop().catch((e: unknown) => errors.push(e));
+    // Only now, with no process of the sandbox left to race the walks.
+    if (this.#lent) await returnTaskFolder(this.#lent).catch((e: unknown) => errors.push(e));
+    await clearPrivilegeBits(this.spec.taskDir).catch((e: unknown) =>
+      errors.push(
+        new SandboxError(`cannot clear setuid/setgid bits in ${this.spec.taskDir}: ${messageOf(e)}`),
+      ),
+    );
+    this.#untrack();
+    if (errors.length > 0) throw errors[0];
+  }
+
+  /** The folder's allocated bytes now; a folder too big to walk counts as over the limit. */
+  async #usage(): Promise<number> {
+    try {
+      return (await measureTaskFolder(this.spec.taskDir)).allocatedBytes;
+    } catch (error) {
+      if (error instanceof WalkLimitExceeded) return Number.POSITIVE_INFINITY;
+      throw error;
+    }
+  }
+
+  /** QuotaExceeded when the folder is over the limit now; one measurement at a time. */
+  #measure(): Promise<QuotaExceeded | undefined> {
+    const quota = this.#quota;
+    if (!quota) return Promise.resolve(undefined);
+    this.#measuring ??= this.#usage()
+      .then((used) => (used > quota.limit ? quotaError(quota, used, "") : undefined))
+      .finally(() => {
+        this.#measuring = undefined;
+      });
+    return this.#measuring;
+  }
+}
+
+function quotaError(quota: Quota, used: number, what: string): QuotaExceeded {
+  const usedText = Number.isFinite(used) ? formatBytes(used) : "more than can be measured (too many files)";
+  return new QuotaExceeded(
+    `disk quota of the task folder exceeded: it takes ${usedText}, and this run may add at most ${formatBytes(quota.maxAdd)} to the ${formatBytes(quota.base)} it held at the start (site policy maxTaskFolder)${what ? `; ${what}` : ""}. Delete files you do not need (or write large temporary data to /tmp or /scratch); the run ends if the folder stays over the limit.`,
+    used,
+    quota.limit,
+  );
+}
+
+function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
