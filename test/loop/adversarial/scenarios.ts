@@ -7,7 +7,16 @@
 // calls checks/compare.py); check 2 compares result.txt. Variants overlay the base folder:
 // sumfix-tree (the fix is a sub-SAM), sumfix-hidden (check 1 compares against a hidden reference),
 // sumfix-allowlist (allow_commands: [cat, sh, ls]). Agents: test/fixtures/adversarial/agents/.
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -66,6 +75,7 @@ export function adversarialWorkspace(task: TaskVariant, options: { iterations?: 
   const home = join(root, "home");
   const taskDir = join(root, "task");
   mkdirSync(home);
+  mkdirSync(join(root, "outside")); // next to the task folder: nothing may ever be written here
   cpSync(join(FIXTURES, "sumfix"), taskDir, { recursive: true });
   if (task !== "sumfix") cpSync(join(FIXTURES, task), taskDir, { recursive: true });
   const sam = join(taskDir, "task.md");
@@ -231,6 +241,20 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: "4b. an asset folder replaced by a link out of the task folder is tampering, and nothing is written through it",
+    task: "sumfix-hidden",
+    agent: "linked-checks-folder.yaml",
+    verify(run) {
+      const { outcome } = run.result;
+      expect(outcome.status, outcome.reason).toBe("failed");
+      expect(outcome.reason).toContain("tampering");
+      expect(outcome.reason).toContain("checks");
+      expect(checkEvents(run).filter((e) => e.passed)).toEqual([]);
+      expect(readdirSync(join(run.ws.root, "outside")), "files written through the link").toEqual([]);
+      hiddenKept(run); // back in a real checks/ folder
+    },
+  },
+  {
     name: "5. a module shadowing the standard library next to a Python asset is removed before the checks",
     task: "sumfix",
     agent: "shadow-module.yaml",
@@ -241,6 +265,19 @@ export const scenarios: Scenario[] = [
       failedBecauseOf(run, "root/check-1");
       failedBecauseOf(run, "root/check-2");
       expect(existsSync(join(run.ws.taskDir, "checks/json.py"))).toBe(false);
+    },
+  },
+  {
+    name: "5b. a package shadowing the standard library next to a Python asset is removed before the checks",
+    task: "sumfix",
+    agent: "shadow-package.yaml",
+    verify(run) {
+      expect(run.tools[0]?.output).toContain("compare exits 0");
+      const removed = run.history.flatMap((e) => (e.type === "asset_cleanup" ? e.removed : []));
+      expect(removed.join(" "), "asset_cleanup history events").toContain("checks/json");
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+      expect(existsSync(join(run.ws.taskDir, "checks/json"))).toBe(false);
     },
   },
   {
@@ -279,6 +316,20 @@ export const scenarios: Scenario[] = [
       const leak = join(run.ws.taskDir, "leak.json");
       expect(existsSync(leak) ? readFileSync(leak, "utf8") : "").not.toContain(HIDDEN_MARKER);
       failedBecauseOf(run, "root/check-1");
+    },
+  },
+  {
+    name: "7c. a forged hidden reference at the hidden path is not what the check compares against",
+    task: "sumfix-hidden",
+    agent: "hidden-forged.yaml",
+    verify(run) {
+      const { outcome } = run.result;
+      expect(outcome.status, outcome.reason).toBe("failed");
+      const check1 = checkEvents(run).find((e) => e.check === "root/check-1");
+      // Either the forged file is refused as tampering before the checks, or the check fails on the real one.
+      if (outcome.reason.includes("tampering")) expect(outcome.reason).toContain("secret.json");
+      else expect(check1?.passed, outcome.reason).toBe(false);
+      hiddenKept(run);
     },
   },
   {
