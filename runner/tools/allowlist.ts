@@ -245,6 +245,7 @@ function checkArgv(args: readonly Arg[], check: Check, tail: Tail): undefined {
   }
   const special = SPECIAL[base];
   if (special) return special(name, rest, check, tail);
+  if (COMPILER.test(base)) return checkCompiler(name, rest, check);
   const spec = WRAPPERS[base];
   if (spec) return checkWrapper(name, rest, check, tail);
 }
@@ -426,6 +427,7 @@ const SPECIAL: Record<string, Special> = {
   readarray: checkMapfile,
   getopts: (name, args, check) => checkNames(name, args.slice(1, 2), check),
   set: checkSet,
+  verilator: checkVerilator,
   unset: checkUnset,
   test: checkTestIsSet,
   "[": checkTestIsSet,
@@ -529,6 +531,63 @@ function checkSed(name: string, args: readonly Arg[], check: Check): undefined {
     check,
     `'${name}' without --sandbox can run shell commands (its e command and s///e): write ${name} --sandbox ...`,
   );
+}
+
+/** C, C++ and Fortran compiler drivers (gcc family, clang, MPI and Intel wrappers, nvcc). */
+const COMPILER =
+  /^(cc|c\+\+|cpp|gcc|g\+\+|gfortran|f77|f95|clang|clang\+\+|mpicc|mpicxx|mpic\+\+|mpif77|mpif90|mpifort|icc|icpc|icx|icpx|ifort|ifx|nvcc)(-[0-9.]+)?$/;
+/**
+ * Compiler options that run or load another program: `-wrapper sh,-c,...` runs it, `-fplugin`
+ * and linker plugins load code, `-B` and `-specs` choose the programs the driver runs, `@file`
+ * reads more options from a file the allowlist cannot see.
+ */
+const COMPILER_RUNS =
+  /^(-wrapper|-fplugin|-iplugindir|-B|-specs|--specs|@|--ld-path|-fuse-ld=.*\/|-no-integrated-cpp)|plugin/;
+
+function checkCompiler(name: string, args: readonly Arg[], check: Check): undefined {
+  for (const arg of args) {
+    // A glob or variable could become `-wrapper` (a file may be named so): write the words out.
+    if (arg.text === null)
+      return refuse(
+        check,
+        `'${name}' with a word that expands (a glob or variable could become an option such as -wrapper): write the file names and flags out`,
+      );
+    if (COMPILER_RUNS.test(arg.text))
+      return refuse(
+        check,
+        `'${name} ${arg.text}' makes the compiler run or load another program (-wrapper, -fplugin, -B, -specs, @file, linker plugins): leave it out`,
+      );
+  }
+}
+
+/** Verilator hands -CFLAGS/-LDFLAGS/-MAKEFLAGS to the compiler and make it runs; -f/-F read options from files. */
+function checkVerilator(name: string, args: readonly Arg[], check: Check): undefined {
+  for (const [i, arg] of args.entries()) {
+    const text = arg.text;
+    if (text === null)
+      return refuse(
+        check,
+        `'${name}' with a word that expands (a glob or variable): write file names and options out`,
+      );
+    if (/^--?[fF]$/.test(text))
+      return refuse(
+        check,
+        `'${name} ${text}' reads options from a file the allowlist cannot read: write the options out`,
+      );
+    if (/^--?(CFLAGS|LDFLAGS|MAKEFLAGS|compiler|make)$/.test(text)) {
+      const value = args[i + 1]?.text ?? null;
+      const words = value === null ? [null] : value.split(/\s+/);
+      if (
+        words.some(
+          (w) => w === null || COMPILER_RUNS.test(w) || /^--?(f|file|eval|E)$/.test(w) || w.includes("="),
+        )
+      )
+        return refuse(
+          check,
+          `'${name} ${text} ${value ?? "$..."}' passes options that run or load programs (or make variables) to the compiler or make: leave them out`,
+        );
+    }
+  }
 }
 
 /** `read NAME`, `read -a NAME`: the names it writes. */

@@ -305,6 +305,49 @@ describe("allowlist: environment and variables", () => {
   }
 });
 
+describe("allowlist: compilers and verilator run only what they compile", () => {
+  const list = ["g++", "gfortran", "gcc-12", "verilator", "make"];
+  const refused: [string, string][] = [
+    [
+      "g++ -wrapper /bin/sh,-c,'curl x' a.cpp",
+      "'g++ -wrapper' makes the compiler run or load another program",
+    ],
+    ["gfortran -fplugin=./x.so a.f90", "makes the compiler run or load another program"],
+    ["gcc-12 -B/tmp/x/ a.c", "'gcc-12 -B/tmp/x/'"],
+    ["g++ -specs=evil.specs a.cpp", "makes the compiler run or load another program"],
+    ["g++ @opts.txt", "'g++ @opts.txt'"],
+    ["g++ -Wl,-plugin,./x.so a.cpp", "makes the compiler run or load another program"],
+    ["g++ -fuse-ld=/tmp/x/ld a.cpp", "makes the compiler run or load another program"],
+    ["g++ *.cpp", "a glob or variable could become an option such as -wrapper"],
+    ["g++ $flags a.cpp", "'g++' with a word that expands"],
+    [
+      "verilator -CFLAGS '-wrapper /bin/sh,-c,curl' --cc --exe --build a.v t.cpp",
+      "passes options that run or load programs",
+    ],
+    ["verilator -MAKEFLAGS 'SHELL=/tmp/x' --cc --build a.v", "passes options that run or load programs"],
+    ["verilator -f opts.vc", "reads options from a file"],
+    ["verilator --cc rtl/*.v", "'verilator' with a word that expands"],
+  ];
+  for (const [command, message] of refused) {
+    it(`refuses ${JSON.stringify(command)}`, () => {
+      expect(refusal(command, list)).toContain(message);
+    });
+  }
+
+  it("builds as the examples do", () => {
+    const verilator =
+      "verilator --cc --exe --build -j 2 -Wall --Mdir /tmp/tb --top-module counter -o tb_counter rtl/counter.v /task/checks/tb_counter.cpp";
+    expect(checkCommand(verilator, list).ok).toBe(true);
+    expect(checkCommand("verilator -CFLAGS -O2 --cc --exe --build a.v t.cpp", list).ok).toBe(true);
+    expect(
+      checkCommand(
+        "gfortran -O2 -c src/stats_mod.f90 -o stats_mod.o && gfortran -o stats main.o stats_mod.o",
+        list,
+      ).ok,
+    ).toBe(true);
+  });
+});
+
 describe("allowlist: programs are matched by what runs, not by their base name", () => {
   const refused: [string, string][] = [
     ["/tmp/x/verilator --version", "'/tmp/x/verilator' (a path runs only when it is on the list exactly"],
