@@ -123,9 +123,19 @@ class GuardedSandbox implements Sandbox {
     options.signal?.addEventListener("abort", forward, { once: true });
     let killed: QuotaExceeded | undefined;
     let running = true;
+    // The wait between measurements ends early when the exec does: an exec costs no extra poll period.
+    let wake = () => {};
+    const tick = () =>
+      new Promise<void>((done) => {
+        const timer = setTimeout(done, this.#pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          done();
+        };
+      });
     const poller = (async () => {
       while (running) {
-        await sleep(this.#pollMs);
+        await tick();
         if (!running) return;
         const over = await this.#measure();
         if (over && running) {
@@ -140,6 +150,7 @@ class GuardedSandbox implements Sandbox {
       result = await this.#inner.exec(command, { ...options, signal: abort.signal });
     } finally {
       running = false;
+      wake();
       options.signal?.removeEventListener("abort", forward);
     }
     await poller;
@@ -237,5 +248,3 @@ function formatBytes(bytes: number): string {
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
-
-const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
