@@ -93,7 +93,12 @@ function visit(node: ShNode, check: Check): undefined {
     case "ArithmExp":
     case "ArithmCmd":
     case "LetClause":
+    case "CStyleLoop":
       if (readsVariable(node)) check.refusals.push(ARITHMETIC_VARIABLE);
+      return;
+    case "ArrayElem":
+      // `a=([y]=1)`: the key of an indexed array is arithmetic.
+      if (!plainSubscript(node.Index as ShWord | null)) check.refusals.push(ARITHMETIC_VARIABLE);
       return;
     case "WordIter": {
       // `for PATH in /tmp/x; do make; done` assigns the loop variable.
@@ -153,6 +158,8 @@ function visitDecl(node: ShNode, check: Check): undefined {
 function checkAssignName(assign: ShNode, check: Check): undefined {
   const name = String((assign.Name as ShNode | null)?.Value ?? "");
   if (!writableName(name)) check.refusals.push(refusedName(name));
+  // `a[y]=1`: the subscript is arithmetic, evaluated with y's text.
+  if (!plainSubscript(assign.Index as ShWord | null)) check.refusals.push(ARITHMETIC_VARIABLE);
 }
 
 /** `${X=v}`, `${X:=v}` assign; `${x@P}` runs the value as a prompt string (with `$(...)`). */
@@ -428,6 +435,8 @@ const SPECIAL: Record<string, Special> = {
   getopts: (name, args, check) => checkNames(name, args.slice(1, 2), check),
   set: checkSet,
   verilator: checkVerilator,
+  jobs: checkJobs,
+  wait: checkWait,
   unset: checkUnset,
   test: checkTestIsSet,
   "[": checkTestIsSet,
@@ -587,6 +596,21 @@ function checkVerilator(name: string, args: readonly Arg[], check: Check): undef
           `'${name} ${text} ${value ?? "$..."}' passes options that run or load programs (or make variables) to the compiler or make: leave them out`,
         );
     }
+  }
+}
+
+/** bash's `jobs -x COMMAND ARGS` runs COMMAND. */
+function checkJobs(name: string, args: readonly Arg[], check: Check, tail: Tail): undefined {
+  if (args[0]?.text === "-x") return runInner(`${name} -x`, args.slice(1), false, check, tail);
+  if (args.some((a) => a.text === null || /^-[a-z]*x/.test(a.text)))
+    return refuse(check, `'${name} -x' runs a command: write the command itself`);
+}
+
+/** bash's `wait -p NAME` writes the job's pid into NAME. */
+function checkWait(name: string, args: readonly Arg[], check: Check): undefined {
+  for (const [i, arg] of args.entries()) {
+    if (arg.text === null || /^-[a-z]*p$/.test(arg.text))
+      return checkNames(name, args.slice(i + 1, i + 2), check);
   }
 }
 

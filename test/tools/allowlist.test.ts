@@ -61,6 +61,9 @@ const allow = [
   "test",
   "sed",
   "enable",
+  "jobs",
+  "wait",
+  "sleep",
 ];
 
 function refusal(command: string, list: readonly string[] = allow): string {
@@ -248,6 +251,8 @@ describe("allowlist: builtins that run code", () => {
     ["enable -f ./x.so make", "'enable' loads builtins from files"],
     ["mapfile -C 'curl x' -c 1 arr < f", "'mapfile -C' runs a callback"],
     ["f() { curl x; }; f", "'curl'"],
+    ["jobs -x curl x", "'curl'"],
+    ["jobs -x sh FILE", "'sh FILE'"],
     ["cat <<EOF\n$(curl x)\nEOF", "'curl'"],
     ["cat <(curl x)", "'curl'"],
     ["sh <(cat f)", "'sh' with an option or script file that is not a plain word"],
@@ -294,6 +299,10 @@ describe("allowlist: environment and variables", () => {
     ['read y < f; unset "$y"', "'unset' of a name that is not a plain word"],
     ["[[ -v 'a[$(curl x)]' ]]", "not a plain name"],
     ["for PATH in /tmp/x; do make; done", "assigning to 'PATH'"],
+    ["read y < f; for ((; y < 3; )); do make; done", "a variable inside arithmetic"],
+    ["read y < f; a[y]=1", "a variable inside arithmetic"],
+    ["read y < f; a=([y]=1)", "a variable inside arithmetic"],
+    ["sleep 1 & wait -p PATH", "assigning to 'PATH'"],
     ["select LD_PRELOAD in x.so; do make; done", "assigning to 'LD_PRELOAD'"],
     // dash reads ((curl)) as two nested subshells running curl; bash as arithmetic on $curl.
     ["((curl))", "a variable inside arithmetic"],
