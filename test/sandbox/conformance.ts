@@ -4,6 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import {
+  chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -495,6 +496,7 @@ export function sandboxConformance(
         writeFileSync(join(data, "input.csv"), "a,b\n1,2\n");
         const ro = await start({}, (spec) =>
           spec.mounts.push({ source: data, target: "/data", readOnly: true, reason: "declared mount" }),
+        chmodSync(data, 0o755); // readable by the sandbox user (65534 when the test runs as root)
         );
         expect((await ro.exec("cat /data/input.csv")).stdout).toBe("a,b\n1,2\n");
         for (const attempt of ["echo x >> /data/input.csv", "touch /data/new", "rm /data/input.csv"]) {
