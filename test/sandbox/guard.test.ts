@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SandboxSpec } from "../../runner/policy/spec.ts";
+import { createApptainerBackend } from "../../runner/sandbox/apptainer.ts";
 import { startGuarded } from "../../runner/sandbox/guard.ts";
 import { type Sandbox, SandboxError, SandboxUnavailable } from "../../runner/sandbox/types.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
@@ -66,6 +67,14 @@ describe("sandbox guard", () => {
       expect((error as SandboxUnavailable).fix).toMatch(/normal user/);
     },
   );
+
+  it.runIf(isRoot)("the real Apptainer backend refuses to start when scifi runs as root", async () => {
+    const error = await createApptainerBackend({ sifDir: "/nonexistent" })
+      .start(spec())
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxUnavailable);
+    expect((error as Error).message).toMatch(/scifi runs as root.*would be root/);
+  });
 
   it.runIf(isRoot)(
     "lends the task folder to the sandbox user for its life and gives it back at stop",
