@@ -4,7 +4,7 @@
 // and a node's checks cover its whole subtree, so the root passes only when every check of the tree
 // passes on the final state. Each phase that runs commands gets a sandbox of its own, stopped when
 // the phase ends: the checks and the review never run where the work agent ran (docs/loop.md).
-import { realpathSync } from "node:fs";
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { runFinalReview } from "../agents/final-review.ts";
 import { type PrescanPlan, runPrescan } from "../agents/prescan.ts";
@@ -24,6 +24,7 @@ import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { Sandbox, SandboxBackend } from "../sandbox/types.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
+import { copyForChecks } from "./check-copy.ts";
 import { runChecks, Tampering } from "./checks.ts";
 import { type PassEvent, type PassExit, runPass, totalTokens } from "./conversation.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
@@ -273,6 +274,21 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
 
 type SandboxRole = "work" | "checks" | "review";
 
+/** The checks' copy of the task folder stops at this many allocated bytes (the run fails beyond). */
+const CHECK_COPY_MAX_BYTES = 16 * 1024 ** 3;
+
+/** The same spec with the task folder (and every mount source inside it) moved to `copy`. */
+function onCopy(spec: SandboxSpec, copy: string): SandboxSpec {
+  const moved = (path: string) =>
+    path === spec.taskDir || path.startsWith(`${spec.taskDir}/`)
+      ? copy + path.slice(spec.taskDir.length)
+      : path;
+  return { ...spec, taskDir: copy, mounts: spec.mounts.map((m) => ({ ...m, source: moved(m.source) })) };
+}
+
+/** The check sandbox's environment on top of the grant's: no writable home, no Python user site. */
+const CHECK_ENV = { HOME: "/nonexistent", PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1" };
+
 /**
  * A fresh sandbox for one phase, from a grant resolved again from the parsed SAM and the site
  * policy (never replayed from the recorded spec), stopped when `use` ends, whatever happens.
@@ -281,9 +297,10 @@ async function withSandbox<T>(
   ctx: RunContext,
   deps: RunDeps,
   role: SandboxRole,
+  taskCopy: string | undefined,
   use: (sandbox: Sandbox) => Promise<T>,
 ): Promise<T> {
-  const sandbox = await openSandbox(ctx, deps, role);
+  const sandbox = await openSandbox(ctx, deps, role, taskCopy);
   try {
     return await use(sandbox);
   } finally {
@@ -291,32 +308,48 @@ async function withSandbox<T>(
   }
 }
 
-async function openSandbox(ctx: RunContext, deps: RunDeps, role: SandboxRole): Promise<Sandbox> {
+async function openSandbox(
+  ctx: RunContext,
+  deps: RunDeps,
+  role: SandboxRole,
+  taskCopy?: string,
+): Promise<Sandbox> {
   const { state } = ctx;
   const name = `${state.runId}${state.resumes > 0 ? `-r${state.resumes}` : ""}-${role}${state.iteration}`;
   // Resolved for the run (its labels and environment name the run), started under the phase's name.
   const granted = await deps.resolveSpec(ctx.sam, state.runId);
   const changes = grantDifferences(ctx.spec, granted);
   if (changes.length > 0) throw new GrantChanged(name, changes);
-  return deps.backend.start({ ...phaseSpec(granted, role, ctx.state.pristine), runId: name });
+  const spec = phaseSpec(granted, role, ctx.state.pristine);
+  return deps.backend.start({ ...(taskCopy ? onCopy(spec, taskCopy) : spec), runId: name });
 }
 
 /**
- * The work sandbox gets the grant as resolved. The check sandbox also gets the hidden assets, bound
- * read-only like every other asset, and no network. The review sees the task folder read-only.
+ * The work sandbox gets the grant as resolved. The check sandbox also gets the hidden assets and
+ * whole asset folders bound read-only (a check that runs the agent's code cannot plant a module
+ * beside an asset for the next check), no network, and a HOME that does not exist, so no hook in
+ * a home folder (`usercustomize.py`, `.Rprofile`, `.profile`) that agent code wrote during one
+ * check runs in the next. The review sees the task folder read-only.
  */
 export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: PristineSet): SandboxSpec {
   if (role === "work") return spec;
   if (role === "checks") {
-    const hidden: MountSpec[] = pristine.files
-      .filter((f) => f.hidden)
-      .map((f) => ({
-        source: join(spec.taskDir, f.rel),
-        target: `${TASK_MOUNT}/${f.rel}`,
-        readOnly: true,
-        reason: "hidden check asset",
-      }));
-    return { ...spec, network: false, mounts: [...spec.mounts, ...hidden] };
+    const readOnly = (rel: string, reason: string): MountSpec => ({
+      source: join(spec.taskDir, rel),
+      target: `${TASK_MOUNT}/${rel}`,
+      readOnly: true,
+      reason,
+    });
+    const folders = pristine.folders
+      .filter((f) => !pristine.folders.some((outer) => f.startsWith(`${outer}/`)))
+      .map((f) => readOnly(f, "check asset folder"));
+    const hidden = pristine.files.filter((f) => f.hidden).map((f) => readOnly(f.rel, "hidden check asset"));
+    return {
+      ...spec,
+      network: false,
+      mounts: [...spec.mounts, ...folders, ...hidden],
+      env: { ...spec.env, ...CHECK_ENV },
+    };
   }
   return {
     ...spec,
@@ -481,7 +514,7 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
     name,
     ...(deps.skills?.text(name) ?? { text: "", sha256: "" }),
   }));
-  const result = await withSandbox(ctx, deps, "work", (sandbox) =>
+  const result = await withSandbox(ctx, deps, "work", undefined, (sandbox) =>
     runPass({
       model: live.model,
       tools: deps.extraWorkTools?.length
@@ -545,7 +578,7 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
   const node = requireNode(sam.root, requirePlan(state).node);
   emit(deps, live, { phase: "checks" });
   // The work sandbox is gone: nothing of the agent runs while the runner restores and checks.
-  guardTaskFiles(ctx, true);
+  guardTaskFiles(ctx);
   const links = deliverableLinks(ctx.spec.taskDir);
   if (links.length > 0) {
     ctx.history.append({ type: "deliverable_links", iteration: state.iteration, links });
@@ -556,13 +589,20 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
         .map((l) => `  ${l.path} -> ${l.target} (${l.problem})`)
         .join("\n")}`
     : undefined;
+  // With hidden assets the checks run on a throw-away copy that holds them: what the agent's code
+  // writes while a check runs it (a copy of the reference) never reaches the real task folder.
+  const checkDir = hiddenCount(ctx) > 0 ? join(ctx.folder.dir, "checks-copy") : undefined;
   try {
-    state.checks = await withSandbox(ctx, deps, "checks", (sandbox) =>
+    if (checkDir) prepareCheckCopy(ctx, checkDir);
+    const shown: CheckOutcome[] = [];
+    await withSandbox(ctx, deps, "checks", checkDir, (sandbox) =>
       runChecks({
         sandbox,
         node,
         notice,
-        onCheck: (c) =>
+        onCheck: (outcome) => {
+          const c = checkDir ? withheld(ctx, outcome) : outcome;
+          shown.push(c);
           ctx.history.append({
             type: "check",
             iteration: state.iteration,
@@ -572,23 +612,55 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
             exitCode: c.exitCode,
             ...(c.timedOut ? { timedOut: true } : {}),
             output: c.output,
-          }),
+          });
+        },
       }),
     );
+    state.checks = shown;
   } finally {
-    hideAssets(ctx.spec.taskDir, state.pristine);
+    if (checkDir) rmSync(checkDir, { recursive: true, force: true });
   }
   return "checks";
+}
+
+/**
+ * With hidden assets a check's output can carry them (the agent's code, run by the check, may print
+ * the reference), and the history, the review brief and task memory all reach agents. The output
+ * goes to `runs/<id>/check-output/` for people instead; agents learn pass or fail and the exit code.
+ */
+function withheld(ctx: RunContext, outcome: CheckOutcome): CheckOutcome {
+  const dir = join(ctx.folder.dir, "check-output");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `it${ctx.state.iteration}-${outcome.id.replace(/[^A-Za-z0-9._-]+/g, "_")}.txt`);
+  writeFileSync(file, outcome.output, { mode: 0o600 });
+  return {
+    ...outcome,
+    output: `(output withheld from the agents: this task has hidden check assets; see ${relative(ctx.folder.dir, file)} in the run folder)`,
+  };
+}
+
+/** The task folder as the agent left it, plus the hidden assets, in a folder of the run's own. */
+function prepareCheckCopy(ctx: RunContext, checkDir: string): void {
+  const root = process.getuid?.() === 0;
+  const skipped = copyForChecks(ctx.spec.taskDir, checkDir, {
+    maxBytes: CHECK_COPY_MAX_BYTES,
+    ...(root ? { owner: ctx.spec.user } : {}),
+  });
+  if (skipped.length > 0) {
+    ctx.history.append({ type: "asset_cleanup", iteration: ctx.state.iteration, removed: skipped });
+  }
+  const hidden = ctx.state.pristine.files.filter((f) => f.hidden);
+  restorePristine(checkDir, ctx.folder.files.pristine, { files: hidden, folders: [] }, true);
 }
 
 /**
  * Puts SAM files and check assets back from the runner's copies and cleans asset folders. Anything
  * at those paths that was not the same regular file is tampering, and ends the run.
  */
-function guardTaskFiles(ctx: RunContext, withHidden: boolean): void {
+function guardTaskFiles(ctx: RunContext): void {
   const { state } = ctx;
   const taskDir = ctx.spec.taskDir;
-  const report = restorePristine(taskDir, ctx.folder.files.pristine, state.pristine, withHidden);
+  const report = restorePristine(taskDir, ctx.folder.files.pristine, state.pristine, false);
   if (report.removed.length > 0) {
     ctx.history.append({ type: "asset_cleanup", iteration: state.iteration, removed: report.removed });
   }
@@ -627,7 +699,7 @@ function returnHiddenAssets(ctx: RunContext): void {
 async function reviewPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
   const { state, sam } = ctx;
   const node = requireNode(sam.root, requirePlan(state).node);
-  guardTaskFiles(ctx, false);
+  guardTaskFiles(ctx);
   emit(deps, live, { phase: "review", step: 0, toolCalls: 0 });
   const checks = state.checks ?? [];
   const verdict: ReviewVerdict = await reviewNode(ctx, live, deps, node, checks).catch((error: unknown) => {
@@ -856,6 +928,8 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
       return { status: "failed", reason: error.message, limit: "tampering" };
     case "BudgetExceeded":
       return { status: "failed", reason: `budget: ${error.message}`, limit: "budget" };
+    case "CopyTooLarge":
+      return { status: "failed", reason: `checks: ${error.message}`, limit: "checks_copy" };
     case "GrantChanged":
     case "PolicyRefused":
       return { status: "failed", reason: `grant: ${error.message}`, limit: "grant" };
