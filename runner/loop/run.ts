@@ -480,7 +480,7 @@ function prescan(
         : undefined,
       history: ctx.history
         .tail(20)
-        .map((event) => JSON.stringify(event))
+        .map((event) => JSON.stringify(briefEvent(event)))
         .join("\n"),
       skillIndex: deps.skills?.index ?? "(no skills available for this task)",
       skillNames: deps.skills?.names ?? [],
@@ -488,6 +488,12 @@ function prescan(
     },
     (response) => account(live, deps, response),
   );
+}
+
+/** The planner sees the end of a check's output; the whole tail is in the task memory and the report. */
+function briefEvent(event: HistoryEvent): HistoryEvent {
+  if (event.type !== "check" || !event.output) return event;
+  return { ...event, output: event.output.split("\n").slice(-5).join("\n") };
 }
 
 /** A pre-scan without a valid plan (after its one retry) fails the iteration, not the run. */
