@@ -17,7 +17,7 @@ import {
   readSync,
   writeFileSync,
 } from "node:fs";
-import { type FileHandle, lchown, lstat, open, readdir } from "node:fs/promises";
+import { type FileHandle, lchown, lstat, open, opendir } from "node:fs/promises";
 import { posix } from "node:path";
 import type { MountSpec } from "./spec.ts";
 
@@ -313,8 +313,9 @@ async function walkTree(
   const maxDepth = limits.maxDepth ?? MAX_WALK_DEPTH;
   let entries = 0;
   const walkDir = async (handle: FileHandle, rel: string, depth: number): Promise<void> => {
-    const names = await readdir(`/proc/self/fd/${handle.fd}`);
-    for (const name of names) {
+    // Streamed: a folder with millions of names is never listed into memory at once.
+    const listing = await opendir(`/proc/self/fd/${handle.fd}`, { bufferSize: 256 });
+    for await (const { name } of listing) {
       if (++entries > maxEntries)
         throw new WalkLimitExceeded(root, `the folder holds more than ${maxEntries} entries`);
       const at = `/proc/self/fd/${handle.fd}/${name}`;
@@ -425,10 +426,13 @@ export async function clearPrivilegeBits(root: string, limits: WalkLimits = {}):
     async ({ rel, stat, dir, at }) => {
       if ((stat.mode & 0o6000) === 0 || !(stat.isFile() || stat.isDirectory())) return;
       const mode = stat.mode & 0o1777;
-      if (dir) {
-        await dir.chmod(mode);
-      } else {
-        await chmodRegular(at, stat, mode);
+      try {
+        if (dir) await dir.chmod(mode);
+        else await chmodRegular(at, stat, mode);
+      } catch (error) {
+        // Someone else's file (put there by root before the run, not by the sandbox): not ours to change.
+        if (errorCode(error) === "EPERM" && stat.uid !== process.getuid?.()) return;
+        throw error;
       }
       cleared.push(rel);
     },

@@ -193,11 +193,17 @@ class GuardedSandbox implements Sandbox {
     await this.#inner.stop().catch((e: unknown) => errors.push(e));
     // Only now, with no process of the sandbox left to race the walks.
     if (this.#lent) await returnTaskFolder(this.#lent).catch((e: unknown) => errors.push(e));
-    await clearPrivilegeBits(this.spec.taskDir).catch((e: unknown) =>
-      errors.push(
-        new SandboxError(`cannot clear setuid/setgid bits in ${this.spec.taskDir}: ${messageOf(e)}`),
-      ),
-    );
+    // The task folder and every other folder the sandbox could write (read-write declared mounts).
+    const writable = new Set([
+      this.spec.taskDir,
+      ...this.spec.mounts.filter((m) => !m.readOnly).map((m) => m.source),
+    ]);
+    for (const folder of writable) {
+      await clearPrivilegeBits(folder).catch((e: unknown) => {
+        if ((e as NodeJS.ErrnoException).code === "ENOTDIR") return; // a single file mounted: nothing below it
+        errors.push(new SandboxError(`cannot clear setuid/setgid bits in ${folder}: ${messageOf(e)}`));
+      });
+    }
     this.#untrack();
     if (errors.length > 0) throw errors[0];
   }

@@ -355,6 +355,18 @@ export function sandboxConformance(
         expect(statSync(join(taskDir, "d", "sgid")).gid).toBe(ownerBefore.gid);
       });
 
+      it("setuid bits set in a read-write declared mount are cleared at stop too", async () => {
+        const data = mkdtempSync(join(workspace, "rw-data-"));
+        chmodSync(data, 0o777); // writable by the sandbox user (65534 when the suite runs as root)
+        const sb = await start({}, (spec) =>
+          spec.mounts.push({ source: data, target: "/data", readOnly: false, reason: "declared mount" }),
+        );
+        const r = await sb.exec("cp /bin/true /data/s && chmod 4755 /data/s && stat -c %a /data/s");
+        expect(r.stdout, r.stderr).toBe("4755\n");
+        await sb.stop();
+        expect(lstatSync(join(data, "s")).mode & 0o7777).toBe(0o755);
+      });
+
       it("file tools refuse FIFOs, sockets, devices and pseudo-files at once, without blocking the runner", async () => {
         const sb = await start();
         const taskDir = sb.spec.taskDir;
