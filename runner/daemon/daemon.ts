@@ -221,7 +221,7 @@ export class Daemon {
       const { getBackend } = await import("../sandbox/registry.ts");
       const backend = await getBackend(this.#options.backend ?? "docker");
       const live = new Set([...this.#live.values()].map((w) => w.runId));
-      const removed = await backend.prune(live);
+      const removed = await backend.prune({ home: this.home, liveRunIds: live });
       if (removed.length) this.#log("pruned", { sandboxes: removed });
     } catch (error) {
       this.#log("prune_failed", { error: error instanceof Error ? error.message : String(error) });

@@ -2,12 +2,13 @@
 // wiring as `scifi run` (runTask). The daemon needs the id before the process starts, so a crash at
 // any moment leaves a run it can find and resume; `scifi run` picks its own id, hence this entry.
 // runTaskWithJobs: a `jobs: slurm` task gets its job tools, and its jobs are cancelled when the run
-// ends or the worker gets SIGTERM (`scifi cancel`, daemon stop) through the sandbox registry.
+// ends or the worker gets SIGTERM (`scifi cancel`, daemon stop) through sandbox/live.ts.
 // Exit codes as `scifi run`: 0 passed, 1 failed, 3 blocked, 2 invalid input.
 import { parseArgs } from "node:util";
 import { EXIT } from "../cli/exit-codes.ts";
 import { runTaskWithJobs } from "../jobs/run-jobs.ts";
 import { InvalidInput } from "../loop/setup.ts";
+import { ownSignals as takeSignals } from "../sandbox/live.ts";
 
 const { values } = parseArgs({
   options: {
@@ -22,19 +23,15 @@ const { values } = parseArgs({
 
 /**
  * SIGTERM (`scifi cancel`, daemon stop) and SIGINT: stop the sandbox and cancel the task's SLURM jobs
- * (both are in the sandbox registry), then exit 128+n; the last completed phase is on disk for a
- * resume. The worker must own these signals: other listeners (lock cleanup) defer to an owner, so
- * without one the process would live on until the current model call returned.
+ * (both are in sandbox/live.ts, whose signal policy this process takes), then exit 128+n; the last
+ * completed phase is on disk for a resume. The worker must own these signals: other listeners (lock
+ * cleanup) defer to an owner, so without one the process would live on until the current model call
+ * returned.
  */
 function ownSignals(): void {
-  const handler = (signal: NodeJS.Signals) => {
+  takeSignals((signal) => {
     process.stderr.write(`worker: ${signal}: stopping the sandbox and the task's jobs\n`);
-    void import("../sandbox/registry.ts")
-      .then((registry) => registry.stopAllLive())
-      .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
-  };
-  process.once("SIGINT", handler);
-  process.once("SIGTERM", handler);
+  });
 }
 
 async function main(): Promise<number> {

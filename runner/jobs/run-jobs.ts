@@ -11,7 +11,7 @@ import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
-import { trackLive } from "../sandbox/registry.ts";
+import { trackLive } from "../sandbox/live.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
 import { JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
@@ -139,7 +139,7 @@ export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResul
     resume: resumed !== undefined,
     onEvent: (event) => toHistory?.(historyEventOf(event)),
   });
-  // SIGINT/SIGTERM end the process through the sandbox registry's handlers (a `finally` never
+  // SIGINT/SIGTERM end the process through the live registry's signal policy (sandbox/live.ts) (a `finally` never
   // runs then): register the jobs there too, so a cancelled task cancels its jobs.
   const untrack = trackLive({
     runId: `${runId}-slurm-jobs`,

@@ -2,7 +2,8 @@
 // by design (the tape's hash chain and the history's sequence break under two), so a second
 // `scifi run --resume` of a run that is still going, or a worker racing another, is refused before
 // it touches anything. A run whose process died leaves a stale lock, which the resume takes over.
-import { acquirePidLock, LockHeld, type PidLockOwner } from "../pid-lock.ts";
+import { hostname } from "node:os";
+import { acquirePidLock, LockHeld, ownerAlive, type PidLockOwner, readPidLock } from "../pid-lock.ts";
 import type { RunFolder } from "./records.ts";
 
 export interface RunLockOwner extends PidLockOwner {
@@ -23,4 +24,15 @@ export class RunLocked extends LockHeld<RunLockOwner> {
 export function lockRun(folder: RunFolder, runId: string): () => void {
   const file = folder.files.lock;
   return acquirePidLock<RunLockOwner>(file, { runId }, (owner) => new RunLocked(file, owner)).release;
+}
+
+/**
+ * Throws RunLocked when a live process holds the run's lock; takes nothing. For what a resume does
+ * before it takes the lock (pruning the dead driver's sandbox must not hit a live driver's).
+ */
+export function refuseLiveRun(folder: RunFolder): void {
+  const file = folder.files.lock;
+  const owner = readPidLock<RunLockOwner>(file);
+  // As acquirePidLock: an owner on another host cannot be checked from here, so it counts as live.
+  if (owner && (owner.host !== hostname() || ownerAlive(owner))) throw new RunLocked(file, owner);
 }

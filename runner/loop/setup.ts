@@ -56,9 +56,13 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
     }
     const state = readState(folder.files.state);
     const backend = await getBackend(options.backend ?? state.backend);
-    // The dead process's sandbox is still there (SIGKILL runs no cleanup): remove orphans whose
-    // runner is gone before a fresh sandbox takes over the task folder.
-    await backend.prune().catch(() => []);
+    // A run still driven by a live process is refused before anything is touched, its sandbox too
+    // (resumeRun takes the lock itself; this only checks it earlier).
+    const { refuseLiveRun } = await import("./run-lock.ts");
+    refuseLiveRun(folder);
+    // The dead process's sandbox is still there (SIGKILL runs no cleanup): remove this home's
+    // orphans whose runner is gone before a fresh sandbox takes over the task folder.
+    await backend.prune({ home: options.home }).catch(() => []);
     const model = options.model ?? state.model ?? defaultModel(options.home);
     options.onRunId?.(state.runId, folder.dir);
     return resumeRun(options.home, options.resume, await deps(options, backend, model, state.samFile));

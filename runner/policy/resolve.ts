@@ -76,10 +76,10 @@ export function resolveSpec(sam: SamDocument, site: SitePolicy, options: Resolve
       "scifi.task": meta.name,
       ...(meta.group ? { "scifi.group": meta.group } : {}),
     },
+    home: resolve(options.home),
   };
 }
 
-/** A task name as a run-id part: lower-case letters, digits and single dashes, at most 40 characters. */
 /**
  * Who the sandbox runs as: the invoking user's uid:gid (files in the task folder stay theirs), or,
  * when scifi runs as root, the site's unprivileged sandboxUser (never uid 0 in a sandbox).
@@ -90,6 +90,7 @@ export function sandboxUser(site: Pick<SitePolicy, "sandboxUser">): { uid: numbe
   return { uid, gid: process.getgid?.() ?? 0 };
 }
 
+/** A task name as a run-id part: lower-case letters, digits and single dashes, at most 40 characters. */
 export function nameSlug(name: string): string {
   return (
     name

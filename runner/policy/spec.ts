@@ -39,6 +39,12 @@ export interface SandboxSpec {
   /** Extra environment inside the container (never secrets). */
   env: Record<string, string>;
   labels: Record<string, string>;
+  /**
+   * The scifi home whose runner starts the sandbox (absolute). Recorded with the sandbox's owner, so
+   * that `prune` of one home never touches another home's sandboxes; never mounted. A spec without
+   * it (a test's) belongs to no home, and no prune removes its sandbox.
+   */
+  home?: string;
 }
 
 /** Fixed container path of the task folder. */

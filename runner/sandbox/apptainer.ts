@@ -2,36 +2,38 @@
 // calling (non-root) user with user namespaces, exactly as on a cluster: no setuid, no root.
 // Limits that need root or delegated cgroups are enforced otherwise: pids and memory with rlimits in
 // the exec wrapper, cpus with CPU affinity; docs/apptainer.md explains each gap and what holds instead.
+// What Docker does alike is shared, not copied: output caps and the timeout rule (output.ts), file
+// access (core.ts over policy/host-paths.ts), owners and prune (core.ts), live registry and signals
+// (live.ts).
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, constants as fsc, readFileSync } from "node:fs";
-import {
-  access,
-  type FileHandle,
-  mkdir,
-  mkdtemp,
-  open,
-  readdir,
-  readFile,
-  readlink,
-  rm,
-  stat,
-} from "node:fs/promises";
+import { access, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
 import { availableParallelism, constants as osConstants, tmpdir } from "node:os";
 import { delimiter, join, posix } from "node:path";
 import { execa, execaSync } from "execa";
 import type { MountSpec, SandboxSpec } from "../policy/spec.ts";
 import {
-  type BackendStatus,
-  type ExecOptions,
-  type ExecResult,
-  PathRefused,
-  type Sandbox,
-  type SandboxBackend,
-  SandboxError,
-  SandboxUnavailable,
-  TRUNCATION_MARKER,
-} from "./types.ts";
+  currentOwner,
+  execResult,
+  type InsideResult,
+  type InsideRun,
+  mayPrune,
+  readSandboxFile,
+  writeSandboxFile,
+} from "./core.ts";
+import { startGuarded } from "./guard.ts";
+import { trackLive } from "./live.ts";
+import {
+  CappedBuffer,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  endedByTimeout,
+  KILL_GRACE_SEC,
+  toArgv,
+  withTimeout,
+} from "./output.ts";
+import * as contract from "./types.ts";
 
 export interface ApptainerBackendOptions {
   /** The apptainer binary (default `apptainer` on PATH). */
@@ -53,16 +55,10 @@ export interface ApptainerBackendOptions {
 
 const BACKEND = "apptainer";
 const NAME_PREFIX = "scifi-";
-const DEFAULT_TIMEOUT_MS = 120_000;
-const DEFAULT_MAX_OUTPUT = 256 * 1024;
-/** Seconds `timeout -k` waits after SIGTERM before SIGKILL inside the container. */
-const KILL_GRACE_SEC = 2;
 /** The in-container `timeout` is a backup: it fires this long after the host-side kill. */
 const BACKUP_TIMEOUT_SLACK_SEC = 2;
 /** The last-resort watchdog (kill the apptainer process group) fires this long after that. */
 const HOST_WATCHDOG_SLACK_MS = 5_000;
-/** readFile of a container file (outside the task folder) goes through a capped exec. */
-const MAX_FILE_BYTES = 512 * 1024 * 1024;
 /** After apptainer exits with its pipes still open (a background process holds them), the output
  * is complete once no data came for this long (bounded by PIPE_DRAIN_MAX_MS). */
 const PIPE_IDLE_MS = 250;
@@ -71,19 +67,47 @@ const INSTALL_FIX =
   "install Apptainer (https://apptainer.org/docs/admin/main/installation.html), or use the harness: bash scripts/apptainer-harness.sh shell";
 
 /**
- * Inner wrapper run by `sh -c` inside the container: sets rlimits, then runs the command under
- * `timeout -k` so a timeout kills the whole process group. $1 pids, $2 memory KiB, $3 seconds.
+ * Variables Apptainer puts into every exec's environment although `--cleanenv` is given: they name
+ * host paths (the SIF file) and the instance. The wrapper unsets them.
+ */
+const APPTAINER_ENV = [
+  "APPTAINER_APPNAME",
+  "APPTAINER_BIND",
+  "APPTAINER_COMMAND",
+  "APPTAINER_CONTAINER",
+  "APPTAINER_ENVIRONMENT",
+  "APPTAINER_INSTANCE",
+  "APPTAINER_NAME",
+  "SINGULARITY_APPNAME",
+  "SINGULARITY_BIND",
+  "SINGULARITY_CONTAINER",
+  "SINGULARITY_ENVIRONMENT",
+  "SINGULARITY_INSTANCE",
+  "SINGULARITY_NAME",
+  "PS1",
+  "PROMPT_COMMAND",
+];
+
+/**
+ * The one process scifi adds to an exec, run by `sh -c` inside the container: sets the rlimits,
+ * replaces Apptainer's environment with the sandbox's (`export` of argv words, so no value needs
+ * quoting), then execs the command (already wrapped in `timeout -k`, output.ts). $1 pids, $2 memory
+ * KiB, then `K=V` words up to `--`, then the command. Only shell builtins run before the exec.
  */
 const EXEC_WRAPPER = [
   // bash and busybox spell the process limit -u, dash -p; prlimit (util-linux) is the fallback.
   'ulimit -u "$1" 2>/dev/null || ulimit -p "$1" 2>/dev/null || prlimit --pid $$ --nproc="$1" 2>/dev/null ||',
   '  { echo "scifi: cannot set the process limit" >&2; exit 125; }',
   'if [ "$2" != 0 ]; then ulimit -v "$2" || { echo "scifi: cannot set the memory limit" >&2; exit 125; }; fi',
-  `t="$3"; shift 3`,
-  `exec timeout -k ${KILL_GRACE_SEC} "$t" "$@"`,
+  `shift 2; unset ${APPTAINER_ENV.join(" ")}`,
+  'while [ "$1" != -- ]; do export "$1"; shift; done; shift',
+  'exec "$@"',
 ].join("\n");
 
-export function createApptainerBackend(options: ApptainerBackendOptions = {}): SandboxBackend {
+/** Default environment of every exec (as on Docker): PATH, and HOME in the sandbox's own /tmp. */
+const BASE_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/tmp" };
+
+export function createApptainerBackend(options: ApptainerBackendOptions = {}): contract.SandboxBackend {
   const ctx: BackendContext = {
     bin: options.apptainer ?? "apptainer",
     sifDir: options.sifDir ?? process.env.SCIFI_SIF_CACHE ?? "/var/cache/scifi/sif",
@@ -93,8 +117,10 @@ export function createApptainerBackend(options: ApptainerBackendOptions = {}): S
   return {
     name: BACKEND,
     status: () => apptainerStatus(ctx),
-    start: (spec) => startSandbox(ctx, spec),
-    prune: (live) => pruneInstances(ctx, live),
+    // Apptainer runs the container as the calling user: the guard refuses a root-run scifi.
+    start: (spec) =>
+      startGuarded(spec, (s) => startSandbox(ctx, s), { backend: BACKEND, runsAsCaller: true }),
+    prune: (scope) => pruneInstances(ctx, scope),
   };
 }
 
@@ -109,12 +135,14 @@ interface BackendContext {
 // Running apptainer itself
 
 /**
- * The environment apptainer is started with: only what it needs to find its own state, never the
- * runner's (API keys live there). `--cleanenv` additionally keeps the container's environment clean.
+ * The environment apptainer is started with: only what it needs to find itself and its state, never
+ * the runner's (API keys live there), nor the user's name or temp folder. Apptainer hands what it was
+ * started with to the instance's init (its ENGINE_CONFIG), so the less here, the less there.
+ * `--cleanenv` additionally keeps the container's environment clean.
  */
 function apptainerEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  const keep = ["PATH", "HOME", "USER", "LOGNAME", "XDG_RUNTIME_DIR", "TMPDIR", "LANG"];
+  const keep = ["PATH", "HOME", "XDG_RUNTIME_DIR", "LANG"];
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
     const siteConfig = /^(APPTAINER|SINGULARITY)_/.test(key) && !/^(APPTAINER|SINGULARITY)ENV_/.test(key);
@@ -135,6 +163,7 @@ async function runApptainer(ctx: BackendContext, args: string[], timeoutMs = 120
     const r = await execa(ctx.bin, args, {
       env: apptainerEnv(),
       extendEnv: false,
+      cwd: NEUTRAL_CWD,
       reject: false,
       stdin: "ignore",
       timeout: timeoutMs,
@@ -143,23 +172,30 @@ async function runApptainer(ctx: BackendContext, args: string[], timeoutMs = 120
     return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
   } catch (err) {
     if (isMissingBinary(err))
-      throw new SandboxUnavailable(BACKEND, `'${ctx.bin}' was not found`, INSTALL_FIX);
-    throw new SandboxError(`apptainer ${args[0]} failed to run: ${(err as Error).message}`);
+      throw new contract.SandboxUnavailable(BACKEND, `'${ctx.bin}' was not found`, INSTALL_FIX);
+    throw new contract.SandboxError(`apptainer ${args[0]} failed to run: ${(err as Error).message}`);
   }
 }
+
+/**
+ * Where apptainer runs: never the runner's folder, which Apptainer would record in the instance's
+ * configuration (and which says whose and which home this is).
+ */
+const NEUTRAL_CWD = "/";
 
 function isMissingBinary(err: unknown): boolean {
   return (err as { code?: string }).code === "ENOENT";
 }
 
-async function apptainerStatus(ctx: BackendContext): Promise<BackendStatus> {
+async function apptainerStatus(ctx: BackendContext): Promise<contract.BackendStatus> {
   try {
     const r = await runApptainer(ctx, ["--version"], 20_000);
     if (r.exitCode !== 0)
       return { available: false, detail: `apptainer --version failed: ${r.stderr.trim()}`, fix: INSTALL_FIX };
     return { available: true, detail: `${r.stdout.trim()} (SIF cache ${ctx.sifDir})` };
   } catch (err) {
-    if (err instanceof SandboxUnavailable) return { available: false, detail: err.message, fix: err.fix };
+    if (err instanceof contract.SandboxUnavailable)
+      return { available: false, detail: err.message, fix: err.fix };
     return { available: false, detail: (err as Error).message, fix: INSTALL_FIX };
   }
 }
@@ -182,7 +218,7 @@ async function resolveSif(ctx: BackendContext, image: string): Promise<string> {
     image.endsWith(".sif") && posix.isAbsolute(image) ? image : join(ctx.sifDir, sifFileName(image));
   const found = await stat(path).catch(() => undefined);
   if (!found?.isFile()) {
-    throw new SandboxUnavailable(
+    throw new contract.SandboxUnavailable(
       BACKEND,
       `no SIF for image '${image}' (looked for ${path})`,
       `bash scripts/apptainer-harness.sh sif ${image}   (or: apptainer build ${path} docker-daemon://${image})`,
@@ -197,7 +233,7 @@ async function resolveSif(ctx: BackendContext, image: string): Promise<string> {
 /** Bind sources and targets go into Apptainer's `src:dst:opts` syntax, where `:` and `,` split. */
 function checkBindable(path: string, mount: MountSpec): void {
   if (/[:,\n]/.test(path)) {
-    throw new PathRefused(
+    throw new contract.PathRefused(
       path,
       `Apptainer cannot bind a path containing ':' or ',' (${mount.reason}); rename it`,
     );
@@ -254,7 +290,7 @@ async function makeScratchImage(dir: string, sizeBytes: number): Promise<string>
     reject: false,
   });
   if (r.exitCode !== 0)
-    throw new SandboxError(`could not make the scratch image (${mkfs}): ${String(r.stderr).trim()}`);
+    throw new contract.SandboxError(`could not make the scratch image (${mkfs}): ${String(r.stderr).trim()}`);
   return image;
 }
 
@@ -312,19 +348,23 @@ async function findMkfs(): Promise<string> {
   for (const candidate of ["/usr/sbin/mkfs.ext3", "/sbin/mkfs.ext3", "/usr/bin/mkfs.ext3"]) {
     if (await stat(candidate).catch(() => undefined)) return candidate;
   }
-  throw new SandboxUnavailable(
+  throw new contract.SandboxUnavailable(
     BACKEND,
     "a size-limited scratch needs mkfs.ext3 (e2fsprogs) on this machine",
     "apt-get install -y e2fsprogs",
   );
 }
 
-async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<Sandbox> {
+async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<contract.Sandbox> {
   const sif = await resolveSif(ctx, spec.image);
   const name = instanceName(spec.runId);
   const args = ["instance", "start", ...instanceStartArgs(spec, ctx.cgroupLimits)];
   const stateDir = await mkdtemp(join(ctx.stateDir, `${name}-`));
   try {
+    // The owner first: a runner killed right after the start leaves a record prune can judge.
+    const record: OwnerRecord = { instance: name, runId: spec.runId, ...currentOwner(spec) };
+    await writeFile(join(stateDir, OWNER_FILE), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+    args.push(...(await hardeningArgs(stateDir)));
     if (spec.scratch) {
       const image = await makeScratchImage(stateDir, spec.scratch.sizeBytes);
       args.push("--mount", `type=bind,src=${image},dst=${spec.scratch.target},image-src=/`);
@@ -332,7 +372,7 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<San
     args.push(sif, name);
     const r = await runApptainer(ctx, ["-q", ...args]);
     if (r.exitCode !== 0) {
-      throw new SandboxError(
+      throw new contract.SandboxError(
         `apptainer instance start ${name} failed (exit ${r.exitCode}): ${r.stderr.trim()}`,
       );
     }
@@ -341,16 +381,68 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<San
     throw err;
   }
   const pin = await cpuPinning(spec.cpus, name);
-  const sandbox = new ApptainerSandbox(ctx, spec, name, stateDir, await findNsInit(ctx, name), pin);
-  liveSandboxes.add(sandbox);
-  installSignalCleanup();
-  return sandbox;
+  return new ApptainerSandbox(ctx, spec, name, stateDir, await findNsInit(ctx, name), pin);
 }
+
+/**
+ * What every instance gets on top of the spec:
+ * - a seccomp filter (Apptainer applies it unprivileged, to the instance and every exec into it)
+ *   that refuses new user namespaces (`unshare -r`, clone with CLONE_NEWUSER), namespace joins and
+ *   every mount call: the sandbox cannot build itself a namespace where it holds capabilities;
+ * - an empty, read-only folder over `/proc/1`: the instance's init carries Apptainer's ENGINE_CONFIG
+ *   (bind sources, image, the user's home) in its environment, readable by the same uid.
+ */
+async function hardeningArgs(stateDir: string): Promise<string[]> {
+  const profile = join(stateDir, "seccomp.json");
+  await writeFile(profile, `${JSON.stringify(seccompProfile(process.arch))}\n`, { mode: 0o600 });
+  const empty = join(stateDir, "empty");
+  await mkdir(empty, { mode: 0o500 });
+  return ["--security", `seccomp:${profile}`, "--bind", `${empty}:/proc/1:ro`];
+}
+
+/** CLONE_NEWUSER, as clone(2)'s first argument carries it on x86_64 and arm64. */
+const CLONE_NEWUSER = 0x10000000;
+
+/**
+ * The sandbox's seccomp profile (OCI format, as Apptainer reads it): everything is allowed but the
+ * calls that build or join namespaces or mount; those fail with EPERM (Apptainer ignores `errnoRet`).
+ * clone3 stays allowed: its flags sit in memory, which seccomp cannot read, and refusing it with
+ * EPERM (not ENOSYS, after which libc would fall back to clone) breaks every new thread. So a
+ * program that calls clone3 itself with CLONE_NEWUSER still gets a user namespace (docs/apptainer.md).
+ */
+export function seccompProfile(arch: string): object {
+  const architectures =
+    arch === "arm64"
+      ? ["SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"]
+      : ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"];
+  const refuse = (names: string[]) => ({ names, action: "SCMP_ACT_ERRNO" });
+  return {
+    defaultAction: "SCMP_ACT_ALLOW",
+    architectures,
+    syscalls: [
+      refuse(["unshare", "setns"]),
+      refuse(["mount", "umount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount"]),
+      refuse(["fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"]),
+      {
+        ...refuse(["clone"]),
+        args: [{ index: 0, value: CLONE_NEWUSER, valueTwo: CLONE_NEWUSER, op: "SCMP_CMP_MASKED_EQ" }],
+      },
+    ],
+  };
+}
+
+/** Who started an instance: `<stateDir>/scifi-<run>-XXXXXX/owner.json` (prune reads it). */
+interface OwnerRecord extends contract.SandboxOwner {
+  instance: string;
+  runId: string;
+}
+
+const OWNER_FILE = "owner.json";
 
 // ---------------------------------------------------------------------------------------------
 // The sandbox
 
-class ApptainerSandbox implements Sandbox {
+class ApptainerSandbox implements contract.Sandbox {
   readonly backend = BACKEND;
   readonly spec: SandboxSpec;
   readonly #ctx: BackendContext;
@@ -360,6 +452,7 @@ class ApptainerSandbox implements Sandbox {
   readonly #nsInit: NsInit | undefined;
   /** `taskset -c LIST` before apptainer for every exec, when `cpus` is fewer than this machine has. */
   readonly #pin: string[];
+  readonly #untrack: () => void;
   #stopping: Promise<void> | undefined;
 
   constructor(
@@ -376,104 +469,82 @@ class ApptainerSandbox implements Sandbox {
     this.#stateDir = stateDir;
     this.#nsInit = nsInit;
     this.#pin = pin;
+    this.#untrack = trackLive({
+      runId: spec.runId,
+      stop: () => this.stop(),
+      stopSync: () => this.stopSync(),
+    });
   }
 
-  async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
-    const argv = typeof command === "string" ? ["/bin/sh", "-c", command] : command;
-    if (argv.length === 0) throw new SandboxError("exec needs a command: the argv is empty");
-    const r = await this.#run(argv, options);
-    const marker = r.truncated ? TRUNCATION_MARKER : "";
-    const { stdout, stderr } = r;
-    return {
-      exitCode: r.exitCode,
-      stdout: stdout.toString("utf8") + (r.stdoutTruncated ? marker : ""),
-      stderr: stderr.toString("utf8") + (r.stderrTruncated ? marker : ""),
-      timedOut: r.timedOut,
-      truncated: r.truncated,
-      durationMs: r.durationMs,
-    };
+  async exec(command: string[] | string, options: contract.ExecOptions = {}): Promise<contract.ExecResult> {
+    const r = await this.#run(toArgv(command), options);
+    return execResult(r, r.timedOut, r.durationMs);
   }
 
-  /** One exec inside the instance, under the rlimit and timeout wrapper; output kept as bytes. */
-  async #run(argv: string[], options: ExecOptions): Promise<RawExec> {
-    if (this.#stopping) throw new SandboxError(`sandbox ${this.#name} is stopped`);
+  /**
+   * The process an exec runs on the host: `[taskset -c LIST] apptainer exec ... instance://NAME sh -c
+   * WRAPPER ... -- timeout -k ... argv` (public for the benchmark, which times each layer of it).
+   */
+  commandLine(argv: string[], options: contract.ExecOptions = {}): [string, ...string[]] {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const cwd = posix.resolve(this.spec.workdir, options.cwd ?? ".");
-    const env = { ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env };
+    const env = { ...BASE_ENV, ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env };
     // RLIMIT_NPROC is counted per user namespace, i.e. per instance: its own tasks plus pidsLimit.
     const nproc = (this.#nsInit?.baseTasks ?? 0) + this.spec.pidsLimit;
     const inner = [
-      "/usr/bin/env",
-      ...envAssignments(env),
       "/bin/sh",
       "-c",
       EXEC_WRAPPER,
       "scifi-exec",
       String(nproc),
       String(Math.floor(this.spec.memoryBytes / 1024)),
-      `${Math.max(1, timeoutMs) / 1000 + BACKUP_TIMEOUT_SLACK_SEC}`,
-      ...argv,
+      ...envAssignments(env),
+      "--",
+      // The in-container deadline is the backup: the host kills the exec first (runCapped).
+      ...withTimeout(argv, timeoutMs + BACKUP_TIMEOUT_SLACK_SEC * 1000),
     ];
     const args = ["-q", "exec", "--cleanenv", "--pwd", cwd, `instance://${this.#name}`, ...inner];
-    const [bin, ...binArgs] = [...this.#pin, this.#ctx.bin, ...args] as [string, ...string[]];
+    return [...this.#pin, this.#ctx.bin, ...args] as [string, ...string[]];
+  }
+
+  /** One exec inside the instance, under the rlimit and timeout wrapper. */
+  async #run(argv: string[], options: contract.ExecOptions): Promise<RawExec> {
+    if (this.#stopping) throw new contract.SandboxError(`sandbox ${this.#name} is stopped`);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const [bin, ...binArgs] = this.commandLine(argv, options);
     const r = await runCapped(bin, binArgs, {
       stdin: options.stdin,
-      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       timeoutMs,
       onTimeout: (pid) => killExecTree(pid, this.#nsInit),
+      signal: options.signal,
       watchdogMs: timeoutMs + (BACKUP_TIMEOUT_SLACK_SEC + KILL_GRACE_SEC) * 1000 + HOST_WATCHDOG_SLACK_MS,
     });
-    // The backup `timeout` inside exits 124 (TERM worked) or 137 (KILL); either only counts when
-    // the time really ran out (a command may exit 124 by itself, or be killed quickly).
-    const ranOut = r.durationMs >= timeoutMs * 0.95 && [124, 137, 143].includes(r.exitCode);
-    const timedOut = r.timeoutFired || r.watchdogFired || ranOut;
-    if (!timedOut && r.exitCode === 255 && /^FATAL:/m.test(r.stderr.toString()))
+    const timedOut = r.timeoutFired || r.watchdogFired || endedByTimeout(r.exitCode, r.durationMs, timeoutMs);
+    if (!timedOut && r.exitCode === 255 && /^FATAL:/m.test(r.stderr.bytes().toString()))
       await this.#assertInstanceAlive();
-    return {
-      exitCode: r.exitCode,
-      stdout: r.stdout,
-      stderr: r.stderr,
-      stdoutTruncated: r.stdoutTruncated,
-      stderrTruncated: r.stderrTruncated,
-      truncated: r.stdoutTruncated || r.stderrTruncated,
-      timedOut,
-      durationMs: r.durationMs,
-    };
+    return { ...r, timedOut };
   }
 
   /** Exit 255 with FATAL may be the command's own; it is the engine's when the instance is gone. */
   async #assertInstanceAlive(): Promise<void> {
     const names = await listInstances(this.#ctx).catch(() => undefined);
     if (names && !names.includes(this.#name)) {
-      throw new SandboxError(`apptainer instance ${this.#name} is no longer running`);
+      throw new contract.SandboxError(`apptainer instance ${this.#name} is no longer running`);
     }
   }
 
-  async readFile(path: string): Promise<Buffer> {
-    const route = routeFor(this.spec, path, "read");
-    if (route.kind === "host") return readTaskFile(this.spec.taskDir, route, path);
-    // Outside the task folder the file lives in the container: read it there, where any link it
-    // follows stays inside the container too.
-    const r = await this.#run(["cat", "--", route.path], {
-      maxOutputBytes: MAX_FILE_BYTES,
-      timeoutMs: 120_000,
-    });
-    if (r.exitCode !== 0) throw new SandboxError(`cannot read '${path}': ${r.stderr.toString().trim()}`);
-    if (r.stdoutTruncated)
-      throw new SandboxError(`cannot read '${path}': larger than ${MAX_FILE_BYTES} bytes`);
-    return r.stdout;
+  readFile(path: string): Promise<Buffer> {
+    return readSandboxFile(this.spec, path, this.#inside);
   }
 
-  async writeFile(path: string, data: string | Buffer): Promise<void> {
-    const route = routeFor(this.spec, path, "write");
-    if (route.kind === "host") return writeTaskFile(this.spec.taskDir, route, path, data);
-    const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"';
-    const r = await this.#run(["sh", "-c", script, "scifi-write", route.path], {
-      stdin: data,
-      timeoutMs: 120_000,
-    });
-    if (r.exitCode !== 0) throw new SandboxError(`cannot write '${path}': ${r.stderr.toString().trim()}`);
+  writeFile(path: string, data: string | Buffer): Promise<void> {
+    return writeSandboxFile(this.spec, path, data, this.#inside);
   }
+
+  /** Runner commands inside (file access): cwd `/`, no extra environment, the default deadline. */
+  readonly #inside: InsideRun = (argv, opts) =>
+    this.#run(argv, { cwd: "/", stdin: opts.stdin, maxOutputBytes: opts.maxBytes });
 
   stop(): Promise<void> {
     this.#stopping ??= this.#stop();
@@ -481,10 +552,10 @@ class ApptainerSandbox implements Sandbox {
   }
 
   async #stop(): Promise<void> {
-    liveSandboxes.delete(this);
     try {
       await stopInstance(this.#ctx, this.#name);
     } finally {
+      this.#untrack();
       await rm(this.#stateDir, { recursive: true, force: true });
     }
   }
@@ -495,13 +566,7 @@ class ApptainerSandbox implements Sandbox {
   }
 }
 
-interface RawExec {
-  exitCode: number;
-  stdout: Buffer;
-  stderr: Buffer;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  truncated: boolean;
+interface RawExec extends InsideResult {
   timedOut: boolean;
   durationMs: number;
 }
@@ -616,7 +681,9 @@ function gpuEnv(gpus: number): Record<string, string> {
 function envAssignments(env: Record<string, string>): string[] {
   return Object.entries(env).map(([key, value]) => {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
-      throw new SandboxError(`invalid environment variable name '${key}': use letters, digits and '_'`);
+      throw new contract.SandboxError(
+        `invalid environment variable name '${key}': use letters, digits and '_'`,
+      );
     }
     return `${key}=${value}`;
   });
@@ -632,39 +699,14 @@ interface CappedOptions {
   timeoutMs: number;
   onTimeout: (pid: number) => Promise<void>;
   watchdogMs: number;
+  /** Aborting kills the exec like its timeout does (the quota guard). */
+  signal?: AbortSignal | undefined;
 }
 
-interface CappedResult {
-  exitCode: number;
-  stdout: Buffer;
-  stderr: Buffer;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
+interface CappedResult extends InsideResult {
   timeoutFired: boolean;
   watchdogFired: boolean;
   durationMs: number;
-}
-
-/** Keeps at most `max` bytes of a stream and drains the rest, so the child never blocks. */
-class CappedBuffer {
-  readonly #chunks: Buffer[] = [];
-  #size = 0;
-  truncated = false;
-  readonly #max: number;
-  constructor(max: number) {
-    this.#max = max;
-  }
-  push(chunk: Buffer): void {
-    const room = this.#max - this.#size;
-    if (chunk.length > room) this.truncated = true;
-    if (room <= 0) return;
-    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.#chunks.push(kept);
-    this.#size += kept.length;
-  }
-  bytes(): Buffer {
-    return Buffer.concat(this.#chunks);
-  }
 }
 
 /**
@@ -694,6 +736,11 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
     timeoutFired = true;
     if (child.pid !== undefined) killing = options.onTimeout(child.pid).catch(() => {});
   }, options.timeoutMs);
+  const abort = (): void => {
+    if (child.pid !== undefined) killing = options.onTimeout(child.pid).catch(() => {});
+  };
+  if (options.signal?.aborted) abort();
+  else options.signal?.addEventListener("abort", abort, { once: true });
   const watchdog = setTimeout(() => {
     watchdogFired = true;
     killGroup(child.pid);
@@ -703,23 +750,23 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
     await killing; // the exec's processes are gone before the result says so
     return {
       exitCode: exitCode ?? 137,
-      stdout: out.bytes(),
-      stderr: err.bytes(),
-      stdoutTruncated: out.truncated,
-      stderrTruncated: err.truncated,
+      stdout: out,
+      stderr: err,
       timeoutFired,
       watchdogFired,
       durationMs: Math.round(performance.now() - started),
     };
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener("abort", abort);
     clearTimeout(watchdog);
   }
 }
 
 /**
- * Exit code (signals as 128+n) once the process has exited and its output is read: the pipes close,
- * or (when a leftover background process keeps them open) no data came for PIPE_IDLE_MS.
+ * Exit code (signals as 128+n) once the process has exited and its output is read: at once when the
+ * pipes close with it (the usual case), else (a leftover background process keeps them open) once
+ * no data came for PIPE_IDLE_MS, at most PIPE_DRAIN_MAX_MS after the exit.
  */
 function exited(child: ChildProcess): Promise<number | null> {
   let lastData = performance.now();
@@ -728,29 +775,31 @@ function exited(child: ChildProcess): Promise<number | null> {
   };
   child.stdout?.on("data", touch);
   child.stderr?.on("data", touch);
+  const statusOf = (code: number | null, signal: NodeJS.Signals | null) =>
+    code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null);
   return new Promise((resolve, reject) => {
+    let poll: NodeJS.Timeout | undefined;
+    const done = (status: number | null): void => {
+      if (poll) clearInterval(poll);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve(status);
+    };
     child.once("error", (e: NodeJS.ErrnoException) => {
       reject(
         e.code === "ENOENT"
-          ? new SandboxUnavailable(BACKEND, `'${child.spawnfile}' was not found`, INSTALL_FIX)
+          ? new contract.SandboxUnavailable(BACKEND, `'${child.spawnfile}' was not found`, INSTALL_FIX)
           : e,
       );
     });
+    child.once("close", (code, signal) => done(statusOf(code, signal)));
     child.once("exit", (code, signal) => {
-      const status = code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null);
+      const status = statusOf(code, signal);
       const exitedAt = performance.now();
-      let closed = false;
-      child.once("close", () => {
-        closed = true;
-      });
-      const poll = setInterval(() => {
+      poll = setInterval(() => {
         const now = performance.now();
         const quiet = now - lastData >= PIPE_IDLE_MS && now - exitedAt >= PIPE_IDLE_MS;
-        if (!closed && !quiet && now - exitedAt < PIPE_DRAIN_MAX_MS) return;
-        clearInterval(poll);
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        resolve(status);
+        if (quiet || now - exitedAt >= PIPE_DRAIN_MAX_MS) done(status);
       }, 25);
     });
   });
@@ -766,141 +815,11 @@ function killGroup(pid: number | undefined): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Host-side file access that never follows a symlink
-
-type FileRoute = { kind: "host"; dir: string[]; base: string } | { kind: "container"; path: string };
-
-/**
- * Where a container path is read or written: task-folder files on the host (symlink-safe, below),
- * anything else through the container itself. Writes under a read-only mount (the SAM file, a
- * declared `ro` mount) are refused here, before anything touches the disk.
- */
-function routeFor(spec: SandboxSpec, path: string, mode: "read" | "write"): FileRoute {
-  const absolute = posix.resolve(spec.workdir, path);
-  const mount = deepestMount(spec.mounts, absolute);
-  if (mode === "write" && mount?.readOnly) {
-    throw new PathRefused(path, `'${mount.target}' is mounted read-only (${mount.reason})`);
-  }
-  if (mount && mount.target === spec.workdir && absolute !== spec.workdir) {
-    const parts = posix.relative(spec.workdir, absolute).split("/");
-    const base = parts.pop() as string;
-    return { kind: "host", dir: parts, base };
-  }
-  return { kind: "container", path: absolute };
-}
-
-function deepestMount(mounts: readonly MountSpec[], absolute: string): MountSpec | undefined {
-  let best: MountSpec | undefined;
-  for (const m of mounts) {
-    const target = posix.normalize(m.target);
-    const covers = absolute === target || absolute.startsWith(target === "/" ? "/" : `${target}/`);
-    if (covers && (!best || target.length > posix.normalize(best.target).length)) best = m;
-  }
-  return best;
-}
-
-async function readTaskFile(
-  taskDir: string,
-  route: { dir: string[]; base: string },
-  shown: string,
-): Promise<Buffer> {
-  const dir = await openDirInside(taskDir, route.dir, false, shown);
-  try {
-    const file = await openNoFollow(dir, route.base, fsc.O_RDONLY, shown);
-    try {
-      if (!(await file.stat()).isFile()) throw new PathRefused(shown, "not a regular file");
-      return await file.readFile();
-    } finally {
-      await file.close();
-    }
-  } finally {
-    await dir.close();
-  }
-}
-
-async function writeTaskFile(
-  taskDir: string,
-  route: { dir: string[]; base: string },
-  shown: string,
-  data: string | Buffer,
-): Promise<void> {
-  const dir = await openDirInside(taskDir, route.dir, true, shown);
-  try {
-    const file = await openNoFollow(dir, route.base, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC, shown);
-    try {
-      if (!(await file.stat()).isFile()) throw new PathRefused(shown, "not a regular file");
-      await file.writeFile(data);
-    } finally {
-      await file.close();
-    }
-  } finally {
-    await dir.close();
-  }
-}
-
-/**
- * Opens the task-folder subdirectory `parts` one component at a time, each relative to the already
- * open parent (/proc/self/fd) with O_NOFOLLOW: a symlink anywhere on the way is refused, and the
- * container swapping a folder for a link mid-walk cannot redirect the host either.
- */
-async function openDirInside(
-  taskDir: string,
-  parts: string[],
-  create: boolean,
-  shown: string,
-): Promise<FileHandle> {
-  const dirFlags = fsc.O_RDONLY | fsc.O_DIRECTORY | fsc.O_NOFOLLOW;
-  let handle = await open(taskDir, dirFlags);
-  try {
-    for (const part of parts) {
-      const child = `/proc/self/fd/${handle.fd}/${part}`;
-      if (create) await mkdir(child).catch((e: NodeJS.ErrnoException) => ignoreExists(e));
-      const next = await open(child, dirFlags).catch((e: NodeJS.ErrnoException) => {
-        throw refusalFor(e, shown, part);
-      });
-      await handle.close();
-      handle = next;
-    }
-    return handle;
-  } catch (err) {
-    await handle.close().catch(() => {});
-    throw err;
-  }
-}
-
-async function openNoFollow(
-  dir: FileHandle,
-  base: string,
-  flags: number,
-  shown: string,
-): Promise<FileHandle> {
-  return open(`/proc/self/fd/${dir.fd}/${base}`, flags | fsc.O_NOFOLLOW | fsc.O_NONBLOCK, 0o644).catch(
-    (e: NodeJS.ErrnoException) => {
-      throw refusalFor(e, shown, base);
-    },
-  );
-}
-
-function ignoreExists(e: NodeJS.ErrnoException): void {
-  if (e.code !== "EEXIST") throw e;
-}
-
-function refusalFor(e: NodeJS.ErrnoException, shown: string, part: string): Error {
-  if (e.code === "ELOOP" || e.code === "ENOTDIR" || e.code === "EMLINK") {
-    return new PathRefused(
-      shown,
-      `'${part}' is a symlink or not a folder; scifi never follows links from the task folder`,
-    );
-  }
-  return e;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Listing, stopping, pruning
 
 async function listInstances(ctx: BackendContext): Promise<string[]> {
   const r = await runApptainer(ctx, ["instance", "list", "--json"], 30_000);
-  if (r.exitCode !== 0) throw new SandboxError(`apptainer instance list failed: ${r.stderr.trim()}`);
+  if (r.exitCode !== 0) throw new contract.SandboxError(`apptainer instance list failed: ${r.stderr.trim()}`);
   const parsed = JSON.parse(r.stdout || "{}") as { instances?: { instance: string }[] };
   return (parsed.instances ?? []).map((i) => i.instance);
 }
@@ -911,56 +830,60 @@ async function stopInstance(ctx: BackendContext, name: string): Promise<void> {
   if (r.exitCode === 0 || /no instance found|not found/i.test(r.stderr)) return;
   const still = await listInstances(ctx).catch(() => [name]);
   if (still.includes(name))
-    throw new SandboxError(`apptainer instance stop ${name} failed: ${r.stderr.trim()}`);
+    throw new contract.SandboxError(`apptainer instance stop ${name} failed: ${r.stderr.trim()}`);
 }
 
 function stopInstanceSync(ctx: BackendContext, name: string): void {
   try {
-    execaSync(ctx.bin, ["-q", "instance", "stop", "--force", name]);
+    execaSync(ctx.bin, ["-q", "instance", "stop", "--force", name], {
+      env: apptainerEnv(),
+      extendEnv: false,
+      cwd: NEUTRAL_CWD,
+      timeout: 10_000,
+    });
   } catch {
     // best effort at exit
   }
 }
 
-async function pruneInstances(ctx: BackendContext, live: ReadonlySet<string> = new Set()): Promise<string[]> {
-  const liveNames = new Set([...live].map(instanceName));
-  const stale = (await listInstances(ctx)).filter((n) => n.startsWith(NAME_PREFIX) && !liveNames.has(n));
-  for (const name of stale) await stopInstance(ctx, name);
-  await removeStaleStateDirs(ctx, liveNames);
-  return stale;
+/**
+ * Stops this home's instances whose owner is gone (core.ts mayPrune) and removes their state
+ * folders. An instance is judged by the owner records in the state folder; one without a record
+ * (another state folder, an older scifi) is left alone, and so is one that any record keeps.
+ */
+async function pruneInstances(ctx: BackendContext, scope: contract.PruneScope): Promise<string[]> {
+  const running = new Set(await listInstances(ctx));
+  const records = await ownerRecords(ctx.stateDir);
+  const kept = new Set(records.filter((r) => !mayPrune(r.runId, r, scope)).map((r) => r.instance));
+  const removed: string[] = [];
+  for (const record of records) {
+    if (kept.has(record.instance)) continue;
+    if (running.delete(record.instance)) {
+      await stopInstance(ctx, record.instance);
+      removed.push(`${record.instance} (run ${record.runId})`);
+    }
+    await rm(record.dir, { recursive: true, force: true });
+  }
+  return removed;
 }
 
-/** Scratch images of runs that died without stop(): `<stateDir>/scifi-<run>-XXXXXX`. */
-async function removeStaleStateDirs(ctx: BackendContext, liveNames: ReadonlySet<string>): Promise<void> {
-  const entries = await readdir(ctx.stateDir).catch(() => [] as string[]);
-  const inUse = new Set([...liveSandboxes].map((s) => s.spec.runId).map(instanceName));
-  for (const entry of entries) {
-    const owner = entry.match(/^(scifi-.+)-[A-Za-z0-9]{6}$/)?.[1];
-    if (!owner || liveNames.has(owner) || inUse.has(owner)) continue;
-    if (!(await stat(join(ctx.stateDir, entry, "scratch.ext3")).catch(() => undefined))) continue;
-    await rm(join(ctx.stateDir, entry), { recursive: true, force: true });
+/** The owner records of `<stateDir>/scifi-*-XXXXXX/owner.json`, in folders this user owns. */
+async function ownerRecords(stateDir: string): Promise<(OwnerRecord & { dir: string })[]> {
+  const uid = process.getuid?.();
+  const found: (OwnerRecord & { dir: string })[] = [];
+  for (const entry of await readdir(stateDir).catch(() => [] as string[])) {
+    if (!/^scifi-.+-[A-Za-z0-9]{6}$/.test(entry)) continue;
+    const dir = join(stateDir, entry);
+    const info = await stat(dir).catch(() => undefined);
+    if (!info?.isDirectory() || (uid !== undefined && info.uid !== uid)) continue;
+    const text = await readFile(join(dir, OWNER_FILE), "utf8").catch(() => "");
+    try {
+      const record = JSON.parse(text) as OwnerRecord;
+      if (typeof record.instance === "string" && typeof record.runId === "string")
+        found.push({ ...record, dir });
+    } catch {
+      // no record (an older scifi's folder) or a torn one: not provably ours to remove
+    }
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Cleanup when the runner is interrupted
-
-const liveSandboxes = new Set<ApptainerSandbox>();
-let signalCleanupInstalled = false;
-
-/** On SIGINT/SIGTERM stop every live instance, then let the signal take its default course. */
-function installSignalCleanup(): void {
-  if (signalCleanupInstalled) return;
-  signalCleanupInstalled = true;
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    const handler = async (): Promise<void> => {
-      process.off(signal, handler);
-      await Promise.allSettled([...liveSandboxes].map((s) => s.stop()));
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    };
-    process.on(signal, handler);
-  }
-  process.on("exit", () => {
-    for (const s of liveSandboxes) s.stopSync();
-  });
+  return found;
 }

@@ -5,11 +5,19 @@
 // inside, then a host-side watchdog that kills every process of the exec, then a container restart.
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import { type Duplex, PassThrough } from "node:stream";
 import Docker from "dockerode";
-import { HostPathRefused, readTaskFile, routePath, writeTaskFile } from "../policy/host-paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import {
+  currentOwner,
+  execResult,
+  type InsideRun,
+  mayPrune,
+  readSandboxFile,
+  writeSandboxFile,
+} from "./core.ts";
+import { startGuarded } from "./guard.ts";
+import { trackLive } from "./live.ts";
 import {
   CappedBuffer,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -21,17 +29,8 @@ import {
   toArgv,
   withTimeout,
 } from "./output.ts";
-import { trackLive } from "./registry.ts";
-import {
-  type BackendStatus,
-  type ExecOptions,
-  type ExecResult,
-  PathRefused,
-  type Sandbox,
-  type SandboxBackend,
-  SandboxError,
-  SandboxUnavailable,
-} from "./types.ts";
+import type * as contract from "./types.ts";
+import { type Sandbox, type SandboxBackend, SandboxError, SandboxUnavailable } from "./types.ts";
 
 export interface DockerBackendOptions {
   /** A ready dockerode client (tests, remote engines); default: the local socket / DOCKER_HOST. */
@@ -51,8 +50,8 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
   return {
     name: "docker",
     status: () => dockerStatus(docker),
-    start: (spec) => startDockerSandbox(docker, spec, options),
-    prune: (live) => pruneContainers(docker, live),
+    start: (spec) => startGuarded(spec, (s) => startDockerSandbox(docker, s, options), { backend: "docker" }),
+    prune: (scope) => pruneContainers(docker, scope),
   };
 }
 
@@ -61,7 +60,7 @@ export function containerName(runId: string): string {
   return `scifi-${runId.replace(/[^a-zA-Z0-9_.-]/g, "-")}`;
 }
 
-async function dockerStatus(docker: Docker): Promise<BackendStatus> {
+async function dockerStatus(docker: Docker): Promise<contract.BackendStatus> {
   try {
     const v = await docker.version();
     return { available: true, detail: `Docker Engine ${v.Version} (API ${v.ApiVersion})` };
@@ -127,8 +126,7 @@ export function containerOptions(
       scifi: "1",
       "scifi.run": spec.runId,
       "scifi.backend": "docker",
-      "scifi.host": hostname(),
-      "scifi.pid": String(process.pid),
+      ...ownerLabels(currentOwner(spec)),
     },
     NetworkDisabled: !spec.network,
     HostConfig: {
@@ -190,7 +188,7 @@ class DockerSandbox implements Sandbox {
     this.untrack = trackLive({ runId: spec.runId, stop: () => this.stop(), stopSync: () => this.stopSync() });
   }
 
-  async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
+  async exec(command: string[] | string, options: contract.ExecOptions = {}): Promise<contract.ExecResult> {
     const started = Date.now();
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const raw = await this.run(withTimeout(toArgv(command), timeoutMs), {
@@ -199,54 +197,29 @@ class DockerSandbox implements Sandbox {
       stdin: options.stdin,
       maxBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       timeoutMs,
+      signal: options.signal,
     });
     const durationMs = Date.now() - started;
-    return {
-      exitCode: raw.exitCode,
-      stdout: raw.stdout.text(),
-      stderr: raw.stderr.text(),
-      timedOut: raw.watchdog || endedByTimeout(raw.exitCode, durationMs, timeoutMs),
-      truncated: raw.stdout.truncated || raw.stderr.truncated,
-      durationMs,
-    };
+    return execResult(raw, raw.watchdog || endedByTimeout(raw.exitCode, durationMs, timeoutMs), durationMs);
   }
 
-  async readFile(path: string): Promise<Buffer> {
-    const route = routePath(this.spec, path);
-    if (route.where === "task") return asSandboxError(() => readTaskFile(this.spec.taskDir, route.rel, path));
-    // Outside the task folder: read through the container, as its user, so its permissions hold.
-    // (`cat` over exec rather than the archive API: the archive API cannot see tmpfs mounts.)
-    const raw = await this.run(["cat", "--", route.path], {
+  readFile(path: string): Promise<Buffer> {
+    return readSandboxFile(this.spec, path, this.inside);
+  }
+
+  writeFile(path: string, data: string | Buffer): Promise<void> {
+    return writeSandboxFile(this.spec, path, data, this.inside);
+  }
+
+  /** Runner commands inside (file access): cwd `/`, no extra environment, the default deadline. */
+  private readonly inside: InsideRun = (argv, opts) =>
+    this.run(argv, {
       cwd: "/",
       env: {},
-      maxBytes: Number.MAX_SAFE_INTEGER,
+      stdin: opts.stdin,
+      maxBytes: opts.maxBytes,
       timeoutMs: DEFAULT_TIMEOUT_MS,
     });
-    if (raw.exitCode !== 0) {
-      throw new SandboxError(`readFile ${path}: ${raw.stderr.bytes().toString("utf8").trim()}`);
-    }
-    return raw.stdout.bytes();
-  }
-
-  async writeFile(path: string, data: string | Buffer): Promise<void> {
-    const route = routePath(this.spec, path);
-    if (route.where === "task")
-      return asSandboxError(() => writeTaskFile(this.spec.taskDir, route.rel, data, path));
-    if (route.readOnly) throw new PathRefused(path, "it lies in a read-only mount");
-    const raw = await this.run(
-      ["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "scifi-write", route.path],
-      {
-        cwd: "/",
-        env: {},
-        stdin: data,
-        maxBytes: 64 * 1024,
-        timeoutMs: DEFAULT_TIMEOUT_MS,
-      },
-    );
-    if (raw.exitCode !== 0) {
-      throw new SandboxError(`writeFile ${path}: ${raw.stderr.bytes().toString("utf8").trim()}`);
-    }
-  }
 
   stop(): Promise<void> {
     this.stopping ??= this.remove();
@@ -308,16 +281,23 @@ class DockerSandbox implements Sandbox {
     this.collect(stream, stdout, stderr);
     if (opts.stdin !== undefined) stream.end(opts.stdin);
     const watchdog = this.armWatchdog(execId, opts.timeoutMs);
+    // An abort (the quota guard) kills like the watchdog: the exec's processes, else a restart.
+    const aborted = this.onAbort(opts.signal, execId);
     let exitCode: number;
     try {
       exitCode = await this.waitForExit(exec, stream);
     } finally {
       // Disarmed before any recovery below, so no watchdog step fires in the middle of it.
       watchdog.disarm();
+      aborted.disarm();
       stream.destroy();
     }
     // `timeout` kills its process group; children that left it (setsid, daemons) are swept too.
-    if (watchdog.fired() || endedByTimeout(exitCode, Date.now() - started, opts.timeoutMs)) {
+    if (
+      watchdog.fired() ||
+      aborted.fired() ||
+      endedByTimeout(exitCode, Date.now() - started, opts.timeoutMs)
+    ) {
       await this.recoverAfterTimeout(execId);
     }
     return { exitCode, stdout, stderr, watchdog: watchdog.fired() };
@@ -367,6 +347,31 @@ class DockerSandbox implements Sandbox {
       10,
     );
     return info.ExitCode ?? -1;
+  }
+
+  /** Kills the exec when `signal` aborts: its processes first, a container restart if that fails or is slow. */
+  private onAbort(
+    signal: AbortSignal | undefined,
+    execId: string,
+  ): { fired: () => boolean; disarm: () => void } {
+    let fired = false;
+    let fallback: NodeJS.Timeout | undefined;
+    const kill = () => {
+      fired = true;
+      void this.killExecProcesses(execId)
+        .catch(() => false)
+        .then((ok) => (ok ? undefined : this.restartContainer()));
+      fallback = setTimeout(() => void this.restartContainer(), 10_000);
+    };
+    if (signal?.aborted) kill();
+    else signal?.addEventListener("abort", kill, { once: true });
+    return {
+      fired: () => fired,
+      disarm: () => {
+        signal?.removeEventListener("abort", kill);
+        clearTimeout(fallback);
+      },
+    };
   }
 
   /**
@@ -457,15 +462,13 @@ class DockerSandbox implements Sandbox {
   }
 }
 
-/** Removes containers labelled `scifi` whose run is neither in `live` nor running in this process. */
-async function pruneContainers(docker: Docker, live: ReadonlySet<string> = new Set()): Promise<string[]> {
-  const { liveRunIds } = await import("./registry.ts");
-  const own = liveRunIds();
+/** Removes containers of `scope.home` whose owner is gone (core.ts mayPrune decides). */
+async function pruneContainers(docker: Docker, scope: contract.PruneScope): Promise<string[]> {
   const containers = await docker.listContainers({ all: true, filters: { label: ["scifi=1"] } });
   const removed: string[] = [];
   for (const info of containers) {
     const runId = info.Labels["scifi.run"] ?? "";
-    if (live.has(runId) || own.has(runId) || ownerAlive(info.Labels)) continue;
+    if (!mayPrune(runId, ownerFromLabels(info.Labels), scope)) continue;
     await docker
       .getContainer(info.Id)
       .remove({ force: true, v: true })
@@ -475,18 +478,23 @@ async function pruneContainers(docker: Docker, live: ReadonlySet<string> = new S
   return removed;
 }
 
-/** Whether the runner process that started a container (labels scifi.host + scifi.pid) still runs. */
-function ownerAlive(labels: Record<string, string>): boolean {
-  const pid = Number(labels["scifi.pid"]);
-  if (labels["scifi.host"] !== hostname() || !Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return false; // this process: its live sandboxes are in liveRunIds()
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM";
-  }
+/** The owner as container labels (the engine keeps them; nothing inside the container sees them). */
+function ownerLabels(owner: contract.SandboxOwner): Record<string, string> {
+  return {
+    "scifi.host": owner.host,
+    "scifi.pid": String(owner.pid),
+    ...(owner.procStart !== undefined ? { "scifi.procstart": owner.procStart } : {}),
+    ...(owner.home !== undefined ? { "scifi.home": owner.home } : {}),
+  };
+}
+
+function ownerFromLabels(labels: Record<string, string>): Partial<contract.SandboxOwner> {
+  return {
+    host: labels["scifi.host"],
+    pid: Number(labels["scifi.pid"]),
+    procStart: labels["scifi.procstart"],
+    home: labels["scifi.home"],
+  };
 }
 
 interface RunOptions {
@@ -495,6 +503,7 @@ interface RunOptions {
   stdin?: string | Buffer;
   maxBytes: number;
   timeoutMs: number;
+  signal?: AbortSignal | undefined;
 }
 
 /** The engine answered the exec with a runtime error instead of running it (exit 126/127 from runc). */
@@ -502,16 +511,6 @@ function runtimeCouldNotStart(raw: RawExec): boolean {
   if (raw.exitCode !== 126 && raw.exitCode !== 127 && raw.exitCode !== -1) return false;
   const said = `${raw.stdout.bytes().toString("utf8")}${raw.stderr.bytes().toString("utf8")}`;
   return /^OCI runtime exec failed/m.test(said);
-}
-
-/** Host-side refusals become the sandbox contract's PathRefused. */
-function asSandboxError<T>(action: () => T): T {
-  try {
-    return action();
-  } catch (error) {
-    if (error instanceof HostPathRefused) throw new PathRefused(error.path, error.reason);
-    throw error;
-  }
 }
 
 function statusCodeOf(error: unknown): number | undefined {

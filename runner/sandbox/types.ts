@@ -69,8 +69,30 @@ export interface SandboxBackend {
   readonly name: string;
   status(): Promise<BackendStatus>;
   start(spec: SandboxSpec): Promise<Sandbox>;
-  /** Remove sandboxes left behind by runs that are not in `liveRunIds`. Returns what was removed. */
-  prune(liveRunIds?: ReadonlySet<string>): Promise<string[]>;
+  /**
+   * Stops sandboxes left behind by dead runners of `scope.home`: only a sandbox whose recorded owner
+   * (host, pid, process start time, home) is this home's and is gone, and whose run is not in
+   * `scope.liveRunIds` nor live in this process. Another home's, a live owner's and one without an
+   * owner record are kept. Returns what was removed.
+   */
+  prune(scope: PruneScope): Promise<string[]>;
+}
+
+export interface PruneScope {
+  /** The scifi home doing the prune (absolute or relative to the current folder). */
+  home: string;
+  /** Runs that are live elsewhere (a daemon's workers): kept whatever their owner says. */
+  liveRunIds?: ReadonlySet<string>;
+}
+
+/** Who started a sandbox, recorded at start (Docker labels, an Apptainer record file). */
+export interface SandboxOwner {
+  host: string;
+  pid: number;
+  /** The process's start time in clock ticks since boot: a recycled pid does not share it. */
+  procStart?: string;
+  /** The scifi home (resolved); absent when the spec named none. */
+  home?: string;
 }
 
 export class SandboxError extends Error {

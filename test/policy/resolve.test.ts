@@ -95,6 +95,7 @@ describe("default-deny spec", () => {
       env: { SCIFI_RUN_ID: "run-1", SCIFI_TASK: "demo", SCIFI_TASK_DIR: "/task" },
       labels: { "scifi.run": "run-1", "scifi.task": "demo" },
       taskFolderQuota: { maxAddBytes: 4 * GiB },
+      home,
     });
   });
 

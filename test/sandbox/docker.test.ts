@@ -1,8 +1,8 @@
 // The conformance and escape suite against the real Docker engine, plus Docker-specific checks of
 // the container's default-deny settings as the engine reports them.
-import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { chmodSync, mkdtempSync, realpathSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
@@ -111,27 +111,35 @@ describe.skipIf(!haveDocker)("docker backend specifics", () => {
     );
   });
 
-  it("prune removes orphaned scifi containers and keeps live and listed ones", async () => {
+  it("prune removes orphaned scifi containers of its home and keeps live and listed ones", async () => {
     const backend = createDockerBackend();
+    const home = mkdtempSync(join(tmpdir(), "scifi-prune-home-"));
+    // A runner that is gone: a finished process's pid, on this host, in this home.
+    const dead = spawnSync("true").pid ?? 0;
+    const deadOwner = {
+      "scifi.host": hostname(),
+      "scifi.pid": String(dead),
+      "scifi.home": realpathSync(home),
+    };
     const orphan = `orphan-${Date.now()}`;
     // An orphan: a container with scifi labels that no live sandbox owns (as a crashed runner leaves).
     const c = await docker.createContainer({
       name: containerName(orphan),
       Image: "scifi-base:bookworm",
       Entrypoint: ["sleep", "infinity"],
-      Labels: { scifi: "1", "scifi.run": orphan },
+      Labels: { scifi: "1", "scifi.run": orphan, ...deadOwner },
     });
     await c.start();
     const kept = `kept-${Date.now()}`;
-    const live = await backend.start(spec(`live-${Date.now()}`));
+    const live = await backend.start({ ...spec(`live-${Date.now()}`), home });
     const listed = await docker.createContainer({
       name: containerName(kept),
       Image: "scifi-base:bookworm",
       Entrypoint: ["sleep", "infinity"],
-      Labels: { scifi: "1", "scifi.run": kept },
+      Labels: { scifi: "1", "scifi.run": kept, ...deadOwner },
     });
     try {
-      const removed = await backend.prune(new Set([kept]));
+      const removed = await backend.prune({ home, liveRunIds: new Set([kept]) });
       expect(removed).toContain(`${containerName(orphan)} (run ${orphan})`);
       expect(removed.join()).not.toContain(kept);
       expect(removed.join()).not.toContain(live.spec.runId);

@@ -49,7 +49,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
   if (typeof limits === "string") return usage(limits);
   const display = await createDisplay(process.stderr);
   let runDir: string | undefined;
-  const releaseSignals = ownSignals(() => runDir);
+  const releaseSignals = await ownSignals(() => runDir);
   try {
     const result = await runTask({
       home: scifiHome(),
@@ -106,21 +106,13 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
  * last completed phase is already on disk, and `--resume` continues from it. The run owns these
  * signals (other listeners, e.g. lock cleanup, defer to an owner), so it must end the process.
  */
-function ownSignals(runDir: () => string | undefined): () => void {
-  const handler = (signal: NodeJS.Signals) => {
+async function ownSignals(runDir: () => string | undefined): Promise<() => void> {
+  const live = await import("../../sandbox/live.ts");
+  return live.ownSignals((signal) => {
     const dir = runDir();
     const resume = dir ? ` continue with: scifi run --resume ${dir.split("/").pop()}` : "";
     process.stderr.write(`\nscifi run: ${signal}: stopping the sandbox;${resume}\n`);
-    void import("../../sandbox/registry.ts")
-      .then((registry) => registry.stopAllLive())
-      .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
-  };
-  process.once("SIGINT", handler);
-  process.once("SIGTERM", handler);
-  return () => {
-    process.off("SIGINT", handler);
-    process.off("SIGTERM", handler);
-  };
+  });
 }
 
 function usage(message: string): number {

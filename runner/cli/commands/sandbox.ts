@@ -1,5 +1,6 @@
 // `scifi sandbox prune [--backend NAME]`: remove sandboxes left behind by runs that are not live
-// (a crashed or killed runner). A sandbox whose owning runner process still runs is kept.
+// (a crashed or killed runner) of this scifi home. A sandbox whose owning runner process still runs,
+// or that another home started, is kept.
 import type { Command } from "commander";
 import { EXIT } from "../exit-codes.ts";
 
@@ -7,10 +8,11 @@ export function register(program: Command): void {
   const sandbox = program.command("sandbox").description("Manage sandboxes (containers and instances)");
   sandbox
     .command("prune")
-    .description("Remove scifi sandboxes whose run is no longer live")
+    .description("Remove this home's scifi sandboxes whose runner is gone")
     .option("--backend <name>", "only this backend (default: every available one)")
     .action(async (options: { backend?: string }) => {
       const { backendNames, getBackend } = await import("../../sandbox/registry.ts");
+      const { scifiHome } = await import("../../paths.ts");
       const names = options.backend ? [options.backend] : backendNames();
       let failed = false;
       for (const name of names) {
@@ -22,7 +24,7 @@ export function register(program: Command): void {
               throw new Error(`${status.detail}${status.fix ? ` (fix: ${status.fix})` : ""}`);
             continue;
           }
-          const removed = await backend.prune();
+          const removed = await backend.prune({ home: scifiHome() });
           process.stdout.write(
             `${name}: removed ${removed.length}${removed.map((r) => `\n  ${r}`).join("")}\n`,
           );

@@ -8,6 +8,7 @@ import { availableParallelism, networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SandboxSpec } from "../../../runner/policy/spec.ts";
 import { createApptainerBackend, instanceName } from "../../../runner/sandbox/apptainer.ts";
 import {
   PathRefused,
@@ -221,19 +222,27 @@ describe("apptainer backend lifecycle", () => {
     await expect(sb.exec(["true"])).rejects.toBeInstanceOf(SandboxError);
   });
 
-  it("prune stops instances of runs that are not live, and keeps live ones", async () => {
-    const orphan = await backend.start(await taskSpec());
-    const live = await backend.start(await taskSpec());
+  it("prune stops this home's instances whose owner is gone, and keeps live and listed ones", async () => {
+    const home = await mkdtemp(join(tmpdir(), "scifi-prune-home-"));
+    // As a runner killed hard leaves them: instances whose owner process is gone.
+    const orphan = await startInChild(await taskSpec({ home }));
+    const listed = await startInChild(await taskSpec({ home }));
+    const live = await backend.start(await taskSpec({ home }));
     try {
-      const removed = await createApptainerBackend().prune(new Set([live.spec.runId]));
-      expect(removed).toContain(instanceName(orphan.spec.runId));
-      expect(removed).not.toContain(instanceName(live.spec.runId));
+      const removed = await createApptainerBackend().prune({
+        home,
+        liveRunIds: new Set([listed]),
+      });
+      expect(removed).toContain(`${instanceName(orphan)} (run ${orphan})`);
+      expect(removed.join()).not.toContain(listed);
+      expect(removed.join()).not.toContain(live.spec.runId);
       const names = await instances();
-      expect(names).not.toContain(instanceName(orphan.spec.runId));
+      expect(names).not.toContain(instanceName(orphan));
+      expect(names).toContain(instanceName(listed));
       expect(names).toContain(instanceName(live.spec.runId));
     } finally {
-      await orphan.stop();
       await live.stop();
+      await createApptainerBackend().prune({ home });
     }
   });
 
@@ -286,3 +295,23 @@ describe("cpus without cgroups (inside the harness, non-root)", () => {
     }
   });
 });
+
+/** Starts the sandbox of `spec` in a runner process of its own, then kills that runner hard. */
+async function startInChild(spec: SandboxSpec): Promise<string> {
+  const child = execa(
+    process.execPath,
+    [join(import.meta.dirname, "..", "owner-child.ts"), "apptainer", JSON.stringify(spec)],
+    {
+      stdin: "ignore",
+      reject: false,
+    },
+  );
+  await new Promise<void>((done) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (chunk.toString().includes(`started ${spec.runId}`)) done();
+    });
+  });
+  child.kill("SIGKILL");
+  await child;
+  return spec.runId;
+}

@@ -1,0 +1,89 @@
+// What this process has running that must not outlive it (sandboxes of every backend, a task's SLURM
+// jobs), and the one signal policy that ends them: on SIGINT/SIGTERM stop everything live, then exit
+// 128+n; a second signal exits at once (a stuck cleanup can be forced); at process exit a synchronous
+// best effort runs. The CLI, the daemon worker, the jobs code and both backends use this module alone.
+// A process with its own shutdown (the daemon) keeps it: then only the live things are stopped here.
+
+/** What the process needs to stop one live thing. */
+export interface LiveSandbox {
+  runId: string;
+  stop: () => Promise<void>;
+  /** Best-effort synchronous cleanup for the process 'exit' event (no async work runs there). */
+  stopSync?: () => void;
+}
+
+type Announce = (signal: NodeJS.Signals) => void;
+
+const live = new Set<LiveSandbox>();
+/** Set by ownSignals(): this process ends on the signal, after cleanup, and says so first. */
+const owners: Announce[] = [];
+let installed = false;
+let stopping: NodeJS.Signals | undefined;
+
+/** Registers a started sandbox (or job set); call the returned function once it is stopped. */
+export function trackLive(sandbox: LiveSandbox): () => void {
+  live.add(sandbox);
+  installHandlers();
+  return () => {
+    live.delete(sandbox);
+  };
+}
+
+/** Run ids of what this process has running (prune never removes these). */
+export function liveRunIds(): Set<string> {
+  return new Set([...live].map((s) => s.runId));
+}
+
+/** Stops everything live; errors are collected, not thrown, so one failure does not leak the rest. */
+export async function stopAllLive(): Promise<Error[]> {
+  const results = await Promise.allSettled([...live].map((s) => s.stop()));
+  return results.flatMap((r) => (r.status === "rejected" ? [toError(r.reason)] : []));
+}
+
+/**
+ * The calling command owns the process's end (`scifi run`, the daemon worker): on SIGINT/SIGTERM,
+ * `announce` says what happens, everything live is stopped, and the process exits 128+n, even
+ * when other listeners (lock cleanup) are registered. Returns the function that gives it up.
+ */
+export function ownSignals(announce: Announce = () => {}): () => void {
+  owners.push(announce);
+  installHandlers();
+  return () => {
+    const at = owners.indexOf(announce);
+    if (at >= 0) owners.splice(at, 1);
+  };
+}
+
+function installHandlers(): void {
+  if (installed) return;
+  installed = true;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, onSignal);
+  process.once("exit", () => {
+    for (const s of live) s.stopSync?.();
+  });
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (stopping) {
+    process.exit(exitCodeOf(signal)); // the second signal: no more waiting
+    return;
+  }
+  stopping = signal;
+  const owned = owners.length > 0;
+  // Another part of the process (the daemon) owns this signal and decides when to exit: then we
+  // only stop what is live. Otherwise the signal keeps its outcome: exit 128 + n.
+  const ownedElsewhere = !owned && process.listenerCount(signal) > 1;
+  for (const announce of owners) announce(signal);
+  void stopAllLive().finally(() => {
+    if (!ownedElsewhere) process.exit(exitCodeOf(signal));
+    stopping = undefined;
+  });
+}
+
+function exitCodeOf(signal: NodeJS.Signals): number {
+  return signal === "SIGINT" ? 130 : 143;
+}
+
+function toError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
+}
