@@ -98,6 +98,8 @@ class GuardedSandbox implements Sandbox {
   readonly #pollMs: number;
   #exceeded: QuotaExceeded | undefined;
   #measuring: Promise<QuotaExceeded | undefined> | undefined;
+  /** The task folder's size at the last measurement (undefined before the first). */
+  #lastUsed: number | undefined;
   #stopping: Promise<void> | undefined;
   readonly #untrack: () => void;
 
@@ -120,7 +122,10 @@ class GuardedSandbox implements Sandbox {
     if (!this.#quota) return this.#inner.exec(command, options);
     const abort = new AbortController();
     const forward = () => abort.abort(options.signal?.reason);
+    if (options.signal?.aborted) forward();
     options.signal?.addEventListener("abort", forward, { once: true });
+    // A folder already over the limit (the agent is cleaning up) kills only a command that adds to it.
+    const before = this.#lastUsed;
     let killed: QuotaExceeded | undefined;
     let running = true;
     // The wait between measurements ends early when the exec does: an exec costs no extra poll period.
@@ -137,8 +142,8 @@ class GuardedSandbox implements Sandbox {
       while (running) {
         await tick();
         if (!running) return;
-        const over = await this.#measure();
-        if (over && running) {
+        const over = await this.#measure().catch(() => undefined);
+        if (over && running && (before === undefined || over.usedBytes > before)) {
           killed = over;
           abort.abort(over);
           return;
@@ -156,8 +161,11 @@ class GuardedSandbox implements Sandbox {
     await poller;
     const over = killed ?? (await this.#measure());
     this.#exceeded = over && quotaError(this.#quota, over.usedBytes, killed ? "the command was killed" : "");
-    if (this.#exceeded) throw this.#exceeded;
-    return result;
+    if (!this.#exceeded) return result;
+    // This call went past the limit (or further past it): it fails. A call that added nothing while
+    // the folder was already over (the agent looking for what to delete) returns, and says so.
+    if (killed || before === undefined || this.#exceeded.usedBytes > before) throw this.#exceeded;
+    return { ...result, stderr: `${result.stderr}\n[scifi: ${this.#exceeded.message}]\n` };
   }
 
   readFile(path: string): Promise<Buffer> {
@@ -223,7 +231,10 @@ class GuardedSandbox implements Sandbox {
     const quota = this.#quota;
     if (!quota) return Promise.resolve(undefined);
     this.#measuring ??= this.#usage()
-      .then((used) => (used > quota.limit ? quotaError(quota, used, "") : undefined))
+      .then((used) => {
+        this.#lastUsed = used;
+        return used > quota.limit ? quotaError(quota, used, "") : undefined;
+      })
       .finally(() => {
         this.#measuring = undefined;
       });

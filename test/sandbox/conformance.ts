@@ -433,6 +433,11 @@ export function sandboxConformance(
         expect((await sb.exec("head -c 2M /dev/urandom > /task/a && echo ok")).stdout).toBe("ok\n");
         await expect(sb.exec("head -c 16M /dev/urandom > /task/b")).rejects.toThrow(QuotaExceeded);
         expect(sb.quotaExceeded?.()).toBeInstanceOf(QuotaExceeded);
+        // Still over: a command that adds nothing runs to its end (not killed) and says the folder is over.
+        const look = await sb.exec("sleep 2.5; ls /task");
+        expect(look.stdout).toContain("b\n");
+        expect(look.stderr).toMatch(/disk quota of the task folder exceeded/);
+        expect(sb.quotaExceeded?.()).toBeInstanceOf(QuotaExceeded);
         expect((await sb.exec("rm /task/b && echo freed")).stdout).toBe("freed\n");
         expect(sb.quotaExceeded?.()).toBeUndefined();
         // One long command writing far past it (2 GiB, synced, so it takes many seconds): polled and killed.
