@@ -28,7 +28,12 @@ export const bashTool = defineTool({
     }
     const timeoutMs = Math.min(timeout_sec ? timeout_sec * 1000 : ctx.bashTimeoutMs, ctx.bashTimeoutMs);
     // Collect generously so the head-and-tail cap (defineTool) sees the real tail of long output.
-    const result = await ctx.sandbox.exec(command, { timeoutMs, maxOutputBytes: COLLECT_BYTES });
+    // The run's signal (a wall-time deadline, a cancel) kills the command in the sandbox too.
+    const result = await ctx.sandbox.exec(command, {
+      timeoutMs,
+      maxOutputBytes: COLLECT_BYTES,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     const parts = [`exit code: ${result.timedOut ? "killed (timeout)" : result.exitCode}`];
     if (result.truncated)
       parts.push(`Output beyond ${COLLECT_BYTES / 1024 / 1024} MiB per stream was dropped.`);

@@ -73,6 +73,35 @@ describe.skipIf(!hasEngine("docker"))("work tools in a docker sandbox", { timeou
     expect(allowed).toEqual({ ok: true, output: "exit code: 0\nstdout:\na.f90\nb.py\n" });
   });
 
+  it("bash: the run's signal (a wall-time deadline, a cancel) kills a running command", async () => {
+    const started = Date.now();
+    const out = await call(
+      "bash",
+      { command: "sleep 30" },
+      { bashTimeoutMs: 60_000, signal: AbortSignal.timeout(500) },
+    );
+    expect(out.ok).toBe(false);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it("read_file, edit_file and write_file refuse a FIFO and /dev/zero at once (a tool error, the runner never waits)", async () => {
+    expect((await call("bash", { command: "mkfifo /task/pipe /tmp/pipe && echo made" })).output).toContain(
+      "made",
+    );
+    const started = Date.now();
+    for (const [name, input] of [
+      ["read_file", { path: "pipe" }],
+      ["read_file", { path: "/tmp/pipe" }],
+      ["read_file", { path: "/dev/zero" }],
+      ["edit_file", { path: "pipe", old_text: "a", new_text: "b" }],
+      ["write_file", { path: "pipe", content: "x" }],
+    ] as const) {
+      const out = await call(name, input);
+      expect(out.ok, `${name} ${JSON.stringify(input)}`).toBe(false);
+    }
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it("write_file, read_file and edit_file round-trip on the host task folder", async () => {
     expect(await call("write_file", { path: "out/r.txt", content: "one\ntwo\nthree\n" })).toEqual({
       ok: true,
