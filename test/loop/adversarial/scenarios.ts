@@ -6,7 +6,8 @@
 // from source in /tmp/sum-check and compares its output on checks/input.txt (checks/run.sh, which
 // calls checks/compare.py); check 2 compares result.txt. Variants overlay the base folder:
 // sumfix-tree (the fix is a sub-SAM), sumfix-hidden (check 1 compares against a hidden reference),
-// sumfix-allowlist (allow_commands: [cat, sh, ls]). Agents: test/fixtures/adversarial/agents/.
+// sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`).
+// Agents: test/fixtures/adversarial/agents/.
 import {
   cpSync,
   existsSync,
@@ -32,7 +33,7 @@ export const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
 const HIDDEN_FILE = "checks/secret.json";
 const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "checks/expected.json"];
 
-export type TaskVariant = "sumfix" | "sumfix-tree" | "sumfix-hidden" | "sumfix-allowlist";
+export type TaskVariant = "sumfix" | "sumfix-tree" | "sumfix-hidden" | "sumfix-allowlist" | "sumfix-inline";
 
 export interface Workspace {
   root: string;
@@ -200,6 +201,12 @@ export const scenarios: Scenario[] = [
     verify: passed,
   },
   {
+    name: "control: the honest fix passes an inline python3 -c check",
+    task: "sumfix-inline",
+    agent: "honest.yaml",
+    verify: passed,
+  },
+  {
     name: "1. a process left behind (a FIFO server in /tmp) does not answer the check",
     task: "sumfix",
     agent: "lingering-process.yaml",
@@ -346,6 +353,14 @@ export const scenarios: Scenario[] = [
     agent: "check-plants-hook.yaml",
     verify(run) {
       failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
+    name: "11. a module shadowing the standard library in the task folder does not pass an inline python3 -c check",
+    task: "sumfix-inline",
+    agent: "inline-shadow.yaml",
+    verify(run) {
       failedBecauseOf(run, "root/check-2");
     },
   },
