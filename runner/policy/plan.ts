@@ -84,6 +84,12 @@ export function describeSpec(spec: SandboxSpec, file: string, policySource: stri
     ["processes", `at most ${spec.pidsLimit}`],
     ["wall time", formatSeconds(spec.walltimeSec)],
     ["scratch", spec.scratch ? `${formatBytes(spec.scratch.sizeBytes)} at ${spec.scratch.target}` : "none"],
+    [
+      "task folder",
+      spec.taskFolderQuota
+        ? `may grow by at most ${formatBytes(spec.taskFolderQuota.maxAddBytes)} (maxTaskFolder)`
+        : "no size limit",
+    ],
   ];
   const lines = [`Plan for ${file}`, `run id ${spec.runId} (each run gets a fresh one)`, ""];
   for (const [k, v] of rows) lines.push(`  ${k.padEnd(12)} ${v}`);

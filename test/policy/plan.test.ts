@@ -34,6 +34,8 @@ describe("scifi plan", () => {
     expect(text).toContain(`  site policy  built-in defaults (no ${home}/site-policy.yaml)`);
     expect(text).toContain("  network      ON (granted by the SAM)");
     expect(text).toContain("  scratch      1 GiB at /scratch");
+    expect(text).toContain("  task folder  may grow by at most 4 GiB (maxTaskFolder)");
+    expect(text).not.toMatch(/run as +uid 0,/); // never root in a sandbox
     expect(text).toContain(`    rw  /task          <- ${dir}  (task folder)`);
     expect(text).toContain(`    ro  /task/task.md  <- ${dir}/task.md  (sam file)`);
   });
