@@ -23,6 +23,7 @@ export async function run(): Promise<BenchResult[]> {
     rounds: number;
     backendMs: number;
     rawMs: number;
+    layers?: Record<string, number>;
   };
   return [
     {
@@ -31,7 +32,13 @@ export async function run(): Promise<BenchResult[]> {
       unit: "ms",
       baseline: m.rawMs,
       maxRatio: 1.1,
-      note: `${m.rounds} interleaved rounds, non-root in the harness; baseline: raw apptainer exec instance://`,
+      note: `${m.rounds} rotated rounds, non-root in the harness; baseline: raw apptainer exec instance://`,
     },
+    // What each layer scifi adds costs (medians of the same rounds; no target, for reading).
+    ...Object.entries(m.layers ?? {}).map(([layer, ms]) => ({
+      name: `  of which ${layer}`,
+      value: ms,
+      unit: "ms",
+    })),
   ];
 }

@@ -474,6 +474,7 @@ class ApptainerSandbox implements contract.Sandbox {
       stop: () => this.stop(),
       stopSync: () => this.stopSync(),
     });
+    started.set(spec.runId, this);
   }
 
   async exec(command: string[] | string, options: contract.ExecOptions = {}): Promise<contract.ExecResult> {
@@ -483,7 +484,7 @@ class ApptainerSandbox implements contract.Sandbox {
 
   /**
    * The process an exec runs on the host: `[taskset -c LIST] apptainer exec ... instance://NAME sh -c
-   * WRAPPER ... -- timeout -k ... argv` (public for the benchmark, which times each layer of it).
+   * WRAPPER ... -- timeout -k ... argv` (the benchmark times each layer of it: execCommandLine).
    */
   commandLine(argv: string[], options: contract.ExecOptions = {}): [string, ...string[]] {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -556,6 +557,7 @@ class ApptainerSandbox implements contract.Sandbox {
       await stopInstance(this.#ctx, this.#name);
     } finally {
       this.#untrack();
+      started.delete(this.spec.runId);
       await rm(this.#stateDir, { recursive: true, force: true });
     }
   }
@@ -564,6 +566,17 @@ class ApptainerSandbox implements contract.Sandbox {
   stopSync(): void {
     stopInstanceSync(this.#ctx, this.#name);
   }
+}
+
+/** The sandboxes this process started and has not stopped, by run id (for execCommandLine). */
+const started = new Map<string, ApptainerSandbox>();
+
+/**
+ * The host command line an exec of `argv` in the running sandbox of `runId` would run, for the
+ * benchmark (test/sandbox/apptainer/bench-exec.ts); undefined when no such sandbox runs here.
+ */
+export function execCommandLine(runId: string, argv: string[]): string[] | undefined {
+  return started.get(runId)?.commandLine(argv);
 }
 
 interface RawExec extends InsideResult {
