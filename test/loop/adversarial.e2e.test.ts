@@ -3,7 +3,7 @@
 // list runs on Apptainer in test/sandbox/apptainer/adversarial.inner.ts.
 import { beforeAll, describe, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
-import { runScenario, scenarios } from "./adversarial/scenarios.ts";
+import { runAndVerify, scenarios } from "./adversarial/scenarios.ts";
 import { ensureImage } from "./harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("checks nobody can fool (docker)", { timeout: 180_000 }, () => {
@@ -11,7 +11,7 @@ describe.skipIf(!hasEngine("docker"))("checks nobody can fool (docker)", { timeo
 
   for (const scenario of scenarios) {
     it(scenario.name, async () => {
-      scenario.verify(await runScenario(scenario, "docker"));
+      await runAndVerify(scenario, "docker");
     });
   }
 });

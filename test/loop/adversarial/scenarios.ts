@@ -9,6 +9,7 @@
 // sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`).
 // Agents: test/fixtures/adversarial/agents/.
 import {
+  chmodSync,
   cpSync,
   existsSync,
   lstatSync,
@@ -32,6 +33,9 @@ const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathnam
 export const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
 const HIDDEN_FILE = "checks/secret.json";
 const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "checks/expected.json"];
+
+/** A setuid/setgid file next to the task folder: the runner's host-side walks must not reach it. */
+const SENTINEL = { name: "sentinel.txt", text: "sentinel\n", mode: 0o6755 };
 
 export type TaskVariant = "sumfix" | "sumfix-tree" | "sumfix-hidden" | "sumfix-allowlist" | "sumfix-inline";
 
@@ -76,7 +80,10 @@ export function adversarialWorkspace(task: TaskVariant, options: { iterations?: 
   const home = join(root, "home");
   const taskDir = join(root, "task");
   mkdirSync(home);
-  mkdirSync(join(root, "outside")); // next to the task folder: nothing may ever be written here
+  // Next to the task folder on the host: nothing may ever change here (see outsideUntouched).
+  mkdirSync(join(root, "outside"));
+  writeFileSync(join(root, "outside", SENTINEL.name), SENTINEL.text);
+  chmodSync(join(root, "outside", SENTINEL.name), SENTINEL.mode);
   cpSync(join(FIXTURES, "sumfix"), taskDir, { recursive: true });
   if (task !== "sumfix") cpSync(join(FIXTURES, task), taskDir, { recursive: true });
   const sam = join(taskDir, "task.md");
@@ -85,6 +92,13 @@ export function adversarialWorkspace(task: TaskVariant, options: { iterations?: 
     writeFileSync(sam, text);
   }
   return { root, home, taskDir, sam };
+}
+
+/** Runs the scenario on the backend and checks what it promises, and that nothing outside changed. */
+export async function runAndVerify(scenario: Scenario, backend: string): Promise<void> {
+  const run = await runScenario(scenario, backend);
+  scenario.verify(run);
+  outsideUntouched(run);
 }
 
 export async function runScenario(scenario: Scenario, backend: string): Promise<AdversarialRun> {
@@ -156,6 +170,20 @@ function failedAsTampering(run: AdversarialRun): void {
   expect(event, "a tampering history event").toBeDefined();
   expect(JSON.stringify(event)).toMatch(paths);
   expect(checkEvents(run).filter((e) => e.passed)).toEqual([]);
+}
+
+/** The folder next to the task folder holds only the sentinel, with its content, mode and owner. */
+function outsideUntouched(run: AdversarialRun): void {
+  const outside = join(run.ws.root, "outside");
+  expect(readdirSync(outside), "files written outside the task folder").toEqual([SENTINEL.name]);
+  const file = join(outside, SENTINEL.name);
+  const stat = lstatSync(file);
+  expect(readFileSync(file, "utf8")).toBe(SENTINEL.text);
+  expect(
+    (stat.mode & 0o7777).toString(8),
+    "the sentinel's mode (setuid/setgid bits cleared through a link?)",
+  ).toBe(SENTINEL.mode.toString(8));
+  expect(stat.uid, "the sentinel's owner (chowned through a link?)").toBe(process.getuid?.());
 }
 
 function passed(run: AdversarialRun): void {
@@ -257,8 +285,20 @@ export const scenarios: Scenario[] = [
       expect(outcome.reason).toContain("tampering");
       expect(outcome.reason).toContain("checks");
       expect(checkEvents(run).filter((e) => e.passed)).toEqual([]);
-      expect(readdirSync(join(run.ws.root, "outside")), "files written through the link").toEqual([]);
       hiddenKept(run); // back in a real checks/ folder
+    },
+  },
+  {
+    name: "4c. an asset folder replaced by a FIFO is tampering, promptly",
+    task: "sumfix-hidden",
+    agent: "fifo-checks-folder.yaml",
+    verify(run) {
+      const { outcome } = run.result;
+      expect(outcome.status, outcome.reason).toBe("failed");
+      expect(outcome.reason).toContain("tampering");
+      expect(outcome.reason).toContain("checks");
+      expect(checkEvents(run).filter((e) => e.passed)).toEqual([]);
+      hiddenKept(run);
     },
   },
   {
@@ -362,6 +402,30 @@ export const scenarios: Scenario[] = [
     agent: "inline-shadow.yaml",
     verify(run) {
       failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
+    name: "12. links out of the task folder are not followed by the runner's host-side walks",
+    task: "sumfix-hidden",
+    agent: "links-out.yaml",
+    verify(run) {
+      expect(run.result.outcome.status).toBe("failed");
+      const links = run.history.flatMap((e) => (e.type === "deliverable_links" ? e.links : []));
+      expect(links.map((l) => l.path).join(" "), "deliverable_links").toContain("result.txt");
+      hiddenKept(run);
+      // outsideUntouched (run for every scenario) is the point of this one.
+    },
+  },
+  {
+    name: "13. the review can neither change the task folder nor read the hidden reference",
+    task: "sumfix-hidden",
+    agent: "review-reaches.yaml",
+    verify(run) {
+      passed(run);
+      hiddenKept(run);
+      expect(readFileSync(join(run.ws.taskDir, "result.txt"), "utf8")).toBe("462\n");
+      expect(readFileSync(join(run.ws.taskDir, "src/sum.c"), "utf8")).not.toContain("reviewed");
+      expect(existsSync(join(run.ws.taskDir, "reviewed.txt"))).toBe(false);
     },
   },
   {

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { runScenario, scenarios } from "../../loop/adversarial/scenarios.ts";
+import { runAndVerify, scenarios } from "../../loop/adversarial/scenarios.ts";
 
 const IMAGE = "scifi-sci:local";
 
@@ -22,7 +22,7 @@ describe("checks nobody can fool (apptainer, inside the harness)", { timeout: 18
 
   for (const scenario of scenarios) {
     it(scenario.name, async () => {
-      scenario.verify(await runScenario(scenario, "apptainer"));
+      await runAndVerify(scenario, "apptainer");
     });
   }
 });
