@@ -13,26 +13,10 @@ import { availableParallelism, constants as osConstants, tmpdir } from "node:os"
 import { delimiter, join, posix } from "node:path";
 import { execa, execaSync } from "execa";
 import type { MountSpec, SandboxSpec } from "../policy/spec.ts";
-import {
-  currentOwner,
-  execResult,
-  type InsideResult,
-  type InsideRun,
-  mayPrune,
-  readSandboxFile,
-  writeSandboxFile,
-} from "./core.ts";
+import * as core from "./core.ts";
 import { startGuarded } from "./guard.ts";
 import { trackLive } from "./live.ts";
-import {
-  CappedBuffer,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  DEFAULT_TIMEOUT_MS,
-  endedByTimeout,
-  KILL_GRACE_SEC,
-  toArgv,
-  withTimeout,
-} from "./output.ts";
+import * as output from "./output.ts";
 import * as contract from "./types.ts";
 
 export interface ApptainerBackendOptions {
@@ -362,7 +346,7 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
   const stateDir = await mkdtemp(join(ctx.stateDir, `${name}-`));
   try {
     // The owner first: a runner killed right after the start leaves a record prune can judge.
-    const record: OwnerRecord = { instance: name, runId: spec.runId, ...currentOwner(spec) };
+    const record: OwnerRecord = { instance: name, runId: spec.runId, ...core.currentOwner(spec) };
     await writeFile(join(stateDir, OWNER_FILE), `${JSON.stringify(record)}\n`, { mode: 0o600 });
     args.push(...(await hardeningArgs(stateDir)));
     if (spec.scratch) {
@@ -478,8 +462,8 @@ class ApptainerSandbox implements contract.Sandbox {
   }
 
   async exec(command: string[] | string, options: contract.ExecOptions = {}): Promise<contract.ExecResult> {
-    const r = await this.#run(toArgv(command), options);
-    return execResult(r, r.timedOut, r.durationMs);
+    const r = await this.#run(output.toArgv(command), options);
+    return core.execResult(r, r.timedOut, r.durationMs);
   }
 
   /**
@@ -487,7 +471,7 @@ class ApptainerSandbox implements contract.Sandbox {
    * WRAPPER ... -- timeout -k ... argv` (the benchmark times each layer of it: execCommandLine).
    */
   commandLine(argv: string[], options: contract.ExecOptions = {}): [string, ...string[]] {
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs ?? output.DEFAULT_TIMEOUT_MS;
     const cwd = posix.resolve(this.spec.workdir, options.cwd ?? ".");
     const env = { ...BASE_ENV, ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env };
     // RLIMIT_NPROC is counted per user namespace, i.e. per instance: its own tasks plus pidsLimit.
@@ -502,7 +486,7 @@ class ApptainerSandbox implements contract.Sandbox {
       ...envAssignments(env),
       "--",
       // The in-container deadline is the backup: the host kills the exec first (runCapped).
-      ...withTimeout(argv, timeoutMs + BACKUP_TIMEOUT_SLACK_SEC * 1000),
+      ...output.withTimeout(argv, timeoutMs + BACKUP_TIMEOUT_SLACK_SEC * 1000),
     ];
     const args = ["-q", "exec", "--cleanenv", "--pwd", cwd, `instance://${this.#name}`, ...inner];
     return [...this.#pin, this.#ctx.bin, ...args] as [string, ...string[]];
@@ -511,17 +495,19 @@ class ApptainerSandbox implements contract.Sandbox {
   /** One exec inside the instance, under the rlimit and timeout wrapper. */
   async #run(argv: string[], options: contract.ExecOptions): Promise<RawExec> {
     if (this.#stopping) throw new contract.SandboxError(`sandbox ${this.#name} is stopped`);
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs ?? output.DEFAULT_TIMEOUT_MS;
     const [bin, ...binArgs] = this.commandLine(argv, options);
     const r = await runCapped(bin, binArgs, {
       stdin: options.stdin,
-      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      maxOutputBytes: options.maxOutputBytes ?? output.DEFAULT_MAX_OUTPUT_BYTES,
       timeoutMs,
       onTimeout: (pid) => killExecTree(pid, this.#nsInit),
       signal: options.signal,
-      watchdogMs: timeoutMs + (BACKUP_TIMEOUT_SLACK_SEC + KILL_GRACE_SEC) * 1000 + HOST_WATCHDOG_SLACK_MS,
+      watchdogMs:
+        timeoutMs + (BACKUP_TIMEOUT_SLACK_SEC + output.KILL_GRACE_SEC) * 1000 + HOST_WATCHDOG_SLACK_MS,
     });
-    const timedOut = r.timeoutFired || r.watchdogFired || endedByTimeout(r.exitCode, r.durationMs, timeoutMs);
+    const timedOut =
+      r.timeoutFired || r.watchdogFired || output.endedByTimeout(r.exitCode, r.durationMs, timeoutMs);
     if (!timedOut && r.exitCode === 255 && /^FATAL:/m.test(r.stderr.bytes().toString()))
       await this.#assertInstanceAlive();
     return { ...r, timedOut };
@@ -536,15 +522,15 @@ class ApptainerSandbox implements contract.Sandbox {
   }
 
   readFile(path: string): Promise<Buffer> {
-    return readSandboxFile(this.spec, path, this.#inside);
+    return core.readSandboxFile(this.spec, path, this.#inside);
   }
 
   writeFile(path: string, data: string | Buffer): Promise<void> {
-    return writeSandboxFile(this.spec, path, data, this.#inside);
+    return core.writeSandboxFile(this.spec, path, data, this.#inside);
   }
 
   /** Runner commands inside (file access): cwd `/`, no extra environment, the default deadline. */
-  readonly #inside: InsideRun = (argv, opts) =>
+  readonly #inside: core.InsideRun = (argv, opts) =>
     this.#run(argv, { cwd: "/", stdin: opts.stdin, maxOutputBytes: opts.maxBytes });
 
   stop(): Promise<void> {
@@ -579,7 +565,7 @@ export function execCommandLine(runId: string, argv: string[]): string[] | undef
   return started.get(runId)?.commandLine(argv);
 }
 
-interface RawExec extends InsideResult {
+interface RawExec extends core.InsideResult {
   timedOut: boolean;
   durationMs: number;
 }
@@ -716,7 +702,7 @@ interface CappedOptions {
   signal?: AbortSignal | undefined;
 }
 
-interface CappedResult extends InsideResult {
+interface CappedResult extends core.InsideResult {
   timeoutFired: boolean;
   watchdogFired: boolean;
   durationMs: number;
@@ -734,8 +720,8 @@ async function runCapped(bin: string, args: string[], options: CappedOptions): P
     detached: true, // own process group: the watchdog kills apptainer and everything it started
     stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
-  const out = new CappedBuffer(options.maxOutputBytes);
-  const err = new CappedBuffer(options.maxOutputBytes);
+  const out = new output.CappedBuffer(options.maxOutputBytes);
+  const err = new output.CappedBuffer(options.maxOutputBytes);
   child.stdout?.on("data", (c: Buffer) => out.push(c));
   child.stderr?.on("data", (c: Buffer) => err.push(c));
   if (options.stdin !== undefined && child.stdin) {
@@ -867,7 +853,7 @@ function stopInstanceSync(ctx: BackendContext, name: string): void {
 async function pruneInstances(ctx: BackendContext, scope: contract.PruneScope): Promise<string[]> {
   const running = new Set(await listInstances(ctx));
   const records = await ownerRecords(ctx.stateDir);
-  const kept = new Set(records.filter((r) => !mayPrune(r.runId, r, scope)).map((r) => r.instance));
+  const kept = new Set(records.filter((r) => !core.mayPrune(r.runId, r, scope)).map((r) => r.instance));
   const removed: string[] = [];
   for (const record of records) {
     if (kept.has(record.instance)) continue;
