@@ -187,11 +187,9 @@ class GuardedSandbox implements Sandbox {
     }
     // (A root runner's host-side write gives the file to the sandbox user: core.ts writeSandboxFile.)
     await this.#inner.writeFile(path, data);
-    if (this.#quota) {
-      const over = await this.#measure();
-      this.#exceeded = over;
-      if (over) throw over;
-    }
+    // It fitted under the limit (checked above), so the folder is under it now; a write elsewhere
+    // (/tmp, a declared mount) leaves the task folder as it was.
+    if (this.#quota && route.where === "task") this.#exceeded = undefined;
   }
 
   stop(): Promise<void> {
