@@ -266,6 +266,10 @@ function refusal(code: string | undefined, error: unknown, shownAs: string, what
   if (code === "ENOENT") {
     return Object.assign(new Error(`${shownAs}: no such file or folder in the task folder`), { code });
   }
+  if (code === "ENXIO") {
+    // A socket, or a FIFO opened for writing with no reader: never a regular file.
+    return new HostPathRefused(shownAs, `${what} is not a regular file (a socket or a FIFO)`);
+  }
   return error instanceof Error ? error : new Error(String(error));
 }
 

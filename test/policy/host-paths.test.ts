@@ -149,7 +149,11 @@ describe("capped reads and hashing of hostile files", () => {
       "-c",
       `import socket; socket.socket(socket.AF_UNIX).bind(${JSON.stringify(join(task, "sock"))})`,
     ]);
-    expect(() => readTaskFile(task, "sock")).toThrow(/not a regular file|ENXIO/);
+    expect(() => readTaskFile(task, "sock")).toThrow(HostPathRefused);
+    expect(() => readTaskFile(task, "sock")).toThrow(/not a regular file/);
+    expect(() => writeTaskFile(task, "sock", "x")).toThrow(/not a regular file/);
+    execFileSync("mkfifo", [join(task, "fifo")]);
+    expect(() => writeTaskFile(task, "fifo", "x")).toThrow(HostPathRefused); // no reader: ENXIO, refused
   });
 
   it("hashRegularFile: sha256 of a regular file, 'missing', and refusals for FIFOs, links and too-large files", () => {
