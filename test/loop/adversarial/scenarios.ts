@@ -6,7 +6,8 @@
 // from source in /tmp/sum-check and compares its output on checks/input.txt (checks/run.sh, which
 // calls checks/compare.py); check 2 compares result.txt. Variants overlay the base folder:
 // sumfix-tree (the fix is a sub-SAM), sumfix-hidden (check 1 compares against a hidden reference),
-// sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`).
+// sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`),
+// sumfix-mixed (checks/ also holds a file that is not an asset, so it is no asset folder).
 // Agents: test/fixtures/adversarial/agents/.
 import {
   chmodSync,
@@ -37,7 +38,13 @@ const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "check
 /** A setuid/setgid file next to the task folder: the runner's host-side walks must not reach it. */
 const SENTINEL = { name: "sentinel.txt", text: "sentinel\n", mode: 0o6755 };
 
-export type TaskVariant = "sumfix" | "sumfix-tree" | "sumfix-hidden" | "sumfix-allowlist" | "sumfix-inline";
+export type TaskVariant =
+  | "sumfix"
+  | "sumfix-tree"
+  | "sumfix-hidden"
+  | "sumfix-allowlist"
+  | "sumfix-inline"
+  | "sumfix-mixed";
 
 export interface Workspace {
   root: string;
@@ -307,10 +314,10 @@ export const scenarios: Scenario[] = [
     agent: "shadow-module.yaml",
     verify(run) {
       expect(run.tools[0]?.output).toContain("compare exits 0"); // the shadow works in the work sandbox
-      const removed = run.history.flatMap((e) => (e.type === "asset_cleanup" ? e.removed : []));
-      expect(removed.join(" "), "asset_cleanup history events").toContain("checks/json.py");
       failedBecauseOf(run, "root/check-1");
       failedBecauseOf(run, "root/check-2");
+      const removed = run.history.flatMap((e) => (e.type === "asset_cleanup" ? e.removed : []));
+      expect(removed.join(" "), "asset_cleanup history events").toContain("checks/json.py");
       expect(existsSync(join(run.ws.taskDir, "checks/json.py"))).toBe(false);
     },
   },
@@ -320,10 +327,10 @@ export const scenarios: Scenario[] = [
     agent: "shadow-package.yaml",
     verify(run) {
       expect(run.tools[0]?.output).toContain("compare exits 0");
-      const removed = run.history.flatMap((e) => (e.type === "asset_cleanup" ? e.removed : []));
-      expect(removed.join(" "), "asset_cleanup history events").toContain("checks/json");
       failedBecauseOf(run, "root/check-1");
       failedBecauseOf(run, "root/check-2");
+      const removed = run.history.flatMap((e) => (e.type === "asset_cleanup" ? e.removed : []));
+      expect(removed.join(" "), "asset_cleanup history events").toContain("checks/json");
       expect(existsSync(join(run.ws.taskDir, "checks/json"))).toBe(false);
     },
   },
@@ -332,6 +339,7 @@ export const scenarios: Scenario[] = [
     task: "sumfix-tree",
     agent: "subsam-broken.yaml",
     verify(run) {
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
       expect(run.history.find((e) => e.type === "node_complete")).toMatchObject({ node: "root/1" });
       // Iteration 2 works on the root; its checks cover the whole tree again.
       const rootChecks = checkEvents(run).filter((e) => e.iteration === 2);
@@ -426,6 +434,16 @@ export const scenarios: Scenario[] = [
       expect(readFileSync(join(run.ws.taskDir, "result.txt"), "utf8")).toBe("462\n");
       expect(readFileSync(join(run.ws.taskDir, "src/sum.c"), "utf8")).not.toContain("reviewed");
       expect(existsSync(join(run.ws.taskDir, "reviewed.txt"))).toBe(false);
+    },
+  },
+  {
+    name: "14. a module shadowing the standard library next to a Python asset in a folder that also holds other files does not pass the checks",
+    task: "sumfix-mixed",
+    agent: "shadow-module.yaml",
+    verify(run) {
+      expect(run.tools[0]?.output).toContain("compare exits 0");
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
     },
   },
   {
