@@ -309,6 +309,14 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: "4d. a look-alike asset folder the runner may not read is tampering",
+    task: "sumfix",
+    agent: "locked-checks-folder.yaml",
+    verify(run) {
+      failedAsTampering(run);
+    },
+  },
+  {
     name: "5. a module shadowing the standard library next to a Python asset is removed before the checks",
     task: "sumfix",
     agent: "shadow-module.yaml",
