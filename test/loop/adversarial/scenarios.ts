@@ -26,7 +26,7 @@ import { expect } from "vitest";
 import { readTape } from "../../../runner/audit/verify.ts";
 import type { RunResult } from "../../../runner/loop/run.ts";
 import { runTask } from "../../../runner/loop/setup.ts";
-import { type HistoryEvent, readHistory } from "../../../runner/memory/history.ts";
+import { type HistoryRecord, readHistory } from "../../../runner/memory/history.ts";
 
 const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathname;
 
@@ -64,7 +64,7 @@ export interface ToolExchange {
 export interface AdversarialRun {
   ws: Workspace;
   result: RunResult;
-  history: HistoryEvent[];
+  history: HistoryRecord[];
   /** The raw text of the run's records (audit tape, history, task memory), for leak scans. */
   records: string;
   /** Every work-agent tool call and its result, in order. */
@@ -248,6 +248,13 @@ export const scenarios: Scenario[] = [
     verify(run) {
       failedBecauseOf(run, "root/check-1");
       expect(run.tools[0]?.output).toContain("started");
+      // The writer ran during the pass, and stopped with the work sandbox, before the checks.
+      const late = lstatSync(join(run.ws.taskDir, "late.txt"));
+      const firstCheck = checkEvents(run)[0]?.time ?? "";
+      expect(
+        late.mtime.toISOString() <= firstCheck,
+        `late.txt written at ${late.mtime.toISOString()}, first check ${firstCheck}`,
+      ).toBe(true);
     },
   },
   {
