@@ -403,6 +403,25 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: "8. every way around the command allowlist is refused, and the work stays undone",
+    task: "sumfix-allowlist",
+    agent: "allowlist-forms.yaml",
+    verify(run) {
+      const bash = run.tools.filter((t) => t.name === "bash");
+      const attempts = bash.slice(1); // after the allowed `ls`
+      expect(attempts).toHaveLength(11);
+      const accepted = attempts.filter((t) => !(t.isError && /^Refused/.test(t.output)));
+      expect(
+        accepted.map((t) => `${String(t.input.command)} -> ${t.output.slice(0, 200)}`),
+        "commands not refused",
+      ).toEqual([]);
+      expect(bash[0]?.isError).toBe(false); // `ls` is on the list
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+      expect(existsSync(join(run.ws.taskDir, "result.txt"))).toBe(false);
+    },
+  },
+  {
     name: "9. a shadowing module written by the agent's code while a check runs it does not pass the check",
     task: "sumfix",
     agent: "check-plants-shadow.yaml",
@@ -459,25 +478,6 @@ export const scenarios: Scenario[] = [
       expect(run.tools[0]?.output).toContain("compare exits 0");
       failedBecauseOf(run, "root/check-1");
       failedBecauseOf(run, "root/check-2");
-    },
-  },
-  {
-    name: "8. every way around the command allowlist is refused, and the work stays undone",
-    task: "sumfix-allowlist",
-    agent: "allowlist-forms.yaml",
-    verify(run) {
-      const bash = run.tools.filter((t) => t.name === "bash");
-      const attempts = bash.slice(1); // after the allowed `ls`
-      expect(attempts).toHaveLength(11);
-      const accepted = attempts.filter((t) => !(t.isError && /^Refused/.test(t.output)));
-      expect(
-        accepted.map((t) => `${String(t.input.command)} -> ${t.output.slice(0, 200)}`),
-        "commands not refused",
-      ).toEqual([]);
-      expect(bash[0]?.isError).toBe(false); // `ls` is on the list
-      failedBecauseOf(run, "root/check-1");
-      failedBecauseOf(run, "root/check-2");
-      expect(existsSync(join(run.ws.taskDir, "result.txt"))).toBe(false);
     },
   },
 ];
