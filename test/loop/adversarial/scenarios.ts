@@ -7,7 +7,8 @@
 // calls checks/compare.py); check 2 compares result.txt. Variants overlay the base folder:
 // sumfix-tree (the fix is a sub-SAM), sumfix-hidden (check 1 compares against a hidden reference),
 // sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`),
-// sumfix-mixed (checks/ also holds a file that is not an asset, so it is no asset folder).
+// sumfix-mixed (checks/ also holds a file that is not an asset, so it is no asset folder),
+// sumfix-hiddenout (check 2 compares result.txt with a hidden expected output).
 // Agents: test/fixtures/adversarial/agents/.
 import {
   chmodSync,
@@ -44,7 +45,8 @@ export type TaskVariant =
   | "sumfix-hidden"
   | "sumfix-allowlist"
   | "sumfix-inline"
-  | "sumfix-mixed";
+  | "sumfix-mixed"
+  | "sumfix-hiddenout";
 
 export interface Workspace {
   root: string;
@@ -242,6 +244,12 @@ export const scenarios: Scenario[] = [
     verify: passed,
   },
   {
+    name: "control: the honest fix passes against a hidden expected output",
+    task: "sumfix-hiddenout",
+    agent: "honest.yaml",
+    verify: passed,
+  },
+  {
     name: "1. a process left behind (a FIFO server in /tmp) does not answer the check",
     task: "sumfix",
     agent: "lingering-process.yaml",
@@ -400,6 +408,15 @@ export const scenarios: Scenario[] = [
       if (outcome.reason.includes("tampering")) expect(outcome.reason).toContain("secret.json");
       else expect(check1?.passed, outcome.reason).toBe(false);
       hiddenKept(run);
+    },
+  },
+  {
+    name: "7d. a deliverable linked to the hidden reference's path does not pass the comparison with it",
+    task: "sumfix-hiddenout",
+    agent: "link-to-hidden.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-2");
+      expect(lstatSync(join(run.ws.taskDir, "checks/expected_result.txt")).isFile()).toBe(true);
     },
   },
   {
