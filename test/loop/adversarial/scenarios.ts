@@ -420,6 +420,15 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: "7e. the agent's code cannot answer a check by reading the hidden reference while the check runs it",
+    task: "sumfix-hidden",
+    agent: "hidden-read-by-code.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-1");
+      hiddenKept(run);
+    },
+  },
+  {
     name: "8. every way around the command allowlist is refused, and the work stays undone",
     task: "sumfix-allowlist",
     agent: "allowlist-forms.yaml",
