@@ -33,6 +33,8 @@ export interface CheckRunOptions {
   node: SamNode;
   /** Prepended to every check's output (e.g. the deliverable-link report). */
   notice?: string;
+  /** Kills a running check (the run's wall-time deadline). */
+  signal?: AbortSignal;
   onCheck?: (outcome: CheckOutcome) => void;
 }
 
@@ -52,6 +54,7 @@ export async function runChecks(options: CheckRunOptions): Promise<CheckOutcome[
       const result = await options.sandbox.exec(["sh", "-c", check.command], {
         timeoutMs: check.timeoutSec * 1000,
         maxOutputBytes: CHECK_OUTPUT_BYTES,
+        ...(options.signal ? { signal: options.signal } : {}),
       });
       const output = [options.notice, result.stdout, result.stderr].filter(Boolean).join("\n");
       const outcome: CheckOutcome = {

@@ -17,7 +17,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { readTaskFile } from "../policy/host-paths.ts";
+import { MAX_HASH_BYTES, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import { assetOnlyFolders } from "../sam/asset-folders.ts";
 
@@ -68,7 +68,7 @@ export function capturePristine(
   for (const request of requests) {
     if (seen.has(request.rel)) continue;
     seen.add(request.rel);
-    const data = readTaskFile(taskDir, request.rel);
+    const data = readTaskFile(taskDir, request.rel, request.rel, MAX_HASH_BYTES);
     const stat = lstatSync(join(taskDir, request.rel));
     const copy = join(dest, request.rel);
     mkdirSync(dirname(copy), { recursive: true, mode: 0o700 });
@@ -133,7 +133,7 @@ function fileProblem(taskDir: string, file: PristineFile): string | undefined {
   if (!stat) return "missing";
   if (!stat.isFile()) return `replaced by ${describeNonFile(stat, join(taskDir, file.rel))}`;
   if (stat.nlink > 1) return "has other hard links (its content could be changed through them)";
-  const actual = sha256(readTaskFile(taskDir, file.rel));
+  const actual = sha256(readTaskFile(taskDir, file.rel, file.rel, MAX_HASH_BYTES));
   return actual === file.sha256
     ? undefined
     : `changed content (sha256 ${file.sha256.slice(0, 12)}... -> ${actual.slice(0, 12)}...)`;

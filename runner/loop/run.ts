@@ -19,9 +19,10 @@ import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
 import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
+import { measureTaskFolder } from "../policy/host-paths.ts";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
-import type { Sandbox, SandboxBackend } from "../sandbox/types.ts";
+import type { QuotaExceeded, Sandbox, SandboxBackend } from "../sandbox/types.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import { copyForChecks } from "./check-copy.ts";
@@ -58,7 +59,11 @@ export interface RunDeps {
     budget: { usd: number; tokens: number },
   ): Promise<Model & { close(): Promise<void> }>;
   /** Default-deny policy: the spec granted to this SAM. */
-  resolveSpec(sam: SamDocument, runId: string): Promise<SandboxSpec> | SandboxSpec;
+  resolveSpec(
+    sam: SamDocument,
+    runId: string,
+    grant?: { taskFolderBaseBytes?: number },
+  ): Promise<SandboxSpec> | SandboxSpec;
   /** Skill index and texts (optional: no skills when absent). */
   skills?: { index: string; names: readonly string[]; text(name: string): { text: string; sha256: string } };
   /** Extra work-agent tools granted to this run (e.g. SLURM job tools when the SAM asks for jobs). */
@@ -118,6 +123,8 @@ async function firstCheckpointAndDrive(
     folder.files.pristine,
   );
   hideAssets(spec.taskDir, pristine);
+  // The task-folder quota counts what the whole run adds to what the folder held at start.
+  const { allocatedBytes } = await measureTaskFolder(spec.taskDir);
   const state: RunState = {
     version: 1,
     runId,
@@ -125,6 +132,7 @@ async function firstCheckpointAndDrive(
     samSha256: options.sam.sha256,
     samFiles: options.sam.files,
     pristine,
+    taskFolderBaseBytes: allocatedBytes,
     backend: deps.backend.name,
     ...(options.model ? { model: options.model } : {}),
     phase: "created",
@@ -239,6 +247,15 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
   const budget = new RunBudget(limits, state.spent);
   const audit = new AuditTape(ctx.folder.files.audit, { runId: state.runId });
   let model: (Model & { close(): Promise<void> }) | undefined;
+  // Wall time is also enforced inside the sandbox: at the deadline every running command (a tool
+  // call, a check) is killed, whatever the agent's files do; the next budget check ends the run.
+  const wall = new AbortController();
+  const deadline = setTimeout(
+    () => wall.abort(),
+    Math.max(0, limits.walltimeSec * 1000 - budget.elapsedMs()),
+  );
+  deadline.unref();
+  const commandSignal = deps.signal ? AbortSignal.any([deps.signal, wall.signal]) : wall.signal;
   try {
     model = await deps.openModel(audit, { usd: limits.usd, tokens: limits.tokens });
     const live: Live = {
@@ -249,13 +266,14 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
         allowCommands: ctx.sam.metadata.allowCommands,
         bashTimeoutMs: limits.bashTimeoutSec * 1000,
         maxOutputChars: limits.toolOutputChars,
-        signal: deps.signal,
+        signal: commandSignal,
       },
       status: initialStatus(ctx, limits),
     };
     emit(deps, live, {});
     while (state.phase !== "ended") await step(ctx, live, deps);
   } finally {
+    clearTimeout(deadline);
     state.spent = { tokens: budget.tokens, usd: budget.usd, elapsedMs: budget.elapsedMs() };
     await model?.close().catch(() => undefined);
     audit.close();
@@ -317,7 +335,9 @@ async function openSandbox(
   const { state } = ctx;
   const name = `${state.runId}${state.resumes > 0 ? `-r${state.resumes}` : ""}-${role}${state.iteration}`;
   // Resolved for the run (its labels and environment name the run), started under the phase's name.
-  const granted = await deps.resolveSpec(ctx.sam, state.runId);
+  const granted = await deps.resolveSpec(ctx.sam, state.runId, {
+    ...(state.taskFolderBaseBytes !== undefined ? { taskFolderBaseBytes: state.taskFolderBaseBytes } : {}),
+  });
   const changes = grantDifferences(ctx.spec, granted);
   if (changes.length > 0) throw new GrantChanged(name, changes);
   const spec = phaseSpec(granted, role, ctx.state.pristine);
@@ -520,8 +540,9 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
     name,
     ...(deps.skills?.text(name) ?? { text: "", sha256: "" }),
   }));
-  const result = await withSandbox(ctx, deps, "work", undefined, (sandbox) =>
-    runPass({
+  let overQuota: QuotaExceeded | undefined;
+  const result = await withSandbox(ctx, deps, "work", undefined, async (sandbox) => {
+    const pass = await runPass({
       model: live.model,
       tools: deps.extraWorkTools?.length
         ? new Map([...workTools, ...deps.extraWorkTools.map((t) => [t.name, t] as const)])
@@ -542,8 +563,12 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
       blockerNudge,
       onEvent: (event) => onPassEvent(ctx, live, deps, event),
       signal: deps.signal,
-    }),
-  );
+    });
+    // Over the task-folder quota when the pass ended: the agent did not clean up after the
+    // refused tool calls, so the run ends (the checks would only fill the disk further).
+    overQuota = sandbox.quotaExceeded?.();
+    return pass;
+  });
   const exit = result.exit;
   state.work = {
     exit: exit.type,
@@ -576,6 +601,15 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
     endRun(ctx, live, { status: "failed", reason: exit.reason });
     return "ended";
   }
+  if (overQuota) {
+    ctx.history.append({
+      type: "limit",
+      iteration: state.iteration,
+      limit: "quota",
+      detail: overQuota.message,
+    });
+    return finish(ctx, live, deps, { status: "failed", reason: `task-folder quota: ${overQuota.message}` });
+  }
   return "work";
 }
 
@@ -606,6 +640,7 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
         sandbox,
         node,
         notice,
+        signal: live.toolContext.signal,
         onCheck: (outcome) => {
           const c = checkDir ? withheld(ctx, outcome) : outcome;
           shown.push(c);

@@ -105,7 +105,8 @@ async function deps(
   );
   return {
     backend,
-    resolveSpec: (sam, runId) => resolveSpec(sam, site.policy, { home: options.home, runId }),
+    resolveSpec: (sam, runId, grant) =>
+      resolveSpec(sam, site.policy, { home: options.home, runId, ...grant }),
     openModel: (audit: AuditTape, budget) =>
       createModel(model, audit, { budget, ...(options.retry ? { retry: options.retry } : {}) }),
     skills: await skillsFor(options.home, samFile),

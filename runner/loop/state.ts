@@ -30,6 +30,8 @@ export interface RunState {
   samFiles: { file: string; sha256: string }[];
   /** The runner's copies of SAM files and check assets (runs/<id>/pristine/), hashed at start. */
   pristine: PristineSet;
+  /** Allocated bytes of the task folder at start: the base of the task-folder quota. */
+  taskFolderBaseBytes?: number;
   backend: string;
   /** Model spec the run was started with (`scripted:FILE`, a models config path). */
   model?: string;
