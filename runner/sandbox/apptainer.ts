@@ -365,8 +365,69 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
     throw err;
   }
   const pin = await cpuPinning(spec.cpus, name);
-  return new ApptainerSandbox(ctx, spec, name, stateDir, await findNsInit(ctx, name), pin);
+  const nsInit = await findNsInit(ctx, name);
+  if (nsInit) await sealInstance(nsInit);
+  return new ApptainerSandbox(ctx, spec, name, stateDir, nsInit, pin);
 }
+
+/**
+ * Closes what seccomp and the /proc/1 mask leave open, from the host, as the instance's owner (the
+ * instance's user namespace is ours, so joining it gives every capability in it), with a short perl
+ * program (perl: on the host, not in the image; it calls setns and mount itself, where util-linux's
+ * nsenter and mount drop or refuse those capabilities for a non-root uid):
+ * - `user.max_user_namespaces` of the instance's user namespace set to 0: no process of the sandbox
+ *   can create a user namespace by any call (clone3 included, which seccomp cannot judge);
+ * - in the instance's mount namespace, the empty /proc/1 bound over /proc/TID of every thread of
+ *   the init: their environ is the init's (Apptainer's ENGINE_CONFIG).
+ * Best effort on hosts without perl (docs/apptainer.md says what stays open then); threads the init
+ * starts later are masked before the next exec (ApptainerSandbox.#run).
+ */
+async function sealInstance(init: NsInit): Promise<void> {
+  const threads = (await initThreads(init.pid)).filter((t) => !init.sealed.has(t.host));
+  const tids = threads.map((t) => t.inner);
+  const perl = await findOnPath("perl");
+  if (!perl) return;
+  const [setns, mount] = process.arch === "arm64" ? [268, 40] : [308, 165];
+  const r = await execa(perl, ["-e", SEAL_PERL, String(setns), String(mount), String(init.pid), ...tids], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    extendEnv: false,
+    cwd: NEUTRAL_CWD,
+    reject: false,
+    stdin: "ignore",
+    timeout: 20_000,
+  });
+  if (r.exitCode !== 0) return;
+  init.sealedOnce = true;
+  for (const t of threads) init.sealed.add(t.host);
+}
+
+/** The init's threads other than itself: host id and id in the instance's PID namespace. */
+async function initThreads(pid: number): Promise<{ host: string; inner: string }[]> {
+  const threads: { host: string; inner: string }[] = [];
+  for (const task of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const status = await readFile(`/proc/${pid}/task/${task}/status`, "latin1").catch(() => "");
+    const inner = /^NSpid:\s+([\d\s]+)$/m.exec(status)?.[1]?.trim().split(/\s+/).at(-1);
+    if (inner && inner !== "1") threads.push({ host: task, inner });
+  }
+  return threads;
+}
+
+/** argv: setns and mount syscall numbers, the init's host pid, the thread ids to mask. */
+const SEAL_PERL = `
+use strict;
+my ($SETNS, $MOUNT, $pid, @tids) = @ARGV;
+open(my $user, "<", "/proc/$pid/ns/user") or die "user namespace: $!\n";
+open(my $mnt, "<", "/proc/$pid/ns/mnt") or die "mount namespace: $!\n";
+syscall($SETNS, fileno($user), 0x10000000) == 0 or die "join the user namespace: $!\n";
+open(my $max, ">", "/proc/sys/user/max_user_namespaces") or die "max_user_namespaces: $!\n";
+print $max "0\n";
+close($max) or die "max_user_namespaces: $!\n";
+syscall($SETNS, fileno($mnt), 0x00020000) == 0 or die "join the mount namespace: $!\n";
+for my $tid (@tids) {
+  my ($src, $dst) = ("/proc/1", "/proc/$tid");
+  syscall($MOUNT, $src, $dst, 0, 4096, 0) == 0 or die "mask /proc/$tid: $!\n";
+}
+`;
 
 /**
  * What every instance gets on top of the spec:
@@ -374,7 +435,8 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
  *   that refuses new user namespaces (`unshare -r`, clone with CLONE_NEWUSER), namespace joins and
  *   every mount call: the sandbox cannot build itself a namespace where it holds capabilities;
  * - an empty, read-only folder over `/proc/1`: the instance's init carries Apptainer's ENGINE_CONFIG
- *   (bind sources, image, the user's home) in its environment, readable by the same uid.
+ *   (bind sources, image, the user's home) in its environment, readable by the same uid (its
+ *   threads' /proc entries are masked after the start: sealInstance).
  */
 async function hardeningArgs(stateDir: string): Promise<string[]> {
   const profile = join(stateDir, "seccomp.json");
@@ -391,8 +453,9 @@ const CLONE_NEWUSER = 0x10000000;
  * The sandbox's seccomp profile (OCI format, as Apptainer reads it): everything is allowed but the
  * calls that build or join namespaces or mount; those fail with EPERM (Apptainer ignores `errnoRet`).
  * clone3 stays allowed: its flags sit in memory, which seccomp cannot read, and refusing it with
- * EPERM (not ENOSYS, after which libc would fall back to clone) breaks every new thread. So a
- * program that calls clone3 itself with CLONE_NEWUSER still gets a user namespace (docs/apptainer.md).
+ * EPERM (not ENOSYS, after which libc would fall back to clone) breaks every new thread. A raw
+ * clone3(CLONE_NEWUSER) is refused by the kernel instead: sealInstance sets the instance's
+ * max_user_namespaces to 0 (docs/apptainer.md).
  */
 export function seccompProfile(arch: string): object {
   const architectures =
@@ -496,6 +559,7 @@ class ApptainerSandbox implements contract.Sandbox {
   async #run(argv: string[], options: contract.ExecOptions): Promise<RawExec> {
     if (this.#stopping) throw new contract.SandboxError(`sandbox ${this.#name} is stopped`);
     const timeoutMs = options.timeoutMs ?? output.DEFAULT_TIMEOUT_MS;
+    await this.#resealIfNeeded();
     const [bin, ...binArgs] = this.commandLine(argv, options);
     const r = await runCapped(bin, binArgs, {
       stdin: options.stdin,
@@ -511,6 +575,14 @@ class ApptainerSandbox implements contract.Sandbox {
     if (!timedOut && r.exitCode === 255 && /^FATAL:/m.test(r.stderr.bytes().toString()))
       await this.#assertInstanceAlive();
     return { ...r, timedOut };
+  }
+
+  /** A thread the init started since the last exec gets its /proc entry masked first. */
+  async #resealIfNeeded(): Promise<void> {
+    const init = this.#nsInit;
+    if (!init?.sealedOnce) return;
+    const now = await readdir(`/proc/${init.pid}/task`).catch(() => [] as string[]);
+    if (now.some((task) => task !== String(init.pid) && !init.sealed.has(task))) await sealInstance(init);
   }
 
   /** Exit 255 with FATAL may be the command's own; it is the engine's when the instance is gone. */
@@ -639,6 +711,10 @@ interface NsInit {
   own: Set<number>;
   /** Tasks in the instance's user namespace at start (init, FUSE helpers): the NPROC baseline. */
   baseTasks: number;
+  /** The init's threads (host ids) whose /proc entry is masked inside (sealInstance). */
+  sealed: Set<string>;
+  /** Whether sealInstance has worked once (then new threads are masked before each exec). */
+  sealedOnce?: boolean;
 }
 
 /** Finds the instance's PID-namespace init: the host pid whose NSpid ends in 1 in its tree. */
@@ -653,7 +729,12 @@ async function findNsInit(ctx: BackendContext, name: string): Promise<NsInit | u
     if (nspid && nspid.length > 1 && nspid.at(-1) === "1") {
       const own = new Set([...parents].filter(([, pp]) => pp === pid).map(([p]) => p));
       const userNs = await readlink(`/proc/${pid}/ns/user`).catch(() => "");
-      return { pid, own, baseTasks: userNs ? await countNamespaceTasks(userNs) : 0 };
+      return {
+        pid,
+        own,
+        baseTasks: userNs ? await countNamespaceTasks(userNs) : 0,
+        sealed: new Set<string>(),
+      };
     }
   }
   return undefined;

@@ -35,7 +35,7 @@ import {
   TRUNCATION_MARKER,
 } from "../../runner/sandbox/types.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
-import { type KnownGap, ownersAndHostView } from "./conformance-owners.ts";
+import { ownersAndHostView } from "./conformance-owners.ts";
 
 export interface ConformanceOptions {
   /** Image the sandboxes run (needs sh, bash, coreutils, grep, util-linux: `scifi-base:bookworm` has them). */
@@ -62,8 +62,6 @@ export interface ConformanceOptions {
    * exits with its own error; unprivileged Apptainer without delegated cgroups). Default `oom-kill`.
    */
   memoryLimit?: "oom-kill" | "allocation-fails";
-  /** Attacks this backend is known not to stop yet (each documented): their tests must fail. */
-  knownGaps?: KnownGap[];
 }
 
 const MiB = 1024 ** 2;
@@ -699,7 +697,6 @@ export function sandboxConformance(
       newSpec,
       start: (extra) => start(extra),
       ...(options.exists ? { exists: options.exists } : {}),
-      knownGaps: options.knownGaps ?? [],
     });
   });
 }

@@ -11,8 +11,6 @@ sandboxConformance("apptainer", () => createApptainerBackend(), {
   skip: false,
   // No delegated cgroups for an unprivileged user: the backend caps memory with an address-space rlimit.
   memoryLimit: "allocation-fails",
-  // The init's threads show Apptainer's ENGINE_CONFIG (docs/apptainer.md, "What the sandbox sees").
-  knownGaps: ["init-threads-environ"],
   exists: async (runId) => {
     const r = await execa("apptainer", ["instance", "list", "--json"]);
     const list = JSON.parse(r.stdout) as { instances?: { instance: string }[] };
