@@ -8,7 +8,8 @@
 // sumfix-tree (the fix is a sub-SAM), sumfix-hidden (check 1 compares against a hidden reference),
 // sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`),
 // sumfix-mixed (checks/ also holds a file that is not an asset, so it is no asset folder),
-// sumfix-hiddenout (check 2 compares result.txt with a hidden expected output).
+// sumfix-hiddenout (check 2 compares result.txt with a hidden expected output), sumfix-parts (the
+// fix is a referenced sub-SAM file, parts/fix.md).
 // Agents: test/fixtures/adversarial/agents/.
 import {
   chmodSync,
@@ -46,7 +47,8 @@ export type TaskVariant =
   | "sumfix-allowlist"
   | "sumfix-inline"
   | "sumfix-mixed"
-  | "sumfix-hiddenout";
+  | "sumfix-hiddenout"
+  | "sumfix-parts";
 
 export interface Workspace {
   root: string;
@@ -329,6 +331,18 @@ export const scenarios: Scenario[] = [
     agent: "locked-checks-folder.yaml",
     verify(run) {
       failedAsTampering(run);
+    },
+  },
+  {
+    name: "4e. a referenced sub-SAM file swapped through its renamed folder is tampering",
+    task: "sumfix-parts",
+    agent: "renamed-subsam.yaml",
+    verify(run) {
+      const { outcome } = run.result;
+      expect(outcome.status, outcome.reason).toBe("failed");
+      expect(outcome.reason).toContain("tampering");
+      expect(outcome.reason).toContain("parts/fix.md");
+      expect(checkEvents(run).filter((e) => e.passed)).toEqual([]);
     },
   },
   {
