@@ -5,7 +5,7 @@
 // folder), so the difference is what the fresh sandbox adds: its start and its stop.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runChecks } from "../runner/loop/checks.ts";
+import { runChecks, subtreeChecks } from "../runner/loop/checks.ts";
 import { resolveSpec } from "../runner/policy/resolve.ts";
 import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
 import type { SandboxSpec } from "../runner/policy/spec.ts";
@@ -61,7 +61,7 @@ export async function measureCheckSandbox(options: CheckSandboxOptions): Promise
         { timeoutMs: 300_000 },
       );
       if (fix.exitCode !== 0) throw new Error(`bench set-up failed in the work sandbox: ${fix.stderr}`);
-      const check = (sandbox: Sandbox) => runChecks({ sandbox, node });
+      const check = (sandbox: Sandbox) => runChecks({ sandbox, node, checks: subtreeChecks(node) });
       const mustPass = (outcomes: Awaited<ReturnType<typeof check>>, side: string) => {
         const failed = outcomes.filter((o) => !o.passed);
         if (failed.length > 0 || outcomes.length === 0)

@@ -80,3 +80,23 @@ function copyRegular(from: string, to: string, size: number, allocated: number):
   if (allocated < size) execFileSync("cp", ["--sparse=always", "--no-dereference", "--", from, to]);
   else copyFileSync(from, to);
 }
+
+/** Removes every symlink under `dir` (never following one); returns their relative paths. */
+export function removeLinks(dir: string, maxEntries = 500_000): string[] {
+  const removed: string[] = [];
+  let entries = 0;
+  const stack: string[] = [""];
+  while (stack.length > 0) {
+    const rel = stack.pop() as string;
+    for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
+      if (++entries > maxEntries)
+        throw new CopyTooLarge(`the checks' copy has more than ${maxEntries} entries`);
+      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isSymbolicLink()) {
+        rmSync(join(dir, childRel));
+        removed.push(childRel);
+      } else if (entry.isDirectory()) stack.push(childRel);
+    }
+  }
+  return removed;
+}

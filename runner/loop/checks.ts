@@ -2,7 +2,7 @@
 // run in a sandbox of their own (fresh /tmp, no process of the work pass alive), after the SAM files
 // and check assets were put back from the runner's pristine copies (runner/loop/pristine.ts).
 import type { CheckOutcome } from "../agents/review.ts";
-import type { SamNode } from "../sam/types.ts";
+import type { Check, SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { Tampered } from "./pristine.ts";
 
@@ -27,10 +27,18 @@ export class Tampering extends Error {
   }
 }
 
+/** One check to run, with the node and item it belongs to. */
+export interface PlannedCheck {
+  node: SamNode;
+  item: SamNode["items"][number];
+  check: Check;
+}
+
 export interface CheckRunOptions {
   sandbox: Sandbox;
-  /** The node whose subtree is checked: every check of it and of every sub-SAM below it. */
+  /** The node under review (outcomes of its sub-SAMs' checks name their node). */
   node: SamNode;
+  checks: readonly PlannedCheck[];
   /** Prepended to every check's output (e.g. the deliverable-link report). */
   notice?: string;
   /** Kills a running check (the run's wall-time deadline). */
@@ -39,37 +47,49 @@ export interface CheckRunOptions {
 }
 
 /** Every check of the subtree, children before their parent, in document order. */
-export function subtreeChecks(node: SamNode): { node: SamNode; item: SamNode["items"][number] }[] {
+export function subtreeChecks(node: SamNode): PlannedCheck[] {
   return [
     ...node.children.flatMap((child) => subtreeChecks(child)),
-    ...node.items.filter((item) => item.checks.length > 0).map((item) => ({ node, item })),
+    ...node.items.flatMap((item) => item.checks.map((check) => ({ node, item, check }))),
   ];
 }
 
-/** Runs every check of the node's subtree, in order, in the given (fresh) sandbox. */
+/** Consecutive checks that see the hidden assets, or do not, as one group each (document order kept). */
+export function groupByHidden(
+  checks: readonly PlannedCheck[],
+): { hidden: boolean; checks: PlannedCheck[] }[] {
+  const groups: { hidden: boolean; checks: PlannedCheck[] }[] = [];
+  for (const planned of checks) {
+    const hidden = planned.check.hidden === true;
+    const last = groups.at(-1);
+    if (last && last.hidden === hidden) last.checks.push(planned);
+    else groups.push({ hidden, checks: [planned] });
+  }
+  return groups;
+}
+
+/** Runs the given checks, in order, in the given (fresh) sandbox. */
 export async function runChecks(options: CheckRunOptions): Promise<CheckOutcome[]> {
   const outcomes: CheckOutcome[] = [];
-  for (const { node, item } of subtreeChecks(options.node)) {
-    for (const check of item.checks) {
-      const result = await options.sandbox.exec(["sh", "-c", check.command], {
-        timeoutMs: check.timeoutSec * 1000,
-        maxOutputBytes: CHECK_OUTPUT_BYTES,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      const output = [options.notice, result.stdout, result.stderr].filter(Boolean).join("\n");
-      const outcome: CheckOutcome = {
-        id: check.id,
-        itemId: item.id,
-        ...(node.id !== options.node.id ? { node: node.id } : {}),
-        command: check.command,
-        passed: !result.timedOut && result.exitCode === 0,
-        exitCode: result.exitCode,
-        timedOut: result.timedOut,
-        output: outputTail(output),
-      };
-      outcomes.push(outcome);
-      options.onCheck?.(outcome);
-    }
+  for (const { node, item, check } of options.checks) {
+    const result = await options.sandbox.exec(["sh", "-c", check.command], {
+      timeoutMs: check.timeoutSec * 1000,
+      maxOutputBytes: CHECK_OUTPUT_BYTES,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const output = [options.notice, result.stdout, result.stderr].filter(Boolean).join("\n");
+    const outcome: CheckOutcome = {
+      id: check.id,
+      itemId: item.id,
+      ...(node.id !== options.node.id ? { node: node.id } : {}),
+      command: check.command,
+      passed: !result.timedOut && result.exitCode === 0,
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      output: outputTail(output),
+    };
+    outcomes.push(outcome);
+    options.onCheck?.(outcome);
   }
   return outcomes;
 }

@@ -257,13 +257,33 @@ function listOrEmpty(dir: string) {
 
 /** Follows the link at `rel` as the sandbox would, but only while it stays inside the task folder. */
 function linkProblem(taskDir: string, rel: string, depth: number): DeliverableLink["problem"] | undefined {
-  if (depth > 16) return "dangling";
   const target = safeReadlink(join(taskDir, rel));
-  const inContainer = posix.resolve(posix.join(TASK_MOUNT, posix.dirname(rel)), target);
-  if (inContainer !== TASK_MOUNT && !inContainer.startsWith(`${TASK_MOUNT}/`)) return "outside";
-  const next = inContainer.slice(TASK_MOUNT.length + 1);
-  if (next === "") return undefined;
-  const stat = lstatOrUndefined(join(taskDir, next));
-  if (!stat) return "dangling";
-  return stat.isSymbolicLink() ? linkProblem(taskDir, next, depth + 1) : undefined;
+  return resolveInTask(taskDir, posix.resolve(posix.join(TASK_MOUNT, posix.dirname(rel)), target), depth);
+}
+
+/**
+ * Resolves a container path one component at a time, as the sandbox's kernel would (every link on
+ * the way, intermediate ones too), reading only what lies inside the task folder on the host.
+ */
+function resolveInTask(taskDir: string, path: string, depth: number): DeliverableLink["problem"] | undefined {
+  if (depth > 32) return "dangling";
+  if (path !== TASK_MOUNT && !path.startsWith(`${TASK_MOUNT}/`)) return "outside";
+  const parts = path
+    .slice(TASK_MOUNT.length + 1)
+    .split("/")
+    .filter(Boolean);
+  let current = TASK_MOUNT;
+  for (const [i, part] of parts.entries()) {
+    const next = `${current}/${part}`;
+    const stat = lstatOrUndefined(join(taskDir, next.slice(TASK_MOUNT.length + 1)));
+    if (!stat) return "dangling";
+    if (stat.isSymbolicLink()) {
+      const target = safeReadlink(join(taskDir, next.slice(TASK_MOUNT.length + 1)));
+      const rest = parts.slice(i + 1).join("/");
+      const resolved = posix.resolve(current, target);
+      return resolveInTask(taskDir, rest ? `${resolved}/${rest}` : resolved, depth + 1);
+    }
+    current = next;
+  }
+  return undefined;
 }

@@ -25,8 +25,8 @@ import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { QuotaExceeded, Sandbox, SandboxBackend } from "../sandbox/types.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
-import { copyForChecks } from "./check-copy.ts";
-import { runChecks, Tampering } from "./checks.ts";
+import { copyForChecks, removeLinks } from "./check-copy.ts";
+import { groupByHidden, runChecks, subtreeChecks, Tampering } from "./checks.ts";
 import { type PassEvent, type PassExit, runPass, totalTokens } from "./conversation.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
 import { DEFAULT_LIMITS, type LimitConfig, RunBudget } from "./limits.ts";
@@ -304,8 +304,15 @@ function onCopy(spec: SandboxSpec, copy: string): SandboxSpec {
   return { ...spec, taskDir: copy, mounts: spec.mounts.map((m) => ({ ...m, source: moved(m.source) })) };
 }
 
-/** The check sandbox's environment on top of the grant's: no writable home, no Python user site. */
-const CHECK_ENV = { HOME: "/nonexistent", PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1" };
+/** The check sandbox's environment on top of the grant's: no writable home, no Python user site or cwd import. */
+const CHECK_ENV = {
+  HOME: "/nonexistent",
+  PYTHONNOUSERSITE: "1",
+  PYTHONDONTWRITEBYTECODE: "1",
+  // Neither the working folder (/task, the agent's) nor the script's folder goes first on
+  // sys.path, so no module the agent wrote shadows the standard library in a Python check.
+  PYTHONSAFEPATH: "1",
+};
 
 /**
  * A fresh sandbox for one phase, from a grant resolved again from the parsed SAM and the site
@@ -315,10 +322,10 @@ async function withSandbox<T>(
   ctx: RunContext,
   deps: RunDeps,
   role: SandboxRole,
-  taskCopy: string | undefined,
+  phase: PhaseOptions,
   use: (sandbox: Sandbox) => Promise<T>,
 ): Promise<T> {
-  const sandbox = await openSandbox(ctx, deps, role, taskCopy);
+  const sandbox = await openSandbox(ctx, deps, role, phase);
   try {
     return await use(sandbox);
   } finally {
@@ -326,22 +333,30 @@ async function withSandbox<T>(
   }
 }
 
+/** How a phase's sandbox differs: its name, a copy of the task folder, whether it sees hidden assets. */
+interface PhaseOptions {
+  name?: string;
+  taskCopy?: string;
+  seesHidden?: boolean;
+}
+
 async function openSandbox(
   ctx: RunContext,
   deps: RunDeps,
   role: SandboxRole,
-  taskCopy?: string,
+  phase: PhaseOptions = {},
 ): Promise<Sandbox> {
   const { state } = ctx;
-  const name = `${state.runId}${state.resumes > 0 ? `-r${state.resumes}` : ""}-${role}${state.iteration}`;
+  const resumed = state.resumes > 0 ? `-r${state.resumes}` : "";
+  const name = `${state.runId}${resumed}-${phase.name ?? role}${state.iteration}`;
   // Resolved for the run (its labels and environment name the run), started under the phase's name.
   const granted = await deps.resolveSpec(ctx.sam, state.runId, {
     ...(state.taskFolderBaseBytes !== undefined ? { taskFolderBaseBytes: state.taskFolderBaseBytes } : {}),
   });
   const changes = grantDifferences(ctx.spec, granted);
   if (changes.length > 0) throw new GrantChanged(name, changes);
-  const spec = phaseSpec(granted, role, ctx.state.pristine);
-  return deps.backend.start({ ...(taskCopy ? onCopy(spec, taskCopy) : spec), runId: name });
+  const spec = phaseSpec(granted, role, ctx.state.pristine, phase.seesHidden === true);
+  return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
 }
 
 /**
@@ -351,7 +366,12 @@ async function openSandbox(
  * a home folder (`usercustomize.py`, `.Rprofile`, `.profile`) that agent code wrote during one
  * check runs in the next. The review sees the task folder read-only.
  */
-export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: PristineSet): SandboxSpec {
+export function phaseSpec(
+  spec: SandboxSpec,
+  role: SandboxRole,
+  pristine: PristineSet,
+  seesHidden = false,
+): SandboxSpec {
   if (role === "work") return spec;
   if (role === "checks") {
     const readOnly = (rel: string, reason: string): MountSpec => ({
@@ -363,7 +383,9 @@ export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: Pristi
     const folders = pristine.folders
       .filter((f) => !pristine.folders.some((outer) => f.startsWith(`${outer}/`)))
       .map((f) => readOnly(f, "check asset folder"));
-    const hidden = pristine.files.filter((f) => f.hidden).map((f) => readOnly(f.rel, "hidden check asset"));
+    const hidden = seesHidden
+      ? pristine.files.filter((f) => f.hidden).map((f) => readOnly(f.rel, "hidden check asset"))
+      : [];
     return {
       ...spec,
       network: false,
@@ -541,7 +563,7 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
     ...(deps.skills?.text(name) ?? { text: "", sha256: "" }),
   }));
   let overQuota: QuotaExceeded | undefined;
-  const result = await withSandbox(ctx, deps, "work", undefined, async (sandbox) => {
+  const result = await withSandbox(ctx, deps, "work", {}, async (sandbox) => {
     const pass = await runPass({
       model: live.model,
       tools: deps.extraWorkTools?.length
@@ -629,34 +651,41 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
         .map((l) => `  ${l.path} -> ${l.target} (${l.problem})`)
         .join("\n")}`
     : undefined;
-  // With hidden assets the checks run on a throw-away copy that holds them: what the agent's code
-  // writes while a check runs it (a copy of the reference) never reaches the real task folder.
+  // With hidden assets the checks run on a throw-away copy of the task folder: what the agent's code
+  // writes while a check runs it never reaches the real folder. Only the checks marked `hidden` see
+  // the hidden assets, each run of them in a sandbox of its own; the others run without them.
   const checkDir = hiddenCount(ctx) > 0 ? join(ctx.folder.dir, "checks-copy") : undefined;
   try {
-    if (checkDir) prepareCheckCopy(ctx, checkDir);
+    if (checkDir) copyTaskFolder(ctx, checkDir);
     const shown: CheckOutcome[] = [];
-    await withSandbox(ctx, deps, "checks", checkDir, (sandbox) =>
-      runChecks({
-        sandbox,
-        node,
-        notice,
-        signal: live.toolContext.signal,
-        onCheck: (outcome) => {
-          const c = checkDir ? withheld(ctx, outcome) : outcome;
-          shown.push(c);
-          ctx.history.append({
-            type: "check",
-            iteration: state.iteration,
-            node: c.node ?? node.id,
-            check: c.id,
-            passed: c.passed,
-            exitCode: c.exitCode,
-            ...(c.timedOut ? { timedOut: true } : {}),
-            output: c.output,
-          });
-        },
-      }),
-    );
+    for (const [index, group] of groupByHidden(subtreeChecks(node)).entries()) {
+      const seesHidden = checkDir !== undefined && group.hidden;
+      if (checkDir) showHiddenInCopy(ctx, checkDir, seesHidden);
+      const phase = { name: `checks${index > 0 ? `.${index + 1}` : ""}`, taskCopy: checkDir, seesHidden };
+      await withSandbox(ctx, deps, "checks", phase, (sandbox) =>
+        runChecks({
+          sandbox,
+          node,
+          checks: group.checks,
+          notice,
+          signal: live.toolContext.signal,
+          onCheck: (outcome) => {
+            const c = seesHidden ? withheld(ctx, outcome) : outcome;
+            shown.push(c);
+            ctx.history.append({
+              type: "check",
+              iteration: state.iteration,
+              node: c.node ?? node.id,
+              check: c.id,
+              passed: c.passed,
+              exitCode: c.exitCode,
+              ...(c.timedOut ? { timedOut: true } : {}),
+              output: c.output,
+            });
+          },
+        }),
+      );
+    }
     state.checks = shown;
   } finally {
     if (checkDir) rmSync(checkDir, { recursive: true, force: true });
@@ -665,8 +694,8 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
 }
 
 /**
- * With hidden assets a check's output can carry them (the agent's code, run by the check, may print
- * the reference), and the history, the review brief and task memory all reach agents. The output
+ * The output of a check that sees hidden assets can carry them (the agent's code, run by the check,
+ * may print the reference), and the history, the review brief and task memory all reach agents. The output
  * goes to `runs/<id>/check-output/` for people instead; agents learn pass or fail and the exit code.
  */
 function withheld(ctx: RunContext, outcome: CheckOutcome): CheckOutcome {
@@ -680,8 +709,8 @@ function withheld(ctx: RunContext, outcome: CheckOutcome): CheckOutcome {
   };
 }
 
-/** The task folder as the agent left it, plus the hidden assets, in a folder of the run's own. */
-function prepareCheckCopy(ctx: RunContext, checkDir: string): void {
+/** The task folder as the agent left it, in a folder of the run's own. */
+function copyTaskFolder(ctx: RunContext, checkDir: string): void {
   const root = process.getuid?.() === 0;
   const skipped = copyForChecks(ctx.spec.taskDir, checkDir, {
     maxBytes: CHECK_COPY_MAX_BYTES,
@@ -690,7 +719,24 @@ function prepareCheckCopy(ctx: RunContext, checkDir: string): void {
   if (skipped.length > 0) {
     ctx.history.append({ type: "asset_cleanup", iteration: ctx.state.iteration, removed: skipped });
   }
+}
+
+/**
+ * Puts the hidden assets into the checks' copy for checks that see them, and takes them out for the
+ * others. Before they go in, every symlink in the copy goes: a deliverable linked to a hidden
+ * asset's path (made by the agent, or by its code during an earlier check) would hand the
+ * reference itself to the comparison.
+ */
+function showHiddenInCopy(ctx: RunContext, checkDir: string, show: boolean): void {
   const hidden = ctx.state.pristine.files.filter((f) => f.hidden);
+  if (!show) {
+    hideAssets(checkDir, ctx.state.pristine);
+    return;
+  }
+  const links = removeLinks(checkDir);
+  if (links.length > 0) {
+    ctx.history.append({ type: "asset_cleanup", iteration: ctx.state.iteration, removed: links });
+  }
   restorePristine(checkDir, ctx.folder.files.pristine, { files: hidden, folders: [] }, true);
 }
 

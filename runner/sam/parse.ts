@@ -58,6 +58,7 @@ function parseRoot(input: FileInput): ParseResult {
     included: new Map(),
   };
   const parsed = parseFile(state, input, "root", [realOr(input.absolute)]);
+  if (parsed) state.diagnostics.push(...hiddenCheckDiagnostics(parsed.node, parsed.metadata, input));
   const diagnostics = sortDiagnostics(state.diagnostics);
   if (!parsed || hasErrors(diagnostics) || input.source.ok === false) return { ok: false, diagnostics };
   assignIds(parsed.node);
@@ -214,6 +215,46 @@ function warnSharedAssetFolders(
       `check asset \`${first?.[0] ?? folder}\` shares ${shown} with files that are not check assets; a file the agent adds there can shadow it (an included header, an imported module). Move the check assets into a folder of their own (e.g. checks/) that holds nothing else`,
     );
   }
+}
+
+/**
+ * `hidden` on a check means something only with hidden_assets; hidden_assets mean something only
+ * when some check may see them.
+ */
+function hiddenCheckDiagnostics(root: SamNode, metadata: SamMetadata, input: FileInput): Diagnostic[] {
+  const found: Diagnostic[] = [];
+  const hiddenChecks: { file: string; line: number }[] = [];
+  const walk = (node: SamNode): void => {
+    const file = node.source.file === input.absolute ? input.display : node.source.file;
+    for (const item of node.items)
+      for (const check of item.checks) if (check.hidden) hiddenChecks.push({ file, line: check.line });
+    node.children.forEach(walk);
+  };
+  walk(root);
+  const hasHidden = (metadata.hiddenAssets ?? []).length > 0;
+  if (!hasHidden) {
+    for (const at of hiddenChecks) {
+      found.push({
+        ...at,
+        column: 1,
+        severity: "error",
+        message:
+          "check option `hidden` lets a check see the SAM's hidden_assets, and this SAM has none; list them in `hidden_assets: [...]` or remove `hidden`",
+      });
+    }
+  } else if (hiddenChecks.length === 0) {
+    const text = input.source.ok ? input.source.text : "";
+    const keyLine = text.split("\n").findIndex((line) => line.startsWith("hidden_assets:"));
+    found.push({
+      file: input.display,
+      line: keyLine + 1 || 1,
+      column: 1,
+      severity: "warning",
+      message:
+        "hidden_assets are listed but no check can see them: mark the check blocks that compare against them with ```check hidden``` (only those; other checks run without them)",
+    });
+  }
+  return found;
 }
 
 /** `task.md` takes its folder's name; any other file its own base name. Made into a valid name. */

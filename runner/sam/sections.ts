@@ -461,7 +461,12 @@ function cutChecks(body: string, from: number, to: number, checks: readonly Code
 function readCheck(walk: Walk, code: Code): Check {
   const offset = walk.bodyStart + startOf(code);
   let timeoutSec = DEFAULT_CHECK_TIMEOUT_SEC;
+  let hidden = false;
   for (const option of (code.meta ?? "").split(/\s+/).filter(Boolean)) {
+    if (option === "hidden") {
+      hidden = true;
+      continue;
+    }
     const timeout = /^timeout=(.*)$/.exec(option);
     const seconds = timeout ? parseDuration(timeout[1] ?? "") : undefined;
     if (seconds !== undefined) timeoutSec = seconds;
@@ -473,7 +478,7 @@ function readCheck(walk: Walk, code: Code): Check {
     } else {
       walk.sink.error(
         offset,
-        `unknown check option \`${option}\`; the only option is \`timeout=<duration>\`, e.g. \`timeout=30s\``,
+        `unknown check option \`${option}\`; the options are \`timeout=<duration>\` (e.g. \`timeout=30s\`) and \`hidden\` (the check sees the SAM's hidden_assets)`,
       );
     }
   }
@@ -488,6 +493,7 @@ function readCheck(walk: Walk, code: Code): Check {
     id: "",
     command: code.value.replace(/\r\n?/g, "\n"),
     timeoutSec,
+    ...(hidden ? { hidden: true } : {}),
     line: walk.sink.position(offset).line,
   };
 }

@@ -20,6 +20,11 @@ export interface Check {
   command: string;
   /** Seconds before the check is killed and counted as failed. */
   timeoutSec: number;
+  /**
+   * The check sees the SAM's hidden assets (```check hidden```). Checks without it run in a sandbox
+   * where they are absent, so the agent's code they run cannot read them.
+   */
+  hidden?: boolean;
   /** Source line of the fenced block, for error messages and reports. */
   line: number;
 }

@@ -60,7 +60,7 @@ describe("scifi validate", () => {
     const sam = join(dir, "task.md");
     writeFileSync(
       sam,
-      "---\nname: hidden-demo\ncheck_assets: [tb/tb.sv]\nhidden_assets: [checks/ref.sv]\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n- Ok.\n  ```check\n  true\n  ```\n",
+      "---\nname: hidden-demo\ncheck_assets: [tb/tb.sv]\nhidden_assets: [checks/ref.sv]\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n- Ok.\n  ```check hidden\n  true\n  ```\n",
     );
     const run = scifi("validate", sam);
     expect(run.status).toBe(0);
