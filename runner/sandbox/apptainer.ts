@@ -176,7 +176,10 @@ async function apptainerStatus(ctx: BackendContext): Promise<contract.BackendSta
     const r = await runApptainer(ctx, ["--version"], 20_000);
     if (r.exitCode !== 0)
       return { available: false, detail: `apptainer --version failed: ${r.stderr.trim()}`, fix: INSTALL_FIX };
-    return { available: true, detail: `${r.stdout.trim()} (SIF cache ${ctx.sifDir})` };
+    const sealing = (await findOnPath("perl"))
+      ? ""
+      : "; no perl on this host: the init's threads and a raw clone3 stay open (docs/apptainer.md)";
+    return { available: true, detail: `${r.stdout.trim()} (SIF cache ${ctx.sifDir}${sealing})` };
   } catch (err) {
     if (err instanceof contract.SandboxUnavailable)
       return { available: false, detail: err.message, fix: err.fix };
