@@ -31,6 +31,19 @@ export function pidAlive(pid: number | undefined): boolean {
   }
 }
 
+/**
+ * A killed process whose parent died is a zombie until init reaps it: its pid answers signals, but
+ * it runs nothing and holds nothing (field 3 of /proc/PID/stat is `Z`).
+ */
+export function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
 /** Field 22 of /proc/PID/stat; undefined without procfs or for a process that is gone. */
 export function processStart(pid: number): string | undefined {
   try {
@@ -53,7 +66,7 @@ export function readPidLock<T extends PidLockOwner>(file: string): T | undefined
 
 /** Whether the lock's owner is still the process that took it (on this host). */
 export function ownerAlive(owner: PidLockOwner): boolean {
-  if (owner.host !== hostname() || !pidAlive(owner.pid)) return false;
+  if (owner.host !== hostname() || !pidAlive(owner.pid) || isZombie(owner.pid)) return false;
   if (owner.procStart === undefined) return true;
   const now = processStart(owner.pid);
   return now === undefined || now === owner.procStart;

@@ -7,8 +7,8 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openRunFolder } from "../../runner/loop/records.ts";
-import { lockRun, RunLocked } from "../../runner/loop/run-lock.ts";
-import { processStart } from "../../runner/pid-lock.ts";
+import { lockRun, RunLocked, refuseLiveRun } from "../../runner/loop/run-lock.ts";
+import { isZombie, processStart } from "../../runner/pid-lock.ts";
 
 function runFolder() {
   const home = mkdtempSync(join(tmpdir(), "scifi-run-lock-"));
@@ -81,5 +81,30 @@ describe("run lock", () => {
     expect(() => lockRun(folder, "run-1")).toThrow(
       `(pid 4242 on compute-17, since 2026-11-30T00:00:00.000Z); a run has one writer: wait for it to end, or stop it (kill 4242) and resume then. If that process is gone (its host crashed), delete ${folder.files.lock}.`,
     );
+  });
+});
+
+describe("a zombie owner", () => {
+  it("a killed driver not yet reaped (a zombie) holds nothing: its lock is taken over", async () => {
+    // `sleep 0` exits while its parent has become `sleep 5`, which never reaps it: a zombie.
+    const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 5"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const [chunk] = (await once(parent.stdout, "data")) as [Buffer];
+    const pid = Number(chunk.toString().trim());
+    try {
+      let zombie = false;
+      for (let i = 0; i < 50 && !zombie; i++) {
+        zombie = isZombie(pid);
+        if (!zombie) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(zombie).toBe(true);
+      const folder = runFolder();
+      plant(folder.files.lock, { pid, host: hostname(), procStart: processStart(pid) });
+      expect(() => refuseLiveRun(folder)).not.toThrow();
+      lockRun(folder, "run-1")();
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 });
