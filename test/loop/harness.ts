@@ -48,13 +48,13 @@ export interface ScriptedRun {
 export async function runScripted(
   ws: Workspace,
   script: string,
-  options: { limits?: Partial<LimitConfig>; onStatus?: (s: RunStatus) => void } = {},
+  options: { limits?: Partial<LimitConfig>; onStatus?: (s: RunStatus) => void; backend?: string } = {},
 ): Promise<ScriptedRun> {
   const statuses: RunStatus[] = [];
   const result = await runTask({
     home: ws.home,
     task: ws.sam,
-    backend: "docker",
+    backend: options.backend ?? "docker",
     model: `scripted:${fixture(script)}`,
     limits: options.limits,
     retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },

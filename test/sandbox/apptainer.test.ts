@@ -46,7 +46,12 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
       expect(json.numFailedTests, shown).toBe(0);
       expect(json.numPendingTests + json.numTodoTests, `skipped tests inside the harness\n${shown}`).toBe(0);
       const files = json.testResults.map((r) => r.name);
-      for (const inner of ["conformance.inner.ts", "backend.inner.ts", "adversarial.inner.ts"]) {
+      for (const inner of [
+        "conformance.inner.ts",
+        "backend.inner.ts",
+        "adversarial.inner.ts",
+        "examples.inner.ts",
+      ]) {
         expect(
           files.some((f) => f.endsWith(inner)),
           `${inner} did not run\n${shown}`,
