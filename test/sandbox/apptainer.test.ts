@@ -51,6 +51,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "backend.inner.ts",
         "adversarial.inner.ts",
         "examples.inner.ts",
+        "grant.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),
