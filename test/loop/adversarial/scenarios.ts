@@ -35,6 +35,8 @@ const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathnam
 /** The hidden reference's unique marker (test/fixtures/adversarial/sumfix-hidden/checks/secret.json). */
 export const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
 const HIDDEN_FILE = "checks/secret.json";
+/** In sumfix-hidden: check 1 builds and runs the agent's code, check 2 (`hidden`) compares. */
+const HIDDEN_CHECK = "root/check-2";
 const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "checks/expected.json"];
 
 /** A setuid/setgid file next to the task folder: the runner's host-side walks must not reach it. */
@@ -394,7 +396,7 @@ export const scenarios: Scenario[] = [
       expect(run.tools.length).toBeGreaterThanOrEqual(10);
       hiddenKept(run);
       expect(existsSync(join(run.ws.taskDir, "stolen.json"))).toBe(false);
-      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, HIDDEN_CHECK);
     },
   },
   {
@@ -407,7 +409,7 @@ export const scenarios: Scenario[] = [
       hiddenKept(run);
       const leak = join(run.ws.taskDir, "leak.json");
       expect(existsSync(leak) ? readFileSync(leak, "utf8") : "").not.toContain(HIDDEN_MARKER);
-      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, HIDDEN_CHECK);
     },
   },
   {
@@ -417,10 +419,10 @@ export const scenarios: Scenario[] = [
     verify(run) {
       const { outcome } = run.result;
       expect(outcome.status, outcome.reason).toBe("failed");
-      const check1 = checkEvents(run).find((e) => e.check === "root/check-1");
+      const compared = checkEvents(run).find((e) => e.check === HIDDEN_CHECK);
       // Either the forged file is refused as tampering before the checks, or the check fails on the real one.
       if (outcome.reason.includes("tampering")) expect(outcome.reason).toContain("secret.json");
-      else expect(check1?.passed, outcome.reason).toBe(false);
+      else expect(compared?.passed, outcome.reason).toBe(false);
       hiddenKept(run);
     },
   },
@@ -438,7 +440,18 @@ export const scenarios: Scenario[] = [
     task: "sumfix-hidden",
     agent: "hidden-read-by-code.yaml",
     verify(run) {
-      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, HIDDEN_CHECK);
+      hiddenKept(run);
+    },
+  },
+  {
+    name: "7f. a daemon from the build-and-run check does not outlive its sandbox to meet the hidden reference",
+    task: "sumfix-hidden",
+    agent: "check-daemon-waits.yaml",
+    verify(run) {
+      expect(run.tools.find((t) => t.name === "bash")?.output).toContain("built");
+      expect(checkEvents(run).find((e) => e.check === "root/check-1")?.passed).toBe(true);
+      failedBecauseOf(run, HIDDEN_CHECK);
       hiddenKept(run);
     },
   },
