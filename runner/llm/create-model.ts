@@ -23,6 +23,15 @@ export interface CreateModelOptions {
   /** Per-run caps; override the config's. */
   budget?: { usd?: number; tokens?: number };
   random?: () => number;
+  /** The run's wall-time deadline (ms since the epoch): a long retry-after is waited for only up to it. */
+  deadline?: number;
+  /** What the gateway waits for (a long retry-after), for the live display; `undefined` when over. */
+  onNotice?: (notice: string | undefined) => void;
+  /** Sleep and clock of the gateway (tests scale time). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  now?: () => number;
+  /** The scifi home: `replay:RUN_ID` is looked up under its runs/. */
+  home?: string;
 }
 
 const ZERO_PRICES = { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
@@ -166,5 +175,9 @@ function gatewayOptions(audit: AuditTape, options: CreateModelOptions) {
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.budget ? { budget: options.budget } : {}),
     ...(options.random ? { random: options.random } : {}),
+    ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
+    ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+    ...(options.sleep ? { sleep: options.sleep } : {}),
+    ...(options.now ? { now: options.now } : {}),
   };
 }

@@ -50,6 +50,16 @@ export interface GatewayOptions {
   random?: () => number;
   /** Called on close (stops a scripted server). */
   onClose?: () => Promise<void>;
+  /**
+   * The run's wall-time deadline (ms since the epoch, `Date.now()` scale). A retry-after longer
+   * than `maxDelayMs` is waited for only when it ends before this; without it, it is waited for.
+   */
+  deadline?: number;
+  /** Told what the gateway waits for (a long retry-after), and `undefined` when the wait is over. */
+  onNotice?: (notice: string | undefined) => void;
+  /** Sleep and clock (tests scale time). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  now?: () => number;
 }
 
 const DEFAULT_RETRY: RetryOptions = {
@@ -80,6 +90,10 @@ export class Gateway implements Model {
   readonly #budget: { usd?: number; tokens?: number };
   readonly #random: () => number;
   readonly #onClose: (() => Promise<void>) | undefined;
+  readonly #deadline: number | undefined;
+  readonly #onNotice: ((notice: string | undefined) => void) | undefined;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #now: () => number;
   readonly #state = new Map<string, EntryState>();
   readonly #roundRobin = new Map<string, number>();
   readonly #spent: Spent = { usd: 0, tokens: 0, calls: 0 };
@@ -92,6 +106,10 @@ export class Gateway implements Model {
     this.#budget = options.budget ?? {};
     this.#random = options.random ?? Math.random;
     this.#onClose = options.onClose;
+    this.#deadline = options.deadline;
+    this.#onNotice = options.onNotice;
+    this.#sleep = options.sleep ?? sleep;
+    this.#now = options.now ?? Date.now;
     for (const entry of entries)
       this.#state.set(entry.name, { spentUsd: 0, disabled: false, unhealthyUntil: 0 });
   }
@@ -117,6 +135,7 @@ export class Gateway implements Model {
       return this.#fail(undefined, request, attempts, started, error as Error);
     }
     let last: GatewayEntry | undefined;
+    const whys: string[] = [];
     for (const [index, entry] of candidates.entries()) {
       last = entry;
       const isLast = index === candidates.length - 1;
@@ -124,6 +143,13 @@ export class Gateway implements Model {
       if (outcome.kind === "ok") return this.#succeed(entry, request, outcome.result, attempts, started);
       if (outcome.kind === "fatal")
         this.#fail(entry, request, attempts, started, outcome.error, outcome.result);
+      if (outcome.why) whys.push(`${entry.name}: ${outcome.why}`);
+    }
+    if (whys.length > 0) {
+      const error = new NoModelAvailable(
+        `no ${request.kind} model of rank ${request.rank} could answer: ${whys.join("; ")}`,
+      );
+      return this.#fail(last, request, attempts, started, error);
     }
     const tried = attempts
       .filter((a) => a.outcome !== "retry")
@@ -165,7 +191,7 @@ export class Gateway implements Model {
       );
       return false;
     });
-    const now = Date.now();
+    const now = this.#now();
     const healthy = usable.filter((e) => this.#stateOf(e).unhealthyUntil <= now);
     return [...healthy, ...usable.filter((e) => this.#stateOf(e).unhealthyUntil > now)];
   }
@@ -179,7 +205,7 @@ export class Gateway implements Model {
   ): Promise<
     | { kind: "ok"; result: ProviderResult }
     | { kind: "fatal"; error: Error; result?: ProviderResult }
-    | { kind: "fallback" }
+    | { kind: "fallback"; why?: string }
   > {
     for (let retry = 0; ; retry++) {
       const t0 = performance.now();
@@ -195,17 +221,55 @@ export class Gateway implements Model {
         if (error.reason === "script") return { kind: "fatal", error: new ScriptError(error.message) };
         if (error.reason === "aborted" || !error.fallbackHelps) return { kind: "fatal", error };
         const delayMs = this.#delay(retry, error.retryAfterMs);
-        if (error.transient && retry < this.#retry.maxRetries && delayMs <= this.#retry.maxDelayMs) {
+        const retryable = error.transient && retry < this.#retry.maxRetries;
+        if (retryable && delayMs <= this.#retry.maxDelayMs) {
           attempts.push(
             attempt(entry, "retry", error.reason, error.message, latencyMs, error.status, delayMs),
           );
-          await sleep(delayMs, signal);
+          await this.#sleep(delayMs, signal);
           continue;
         }
+        // A retry-after above maxDelayMs: another model of the rank answers at once when there is
+        // one; otherwise the wait is honoured when the run's wall time allows it.
+        const long = retryable && error.retryAfterMs !== undefined ? delayMs : undefined;
+        const asked = long !== undefined ? askedFor(long, error.status) : undefined;
+        if (long !== undefined && isLast) {
+          const left = this.#deadline !== undefined ? this.#deadline - this.#now() : undefined;
+          if (left === undefined || long <= left) {
+            attempts.push(
+              attempt(entry, "retry", error.reason, error.message, latencyMs, error.status, long),
+            );
+            this.#audit.append({
+              kind: "event",
+              event: "retry_wait",
+              data: { entry: entry.name, delayMs: long, status: error.status ?? null, reason: error.reason },
+            });
+            this.#onNotice?.(`waiting ${seconds(long)} s: ${asked}`);
+            try {
+              await this.#sleep(long, signal);
+            } finally {
+              this.#onNotice?.(undefined);
+            }
+            continue;
+          }
+          const why = `${asked}, more than the ${seconds(Math.max(0, left))} s of wall time the run has left`;
+          attempts.push(
+            attempt(entry, "fail", error.reason, `${why}: ${error.message}`, latencyMs, error.status),
+          );
+          this.#stateOf(entry).unhealthyUntil = this.#now() + long;
+          return { kind: "fallback", why };
+        }
         attempts.push(
-          attempt(entry, isLast ? "fail" : "fallback", error.reason, error.message, latencyMs, error.status),
+          attempt(
+            entry,
+            isLast ? "fail" : "fallback",
+            error.reason,
+            asked ? `${asked}; falling back at once: ${error.message}` : error.message,
+            latencyMs,
+            error.status,
+          ),
         );
-        this.#stateOf(entry).unhealthyUntil = Date.now() + this.#retry.cooldownMs;
+        this.#stateOf(entry).unhealthyUntil = this.#now() + Math.max(this.#retry.cooldownMs, long ?? 0);
         return { kind: "fallback" };
       }
     }
@@ -384,6 +448,15 @@ function freezeSent(request: ModelRequest): void {
   for (const message of request.messages) freezeDeep(message);
   for (const tool of request.tools ?? []) freezeDeep(tool);
   freezeDeep(request.jsonSchema);
+}
+
+/** "the provider asked to retry after 120 s (429)" */
+export function askedFor(delayMs: number, status: number | undefined): string {
+  return `the provider asked to retry after ${seconds(delayMs)} s${status !== undefined ? ` (${status})` : ""}`;
+}
+
+function seconds(ms: number): number {
+  return Math.ceil(ms / 1000);
 }
 
 function asError(value: unknown): Error {

@@ -32,12 +32,16 @@ export function renderBlock(s: RunStatus): string {
     `  iteration ${s.iteration}  phase ${s.phase}${s.node ? `  node ${s.node}` : ""}  step ${s.step}  tool calls ${s.toolCalls}${s.lastTool ? ` (last: ${s.lastTool})` : ""}`,
     `  tokens ${s.tokens}/${l.tokens}  USD ${s.usd.toFixed(4)}/${l.usd}  elapsed ${seconds(s.elapsedMs)}/${l.walltimeSec}s`,
     `  left in pass: ${s.stepsLeft} steps, ${s.toolCallsLeft} tool calls`,
+    ...(s.notice ? [`  ${s.notice}`] : []),
   ].join("\n");
 }
 
-/** Changes only on phase, node or iteration, so a non-TTY log gets a line per phase, not per token. */
+/**
+ * Changes only on phase, node, iteration or notice (a long wait), so a non-TTY log gets a line per
+ * phase and per wait, not per token.
+ */
 export function plainLine(s: RunStatus): string {
-  return `run ${s.runId} iteration ${s.iteration} phase ${s.phase}${s.node ? ` node ${s.node}` : ""}`;
+  return `run ${s.runId} iteration ${s.iteration} phase ${s.phase}${s.node ? ` node ${s.node}` : ""}${s.notice ? `: ${s.notice}` : ""}`;
 }
 
 function seconds(ms: number): number {

@@ -15,4 +15,6 @@ export interface RunStatus {
   stepsLeft: number;
   toolCallsLeft: number;
   limits: LimitConfig;
+  /** What the run waits for now, e.g. "waiting 120 s: the provider asked to retry after 120 s (429)". */
+  notice?: string;
 }
