@@ -2,6 +2,7 @@
 // `register(program)`; its action imports the heavy modules lazily so `scifi --help` stays fast.
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { EXIT } from "../exit-codes.ts";
 import { register as registerAsk } from "./commands/ask.ts";
 import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
@@ -18,7 +19,6 @@ import { register as registerSandbox } from "./commands/sandbox.ts";
 import { register as registerStatus } from "./commands/status.ts";
 import { register as registerSubmit } from "./commands/submit.ts";
 import { register as registerValidate } from "./commands/validate.ts";
-import { EXIT } from "./exit-codes.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;

@@ -1,6 +1,6 @@
 // `scifi cancel <task>`: Cancel a daemon task: a queued one never runs, a running one checkpoints and stops.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 export function register(program: Command): void {
   program

@@ -1,7 +1,7 @@
 // `scifi daemon`: watch the inbox and run every SAM dropped there, unattended (docs/daemon.md).
 // Runs until SIGTERM/SIGINT: then running tasks checkpoint, their sandboxes stop, and it exits 0.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 interface DaemonFlags {
   tasks?: string;

@@ -6,8 +6,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Command } from "commander";
+import { EXIT } from "../../exit-codes.ts";
 import { scifiHome } from "../../paths.ts";
-import { EXIT } from "../exit-codes.ts";
 
 export function register(program: Command): void {
   program

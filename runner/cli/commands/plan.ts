@@ -1,7 +1,7 @@
 // `scifi plan <task> [--json] [--site-policy FILE]`: print what a run of the task would be granted.
 // Exit 0: resolved; 1: the policy refuses the task; 2: invalid SAM, path or site policy file.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 export function register(program: Command): void {
   program

@@ -1,7 +1,7 @@
 // `scifi report <run> [-o FILE] [--open]` and `scifi report --index <runs-dir> [-o FILE]`: the run
 // report as one self-contained HTML page (no network requests), or an index page over many runs.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 interface ReportOptions {
   output?: string;

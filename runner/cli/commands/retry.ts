@@ -1,6 +1,6 @@
 // `scifi retry <task>`: Run an ended daemon task (failed, blocked, rejected, cancelled, passed) again as a new attempt.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 export function register(program: Command): void {
   program

@@ -2,7 +2,7 @@
 // (a crashed or killed runner) of this scifi home. A sandbox whose owning runner process still runs,
 // or that another home started, is kept.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 export function register(program: Command): void {
   const sandbox = program.command("sandbox").description("Manage sandboxes (containers and instances)");

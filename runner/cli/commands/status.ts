@@ -1,7 +1,7 @@
 // `scifi status [--watch] [--json]`: the daemon's tasks (state, iteration, cost, age) and tasks
 // placed on SLURM with `scifi submit`.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 interface StatusFlags {
   watch?: boolean;

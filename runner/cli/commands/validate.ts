@@ -1,7 +1,7 @@
 // `scifi validate <file|dir>... [--json]`: parse SAM files and report every problem.
 // Exit 0 when all are valid, 1 when any is invalid, 2 on usage errors (no such path, nothing found).
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 export function register(program: Command): void {
   program

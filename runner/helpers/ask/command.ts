@@ -1,5 +1,5 @@
 // The ask command body: gather the documents (spawning the real --help), ask, guard, print.
-import { EXIT } from "../../cli/exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
 import { openOrExplain } from "../session.ts";

@@ -1,7 +1,7 @@
 // The make-skill command body: read the runs, draft, validate, write to skills/drafts/.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EXIT } from "../../cli/exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
 import { type HelperCommandOptions, helperOutput, withHelperSession } from "../session.ts";

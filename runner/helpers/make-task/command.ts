@@ -1,6 +1,6 @@
 // The make-task command body (kept out of runner/cli so it loads lazily and is testable in-process).
 import { existsSync } from "node:fs";
-import { EXIT } from "../../cli/exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
 import { type HelperCommandOptions, helperOutput, withHelperSession } from "../session.ts";

@@ -1,5 +1,5 @@
 // The oracle command body: parse the SAM (no LLM), ask the oracle, print Markdown or stable JSON.
-import { EXIT } from "../../cli/exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 import { scifiHome } from "../../paths.ts";
 import { parseSam } from "../../sam/parse.ts";
 import { openOrExplain } from "../session.ts";
