@@ -8,4 +8,13 @@ export const EXIT = {
   usage: 2,
   /** Run blocked: the agent or the review asked for a human. */
   blocked: 3,
+  /** Run failed because its sandbox died twice in one phase (not the task's failure): resume it. */
+  sandbox: 4,
 } as const;
+
+/** The exit code of a run that ended: passed, blocked, failed (a dead sandbox is not the task's failure). */
+export function exitCodeOfOutcome(outcome: { status: string; cause?: string }): number {
+  if (outcome.status === "passed") return EXIT.ok;
+  if (outcome.status === "blocked") return EXIT.blocked;
+  return outcome.cause === "sandbox" ? EXIT.sandbox : EXIT.failed;
+}

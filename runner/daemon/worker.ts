@@ -1,13 +1,12 @@
 // One daemon attempt: start (or resume) a run with a run id chosen by the daemon, through the same
-// wiring as `scifi run` (runTask). The daemon needs the id before the process starts, so a crash at
-// any moment leaves a run it can find and resume; `scifi run` picks its own id, hence this entry.
-// runTaskWithJobs: a `jobs: slurm` task gets its job tools, and its jobs are cancelled when the run
-// ends or the worker gets SIGTERM (`scifi cancel`, daemon stop) through sandbox/live.ts.
-// Exit codes as `scifi run`: 0 passed, 1 failed, 3 blocked, 2 invalid input.
+// wiring as `scifi run` (runner/loop/setup.ts runTask). The daemon needs the id before the process
+// starts, so a crash at any moment leaves a run it can find and resume; `scifi run` picks its own id,
+// hence this entry. A `jobs: slurm` task gets its job tools there, and its jobs are cancelled when
+// the run ends or the worker gets SIGTERM (`scifi cancel`, daemon stop) through sandbox/live.ts.
+// Exit codes as `scifi run` (runner/exit-codes.ts, exitCodeOf).
 import { parseArgs } from "node:util";
-import { EXIT } from "../cli/exit-codes.ts";
-import { runTaskWithJobs } from "../jobs/run-jobs.ts";
-import { InvalidInput } from "../loop/setup.ts";
+import { EXIT, exitCodeOfOutcome } from "../exit-codes.ts";
+import { exitCodeOf, InvalidInput, runTask } from "../loop/setup.ts";
 import { ownSignals as takeSignals } from "../sandbox/live.ts";
 
 const { values } = parseArgs({
@@ -42,7 +41,7 @@ async function main(): Promise<number> {
     return EXIT.usage;
   }
   try {
-    const result = await runTaskWithJobs({
+    const result = await runTask({
       home,
       ...(values.sam ? { task: values.sam, runId } : { resume: runId }),
       backend: values.backend,
@@ -50,18 +49,14 @@ async function main(): Promise<number> {
       sitePolicy: values["site-policy"],
     });
     process.stdout.write(`${result.outcome.status}: ${result.outcome.reason}\n`);
-    if (result.outcome.status === "passed") return EXIT.ok;
-    return result.outcome.status === "blocked" ? EXIT.blocked : EXIT.failed;
+    return exitCodeOfOutcome(result.outcome);
   } catch (error) {
     if (error instanceof InvalidInput) {
       for (const d of error.diagnostics)
         process.stderr.write(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
     }
     process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    const usage =
-      error instanceof InvalidInput ||
-      (error instanceof Error && ["PolicyRefused", "ModelsConfigError", "ScriptError"].includes(error.name));
-    return usage ? EXIT.usage : EXIT.failed;
+    return exitCodeOf(error);
   }
 }
 

@@ -1,17 +1,17 @@
 // SLURM jobs for one `scifi run`: builds the task's broker and job tools when the SAM asks for
 // `jobs: slurm`, and cancels the task's jobs when the run ends, fails or is cancelled.
-// Use `runTaskWithJobs` where `runTask` is called (the CLI does), or `jobsForRun` to wire by hand.
+// The run's setup (runner/loop/setup.ts) plugs `jobsExtension` into the run's dependencies; this
+// module never imports the loop (test/imports.test.ts keeps it so).
 import { spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import type { RunResult } from "../loop/run.ts";
-import type { RunTaskOptions } from "../loop/setup.ts";
+import { appendFileSync, mkdirSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { HistoryEvent } from "../memory/history.ts";
 import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
 import { trackLive } from "../sandbox/live.ts";
+import type { RunExtension } from "../tools/extension.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
 import { JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
@@ -110,56 +110,34 @@ export function appendEvents(file: string): JobEventSink {
 }
 
 /**
- * `runTask` with SLURM jobs: the job tools are offered when the SAM asks for them, and every job
- * the agent started is cancelled when the run returns or throws (`keep_jobs: true` keeps them).
+ * The run extension of a `jobs: slurm` SAM (undefined for any other): the job tools are offered to
+ * the work agent, every broker decision goes onto the history tape once the loop has opened it, and
+ * every job the agent started is cancelled when the run returns or throws (`keep_jobs: true` keeps
+ * them), or when SIGINT/SIGTERM end the process.
  */
-export async function runTaskWithJobs(options: RunTaskOptions): Promise<RunResult> {
-  const { runTask } = await import("../loop/setup.ts");
-  const { newRunId, openRunFolder, readSamJson } = await import("../loop/records.ts");
-  // A resumed run uses the SAM as parsed at its start (the run folder's copy), like the loop does.
-  const resumed = options.resume ? openRunFolder(options.home, options.resume) : undefined;
-  const sam = resumed
-    ? existsSync(resumed.files.samJson)
-      ? readSamJson(resumed)
-      : undefined
-    : options.task
-      ? await parseForJobs(options.task)
-      : undefined;
-  if (sam?.metadata.jobs !== "slurm") return runTask(options);
-  const { sitePolicyPath } = await import("../policy/site.ts");
-  const runId = options.resume ?? options.runId ?? newRunId(sam.metadata.name);
+export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtension | undefined {
+  if (o.sam.metadata.jobs !== "slurm") return undefined;
   // Every broker decision is recorded in the run's jobs/events.jsonl in full (jobsForRun) and, once
   // the loop has opened it, goes onto the history tape as one line.
   let toHistory: ((event: HistoryEvent) => void) | undefined;
-  const jobs = jobsForRun({
-    home: options.home,
-    runId,
-    sam,
-    sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
-    resume: resumed !== undefined,
-    onEvent: (event) => toHistory?.(historyEventOf(event)),
-  });
-  // SIGINT/SIGTERM end the process through the live registry's signal policy (sandbox/live.ts) (a `finally` never
-  // runs then): register the jobs there too, so a cancelled task cancels its jobs.
+  const jobs = jobsForRun({ ...o, onEvent: (event) => toHistory?.(historyEventOf(event)) });
+  // SIGINT/SIGTERM end the process through the live registry's signal policy (sandbox/live.ts) (a
+  // `finally` never runs then): register the jobs there too, so a cancelled task cancels its jobs.
   const untrack = trackLive({
-    runId: `${runId}-slurm-jobs`,
+    runId: `${o.runId}-slurm-jobs`,
     stop: () => jobs.finish("scifi was interrupted"),
     stopSync: () => jobs.finishSync(),
   });
-  try {
-    return await runTask({
-      ...options,
-      ...(resumed ? {} : { runId }),
-      extraWorkTools: [...(options.extraWorkTools ?? []), ...jobs.tools],
-      onHistory: (append) => {
-        toHistory = append;
-        options.onHistory?.(append);
-      },
-    });
-  } finally {
-    untrack();
-    await jobs.finish("the task's run ended");
-  }
+  return {
+    tools: jobs.tools,
+    onHistory: (append) => {
+      toHistory = append;
+    },
+    async end() {
+      untrack();
+      await jobs.finish("the task's run ended");
+    },
+  };
 }
 
 /** The one-line history form of a broker decision. */
@@ -173,14 +151,4 @@ export function historyEventOf(event: JobEvent): HistoryEvent {
     ...(event.rule ? { rule: event.rule } : {}),
     ...(event.message ? { message: event.message } : {}),
   };
-}
-
-/** The parsed SAM, or undefined when it does not parse (runTask then reports the diagnostics). */
-async function parseForJobs(task: string): Promise<SamDocument | undefined> {
-  const { parseSam } = await import("../sam/parse.ts");
-  let file = resolve(task);
-  if (existsSync(file) && statSync(file).isDirectory()) file = join(file, "task.md");
-  if (!existsSync(file)) return undefined;
-  const parsed = await parseSam(file);
-  return parsed.ok ? parsed.sam : undefined;
 }

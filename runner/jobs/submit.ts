@@ -1,12 +1,12 @@
 // `scifi submit`: place a whole task on the cluster as one SLURM job that runs `scifi run` there.
+// The SAM comes parsed by the run's setup (runner/loop/setup.ts loadSam), as for every run.
 // Writes the batch script and a record under `<home>/submits/<id>/` (never in the task folder),
 // submits with `sbatch --parsable`, and returns what it did; --dry-run stops before writing.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { homePaths } from "../paths.ts";
-import { formatDiagnostic } from "../sam/diagnostics.ts";
-import { parseSam } from "../sam/parse.ts";
+import type { SamDocument } from "../sam/types.ts";
 import {
   type BackendChoice,
   type PlacementFlags,
@@ -20,8 +20,8 @@ import { SlurmClient } from "./slurm.ts";
 
 export interface SubmitTaskOptions {
   home: string;
-  /** The SAM file to place. */
-  task: string;
+  /** The SAM to place, as parsed (runner/loop/setup.ts loadSam). */
+  sam: SamDocument;
   flags: PlacementFlags;
   backend: BackendChoice;
   dryRun: boolean;
@@ -43,20 +43,13 @@ export interface SubmitTaskResult {
   record?: SubmissionRecord;
 }
 
-/** Bad input to `scifi submit` (invalid SAM, bad flag): exit code 2 with this message. */
+/** Bad input to `scifi submit` (a placement the SAM, flags or policy do not allow): exit code 2 with this message. */
 export class SubmitInputError extends Error {
   override name = "SubmitInputError";
 }
 
 export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult> {
-  const samFile = resolve(o.task);
-  const parsed = await parseSam(samFile);
-  if (!parsed.ok) {
-    throw new SubmitInputError(
-      `${samFile} is not a valid SAM:\n${parsed.diagnostics.map(formatDiagnostic).join("\n")}`,
-    );
-  }
-  const sam = parsed.sam;
+  const sam = o.sam;
   const policy = loadJobsPolicy(homePaths(o.home).sitePolicy);
   let placement: ReturnType<typeof placementOptions>;
   try {

@@ -1,18 +1,10 @@
 // The run folder `runs/<runId>/`: SAM copy and hash, parsed SAM, granted spec, state, history,
 // audit and task memory. Records live outside the task folder, out of the agent's reach.
-import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { runDir, runFiles } from "../paths.ts";
-import { nameSlug } from "../policy/resolve.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { SamDocument } from "../sam/types.ts";
-
-export function newRunId(name: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
-  const slug = nameSlug(name);
-  return `${stamp}-${slug}-${randomBytes(3).toString("hex")}`;
-}
 
 export interface RunFolder {
   dir: string;

@@ -23,8 +23,9 @@ import { measureTaskFolder } from "../policy/host-paths.ts";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { QuotaExceeded, Sandbox, SandboxBackend } from "../sandbox/types.ts";
+import { extensionTools, type RunExtension } from "../tools/extension.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
-import type { Tool, ToolContext } from "../tools/tool.ts";
+import type { ToolContext } from "../tools/tool.ts";
 import { copyForChecks, removeLinks } from "./check-copy.ts";
 import { groupByHidden, runChecks, subtreeChecks, Tampering } from "./checks.ts";
 import { type PassEvent, type PassExit, runPass, totalTokens } from "./conversation.ts";
@@ -38,14 +39,7 @@ import {
   type PristineSet,
   restorePristine,
 } from "./pristine.ts";
-import {
-  createRunFolder,
-  newRunId,
-  openRunFolder,
-  type RunFolder,
-  readSamJson,
-  readSpecJson,
-} from "./records.ts";
+import { createRunFolder, openRunFolder, type RunFolder, readSamJson, readSpecJson } from "./records.ts";
 import { lockRun } from "./run-lock.ts";
 import { type Outcome, type Phase, type RunState, readState, writeState } from "./state.ts";
 import type { RunStatus } from "./status.ts";
@@ -66,13 +60,11 @@ export interface RunDeps {
   ): Promise<SandboxSpec> | SandboxSpec;
   /** Skill index and texts (optional: no skills when absent). */
   skills?: { index: string; names: readonly string[]; text(name: string): { text: string; sha256: string } };
-  /** Extra work-agent tools granted to this run (e.g. SLURM job tools when the SAM asks for jobs). */
-  extraWorkTools?: readonly Tool[];
+  /** Host-side additions (e.g. SLURM job tools when the SAM asks for jobs): work tools, a history view. */
+  extensions?: readonly RunExtension[];
   onStatus?: (status: RunStatus) => void;
   /** Called once the run folder exists. */
   onCreated?: (dir: string) => void;
-  /** Called with the history tape's append once it is open, for host-side components (the job broker). */
-  onHistory?: (append: (event: HistoryEvent) => void) => void;
   signal?: AbortSignal;
 }
 
@@ -80,7 +72,8 @@ export interface StartOptions {
   home: string;
   sam: SamDocument;
   limits?: Partial<LimitConfig>;
-  runId?: string;
+  /** Minted once by the run's setup (runner/loop/setup.ts). */
+  runId: string;
   /** The model spec, kept in the state so `--resume` uses the same one. */
   model?: string;
 }
@@ -95,7 +88,7 @@ export interface RunResult {
 
 /** Start a new run of a parsed SAM. */
 export async function startRun(options: StartOptions, deps: RunDeps): Promise<RunResult> {
-  const runId = options.runId ?? newRunId(options.sam.metadata.name);
+  const runId = options.runId;
   const spec = await deps.resolveSpec(options.sam, runId);
   const folder = createRunFolder(options.home, runId, options.sam, spec);
   const unlock = lockRun(folder, runId);
@@ -152,7 +145,7 @@ async function firstCheckpointAndDrive(
     sha256: options.sam.sha256,
     backend: deps.backend.name,
   });
-  deps.onHistory?.((event) => history.append(event));
+  for (const extension of deps.extensions ?? []) extension.onHistory?.((event) => history.append(event));
   // First checkpoint before anything can fail, so even a run killed while starting can be resumed.
   state.historyBytes = fileSize(folder.files.history);
   writeState(folder.files.state, state);
@@ -211,7 +204,7 @@ async function resumeLocked(
     iteration: state.iteration,
     discardedEvents: discarded,
   });
-  deps.onHistory?.((event) => history.append(event));
+  for (const extension of deps.extensions ?? []) extension.onHistory?.((event) => history.append(event));
   const audit = new AuditTape(folder.files.audit, { runId });
   audit.append({
     kind: "event",
@@ -566,9 +559,7 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
   const result = await withSandbox(ctx, deps, "work", {}, async (sandbox) => {
     const pass = await runPass({
       model: live.model,
-      tools: deps.extraWorkTools?.length
-        ? new Map([...workTools, ...deps.extraWorkTools.map((t) => [t.name, t] as const)])
-        : workTools,
+      tools: new Map([...workTools, ...extensionTools(deps.extensions).map((t) => [t.name, t] as const)]),
       toolContext: { ...live.toolContext, sandbox },
       limits: ctx.limits,
       budget: live.budget,

@@ -1,14 +1,22 @@
-// Wiring for one `scifi run`: parse the SAM, apply the site policy, pick the backend, open the
-// gateway on the run's audit tape, load the skills, then start or resume the loop. The CLI, the
-// tests and the benchmark all go through here, so they exercise the same path.
+// Wiring for one run: the one path every way of running a task goes through (`scifi run`, the
+// daemon's worker, the tests and the benchmark; `scifi submit` takes its SAM from `loadSam` here).
+// It parses the SAM once, mints the run id once, applies the site policy, picks the backend, opens
+// the gateway on the run's audit tape, loads the skills, adds the run's extensions (SLURM job tools
+// for a `jobs: slurm` SAM, from runner/jobs) and starts or resumes the loop. `exitCodeOf` maps what
+// it throws to the exit code the CLI and the worker return.
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { AuditTape } from "../audit/tape.ts";
+import { EXIT } from "../exit-codes.ts";
+import { SubmitInputError } from "../jobs/submit.ts";
+import { ModelsConfigError } from "../llm/config.ts";
+import { ScriptError } from "../llm/scripted/script.ts";
 import { homePaths } from "../paths.ts";
-import type { Diagnostic } from "../sam/types.ts";
-import type { Tool } from "../tools/tool.ts";
+import { PolicyRefused } from "../policy/refused.ts";
+import { newRunId } from "../run-id.ts";
+import type { Diagnostic, SamDocument } from "../sam/types.ts";
+import type { RunEnd, RunExtension } from "../tools/extension.ts";
 import type { LimitConfig } from "./limits.ts";
-import { newRunId } from "./records.ts";
 import { type RunDeps, type RunResult, resumeRun, startRun } from "./run.ts";
 import type { RunStatus } from "./status.ts";
 
@@ -22,12 +30,12 @@ export interface RunTaskOptions {
   model?: string;
   sitePolicy?: string;
   limits?: Partial<LimitConfig>;
+  /** A run id chosen by the caller (the daemon needs it before the worker starts); default a fresh one. */
   runId?: string;
   /** Shorter retry settings for tests. */
   retry?: { maxRetries?: number; baseDelayMs?: number; timeoutMs?: number };
-  extraWorkTools?: readonly Tool[];
-  /** See RunDeps.onHistory. */
-  onHistory?: RunDeps["onHistory"];
+  /** The caller's own additions to the run; a `jobs: slurm` SAM's job extension is added to them. */
+  extensions?: readonly RunExtension[];
   onStatus?: (status: RunStatus) => void;
   /** Called once the run folder exists (before the loop starts). */
   onRunId?: (runId: string, dir: string) => void;
@@ -37,64 +45,143 @@ export interface RunTaskOptions {
 export class InvalidInput extends Error {
   override name = "InvalidInput";
   readonly diagnostics: Diagnostic[];
-  constructor(message: string, diagnostics: Diagnostic[] = []) {
+  /** The SAM file that did not parse, when that was the problem. */
+  readonly samFile?: string;
+  constructor(message: string, diagnostics: Diagnostic[] = [], samFile?: string) {
     super(message);
     this.diagnostics = diagnostics;
+    if (samFile !== undefined) this.samFile = samFile;
   }
 }
 
-export async function runTask(options: RunTaskOptions): Promise<RunResult> {
-  const { getBackend } = await import("../sandbox/registry.ts");
-  if (options.resume) {
-    const { readState } = await import("./state.ts");
-    const { openRunFolder } = await import("./records.ts");
-    const folder = openRunFolder(options.home, options.resume);
-    if (!existsSync(folder.files.state)) {
-      throw new InvalidInput(
-        `no run '${options.resume}' under ${homePaths(options.home).runs} (no state.json there)`,
-      );
-    }
-    const state = readState(folder.files.state);
-    const backend = await getBackend(options.backend ?? state.backend);
-    // A run still driven by a live process is refused before anything is touched, its sandbox too
-    // (resumeRun takes the lock itself; this only checks it earlier).
-    const { refuseLiveRun } = await import("./run-lock.ts");
-    refuseLiveRun(folder);
-    // The dead process's sandbox is still there (SIGKILL runs no cleanup): remove this home's
-    // orphans whose runner is gone before a fresh sandbox takes over the task folder.
-    await backend.prune({ home: options.home }).catch(() => []);
-    const model = options.model ?? state.model ?? defaultModel(options.home);
-    options.onRunId?.(state.runId, folder.dir);
-    return resumeRun(options.home, options.resume, await deps(options, backend, model, state.samFile));
+/**
+ * The exit code for an error a run (or its setup) threw: 2 for input the user can fix (a bad task,
+ * flag, policy refusal, models config or script), 1 for anything else. A run that ended has its
+ * code from its outcome (exitCodeOfOutcome in runner/exit-codes.ts).
+ */
+export function exitCodeOf(error: unknown): number {
+  if (
+    error instanceof InvalidInput ||
+    error instanceof PolicyRefused ||
+    error instanceof ModelsConfigError ||
+    error instanceof ScriptError ||
+    error instanceof SubmitInputError
+  ) {
+    return EXIT.usage;
   }
-  if (!options.task) throw new InvalidInput("give a SAM task file (or its folder), or --resume RUN");
-  const file = samFileOf(options.task);
+  return EXIT.failed;
+}
+
+/** The SAM of a task file or folder (its task.md), parsed once; InvalidInput when it is not a valid SAM. */
+export async function loadSam(task: string): Promise<SamDocument> {
+  const file = samFileOf(task);
   const { parseSam } = await import("../sam/parse.ts");
   const parsed = await parseSam(file);
   if (!parsed.ok) {
     throw new InvalidInput(
-      `${file} is not a valid SAM (run 'scifi validate ${options.task}')`,
+      `${file} is not a valid SAM (run 'scifi validate ${task}')`,
       parsed.diagnostics,
+      file,
     );
   }
-  const backend = await getBackend(options.backend ?? "docker");
+  return parsed.sam;
+}
+
+export async function runTask(options: RunTaskOptions): Promise<RunResult> {
+  if (options.resume) return resumeTask(options, options.resume);
+  if (!options.task) throw new InvalidInput("give a SAM task file (or its folder), or --resume RUN");
+  const sam = await loadSam(options.task);
+  const backend = await backendNamed(options.backend ?? "docker");
   const model = options.model ?? defaultModel(options.home);
-  const runId = options.runId ?? newRunId(parsed.sam.metadata.name);
-  const runDeps = await deps(options, backend, model, file);
-  return startRun(
-    { home: options.home, sam: parsed.sam, limits: options.limits, runId, model },
-    {
-      ...runDeps,
-      onCreated: (dir) => options.onRunId?.(runId, dir),
-    },
+  const runId = options.runId ?? newRunId(sam.metadata.name);
+  const extensions = await extensionsFor(options, sam, runId, false);
+  return endingExtensions(extensions, async () =>
+    startRun(
+      { home: options.home, sam, limits: options.limits, runId, model },
+      {
+        ...(await deps(options, backend, model, sam, extensions)),
+        onCreated: (dir) => options.onRunId?.(runId, dir),
+      },
+    ),
   );
+}
+
+async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunResult> {
+  const { readState } = await import("./state.ts");
+  const { openRunFolder, readSamJson } = await import("./records.ts");
+  const folder = openRunFolder(options.home, runId);
+  if (!existsSync(folder.files.state)) {
+    throw new InvalidInput(`no run '${runId}' under ${homePaths(options.home).runs} (no state.json there)`);
+  }
+  const state = readState(folder.files.state);
+  const backend = await backendNamed(options.backend ?? state.backend);
+  // A run still driven by a live process is refused before anything is touched, its sandbox too
+  // (resumeRun takes the lock itself; this only checks it earlier).
+  const { refuseLiveRun } = await import("./run-lock.ts");
+  refuseLiveRun(folder);
+  // The dead process's sandbox is still there (SIGKILL runs no cleanup): remove this home's
+  // orphans whose runner is gone before a fresh sandbox takes over the task folder.
+  await backend.prune({ home: options.home }).catch(() => []);
+  const model = options.model ?? state.model ?? defaultModel(options.home);
+  // The SAM as parsed at the run's start (the run folder's copy), never the file as it is now.
+  const sam = existsSync(folder.files.samJson) ? readSamJson(folder) : undefined;
+  options.onRunId?.(state.runId, folder.dir);
+  const extensions = sam ? await extensionsFor(options, sam, runId, true) : [...(options.extensions ?? [])];
+  return endingExtensions(extensions, async () =>
+    resumeRun(options.home, runId, await deps(options, backend, model, sam, extensions)),
+  );
+}
+
+/** The caller's extensions, plus the SLURM job tools when the SAM asks for `jobs: slurm`. */
+async function extensionsFor(
+  options: RunTaskOptions,
+  sam: SamDocument,
+  runId: string,
+  resume: boolean,
+): Promise<RunExtension[]> {
+  const own = [...(options.extensions ?? [])];
+  if (sam.metadata.jobs !== "slurm") return own;
+  const { jobsExtension } = await import("../jobs/run-jobs.ts");
+  const { sitePolicyPath } = await import("../policy/site.ts");
+  const jobs = jobsExtension({
+    home: options.home,
+    runId,
+    sam,
+    sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
+    resume,
+  });
+  return jobs ? [...own, jobs] : own;
+}
+
+/** Runs the loop, then tells every extension how it ended (also when it threw: no outcome then). */
+async function endingExtensions(
+  extensions: readonly RunExtension[],
+  run: () => Promise<RunResult>,
+): Promise<RunResult> {
+  let outcome: RunEnd | undefined;
+  try {
+    const result = await run();
+    outcome = result.outcome;
+    return result;
+  } finally {
+    for (const extension of extensions) await extension.end?.(outcome);
+  }
+}
+
+async function backendNamed(name: string): Promise<RunDeps["backend"]> {
+  const { backendNames, getBackend } = await import("../sandbox/registry.ts");
+  if (!backendNames().includes(name)) {
+    throw new InvalidInput(`unknown sandbox backend '${name}'; valid backends: ${backendNames().join(", ")}`);
+  }
+  return getBackend(name);
 }
 
 async function deps(
   options: RunTaskOptions,
   backend: RunDeps["backend"],
   model: string,
-  samFile: string,
+  sam: SamDocument | undefined,
+  extensions: readonly RunExtension[],
 ): Promise<RunDeps> {
   const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
   const { resolveSpec } = await import("../policy/resolve.ts");
@@ -109,19 +196,16 @@ async function deps(
       resolveSpec(sam, site.policy, { home: options.home, runId, ...grant }),
     openModel: (audit: AuditTape, budget) =>
       createModel(model, audit, { budget, ...(options.retry ? { retry: options.retry } : {}) }),
-    skills: await skillsFor(options.home, samFile),
-    extraWorkTools: options.extraWorkTools,
-    onHistory: options.onHistory,
+    skills: await skillsFor(options.home, sam),
+    extensions,
     onStatus: options.onStatus,
   };
 }
 
-async function skillsFor(home: string, samFile: string): Promise<RunDeps["skills"]> {
+async function skillsFor(home: string, sam: SamDocument | undefined): Promise<RunDeps["skills"]> {
   const { loadSkills, skillIndex, renderSkillIndex, skillText } = await import("../skills/index.ts");
   const { grantsOf, skillDirs } = await import("../skills/library.ts");
-  const { parseSamSync } = await import("../sam/parse.ts");
-  const parsed = existsSync(samFile) ? parseSamSync(samFile) : undefined;
-  const grants = parsed?.ok ? grantsOf(parsed.sam.metadata) : new Set<never>();
+  const grants = sam ? grantsOf(sam.metadata) : new Set<never>();
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
   const index = skillIndex(skills, grants);
   return {

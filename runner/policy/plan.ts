@@ -3,6 +3,7 @@
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { scifiHome } from "../paths.ts";
+import { newRunId } from "../run-id.ts";
 import { formatDiagnostic } from "../sam/diagnostics.ts";
 import { findSamFiles } from "../sam/discover.ts";
 import { parseSamSync } from "../sam/parse.ts";
@@ -35,7 +36,7 @@ export function planTask(task: string, options: PlanOptions): PlanOutcome {
   const policyFile = sitePolicyPath(home, options.sitePolicy, env);
   try {
     const site = loadSitePolicy(policyFile, Boolean(options.sitePolicy || env.SCIFI_SITE_POLICY));
-    const spec = resolveSpec(parsed.sam, site.policy, { home });
+    const spec = resolveSpec(parsed.sam, site.policy, { home, runId: newRunId(parsed.sam.metadata.name) });
     if (options.json) {
       options.out.write(
         `${JSON.stringify({ task: file, sitePolicy: site.source ?? null, spec }, null, 2)}\n`,

@@ -2,7 +2,6 @@
 // or throws PolicyRefused naming the rule, the path and what to do. Nothing the SAM did not ask for
 // is granted: the container sees the task folder (read-write at /task) with the SAM file, sub-SAM
 // files and check assets bound read-only over themselves, and the declared mounts that pass every rule.
-import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname, isAbsolute, posix, relative, resolve } from "node:path";
@@ -15,8 +14,8 @@ import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "./spec.ts";
 export interface ResolveOptions {
   /** The scifi home (runner state, memory, skills, config): always denied. */
   home: string;
-  /** Run id; default a fresh one from the task name and the time. */
-  runId?: string;
+  /** The run's id, minted once by the run's setup (runner/run-id.ts); this only records it. */
+  runId: string;
   /** Default: sandboxUser() (the invoking user, or the site's sandboxUser when that is root). */
   user?: { uid: number; gid: number };
   /** What the task folder held at run start (allocated bytes): the quota's base. Default: measured at each sandbox start. */
@@ -50,7 +49,7 @@ export function resolveSpec(sam: SamDocument, site: SitePolicy, options: Resolve
   const denied = deniedPaths(options.home, site.deniedPaths);
   const taskDir = realpathSync(dirname(sam.file));
   refuseDeniedTaskFolder(taskDir, denied);
-  const runId = options.runId ?? newRunId(meta.name);
+  const runId = options.runId;
   const limits = resolveLimits(sam, site, options);
   const protectedFiles = taskFileMounts(sam, taskDir);
   const mounts: MountSpec[] = [
@@ -88,24 +87,6 @@ export function sandboxUser(site: Pick<SitePolicy, "sandboxUser">): { uid: numbe
   const uid = process.getuid?.() ?? 0;
   if (uid === 0) return { ...site.sandboxUser };
   return { uid, gid: process.getgid?.() ?? 0 };
-}
-
-/** A task name as a run-id part: lower-case letters, digits and single dashes, at most 40 characters. */
-export function nameSlug(name: string): string {
-  return (
-    name
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, "-")
-      .replace(/^-|-$/g, "")
-      .slice(0, 40) || "task"
-  );
-}
-
-/** `<name>-<UTC yyyymmddThhmmss>-<4 hex>`: sortable, readable, unique enough for one home. */
-export function newRunId(name: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-  const slug = nameSlug(name);
-  return `${slug}-${stamp}-${randomBytes(2).toString("hex")}`;
 }
 
 type Limits = Pick<

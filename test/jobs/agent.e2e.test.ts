@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobEvent } from "../../runner/jobs/broker.ts";
-import { runTaskWithJobs } from "../../runner/jobs/run-jobs.ts";
+import { runTask } from "../../runner/loop/setup.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
 
@@ -26,7 +26,7 @@ function workspace(): { home: string; taskDir: string; sam: string } {
 }
 
 function run(ws: ReturnType<typeof workspace>, script: string) {
-  return runTaskWithJobs({
+  return runTask({
     home: ws.home,
     task: ws.sam,
     backend: "docker",

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listSubmissions, type PlacementStatus, placementStatus } from "../../runner/jobs/placement.ts";
 import { SlurmClient } from "../../runner/jobs/slurm.ts";
 import { submitTask } from "../../runner/jobs/submit.ts";
+import { loadSam } from "../../runner/loop/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
 
 const REPO = new URL("../..", import.meta.url).pathname;
@@ -33,7 +34,7 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       cpSync(join(FIXTURES, "placed"), taskDir, { recursive: true });
       const result = await submitTask({
         home,
-        task: join(taskDir, "task.md"),
+        sam: await loadSam(join(taskDir, "task.md")),
         flags: {},
         backend: "auto",
         dryRun: false,

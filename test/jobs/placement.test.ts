@@ -15,6 +15,7 @@ import {
 import { DEFAULT_JOBS_POLICY, jobsPolicySchema } from "../../runner/jobs/policy.ts";
 import { SlurmClient } from "../../runner/jobs/slurm.ts";
 import { submitTask } from "../../runner/jobs/submit.ts";
+import { loadSam } from "../../runner/loop/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { samMetadata } from "./fixtures.ts";
 
@@ -211,7 +212,7 @@ describe.skipIf(!hasEngine("slurm"))("scifi submit on a real SLURM cluster", () 
     // submission path alone (the full placement runs in test/jobs/placement-run.test.ts).
     const result = await submitTask({
       home,
-      task: FIXTURE,
+      sam: await loadSam(FIXTURE),
       flags: {},
       backend: "auto",
       dryRun: false,

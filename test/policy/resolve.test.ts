@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PolicyRefused } from "../../runner/policy/refused.ts";
-import { newRunId, resolveSpec } from "../../runner/policy/resolve.ts";
+import { resolveSpec } from "../../runner/policy/resolve.ts";
 import { BUILTIN_SITE_POLICY, type SitePolicy } from "../../runner/policy/site.ts";
+import { newRunId } from "../../runner/run-id.ts";
 import type { MountRequest, SamDocument, SamMetadata } from "../../runner/sam/types.ts";
 import { plainMetadata } from "../helpers/sam.ts";
 
@@ -171,7 +172,7 @@ describe("default-deny spec", () => {
 
   it("mints sortable run ids", () => {
     expect(newRunId("Fit the Peak!", new Date("2026-11-30T07:00:01.123Z"))).toMatch(
-      /^fit-the-peak-20261130T070001-[0-9a-f]{4}$/,
+      /^20261130-070001-fit-the-peak-[0-9a-f]{6}$/,
     );
   });
 });

@@ -1,7 +1,7 @@
 // `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
 // process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
 
 interface RunFlags {
   backend?: string;
@@ -38,9 +38,9 @@ export function register(program: Command): void {
 
 async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
-  const { InvalidInput } = await import("../../loop/setup.ts");
-  // The loop, plus the SLURM job tools when the SAM says `jobs: slurm` (and its jobs cancelled at the end).
-  const { runTaskWithJobs: runTask } = await import("../../jobs/run-jobs.ts");
+  // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
+  const { exitCodeOf, InvalidInput, runTask } = await import("../../loop/setup.ts");
+  const { RunLocked } = await import("../../loop/run-lock.ts");
   const { createDisplay } = await import("../../loop/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
@@ -67,25 +67,16 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     });
     display.done();
     process.stdout.write(summary(result, flags.model));
-    return result.outcome.status === "passed"
-      ? EXIT.ok
-      : result.outcome.status === "blocked"
-        ? EXIT.blocked
-        : EXIT.failed;
+    return exitCodeOfOutcome(result.outcome);
   } catch (error) {
     display.done();
     if (error instanceof InvalidInput) {
       for (const d of error.diagnostics)
         process.stderr.write(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
-      return usage(error.message);
     }
-    if (error instanceof Error && error.name === "PolicyRefused") return usage(error.message);
-    if (error instanceof Error && (error.name === "ModelsConfigError" || error.name === "ScriptError")) {
-      return usage(error.message);
-    }
-    if (error instanceof Error && error.message.startsWith("unknown sandbox backend"))
-      return usage(error.message);
-    if (error instanceof Error && error.name === "RunLocked") {
+    if (exitCodeOf(error) === EXIT.usage)
+      return usage(error instanceof Error ? error.message : String(error));
+    if (error instanceof RunLocked) {
       // Nothing was touched: no "records so far" hint, the run belongs to its live process.
       process.stderr.write(`scifi run: ${error.message}\n`);
       return EXIT.failed;

@@ -1,7 +1,7 @@
 // `scifi submit <task>`: run a task as a SLURM job on a compute node (`scifi run` there, in a
 // Docker or Apptainer sandbox). Prints the job id; --dry-run prints the batch script instead.
 import type { Command } from "commander";
-import { EXIT } from "../exit-codes.ts";
+import { EXIT } from "../../exit-codes.ts";
 
 interface SubmitFlags {
   partition?: string;
@@ -46,12 +46,14 @@ export function register(program: Command): void {
         process.exitCode = EXIT.usage;
         return;
       }
-      const { submitTask, SubmitInputError } = await import("../../jobs/submit.ts");
+      const { submitTask } = await import("../../jobs/submit.ts");
+      const { exitCodeOf, InvalidInput, loadSam } = await import("../../loop/setup.ts");
+      const { formatDiagnostic } = await import("../../sam/diagnostics.ts");
       const { scifiHome } = await import("../../paths.ts");
       try {
         const result = await submitTask({
           home: scifiHome(),
-          task,
+          sam: await loadSam(task),
           flags: {
             partition: flags.partition,
             time: flags.time,
@@ -76,9 +78,14 @@ export function register(program: Command): void {
         }
         process.exitCode = EXIT.ok;
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message =
+          error instanceof InvalidInput && error.samFile
+            ? `${error.samFile} is not a valid SAM:\n${error.diagnostics.map(formatDiagnostic).join("\n")}`
+            : error instanceof Error
+              ? error.message
+              : String(error);
         process.stderr.write(`scifi submit: ${message}\n`);
-        process.exitCode = error instanceof SubmitInputError ? EXIT.usage : EXIT.failed;
+        process.exitCode = exitCodeOf(error);
       }
     });
 }

@@ -1,0 +1,26 @@
+// What a host-side component adds to one run (the SLURM job broker is the first): work-agent tools,
+// a view of the history tape, and a hook when the run ends. Built by the component (runner/jobs),
+// passed in by the run's setup (runner/loop/setup.ts) through RunDeps.extensions: the component never
+// imports the loop, and the loop knows extensions only by this shape.
+import type { HistoryEvent } from "../memory/history.ts";
+import type { Tool } from "./tool.ts";
+
+/** How the run ended, as the extension sees it (`undefined` when it threw before an outcome). */
+export interface RunEnd {
+  status: "passed" | "failed" | "blocked";
+  reason: string;
+}
+
+export interface RunExtension {
+  /** Extra work-agent tools granted to this run. */
+  tools?: readonly Tool[];
+  /** Called with the history tape's append once the tape is open (on start and on every resume). */
+  onHistory?(append: (event: HistoryEvent) => void): void;
+  /** Called once when the run returns (with its outcome) or throws (without one). */
+  end?(outcome: RunEnd | undefined): Promise<void>;
+}
+
+/** The tools every extension adds, in order. */
+export function extensionTools(extensions: readonly RunExtension[] | undefined): Tool[] {
+  return (extensions ?? []).flatMap((extension) => extension.tools ?? []);
+}
