@@ -1,6 +1,7 @@
 // Final review (control agent): after the run ends, writes task-group and global suggestions.
 import { z } from "zod";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { promptHistoryLines } from "../memory/prompt-history.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
 
@@ -11,6 +12,7 @@ export const FinalSuggestions = z.object({
 export type FinalSuggestions = z.infer<typeof FinalSuggestions>;
 
 export interface FinalReviewInput {
+  /** The run (not in the prompt: it differs between two runs of the same task). */
   runId: string;
   title: string;
   outcome: string;
@@ -29,14 +31,14 @@ export async function runFinalReview(
   onResponse?: (response: ModelResponse) => void,
 ): Promise<FinalSuggestions> {
   const user = fillTemplate("final-review.input.md", {
-    runId: input.runId,
     title: input.title,
     outcome: input.outcome,
     reason: input.reason,
     iterations: String(input.iterations),
     group: input.group,
     taskMemory: input.taskMemory.text.trim() || "(empty)",
-    history: input.history || "(empty)",
+    // No times, seqs or host paths (a replay of the same task must read the same prompt).
+    history: promptHistoryLines(input.history) || "(empty)",
   });
   const injected = input.taskMemory.text.trim()
     ? [{ kind: "memory" as const, ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 }]

@@ -1,10 +1,13 @@
 // createModel: the one way the loop gets a Model. A spec is one of
 //   scripted:FILE          the scripted model (Anthropic wire format), server started in-process
 //   scripted-openai:FILE   the same over the OpenAI Chat Completions wire format
-//   replay:RUN_DIR         answers from a recorded audit tape, stops at the first divergence
+//   replay:RUN             answers from a recorded run's audit tape (RUN: a run id under the home's
+//                          runs/, or a run folder), stops at the first divergence
 //   PATH                   a models config YAML (or an already parsed config object)
-import { basename, extname } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { basename, dirname, extname, join, resolve } from "node:path";
 import type { AuditTape } from "../audit/tape.ts";
+import { homePaths } from "../paths.ts";
 import {
   loadModelsConfig,
   type ModelEntryConfig,
@@ -15,6 +18,7 @@ import {
 } from "./config.ts";
 import { Gateway, type GatewayEntry, type RetryOptions } from "./gateway.ts";
 import type { Provider } from "./providers/provider.ts";
+import { ModelError } from "./types.ts";
 
 export interface CreateModelOptions {
   env?: NodeJS.ProcessEnv;
@@ -63,7 +67,12 @@ async function scripted(
 ): Promise<Gateway> {
   if (!file) throw new Error("--model scripted:FILE needs a script file, e.g. scripted:demo/script.yaml");
   const { ScriptedServer } = await import("./scripted/server.ts");
-  const server = await ScriptedServer.start(file);
+  // A resumed run's tape already holds the replies its standing calls used: each queue goes on
+  // from there, so the interrupted phase gets the replies it got before, and nothing is repeated.
+  const { repliesUsed } = await import("./tape-calls.ts");
+  const { readTape } = await import("../audit/verify.ts");
+  const skip = existsSync(audit.path) ? repliesUsed(readTape(audit.path, { tolerant: true })) : {};
+  const server = await ScriptedServer.start(file, { skip });
   const model = `scripted-${basename(file, extname(file))}`;
   let provider: Provider;
   if (format === "anthropic") {
@@ -95,10 +104,10 @@ async function scripted(
   return new Gateway([entry], { ...gatewayOptions(audit, options), onClose: () => server.close() });
 }
 
-async function replay(runDir: string, audit: AuditTape, options: CreateModelOptions): Promise<Gateway> {
-  if (!runDir) throw new Error("--model replay:RUN needs the run folder of the recorded run");
+async function replay(target: string, audit: AuditTape, options: CreateModelOptions): Promise<Gateway> {
+  if (!target) throw new ModelError("--model replay:RUN needs the id or the folder of a recorded run");
   const { ReplayProvider } = await import("./providers/replay.ts");
-  const provider = ReplayProvider.fromRunDir(runDir, audit.redactor);
+  const provider = ReplayProvider.fromRunDir(replayFolder(target, audit, options.home), audit.redactor);
   const entry: GatewayEntry = {
     name: "replay",
     provider,
@@ -106,7 +115,30 @@ async function replay(runDir: string, audit: AuditTape, options: CreateModelOpti
     kinds: ["control", "work"],
     prices: ZERO_PRICES,
   };
-  return new Gateway([entry], gatewayOptions(audit, options));
+  return new Gateway([entry], {
+    ...gatewayOptions(audit, options),
+    // The run's tape says how the replay went: calls answered, recorded calls never asked for.
+    onClose: async () => {
+      audit.append({ kind: "event", event: "replay_end", data: provider.summary() });
+    },
+  });
+}
+
+/**
+ * A run folder, or a run id under the home's runs/ (the home given, or the one holding this run's
+ * tape: <home>/runs/<id>/audit.jsonl).
+ */
+export function replayFolder(target: string, audit: AuditTape, home: string | undefined): string {
+  if (existsSync(join(target, "audit.jsonl")) || (existsSync(target) && statSync(target).isDirectory()))
+    return resolve(target);
+  const tapeRuns = dirname(dirname(resolve(audit.path)));
+  const runs =
+    home !== undefined ? homePaths(home).runs : basename(tapeRuns) === "runs" ? tapeRuns : undefined;
+  const candidate = runs !== undefined && !target.includes("/") ? join(runs, target) : undefined;
+  if (candidate && existsSync(candidate)) return candidate;
+  throw new ModelError(
+    `--model replay:${target}: no run folder ${target}${candidate ? ` and no run '${target}' under ${runs}` : ""}; give a run id from 'scifi status' or a run folder`,
+  );
 }
 
 async function fromConfig(

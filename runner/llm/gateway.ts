@@ -289,7 +289,7 @@ export class Gateway implements Model {
     attempts: TapeAttempt[],
     started: number,
   ): ModelResponse {
-    const cost = costUsd(entry.prices, result.usage);
+    const cost = result.costUsd ?? costUsd(entry.prices, result.usage);
     this.#charge(entry, result.usage, cost);
     let json: unknown;
     let structuredError: StructuredOutputError | undefined;

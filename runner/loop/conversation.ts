@@ -156,11 +156,16 @@ async function runCalls(
   return { results, signal };
 }
 
+/**
+ * Steps and budgets, counted in steps, tokens and money only: no elapsed wall time, which differs
+ * between two runs of the same task (a replay must send the same prompt). The wall-time limit is
+ * stated; the runner enforces it.
+ */
 function workspaceContext(limits: PassLimits, budget: RunBudget): string {
   const c = budget.config;
   return [
     `Step ${limits.steps} of ${c.stepsPerPass}; tool calls left in this pass: ${limits.toolCallsLeft()}.`,
-    `Run budget used: ${Math.round(budget.elapsedMs() / 1000)} of ${c.walltimeSec} s, ${budget.tokens} of ${c.tokens} tokens, USD ${budget.usd.toFixed(4)} of ${c.usd}.`,
+    `Run budget used: ${budget.tokens} of ${c.tokens} tokens, USD ${budget.usd.toFixed(4)} of ${c.usd}; the run's wall-time limit is ${c.walltimeSec} s (commands are stopped at it).`,
   ].join("\n");
 }
 

@@ -95,8 +95,26 @@ function alreadyWritten(text: string, entry: MemoryEntry): boolean {
   return parseEntries(text).some((w) => w.id === e.id && w.title === e.title && w.body === e.body.trim());
 }
 
+/**
+ * A memory file as agents read it: each entry's title, author role and body, without its time, run
+ * id or mark line (they change between two runs of the same task, and a replay must see the same
+ * prompt); text outside entries (a person's notes) is kept as written. The file keeps them all.
+ */
 export function readMemory(file: string): string {
-  return existsSync(file) ? readFileSync(file, "utf8") : "";
+  return existsSync(file) ? promptMemory(readFileSync(file, "utf8")) : "";
+}
+
+/** See readMemory. */
+export function promptMemory(text: string): string {
+  return text
+    .split(ENTRY_START)
+    .map((chunk) => {
+      const [mark = "", title = "", meta = "", , ...rest] = chunk.split("\n");
+      if (!ENTRY_MARK.test(mark)) return chunk;
+      const role = meta.replace(/^_|_$/g, "").split(" · ").at(-1) ?? "";
+      return `${title}\n_${role}_\n\n${rest.join("\n")}`;
+    })
+    .join("");
 }
 
 export function entryIds(text: string): Set<string> {

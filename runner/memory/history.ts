@@ -3,6 +3,7 @@
 // so events of the interrupted phase are neither duplicated nor torn.
 import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
 import { appendDurably } from "./entries.ts";
+import { promptEvent } from "./prompt-history.ts";
 
 export type HistoryEvent =
   | { type: "run_start"; sam: string; sha256: string; backend: string }
@@ -88,9 +89,12 @@ export class HistoryTape {
     return record;
   }
 
-  /** The last `count` events, for prompts. */
-  tail(count: number): HistoryRecord[] {
-    return readHistory(this.file).slice(-count);
+  /**
+   * The last `count` events, for prompts: without time, seq or audit head, so two runs of the same
+   * task read the same text (runner/memory/prompt-history.ts).
+   */
+  tail(count: number): HistoryEvent[] {
+    return readHistory(this.file).slice(-count).map(promptEvent);
   }
 }
 

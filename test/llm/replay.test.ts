@@ -62,7 +62,7 @@ describe("replay provider", () => {
     expect(verifyTape(again.tapePath).ok).toBe(true);
   });
 
-  it("stops at the first divergence with a diff of the request", async () => {
+  it("stops at the first divergence with its JSON path and 80 characters around it", async () => {
     const recorded = freshRun("recorded");
     const original = await createModel(`scripted:${fixture("sdk.yaml")}`, recorded.tape);
     models.push(original);
@@ -73,9 +73,14 @@ describe("replay provider", () => {
     const error = await session(replay, "energy, momentum, charge\n1.0, 2.0, -1").catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     const message = (error as Error).message;
-    expect(message).toMatch(/^replay: call 3 diverges from .*audit\.jsonl \(seq 2\):/);
-    expect(message).toMatch(/\n- +"content": "energy, momentum\\n1\.0, 2\.0",\n/);
-    expect(message).toMatch(/\n\+ +"content": "energy, momentum, charge\\n1\.0, 2\.0, -1",/);
+    expect(message).toMatch(
+      /^replay: call 3 \(work\) diverges from the recorded call \(seq 2 of .*audit\.jsonl\)\n/,
+    );
+    expect(message).toContain(
+      "first difference at $.request.messages[4].content[0].content, character 16\n" +
+        '  recorded: "energy, momentum\\n1.0, 2.0"\n' +
+        '  now:      "energy, momentum, charge\\n1.0, 2.0, -1"',
+    );
   });
 
   it("refuses a tampered tape and a run without one", async () => {
@@ -91,6 +96,11 @@ describe("replay provider", () => {
     await expect(
       createModel(`replay:${recorded.dir}`, new AuditTape(`${recorded.dir}/x.jsonl`, { runId: "x" })),
     ).rejects.toThrow(/damaged at line 1 \(hash does not match/);
-    await expect(createModel("replay:/nonexistent/run", freshRun().tape)).rejects.toThrow(/no audit tape at/);
+    await expect(createModel("replay:/nonexistent/run", freshRun().tape)).rejects.toThrow(
+      /no run folder \/nonexistent\/run/,
+    );
+    const { mkdtempSync } = await import("node:fs");
+    const empty = mkdtempSync(`${recorded.dir}-empty`);
+    await expect(createModel(`replay:${empty}`, freshRun().tape)).rejects.toThrow(/no audit tape at/);
   });
 });

@@ -14,6 +14,8 @@ export interface ProviderResult {
   usage: Usage;
   /** The exact request body sent (for the tape). */
   wire: unknown;
+  /** What the call cost when the provider knows it (a replay: the recorded cost); else from the prices. */
+  costUsd?: number;
 }
 
 export interface Provider {

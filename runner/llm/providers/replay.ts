@@ -1,11 +1,14 @@
 // Replay: answers each call from a recorded audit tape, in order, after checking that the new
-// request is the recorded one (both redacted and normalised). The first divergence stops the run
-// with a readable diff: this is the exact-reproduction path.
+// request is the recorded one (both redacted and normalised; each run's own id reads as `<run>`).
+// The first divergence stops the run with the call, the JSON path of the first difference and 80
+// characters around it on each side: this is the exact-reproduction path. Calls a resumed run made
+// again are answered once (runner/llm/tape-calls.ts), as the recorded run stands.
 import { existsSync } from "node:fs";
 import type { Redactor } from "../../audit/redact.ts";
 import type { CallRecord } from "../../audit/types.ts";
 import { readTape, verifyTape } from "../../audit/verify.ts";
 import { runFiles } from "../../paths.ts";
+import { standingCalls } from "../tape-calls.ts";
 import { tapeRequest } from "../tape-request.ts";
 import { ModelError, type ModelRequest, type StopReason } from "../types.ts";
 import type { Provider, ProviderResult } from "./provider.ts";
@@ -41,10 +44,13 @@ export class ReplayProvider implements Provider {
         `replay: the tape ${path} is damaged at line ${verdict.line} (${verdict.reason}); it cannot be replayed`,
       );
     }
-    const calls = readTape(path).filter(
-      (r): r is CallRecord => r.kind === "call" && r.response !== undefined,
-    );
+    const calls = standingCalls(readTape(path)).filter((r) => r.response !== undefined);
     return new ReplayProvider(calls, redactor, path);
+  }
+
+  /** How far the replay went: calls answered, and recorded calls never asked for. */
+  summary(): { answered: number; recorded: number; unused: number } {
+    return { answered: this.#next, recorded: this.#calls.length, unused: this.#calls.length - this.#next };
   }
 
   async call(request: ModelRequest): Promise<ProviderResult> {
@@ -55,11 +61,22 @@ export class ReplayProvider implements Provider {
         `replay: call ${index + 1} (${request.role}) has no recorded answer: the tape ${this.#source} holds ${this.#calls.length} answered call(s)`,
       );
     }
-    const now = normalise(request.role, this.#redactor.value(tapeRequest(request)));
-    const then = normalise(recorded.role, recorded.request);
-    if (now !== then) {
+    const now = sortKeys({
+      role: request.role,
+      request: ownRunId(this.#redactor.value(tapeRequest(request)), request.meta.runId),
+    });
+    const then = sortKeys({ role: recorded.role, request: ownRunId(recorded.request, recorded.runId) });
+    const difference = firstDifference(then, now);
+    if (difference) {
+      const where = [
+        recorded.role,
+        recorded.iteration !== undefined ? `iteration ${recorded.iteration}` : "",
+        recorded.step !== undefined ? `step ${recorded.step}` : "",
+      ]
+        .filter(Boolean)
+        .join(", ");
       throw new ReplayDivergence(
-        `replay: call ${index + 1} diverges from ${this.#source} (seq ${recorded.seq}):\n${lineDiff(then, now)}`,
+        `replay: call ${index + 1} (${where}) diverges from the recorded call (seq ${recorded.seq} of ${this.#source})\n${describe(difference)}`,
       );
     }
     this.#next++;
@@ -67,14 +84,85 @@ export class ReplayProvider implements Provider {
       content: recorded.response.content,
       stopReason: recorded.response.stopReason as StopReason,
       usage: recorded.usage,
+      costUsd: recorded.costUsd,
       wire: { replayOf: { runId: recorded.runId, seq: recorded.seq } },
     };
   }
 }
 
-/** Stable JSON (sorted keys, pretty) so a diff shows the field that changed. */
-function normalise(role: string, request: unknown): string {
-  return JSON.stringify({ role, request: sortKeys(request) }, null, 2);
+/** Each run's own id (in sandbox names, run folder paths) reads as `<run>`, so two runs compare. */
+function ownRunId(value: unknown, runId: string | undefined): unknown {
+  if (!runId) return value;
+  if (typeof value === "string") return value.replaceAll(runId, "<run>");
+  if (Array.isArray(value)) return value.map((v) => ownRunId(v, runId));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, ownRunId(v, runId)]));
+  return value;
+}
+
+/** Where two requests first differ: the JSON path, and the recorded and new values there. */
+export interface Difference {
+  path: string;
+  recorded: unknown;
+  now: unknown;
+  /** For two strings: the first differing character. */
+  offset?: number;
+}
+
+/** The first difference of two JSON values in document order (keys sorted), or undefined. */
+export function firstDifference(recorded: unknown, now: unknown, path = "$"): Difference | undefined {
+  if (typeof recorded === "string" && typeof now === "string") {
+    if (recorded === now) return undefined;
+    let offset = 0;
+    while (offset < recorded.length && offset < now.length && recorded[offset] === now[offset]) offset++;
+    return { path, recorded, now, offset };
+  }
+  if (Array.isArray(recorded) && Array.isArray(now)) {
+    for (let i = 0; i < Math.max(recorded.length, now.length); i++) {
+      if (i >= recorded.length || i >= now.length)
+        return { path: `${path}[${i}]`, recorded: recorded[i], now: now[i] };
+      const found = firstDifference(recorded[i], now[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (isObject(recorded) && isObject(now)) {
+    const keys = [...new Set([...Object.keys(recorded), ...Object.keys(now)])].sort();
+    for (const key of keys) {
+      const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+      if (!(key in recorded) || !(key in now)) return { path: at, recorded: recorded[key], now: now[key] };
+      const found = firstDifference(recorded[key], now[key], at);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  return JSON.stringify(recorded) === JSON.stringify(now) ? undefined : { path, recorded, now };
+}
+
+const AROUND = 80;
+
+/** The path and up to 80 characters either side of the first difference, recorded and now. */
+export function describe(difference: Difference): string {
+  const excerpt = (value: unknown): string => {
+    if (value === undefined) return "(absent)";
+    if (typeof value !== "string" || difference.offset === undefined) {
+      const text = JSON.stringify(value);
+      return text.length > 2 * AROUND ? `${text.slice(0, 2 * AROUND)}...` : text;
+    }
+    const from = Math.max(0, difference.offset - AROUND);
+    const to = Math.min(value.length, difference.offset + AROUND);
+    return `${from > 0 ? "..." : ""}${JSON.stringify(value.slice(from, to))}${to < value.length ? "..." : ""}`;
+  };
+  const at = difference.offset !== undefined ? `, character ${difference.offset}` : "";
+  return [
+    `  first difference at ${difference.path}${at}`,
+    `  recorded: ${excerpt(difference.recorded)}`,
+    `  now:      ${excerpt(difference.now)}`,
+  ].join("\n");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function sortKeys(value: unknown): unknown {
@@ -88,22 +176,4 @@ function sortKeys(value: unknown): unknown {
     );
   }
   return value;
-}
-
-/** The first differing region of two texts, with 3 lines of context, as `- recorded` / `+ now`. */
-export function lineDiff(recorded: string, now: string): string {
-  const a = recorded.split("\n");
-  const b = now.split("\n");
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start++;
-  let endA = a.length - 1;
-  let endB = b.length - 1;
-  while (endA >= start && endB >= start && a[endA] === b[endB]) {
-    endA--;
-    endB--;
-  }
-  const context = a.slice(Math.max(0, start - 3), start).map((l) => `  ${l}`);
-  const removed = a.slice(start, Math.min(endA + 1, start + 20)).map((l) => `- ${l}`);
-  const added = b.slice(start, Math.min(endB + 1, start + 20)).map((l) => `+ ${l}`);
-  return ["--- recorded", "+++ now", ...context, ...removed, ...added].join("\n");
 }

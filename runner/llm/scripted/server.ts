@@ -49,9 +49,18 @@ export class ScriptedServer {
     });
   }
 
-  /** Starts a server for a script file (or an already parsed script) on a random local port. */
-  static async start(script: string | Script): Promise<ScriptedServer> {
+  /**
+   * Starts a server for a script file (or an already parsed script) on a random local port.
+   * `skip`: replies per role already used (a resumed run continues each queue where it stopped).
+   */
+  static async start(
+    script: string | Script,
+    options: { skip?: Readonly<Record<string, number>> } = {},
+  ): Promise<ScriptedServer> {
     const server = new ScriptedServer(typeof script === "string" ? loadScript(script) : script);
+    for (const [role, used] of Object.entries(options.skip ?? {})) {
+      if (used > 0) server.#cursors.set(role, used);
+    }
     await new Promise<void>((resolve, reject) => {
       server.#server.once("error", reject);
       server.#server.listen(0, "127.0.0.1", () => resolve());
