@@ -67,13 +67,14 @@ async function scripted(
 ): Promise<Gateway> {
   if (!file) throw new Error("--model scripted:FILE needs a script file, e.g. scripted:demo/script.yaml");
   const { ScriptedServer } = await import("./scripted/server.ts");
-  // A resumed run's tape already holds the replies its standing calls used: each queue goes on
-  // from there, so the interrupted phase gets the replies it got before, and nothing is repeated.
+  const model = `scripted-${basename(file, extname(file))}`;
+  // A resumed run's tape already holds the replies its standing calls used: each queue of the same
+  // script goes on from there, so the interrupted phase gets the replies it got before and nothing
+  // is repeated (another script starts from its beginning).
   const { repliesUsed } = await import("./tape-calls.ts");
   const { readTape } = await import("../audit/verify.ts");
-  const skip = existsSync(audit.path) ? repliesUsed(readTape(audit.path, { tolerant: true })) : {};
+  const skip = existsSync(audit.path) ? repliesUsed(readTape(audit.path, { tolerant: true }), model) : {};
   const server = await ScriptedServer.start(file, { skip });
-  const model = `scripted-${basename(file, extname(file))}`;
   let provider: Provider;
   if (format === "anthropic") {
     const { AnthropicProvider } = await import("./providers/anthropic.ts");

@@ -45,10 +45,13 @@ function madeBefore(call: CallRecord, phase: string, iteration: number): boolean
 /**
  * Replies of the scripted model each role used in the standing calls: one per attempt that reached
  * the server (a 429, a 500, a timeout) and one for the answer (or the error that ended the call).
+ * With `model`, only calls answered by that model count: a resume with another script starts it
+ * from its beginning.
  */
-export function repliesUsed(records: readonly AuditRecord[]): Record<string, number> {
+export function repliesUsed(records: readonly AuditRecord[], model?: string): Record<string, number> {
   const used: Record<string, number> = {};
   for (const call of standingCalls(records)) {
+    if (model !== undefined && call.model !== model) continue;
     const tried = call.attempts.filter((a) => a.reason !== "budget").length;
     const ended = call.response !== undefined || call.error?.name === "ProviderError" ? 1 : 0;
     used[call.role] = (used[call.role] ?? 0) + tried + ended;
