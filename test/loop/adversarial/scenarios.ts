@@ -9,7 +9,8 @@
 // sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`),
 // sumfix-mixed (checks/ also holds a file that is not an asset, so it is no asset folder),
 // sumfix-hiddenout (check 2 compares result.txt with a hidden expected output), sumfix-parts (the
-// fix is a referenced sub-SAM file, parts/fix.md).
+// fix is a referenced sub-SAM file, parts/fix.md), sumfix-hiddenorder (a hidden comparison that
+// leaves a diff behind, then a check that runs the agent's code).
 // Agents: test/fixtures/adversarial/agents/.
 import {
   chmodSync,
@@ -35,6 +36,8 @@ const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathnam
 /** The hidden reference's unique marker (test/fixtures/adversarial/sumfix-hidden/checks/secret.json). */
 export const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
 const HIDDEN_FILE = "checks/secret.json";
+/** The marker in sumfix-hiddenorder's hidden expected output. */
+const HIDDEN_OUT_MARKER = "HIDDEN-OUT-9d3e1f70";
 /** In sumfix-hidden: check 1 builds and runs the agent's code, check 2 (`hidden`) compares. */
 const HIDDEN_CHECK = "root/check-2";
 const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "checks/expected.json"];
@@ -50,7 +53,8 @@ export type TaskVariant =
   | "sumfix-inline"
   | "sumfix-mixed"
   | "sumfix-hiddenout"
-  | "sumfix-parts";
+  | "sumfix-parts"
+  | "sumfix-hiddenorder";
 
 export interface Workspace {
   root: string;
@@ -254,6 +258,12 @@ export const scenarios: Scenario[] = [
     verify: passed,
   },
   {
+    name: "control: the honest fix passes a hidden comparison followed by a check that runs its code",
+    task: "sumfix-hiddenorder",
+    agent: "honest.yaml",
+    verify: passed,
+  },
+  {
     name: "1. a process left behind (a FIFO server in /tmp) does not answer the check",
     task: "sumfix",
     agent: "lingering-process.yaml",
@@ -453,6 +463,20 @@ export const scenarios: Scenario[] = [
       expect(checkEvents(run).find((e) => e.check === "root/check-1")?.passed).toBe(true);
       failedBecauseOf(run, HIDDEN_CHECK);
       hiddenKept(run);
+    },
+  },
+  {
+    name: "7g. what a hidden check leaves in the checks' copy does not reach a later check's output",
+    task: "sumfix-hiddenorder",
+    agent: "hidden-diff-leak.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-1");
+      const at = run.records.indexOf(HIDDEN_OUT_MARKER);
+      expect(
+        at,
+        `the hidden output's marker is in the records: ...${run.records.slice(at - 200, at + 100)}`,
+      ).toBe(-1);
+      expect(existsSync(join(run.ws.taskDir, "leak.txt"))).toBe(false);
     },
   },
   {
