@@ -118,6 +118,7 @@ async function replay(target: string, audit: AuditTape, options: CreateModelOpti
   };
   return new Gateway([entry], {
     ...gatewayOptions(audit, options),
+    ...(provider.recordedStart ? { memoryAsOf: provider.recordedStart } : {}),
     // The run's tape says how the replay went: calls answered, recorded calls never asked for.
     onClose: async () => {
       audit.append({ kind: "event", event: "replay_end", data: provider.summary() });

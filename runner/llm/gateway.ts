@@ -60,6 +60,8 @@ export interface GatewayOptions {
   /** Sleep and clock (tests scale time). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
+  /** See Model.memoryAsOf (a replay). */
+  memoryAsOf?: string;
 }
 
 const DEFAULT_RETRY: RetryOptions = {
@@ -85,6 +87,7 @@ export interface Spent {
 
 export class Gateway implements Model {
   readonly entries: readonly GatewayEntry[];
+  readonly memoryAsOf: string | undefined;
   readonly #audit: AuditTape;
   readonly #retry: RetryOptions;
   readonly #budget: { usd?: number; tokens?: number };
@@ -107,6 +110,7 @@ export class Gateway implements Model {
     this.#random = options.random ?? Math.random;
     this.#onClose = options.onClose;
     this.#deadline = options.deadline;
+    this.memoryAsOf = options.memoryAsOf;
     this.#onNotice = options.onNotice;
     this.#sleep = options.sleep ?? sleep;
     this.#now = options.now ?? Date.now;

@@ -90,6 +90,11 @@ export interface ModelResponse {
 /** What agents hold: one call, one answer, everything else (ranks, retries, audit) behind it. */
 export interface Model {
   complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse>;
+  /**
+   * Set by a replay: when the recorded run started (ISO). Shared memory (group, global) written at
+   * or after it is not read, so the replay's prompts see memory as the recorded run's did.
+   */
+  readonly memoryAsOf?: string;
 }
 
 export class ModelError extends Error {

@@ -99,20 +99,24 @@ function alreadyWritten(text: string, entry: MemoryEntry): boolean {
  * A memory file as agents read it: each entry's title, author role and body, without its time, run
  * id or mark line (they change between two runs of the same task, and a replay must see the same
  * prompt); text outside entries (a person's notes) is kept as written. The file keeps them all.
+ * `before` (an ISO time): entries written at or after it are left out, so a replay reads shared
+ * memory as the recorded run did when it started (Model.memoryAsOf).
  */
-export function readMemory(file: string): string {
-  return existsSync(file) ? promptMemory(readFileSync(file, "utf8")) : "";
+export function readMemory(file: string, options: { before?: string | undefined } = {}): string {
+  return existsSync(file) ? promptMemory(readFileSync(file, "utf8"), options.before) : "";
 }
 
 /** See readMemory. */
-export function promptMemory(text: string): string {
+export function promptMemory(text: string, before?: string): string {
   return text
     .split(ENTRY_START)
     .map((chunk) => {
       const [mark = "", title = "", meta = "", , ...rest] = chunk.split("\n");
       if (!ENTRY_MARK.test(mark)) return chunk;
-      const role = meta.replace(/^_|_$/g, "").split(" · ").at(-1) ?? "";
-      return `${title}\n_${role}_\n\n${rest.join("\n")}`;
+      const parts = meta.replace(/^_|_$/g, "").split(" · ");
+      const time = Date.parse(parts[0] ?? "");
+      if (before !== undefined && !(time < Date.parse(before))) return "";
+      return `${title}\n_${parts.at(-1) ?? ""}_\n\n${rest.join("\n")}`;
     })
     .join("");
 }

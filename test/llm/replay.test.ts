@@ -1,8 +1,10 @@
 // Replay: a run recorded through the scripted model is answered again from its tape; the same
 // requests reproduce the same answers, a changed request stops at once with a diff.
+
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AuditTape } from "../../runner/audit/tape.ts";
-import { verifyTape } from "../../runner/audit/verify.ts";
+import { readTape, verifyTape } from "../../runner/audit/verify.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import type { Message, ModelRequest, ModelResponse } from "../../runner/llm/types.ts";
@@ -81,6 +83,32 @@ describe("replay provider", () => {
         '  recorded: "energy, momentum\\n1.0, 2.0"\n' +
         '  now:      "energy, momentum, charge\\n1.0, 2.0, -1"',
     );
+  });
+
+  it("reads shared memory as the recorded run did: entries written since it started are left out", async () => {
+    const recorded = freshRun("recorded");
+    const original = await createModel(`scripted:${fixture("sdk.yaml")}`, recorded.tape);
+    models.push(original);
+    await session(original);
+    const replay = await createModel(`replay:${recorded.dir}`, freshRun("replayed").tape);
+    models.push(replay);
+    const started = readTape(recorded.tapePath)[0]?.time ?? "";
+    expect(replay.memoryAsOf).toBe(started);
+    const { appendEntry, readMemory } = await import("../../runner/memory/entries.ts");
+    const file = join(recorded.dir, "group.md");
+    const entry = (id: string, time: string, title: string) =>
+      appendEntry(file, { id, time, runId: id, role: "final_review", title, body: `- ${title}` });
+    await entry(
+      "older-run",
+      new Date(Date.parse(started) - 60_000).toISOString(),
+      "seen by the recorded run",
+    );
+    await entry("recorded", new Date(Date.parse(started) + 60_000).toISOString(), "written at its end");
+    expect(readMemory(file, { before: replay.memoryAsOf })).toBe(
+      "### seen by the recorded run\n_final_review_\n\n- seen by the recorded run\n\n",
+    );
+    expect(readMemory(file)).toContain("written at its end");
+    expect(readMemory(file)).not.toContain(started.slice(0, 10));
   });
 
   it("refuses a tampered tape and a run without one", async () => {

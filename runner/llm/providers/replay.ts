@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import type { Redactor } from "../../audit/redact.ts";
 import type { CallRecord } from "../../audit/types.ts";
 import { readTape, verifyTape } from "../../audit/verify.ts";
+import { readHistory } from "../../memory/history.ts";
 import { runFiles } from "../../paths.ts";
 import { standingCalls } from "../tape-calls.ts";
 import { tapeRequest } from "../tape-request.ts";
@@ -24,12 +25,15 @@ export class ReplayProvider implements Provider {
   readonly #calls: CallRecord[];
   readonly #redactor: Redactor;
   readonly #source: string;
+  /** When the recorded run started (its history's first event, else its tape's first record). */
+  readonly recordedStart: string | undefined;
   #next = 0;
 
-  constructor(calls: CallRecord[], redactor: Redactor, source: string) {
+  constructor(calls: CallRecord[], redactor: Redactor, source: string, recordedStart?: string) {
     this.#calls = calls;
     this.#redactor = redactor;
     this.#source = source;
+    this.recordedStart = recordedStart;
     this.model = `replay-of-${calls[0]?.runId ?? "empty"}`;
   }
 
@@ -44,8 +48,11 @@ export class ReplayProvider implements Provider {
         `replay: the tape ${path} is damaged at line ${verdict.line} (${verdict.reason}); it cannot be replayed`,
       );
     }
-    const calls = standingCalls(readTape(path)).filter((r) => r.response !== undefined);
-    return new ReplayProvider(calls, redactor, path);
+    const records = readTape(path);
+    const calls = standingCalls(records).filter((r) => r.response !== undefined);
+    const history = runFiles(runDir).history;
+    const started = (existsSync(history) ? readHistory(history)[0]?.time : undefined) ?? records[0]?.time;
+    return new ReplayProvider(calls, redactor, path, started);
   }
 
   /** How far the replay went: calls answered, and recorded calls never asked for. */
