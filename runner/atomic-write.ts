@@ -1,7 +1,141 @@
-// Crash-safe JSON files: temp file, fsync, rename, fsync of the folder. A process killed at any
-// moment leaves either the old file or the new one on disk, never half of one.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+// Crash- and full-disk-safe record writes.
+//
+// Atomic JSON files: temp file, fsync, rename, fsync of the folder. A process killed at any moment
+// leaves either the old file or the new one on disk, never half of one; a write that fails (a full
+// disk) removes the temp file and leaves the target as it was.
+//
+// Appends (the audit tape, the history, memory files): `appendWhole` writes every byte of a record
+// or none: a failed or short write is rolled back (ftruncate) to the size before the record, so the
+// file still ends with its last complete line. Either way the error is a RecordWriteFailed naming
+// the file and the space the record needs.
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  statfsSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
+
+/** A record could not be written whole; the file was put back as it was (unless `rolledBack` is false). */
+export class RecordWriteFailed extends Error {
+  override name = "RecordWriteFailed";
+  readonly file: string;
+  /** Bytes of the record that could not be written. */
+  readonly bytes: number;
+  /** Bytes free to an unprivileged writer on that file system when the write failed, if known. */
+  readonly freeBytes: number | undefined;
+  /** The file ends with its last complete record (false only when even the rollback failed). */
+  readonly rolledBack: boolean;
+  /** The errno code of the write (ENOSPC for a full disk, EDQUOT for a quota). */
+  readonly code: string | undefined;
+
+  constructor(file: string, bytes: number, cause: unknown, rolledBack: boolean) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const freeBytes = freeSpace(file);
+    const why =
+      code === "ENOSPC"
+        ? "no space left on device"
+        : code === "EDQUOT"
+          ? "disk quota exceeded"
+          : cause instanceof Error
+            ? cause.message
+            : String(cause);
+    const short = freeBytes === undefined ? bytes : Math.max(1, bytes - freeBytes);
+    const space = noSpace(code)
+      ? `; the record needs ${formatBytes(bytes)}${freeBytes !== undefined ? `, ${formatBytes(freeBytes)} free` : ""}: free at least ${formatBytes(short)} more on that file system`
+      : "";
+    const state = rolledBack
+      ? "nothing was half-written (the file is as it was before this record)"
+      : "the rollback failed too: the file may end with a partial record";
+    super(`cannot write ${file}: ${why}${space}; ${state}`, { cause });
+    this.file = file;
+    this.bytes = bytes;
+    this.freeBytes = freeBytes;
+    this.rolledBack = rolledBack;
+    this.code = code;
+    this.shortBy = short;
+  }
+
+  /** Bytes missing for this record: what must be freed at least (the run will need more after it). */
+  readonly shortBy: number;
+
+  /** The disk (or a quota) was full: freeing space and resuming fixes it. */
+  get noSpace(): boolean {
+    return noSpace(this.code);
+  }
+}
+
+function noSpace(code: string | undefined): boolean {
+  return code === "ENOSPC" || code === "EDQUOT";
+}
+
+function freeSpace(file: string): number | undefined {
+  try {
+    const fs = statfsSync(dirname(file));
+    return Number(fs.bavail) * Number(fs.bsize);
+  } catch {
+    return undefined;
+  }
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+}
+
+/**
+ * Writes all of `data` at the end of `fd` (opened for append), or nothing: when a write fails or
+ * stops short, the file is cut back to `sizeBefore` and a RecordWriteFailed is thrown.
+ */
+export function appendWhole(fd: number, data: Buffer, sizeBefore: number, file: string): void {
+  let offset = 0;
+  try {
+    while (offset < data.length) {
+      const written = writeSync(fd, data, offset, data.length - offset);
+      if (written <= 0) throw Object.assign(new Error("the write made no progress"), { code: "EIO" });
+      offset += written;
+    }
+  } catch (error) {
+    if (offset === 0 && !isWriteError(error)) throw error;
+    throw new RecordWriteFailed(file, data.length, error, rollBack(fd, sizeBefore));
+  }
+}
+
+function isWriteError(error: unknown): boolean {
+  return typeof (error as NodeJS.ErrnoException | undefined)?.code === "string";
+}
+
+function rollBack(fd: number, size: number): boolean {
+  try {
+    ftruncateSync(fd, size);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Appends `text` to `file` and fsyncs it: the whole record or, on a failure (a full disk), nothing
+ * (see appendWhole). The caller keeps other writers off the file (one writer, or a file lock).
+ */
+export function appendDurably(file: string, text: string): void {
+  const fd = openSync(file, "a");
+  try {
+    const data = Buffer.from(text, "utf8");
+    appendWhole(fd, data, fstatSync(fd).size, file);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 export type AtomicWriteOptions = {
   /** Permission bits of a newly created file. */
@@ -12,22 +146,42 @@ export type AtomicWriteOptions = {
   createFolder?: boolean;
 };
 
-/** Writes `value` as indented JSON plus a newline, atomically. */
+/**
+ * Writes `value` as indented JSON plus a newline, atomically. On a failure (a full disk) the temp
+ * file is removed, the target is left as it was, and the error is a RecordWriteFailed.
+ */
 export function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): void {
   const { mode = 0o644, tempFile = `${file}.${process.pid}.tmp`, createFolder = true } = options;
   if (createFolder) mkdirSync(dirname(file), { recursive: true });
-  const fd = openSync(tempFile, "w", mode);
+  const data = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, "utf8");
   try {
-    writeSync(fd, `${JSON.stringify(value, null, 2)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tempFile, "w", mode);
+    try {
+      appendWhole(fd, data, 0, file);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tempFile, file);
+  } catch (error) {
+    removeQuietly(tempFile);
+    if (error instanceof RecordWriteFailed || !isWriteError(error)) throw error;
+    // Creating the temp file, fsync or rename failing (a full disk shows there too): the target is
+    // untouched.
+    throw new RecordWriteFailed(file, data.length, error, true);
   }
-  renameSync(tempFile, file);
   const folder = openSync(dirname(file), "r");
   try {
     fsyncSync(folder);
   } finally {
     closeSync(folder);
+  }
+}
+
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
   }
 }

@@ -5,22 +5,30 @@
 // (writes are synchronous, so concurrent calls inside one process still produce a valid chain).
 // The run lock (runner/loop/run-lock.ts) keeps a second process off a live run; two processes
 // appending to the same tape would break the chain, and `verifyTape` would report it.
+//
+// A record is written whole or not at all: a failed or short write (a full disk) is cut back to the
+// last complete line and throws RecordWriteFailed (runner/atomic-write.ts); the tape stays usable
+// and a resumed run continues it once there is space. `anchor()` gives the head to record outside
+// the tape (state.json, history) at every checkpoint; with a site audit key (runner/audit/key.ts)
+// every line also carries a MAC.
 import {
   closeSync,
   existsSync,
+  fstatSync,
   fsync,
   fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
-  writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import { appendWhole } from "../atomic-write.ts";
 import { freezeDeep } from "../frozen.ts";
 import { sealLineHashed, sha256 } from "./chain.ts";
 import { compactCall, TapeExpander } from "./incremental.ts";
+import { auditKeyFromEnv } from "./key.ts";
 import { Redactor } from "./redact.ts";
-import type { AuditEntry, TapeRequest } from "./types.ts";
+import type { AuditEntry, AuditHead, TapeRequest } from "./types.ts";
 
 /** How many recent calls a new call's request may reference (covers interleaved roles). */
 const RECENT_CALLS = 6;
@@ -30,6 +38,11 @@ export interface AuditTapeOptions {
   redactor?: Redactor;
   /** Clock override for tests. */
   now?: () => Date;
+  /**
+   * The site's audit key: every line gets a MAC under it. Default: the environment's
+   * (SCIFI_AUDIT_KEY_FILE or SCIFI_AUDIT_KEY, see key.ts); null: none.
+   */
+  key?: Buffer | null;
 }
 
 export class AuditTape {
@@ -39,6 +52,11 @@ export class AuditTape {
   #fd: number | undefined;
   #seq: number;
   #prev: string | null;
+  /** Bytes of the tape up to its last complete line (a failed write is cut back to this). */
+  #size: number;
+  /** Records were written since the last anchor() (which fsyncs before giving the head). */
+  #unanchored = false;
+  readonly #key: Buffer | undefined;
   readonly #now: () => Date;
   readonly #pending = new Set<Promise<void>>();
   #syncing = false;
@@ -55,6 +73,7 @@ export class AuditTape {
     this.runId = options.runId;
     this.redactor = options.redactor ?? new Redactor();
     this.#now = options.now ?? (() => new Date());
+    this.#key = options.key === undefined ? auditKeyFromEnv() : (options.key ?? undefined);
     const tail = existsSync(path) ? lastLine(path) : undefined;
     if (tail === undefined) {
       this.#seq = 0;
@@ -65,6 +84,12 @@ export class AuditTape {
     }
     mkdirSync(dirname(path), { recursive: true });
     this.#fd = openSync(path, "a", 0o600);
+    this.#size = fstatSync(this.#fd).size;
+  }
+
+  /** Whether lines get a MAC (a site audit key is set). */
+  get keyed(): boolean {
+    return this.#key !== undefined;
   }
 
   /**
@@ -86,18 +111,40 @@ export class AuditTape {
         : entry;
     const text = JSON.stringify({ ...chained, ...stored });
     const redacted = this.redactor.json(text);
-    const { line, lineHash } = sealLineHashed(redacted);
+    const { line, lineHash } = sealLineHashed(redacted, this.#key);
+    // The write is synchronous (a crash of this process after it loses nothing); the fsync that
+    // makes it survive a machine crash runs on libuv's thread pool, so the disk flush overlaps the
+    // agent's next step instead of delaying this call's answer. A failed or short write is cut
+    // back to the last complete line (RecordWriteFailed), and nothing below changes.
+    const data = Buffer.from(`${line}\n`, "utf8");
+    appendWhole(this.#fd, data, this.#size, this.path);
+    this.#size += data.length;
     // The next call is compared with this one as the caller sent it (frozen: the same object is the
     // same value); its references then resolve, for a reader, to what this line wrote (redacted).
     if (entry.kind === "call")
       this.#recent.remember(this.#seq, sentRequest(entry.request), freezeDeep(entry.wire));
-    // The write is synchronous (a crash of this process after it loses nothing); the fsync that
-    // makes it survive a machine crash runs on libuv's thread pool, so the disk flush overlaps the
-    // agent's next step instead of delaying this call's answer.
-    writeSync(this.#fd, `${line}\n`);
     this.#syncInBackground(this.#fd);
+    this.#unanchored = true;
     this.#prev = lineHash;
     return this.#seq++;
+  }
+
+  /** The last record's seq and line hash; undefined while the tape is empty. */
+  head(): AuditHead | undefined {
+    if (this.#seq === 0 || this.#prev === null) return undefined;
+    return { seq: this.#seq - 1, hash: this.#prev };
+  }
+
+  /**
+   * The head to record outside the tape (state.json, history) at a checkpoint: the tape is fsynced
+   * first, so a recorded head never names a record a machine crash could still lose.
+   */
+  anchor(): AuditHead | undefined {
+    if (this.#unanchored && this.#fd !== undefined) {
+      fsyncSync(this.#fd);
+      this.#unanchored = false;
+    }
+    return this.head();
   }
 
   /** Number of records on the tape so far. */
@@ -113,9 +160,13 @@ export class AuditTape {
   /** Flushes to disk and closes. */
   close(): void {
     if (this.#fd === undefined) return;
-    fsyncSync(this.#fd);
-    closeSync(this.#fd);
+    const fd = this.#fd;
     this.#fd = undefined;
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /**

@@ -131,7 +131,31 @@ export type AuditEntry =
   | Omit<InjectedRecord, keyof ChainFields>
   | Omit<EventRecord, keyof ChainFields>;
 
-/** Result of verifyTape. `line` is 1-based. */
+/**
+ * The tape's head: the last record's seq and the SHA-256 of its line (the next record's `prev`).
+ * Recorded outside the tape (state.json `auditHead`, history `audit`) so that a tape cut back or
+ * re-chained as a whole no longer matches it.
+ */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+}
+
+/** A head recorded outside the tape, and where (e.g. `state.json`, `history.jsonl:12`). */
+export interface TapeAnchor extends AuditHead {
+  source: string;
+}
+
+/**
+ * Result of verifyTape. `line` is 1-based. `macs`: every line's MAC checked against the key,
+ * or lines carry MACs but no key was given (absent: no MACs, no key). `anchors`: how many recorded heads
+ * the tape was checked against, and the highest seq among them.
+ */
 export type VerifyResult =
-  | { ok: true; records: number }
+  | {
+      ok: true;
+      records: number;
+      macs?: "verified" | "unchecked";
+      anchors?: { count: number; seq: number; sources: string[] };
+    }
   | { ok: false; line: number; reason: string; records: number };

@@ -1,25 +1,75 @@
 // Checks a tape's hash chain and reports the first bad line and why. Detects edited lines (hash),
 // deleted lines (seq gap, prev mismatch), reordered lines (seq out of order), unreadable JSON and
 // incremental references (incremental.ts) that point forward or to no call on the tape.
-// A tape cut off after a complete line cannot be told from a shorter run by the chain alone.
+//
+// The chain alone cannot tell a tape cut off after a complete line from a shorter run, nor a tape
+// whose every line was re-chained from an honest one. Two more levels catch those:
+// - anchors: heads recorded outside the tape (state.json, history; see anchor.ts). A tape that ends
+//   before an anchored seq lost its tail; one whose line at that seq hashes differently was rewritten.
+// - a key: every line's MAC (chain.ts) is checked, so a rewrite by anyone without the key fails.
 //
 // readTape is the one way to read a tape: it reconstructs every call's full request and wire body.
 import { readFileSync } from "node:fs";
-import { sha256, unsealLine } from "./chain.ts";
+import { lineMac, sha256, unsealLine } from "./chain.ts";
 import { TapeExpander } from "./incremental.ts";
-import type { AuditRecord, StoredCallRecord, StoredRecord, VerifyResult } from "./types.ts";
+import type { AuditRecord, StoredCallRecord, StoredRecord, TapeAnchor, VerifyResult } from "./types.ts";
 
-export function verifyTape(path: string): VerifyResult {
+export interface VerifyOptions {
+  /** The site's audit key: every line must carry a MAC that matches under it. */
+  key?: Buffer;
+  /** Heads recorded outside the tape; each must be on the tape with the same line hash. */
+  anchors?: TapeAnchor[];
+}
+
+export function verifyTape(path: string, options: VerifyOptions = {}): VerifyResult {
   const lines = readFileSync(path, "utf8").split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const expander = new TapeExpander();
+  const anchors = options.anchors ?? [];
+  const bySeq = new Map<number, TapeAnchor[]>();
+  for (const anchor of anchors) bySeq.set(anchor.seq, [...(bySeq.get(anchor.seq) ?? []), anchor]);
   let prev: string | null = null;
+  let macs = 0;
   for (let i = 0; i < lines.length; i++) {
-    const problem = checkLine(lines[i] ?? "", i, prev, expander);
+    const line = lines[i] ?? "";
+    const problem = checkLine(line, i, prev, expander, options.key);
     if (problem) return { ok: false, line: i + 1, reason: problem, records: i };
-    prev = sha256(lines[i] ?? "");
+    prev = sha256(line);
+    if (unsealLine(line)?.mac) macs++;
+    for (const anchor of bySeq.get(i) ?? []) {
+      if (anchor.hash !== prev)
+        return {
+          ok: false,
+          line: i + 1,
+          reason: `the line's hash differs from the head recorded in ${anchor.source} for seq ${i}: the chain was rewritten (at this line or before it, every later line re-chained)`,
+          records: i,
+        };
+    }
   }
-  return { ok: true, records: lines.length };
+  const last = anchors.reduce<TapeAnchor | undefined>((a, b) => (a && a.seq >= b.seq ? a : b), undefined);
+  if (last && last.seq >= lines.length) {
+    const dropped = last.seq + 1 - lines.length;
+    return {
+      ok: false,
+      line: lines.length + 1,
+      reason: `the tape ends after ${lines.length} record(s) but ${last.source} recorded its head at seq ${last.seq}: at least ${dropped} record(s) at the end were dropped`,
+      records: lines.length,
+    };
+  }
+  return {
+    ok: true,
+    records: lines.length,
+    ...(options.key ? { macs: "verified" as const } : macs > 0 ? { macs: "unchecked" as const } : {}),
+    ...(last
+      ? {
+          anchors: {
+            count: anchors.length,
+            seq: last.seq,
+            sources: [...new Set(anchors.map((a) => a.source.replace(/:\d+$/, "")))],
+          },
+        }
+      : {}),
+  };
 }
 
 function checkLine(
@@ -27,6 +77,7 @@ function checkLine(
   index: number,
   prev: string | null,
   expander: TapeExpander,
+  key: Buffer | undefined,
 ): string | undefined {
   let record: Partial<StoredRecord>;
   try {
@@ -38,6 +89,12 @@ function checkLine(
   if (!sealed) return "no hash at the end of the line: the line was edited or is not a tape record";
   if (sha256(sealed.body) !== sealed.claimed)
     return "hash does not match the content: the line was edited after it was written";
+  if (key) {
+    if (!sealed.mac)
+      return "no MAC: the line was written without the audit key, or its MAC was stripped (a rewrite)";
+    if (lineMac(key, sealed.claimed) !== sealed.mac)
+      return "MAC does not match: the line was rewritten by someone without the audit key (or the key is not the one the tape was written with)";
+  }
   if (typeof record.seq !== "number") return "no seq number";
   if (record.seq > index)
     return `seq ${record.seq} where ${index} was expected: ${record.seq - index} line(s) before it were deleted`;

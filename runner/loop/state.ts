@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { PrescanPlan } from "../agents/prescan.ts";
 import type { CheckOutcome, ReviewVerdict, WorkReport } from "../agents/review.ts";
 import { writeJsonAtomic } from "../atomic-write.ts";
+import type { AuditHead } from "../audit/types.ts";
 import type { LimitConfig } from "./limits.ts";
 import type { PristineSet } from "./pristine.ts";
 
@@ -53,6 +54,11 @@ export interface RunState {
   limits: LimitConfig;
   /** History tape length (bytes) at this checkpoint: a resume cuts the tape back to it. */
   historyBytes: number;
+  /**
+   * The audit tape's head at this checkpoint (AuditTape.anchor()): `scifi audit verify` reports a
+   * tape cut back before it or re-chained against it. Absent before the first call and in older runs.
+   */
+  auditHead?: AuditHead;
   resumes: number;
 }
 

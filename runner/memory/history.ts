@@ -1,7 +1,14 @@
 // The history tape of one run: append-only JSONL, one event a line, each with a sequence number.
 // One writer per run. On resume the tape is cut back to the last checkpoint (see runner/loop/state.ts)
 // so events of the interrupted phase are neither duplicated nor torn.
+//
+// Appends are whole or nothing: a write that fails (a full disk) is cut back to the last complete
+// line and throws a RecordWriteFailed naming the file (runner/atomic-write.ts).
+//
+// `iteration_end` and `run_end` may carry `audit`, the audit tape's head at that moment
+// (AuditTape.anchor()): `scifi audit verify` checks the tape against it (runner/audit/anchor.ts).
 import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
+import type { AuditHead } from "../audit/types.ts";
 import { appendDurably } from "./entries.ts";
 import { promptEvent } from "./prompt-history.ts";
 
@@ -9,7 +16,7 @@ export type HistoryEvent =
   | { type: "run_start"; sam: string; sha256: string; backend: string }
   | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
   | { type: "iteration_start"; iteration: number }
-  | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string }
+  | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string; audit?: AuditHead }
   | { type: "prescan"; iteration: number; node: string; rank: number; skills: string[]; direction: string }
   | { type: "direction_change"; iteration: number; from: string; to: string }
   | { type: "work_end"; iteration: number; node: string; exit: string; steps: number; toolCalls: number }
@@ -65,7 +72,13 @@ export type HistoryEvent =
       rule?: string;
       message?: string;
     }
-  | { type: "run_end"; outcome: "passed" | "failed" | "blocked"; reason: string };
+  | {
+      type: "run_end";
+      outcome: "passed" | "failed" | "blocked";
+      reason: string;
+      /** The audit tape's head when the run ended (runs before this field have none). */
+      audit?: AuditHead;
+    };
 
 export type HistoryRecord = HistoryEvent & { seq: number; time: string };
 

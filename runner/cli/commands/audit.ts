@@ -15,15 +15,33 @@ export function register(program: Command): void {
 
   audit
     .command("verify <run>")
-    .description("Check the hash chain: exit 0 when intact, 1 with the first bad line otherwise")
+    .description(
+      "Check the hash chain, the heads recorded in state.json and the history, and the MACs when a key is given: exit 0 when intact, 1 with the first bad line otherwise",
+    )
     .option("--json", "print the result as JSON")
-    .action(async (run: string, options: JsonOption) => {
+    .option("--key <file>", "the site's audit key (default: SCIFI_AUDIT_KEY_FILE or SCIFI_AUDIT_KEY)")
+    .action(async (run: string, options: JsonOption & { key?: string }) => {
       const { verifyTape } = await import("../../audit/verify.ts");
+      const { readAnchors } = await import("../../audit/anchor.ts");
+      const { auditKeyFromEnv, readAuditKeyFile } = await import("../../audit/key.ts");
+      const { dirname } = await import("node:path");
       const path = await tapePath(run);
       if (!path) return;
-      const result = verifyTape(path);
+      let key: Buffer | undefined;
+      try {
+        key = options.key ? readAuditKeyFile(options.key) : auditKeyFromEnv();
+      } catch (error) {
+        process.stderr.write(`scifi audit: ${(error as Error).message}\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      const { anchors, problems, runFolder } = readAnchors(dirname(path));
+      for (const problem of problems)
+        process.stderr.write(`scifi audit: WARNING cannot read a recorded head: ${problem}\n`);
+      const result = verifyTape(path, { anchors, ...(key ? { key } : {}) });
       if (options.json) process.stdout.write(`${JSON.stringify({ tape: path, ...result })}\n`);
-      else if (result.ok) process.stdout.write(`${path}: intact, ${result.records} records\n`);
+      else if (result.ok)
+        process.stdout.write(`${path}: intact, ${result.records} records; ${levels(result, runFolder)}\n`);
       else process.stdout.write(`${path}:${result.line}: ${result.reason}\n`);
       process.exitCode = result.ok ? EXIT.ok : EXIT.failed;
     });
@@ -52,6 +70,25 @@ export function register(program: Command): void {
       const { calls: _calls, ...totals } = summary;
       process.stdout.write(`${options.json ? JSON.stringify(totals, null, 2) : renderStats(summary)}\n`);
     });
+}
+
+/** What an intact tape was checked against, in words. */
+function levels(
+  result: Extract<import("../../audit/types.ts").VerifyResult, { ok: true }>,
+  runFolder: boolean,
+): string {
+  const anchor = result.anchors
+    ? `head anchored (seq ${result.anchors.seq} recorded in ${result.anchors.sources.join(", ")}; ${result.anchors.count} head(s) checked)`
+    : runFolder
+      ? "not anchored: no head recorded in state.json or the history (a run from an older scifi), so a dropped tail or a re-chained tape would go unseen"
+      : "not anchored: no state.json next to the tape, so a dropped tail or a re-chained tape would go unseen";
+  const macs =
+    result.macs === "verified"
+      ? "MACs verified with the audit key"
+      : result.macs === "unchecked"
+        ? "lines carry MACs, not checked (give the audit key: --key FILE or SCIFI_AUDIT_KEY)"
+        : "no MACs (no audit key was set when it was written)";
+  return `${anchor}; ${macs}`;
 }
 
 /** The tape path, or undefined after reporting a usage error (exit 2). */

@@ -1,6 +1,7 @@
 // `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
 // process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
 import type { Command } from "commander";
+import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
 import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
 
 interface RunFlags {
@@ -81,6 +82,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       process.stderr.write(`scifi run: ${error.message}\n`);
       return EXIT.failed;
     }
+    if (error instanceof RecordWriteFailed) return recordWriteFailed(error, runDir);
     process.stderr.write(`scifi run: ${error instanceof Error ? error.message : String(error)}\n`);
     if (runDir)
       process.stderr.write(
@@ -104,6 +106,27 @@ async function ownSignals(runDir: () => string | undefined): Promise<() => void>
     const resume = dir ? ` continue with: scifi run --resume ${dir.split("/").pop()}` : "";
     process.stderr.write(`\nscifi run: ${signal}: stopping the sandbox;${resume}\n`);
   });
+}
+
+/**
+ * A record (tape, history, state, memory) could not be written: a full disk, as a rule. The file
+ * is named with the space it needs; every record ends with a whole line, so once there is space
+ * the run resumes from its last checkpoint.
+ */
+function recordWriteFailed(error: RecordWriteFailed, runDir: string | undefined): number {
+  process.stderr.write(`scifi run: ${error.message}\n`);
+  const resume = runDir ? `scifi run --resume ${runDir.split("/").pop()}` : "scifi run --resume <run id>";
+  const records = runDir ? `records so far: ${runDir}; ` : "";
+  if (!error.rolledBack)
+    process.stderr.write(
+      `${records}run 'scifi audit verify' on the run before resuming: ${error.file} may end with a partial record\n`,
+    );
+  else if (error.noSpace)
+    process.stderr.write(
+      `${records}free space on the disk holding ${error.file} (at least ${formatBytes(error.shortBy)} more; the run will write more after this record), then continue with: ${resume}\n`,
+    );
+  else process.stderr.write(`${records}fix the cause above, then continue with: ${resume}\n`);
+  return EXIT.failed;
 }
 
 function usage(message: string): number {
