@@ -12,9 +12,10 @@
 // repeating itself), so a mark planted earlier (in a file written before neutralising) never
 // suppresses the real entry; the real one is written after it, and a reader sees both.
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import lockfile from "proper-lockfile";
+import { appendDurably } from "../atomic-write.ts";
 
 export interface MemoryEntry {
   /** Unique within the file, e.g. `<runId>/it2/review`. Re-appending the same entry is a no-op. */
@@ -148,12 +149,8 @@ export function sha256(text: string | Buffer): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-export function appendDurably(file: string, text: string): void {
-  const fd = openSync(file, "a");
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
+/**
+ * Appends a record and fsyncs it: all of it or, when the write fails (a full disk), nothing (the
+ * file is cut back to its last complete record and a RecordWriteFailed names it).
+ */
+export { appendDurably };
