@@ -89,6 +89,11 @@ export async function loadSam(task: string): Promise<SamDocument> {
 
 export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   if (options.resume) return resumeTask(options, options.resume);
+  if (!options.task && options.model?.startsWith("replay:")) {
+    throw new InvalidInput(
+      "--model replay:RUN runs a task again: give its SAM file or folder as it was when the recorded run started (a fresh copy: the recorded run changed its own task folder)",
+    );
+  }
   if (!options.task) throw new InvalidInput("give a SAM task file (or its folder), or --resume RUN");
   const sam = await loadSam(options.task);
   const backend = await backendNamed(options.backend ?? "docker");
@@ -195,7 +200,11 @@ async function deps(
     resolveSpec: (sam, runId, grant) =>
       resolveSpec(sam, site.policy, { home: options.home, runId, ...grant }),
     openModel: (audit: AuditTape, budget) =>
-      createModel(model, audit, { budget, ...(options.retry ? { retry: options.retry } : {}) }),
+      createModel(model, audit, {
+        budget,
+        home: options.home,
+        ...(options.retry ? { retry: options.retry } : {}),
+      }),
     skills: await skillsFor(options.home, sam),
     extensions,
     onStatus: options.onStatus,
