@@ -24,8 +24,8 @@ export interface CreateModelOptions {
   env?: NodeJS.ProcessEnv;
   /** Overrides of the config's retry settings (tests shorten timeouts). */
   retry?: Partial<RetryOptions>;
-  /** Per-run caps; override the config's. */
-  budget?: { usd?: number; tokens?: number };
+  /** Per-run caps; override the config's. `spent`: what the run spent before this process (resume). */
+  budget?: { usd?: number; tokens?: number; spent?: { usd: number; tokens: number } };
   random?: () => number;
   /** The run's wall-time deadline (ms since the epoch): a long retry-after is waited for only up to it. */
   deadline?: number;

@@ -45,7 +45,8 @@ export interface RetryOptions {
 export interface GatewayOptions {
   audit: AuditTape;
   retry?: Partial<RetryOptions>;
-  budget?: { usd?: number; tokens?: number };
+  /** The run's budget; `spent` is what earlier processes of the run spent (a resume continues it). */
+  budget?: { usd?: number; tokens?: number; spent?: { usd: number; tokens: number } };
   /** Jitter source (tests pin it). */
   random?: () => number;
   /** Called on close (stops a scripted server). */
@@ -107,6 +108,8 @@ export class Gateway implements Model {
     this.#audit = options.audit;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     this.#budget = options.budget ?? {};
+    this.#spent.usd = options.budget?.spent?.usd ?? 0;
+    this.#spent.tokens = options.budget?.spent?.tokens ?? 0;
     this.#random = options.random ?? Math.random;
     this.#onClose = options.onClose;
     this.#deadline = options.deadline;

@@ -14,8 +14,10 @@ import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review
 import { MalformedReply } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
+import { RecordWriteFailed } from "../atomic-write.ts";
+import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
 import { AuditTape } from "../audit/tape.ts";
-import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { BudgetExceeded, type Model, type ModelRequest, type ModelResponse } from "../llm/types.ts";
 import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
 import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
@@ -40,6 +42,7 @@ import {
   restorePristine,
 } from "./pristine.ts";
 import { createRunFolder, openRunFolder, type RunFolder, readSamJson, readSpecJson } from "./records.ts";
+import { revivable } from "./revive.ts";
 import { lockRun } from "./run-lock.ts";
 import { type Outcome, type Phase, type RunState, readState, writeState } from "./state.ts";
 import type { RunStatus } from "./status.ts";
@@ -50,7 +53,7 @@ export interface RunDeps {
   /** Opens the gateway for this run; every call goes to `audit`. */
   openModel(
     audit: AuditTape,
-    budget: { usd: number; tokens: number },
+    budget: { usd: number; tokens: number; spent: { usd: number; tokens: number } },
   ): Promise<Model & { close(): Promise<void> }>;
   /** Default-deny policy: the spec granted to this SAM. */
   resolveSpec(
@@ -187,6 +190,9 @@ async function resumeLocked(
       spent: state.spent,
     };
   }
+  // Money, tokens and time as the tape has them: every call was written before it returned, so the
+  // tape knows what the dead process spent after its last checkpoint; the state may not.
+  state.spent = spentSince(state.spent, spentOnTape(folder.files.audit));
   // Events of the interrupted phase were never checkpointed: cut them so nothing is duplicated.
   const before = readHistory(folder.files.history).length;
   cutBack(folder.files.history, state.historyBytes);
@@ -250,7 +256,13 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
   deadline.unref();
   const commandSignal = deps.signal ? AbortSignal.any([deps.signal, wall.signal]) : wall.signal;
   try {
-    model = await deps.openModel(audit, { usd: limits.usd, tokens: limits.tokens });
+    // One count of money and tokens: the gateway checks the run's caps before every call (every
+    // role), starting from what the run has really spent, earlier processes included.
+    model = await deps.openModel(audit, {
+      usd: limits.usd,
+      tokens: limits.tokens,
+      spent: { usd: budget.usd, tokens: budget.tokens },
+    });
     const live: Live = {
       model,
       budget,
@@ -318,7 +330,18 @@ async function withSandbox<T>(
   phase: PhaseOptions,
   use: (sandbox: Sandbox) => Promise<T>,
 ): Promise<T> {
-  const sandbox = await openSandbox(ctx, deps, role, phase);
+  const sandbox = revivable(await openSandbox(ctx, deps, role, phase), {
+    open: () => openSandbox(ctx, deps, role, phase),
+    onDeath: (deaths, detail) => {
+      ctx.history.append({
+        type: "sandbox_died",
+        iteration: ctx.state.iteration,
+        phase: role,
+        deaths,
+        detail,
+      });
+    },
+  });
   try {
     return await use(sandbox);
   } finally {
@@ -421,7 +444,11 @@ async function step(ctx: RunContext, live: Live, deps: RunDeps): Promise<void> {
         detail: outcome.reason,
       });
     }
-    endRun(ctx, live, { status: outcome.status, reason: outcome.reason });
+    endRun(ctx, live, {
+      status: outcome.status,
+      reason: outcome.reason,
+      ...(outcome.cause ? { cause: outcome.cause } : {}),
+    });
   }
 }
 
@@ -536,7 +563,13 @@ async function failedPrescan(ctx: RunContext, live: Live, deps: RunDeps, reason:
   const { state } = ctx;
   const key = "(pre-scan)";
   state.attempts[key] = (state.attempts[key] ?? 0) + 1;
-  ctx.history.append({ type: "iteration_end", iteration: state.iteration, passed: false, reason });
+  ctx.history.append({
+    type: "iteration_end",
+    iteration: state.iteration,
+    passed: false,
+    reason,
+    audit: live.audit.anchor(),
+  });
   if ((state.attempts[key] ?? 0) >= ctx.limits.iterations) {
     return finish(ctx, live, deps, {
       status: "failed",
@@ -840,6 +873,8 @@ function reviewNode(
         onEvent: (event: PassEvent) => onPassEvent(ctx, live, deps, event),
         signal: deps.signal,
       });
+      // A spent budget ends the run as such, never as a bad verdict that starts another paid iteration.
+      if (exit.type === "budget") throw new BudgetExceeded(exit.reason);
       return exit.type === "answer"
         ? { json: exit.response.json, text: exit.text }
         : { noAnswer: `${exit.type}: ${exitReason(exit)}` };
@@ -855,7 +890,12 @@ async function endIteration(ctx: RunContext, live: Live, deps: RunDeps): Promise
   if (verdict?.passed) {
     state.completeNodes.push(node.id);
     ctx.history.append({ type: "node_complete", iteration: state.iteration, node: node.id });
-    ctx.history.append({ type: "iteration_end", iteration: state.iteration, passed: true });
+    ctx.history.append({
+      type: "iteration_end",
+      iteration: state.iteration,
+      passed: true,
+      audit: live.audit.anchor(),
+    });
     if (node.id === sam.root.id)
       return finish(ctx, live, deps, { status: "passed", reason: "every check and review item passed" });
     return "iteration_end";
@@ -864,7 +904,13 @@ async function endIteration(ctx: RunContext, live: Live, deps: RunDeps): Promise
   await writeFailureMemory(ctx, node);
   if (verdict) state.workRank = clampRank(state.workRank + verdict.rank_adjustment, rankRange(sam));
   const reason = failureReason(state);
-  ctx.history.append({ type: "iteration_end", iteration: state.iteration, passed: false, reason });
+  ctx.history.append({
+    type: "iteration_end",
+    iteration: state.iteration,
+    passed: false,
+    reason,
+    audit: live.audit.anchor(),
+  });
   if (verdict?.blocked)
     return finish(ctx, live, deps, {
       status: "blocked",
@@ -971,6 +1017,8 @@ async function finish(ctx: RunContext, live: Live, deps: RunDeps, outcome: Outco
       globalSuggestions: suggestions.global_suggestions.length,
     });
   } catch (error) {
+    // A record that cannot be written (full disk) stops the run where it is, resumable.
+    if (error instanceof RecordWriteFailed) throw error;
     // A failed final review must not change the outcome of the task; it is recorded instead.
     ctx.history.append({
       type: "limit",
@@ -985,7 +1033,12 @@ async function finish(ctx: RunContext, live: Live, deps: RunDeps, outcome: Outco
 function endRun(ctx: RunContext, live: Live, outcome: Outcome): void {
   const { state } = ctx;
   state.outcome ??= outcome;
-  ctx.history.append({ type: "run_end", outcome: state.outcome.status, reason: state.outcome.reason });
+  ctx.history.append({
+    type: "run_end",
+    outcome: state.outcome.status,
+    reason: state.outcome.reason,
+    audit: live.audit.anchor(),
+  });
   checkpoint(ctx, live, "ended");
 }
 
@@ -993,8 +1046,15 @@ function checkpoint(ctx: RunContext, live: Live, phase: Phase): void {
   const { state } = ctx;
   if (state.phase === "ended" && phase === "ended") return;
   state.phase = phase;
-  state.spent = { tokens: live.budget.tokens, usd: live.budget.usd, elapsedMs: live.budget.elapsedMs() };
+  state.spent = {
+    tokens: live.budget.tokens,
+    usd: live.budget.usd,
+    elapsedMs: live.budget.elapsedMs(),
+    at: new Date().toISOString(),
+  };
   state.historyBytes = fileSize(ctx.folder.files.history);
+  // The tape's head, anchored outside the tape: `audit verify` catches a dropped tail or a rewrite.
+  state.auditHead = live.audit.anchor();
   writeState(ctx.folder.files.state, state);
 }
 
@@ -1006,6 +1066,8 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
       return { status: "failed", reason: error.message, limit: "tampering" };
     case "BudgetExceeded":
       return { status: "failed", reason: `budget: ${error.message}`, limit: "budget" };
+    case "SandboxLost":
+      return { status: "failed", reason: `sandbox: ${error.message}`, limit: "sandbox", cause: "sandbox" };
     case "CopyTooLarge":
       return { status: "failed", reason: `checks: ${error.message}`, limit: "checks_copy" };
     case "GrantChanged":
@@ -1120,6 +1182,20 @@ function requireNode(root: SamNode, id: string): SamNode {
   const node = findNode(root, id);
   if (!node) throw new Error(`SAM has no node '${id}'`);
   return node;
+}
+
+/**
+ * Spend at the last checkpoint, brought up to what the tape says: its calls' money and tokens, and
+ * the time the dead process ran after the checkpoint (up to its last record).
+ */
+function spentSince(spent: RunState["spent"], tape: TapeSpent): RunState["spent"] {
+  const ranOn = spent.at && tape.lastTime ? Math.max(0, Date.parse(tape.lastTime) - Date.parse(spent.at)) : 0;
+  return {
+    usd: Math.max(spent.usd, tape.usd),
+    tokens: Math.max(spent.tokens, tape.tokens),
+    elapsedMs: spent.elapsedMs + ranOn,
+    ...(spent.at ? { at: spent.at } : {}),
+  };
 }
 
 /** SAM files and check assets, relative to the (real) task folder; hidden assets marked. */

@@ -19,7 +19,12 @@ export type Phase =
   | "final_review"
   | "ended";
 
-export type Outcome = { status: "passed" | "failed" | "blocked"; reason: string };
+export type Outcome = {
+  status: "passed" | "failed" | "blocked";
+  reason: string;
+  /** Why a failed run failed when it was not the task: `sandbox` (it died twice; exit code 4). */
+  cause?: "sandbox";
+};
 
 export interface RunState {
   version: 1;
@@ -49,7 +54,8 @@ export interface RunState {
   workRank: number;
   direction?: string;
   outcome?: Outcome;
-  spent: { tokens: number; usd: number; elapsedMs: number };
+  /** Spend at the checkpoint; `at` is when it was taken (a resume adds what the tape holds after it). */
+  spent: { tokens: number; usd: number; elapsedMs: number; at?: string };
   /** The limits this run was started with (defaults, options, SAM requests). */
   limits: LimitConfig;
   /** History tape length (bytes) at this checkpoint: a resume cuts the tape back to it. */

@@ -57,6 +57,7 @@ export type HistoryEvent =
       problem?: string;
     }
   | { type: "asset_cleanup"; iteration: number; removed: string[] }
+  | { type: "sandbox_died"; iteration: number; phase: string; deaths: number; detail: string }
   | {
       type: "deliverable_links";
       iteration: number;

@@ -588,6 +588,11 @@ class ApptainerSandbox implements contract.Sandbox {
     if (now.some((task) => task !== String(init.pid) && !init.sealed.has(task))) await sealInstance(init);
   }
 
+  async alive(): Promise<boolean> {
+    const names = await listInstances(this.#ctx).catch(() => undefined);
+    return names === undefined || names.includes(this.#name);
+  }
+
   /** Exit 255 with FATAL may be the command's own; it is the engine's when the instance is gone. */
   async #assertInstanceAlive(): Promise<void> {
     const names = await listInstances(this.#ctx).catch(() => undefined);

@@ -226,6 +226,11 @@ class DockerSandbox implements Sandbox {
     return this.stopping;
   }
 
+  async alive(): Promise<boolean> {
+    const info = await this.container.inspect().catch(() => undefined);
+    return info?.State?.Running === true && info.State.Restarting !== true;
+  }
+
   private async remove(): Promise<void> {
     try {
       await this.container.remove({ force: true, v: true });

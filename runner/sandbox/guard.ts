@@ -120,6 +120,10 @@ class GuardedSandbox implements Sandbox {
     return this.#exceeded;
   }
 
+  alive(): Promise<boolean> {
+    return this.#inner.alive?.() ?? Promise.resolve(true);
+  }
+
   async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
     if (!this.#quota) return this.#inner.exec(command, options);
     const abort = new AbortController();

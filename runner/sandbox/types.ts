@@ -55,6 +55,11 @@ export interface Sandbox {
    * while the folder is still over the limit, undefined when under it (or no quota applies).
    */
   quotaExceeded?(): QuotaExceeded | undefined;
+  /**
+   * Whether the sandbox itself still runs (its container or instance), asked after an engine error
+   * or a command ended by a signal: a sandbox killed from outside is not a failed command.
+   */
+  alive?(): Promise<boolean>;
 }
 
 export interface BackendStatus {

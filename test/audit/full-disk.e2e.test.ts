@@ -223,6 +223,9 @@ describe.skipIf(!isRoot || !hasEngine("docker"))("scifi run on a full disk", () 
     expect(resumed.stdout).toMatch(/^PASSED/);
     const after = await cli(["audit", "verify", runId]);
     expect(after.code, after.stdout).toBe(0);
+    expect(after.stdout).toMatch(
+      /head anchored \(seq \d+ recorded in state\.json, history\.jsonl; \d+ head\(s\) checked\); MACs verified/,
+    );
     expect(lines(tape).slice(0, tapeBefore.length)).toEqual(tapeBefore);
     expect(existsSync(join(runDir, "run.lock"))).toBe(false);
   }, 900_000);

@@ -1,0 +1,116 @@
+// One budget across a crash: `scifi run` is SIGKILLed while a priced call is in flight, then
+// resumed. The resumed run continues from what the tape says was spent (not from the last
+// checkpoint, not from zero), stops at the SAM's budget, and its state's spend equals the tape's.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spentOnTape } from "../../runner/audit/spent.ts";
+import type { ScriptedServer } from "../../runner/llm/scripted/server.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage, fixture, REPO, workspace } from "./harness.ts";
+
+const exec = promisify(execFile);
+let server: ScriptedServer | undefined;
+
+describe.skipIf(!hasEngine("docker"))("budget across SIGKILL and --resume (docker, scripted model)", () => {
+  beforeAll(async () => {
+    ensureImage();
+    const { ScriptedServer } = await import("../../runner/llm/scripted/server.ts");
+    server = await ScriptedServer.start(fixture("budget-priced.yaml"));
+  }, 1_800_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("a run killed mid-call resumes from the spend on its tape and stops at its budget", async () => {
+    const ws = workspace("verilator-counter-debug");
+    const sam = readFileSync(ws.sam, "utf8")
+      .replace(/^allow_commands: .*\n/m, "")
+      .replace(/^rank: .*\n/m, "")
+      .replace(/^budget_usd: .*$/m, "budget_usd: 0.05");
+    writeFileSync(ws.sam, sam);
+    const models = join(ws.root, "models.yaml");
+    writeFileSync(
+      models,
+      [
+        "# Scripted models (labelled): a priced scripted server, 10 USD per million input tokens.",
+        "models:",
+        "  - name: scripted-priced",
+        "    provider: anthropic",
+        "    model: scripted-budget",
+        `    baseURL: ${server?.baseURL}`,
+        "    rank: 1",
+        "    kinds: [control, work]",
+        "    prices: { input: 10, output: 0, cacheWrite: 0, cacheRead: 0 }",
+        "    noApiKey: true",
+        "retry: { maxRetries: 0 }",
+        "",
+      ].join("\n"),
+    );
+    const env = { ...process.env, SCIFI_HOME: ws.home };
+    const scifi = join(REPO, "bin/scifi.js");
+    const first = spawn(process.execPath, [scifi, "run", ws.sam, "--models-config", models], {
+      env,
+      stdio: "ignore",
+    });
+    const runDir = await waitFor(() => {
+      const runs = existsSync(join(ws.home, "runs")) ? readdirSync(join(ws.home, "runs")) : [];
+      return runs[0] ? join(ws.home, "runs", runs[0]) : undefined;
+    });
+    const tape = join(runDir, "audit.jsonl");
+    // Pre-scan and two work calls are on the tape; the third work call is in flight (slow reply).
+    await waitFor(() => (spentOnTape(tape).calls >= 3 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 1500));
+    await kill(first);
+    const killedAt = JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as {
+      spent: { usd: number; elapsedMs: number; at: string };
+    };
+    const tapeBefore = spentOnTape(tape);
+    expect(tapeBefore.usd).toBeCloseTo(0.03, 9);
+    expect(killedAt.spent.usd).toBeLessThan(tapeBefore.usd); // the checkpoint was behind the tape
+
+    const runId = runDir.split("/").at(-1) ?? "";
+    const resumed = await exec(
+      process.execPath,
+      [scifi, "run", "--resume", runId, "--models-config", models],
+      { env, timeout: 300_000 },
+    ).then(
+      (r) => ({ code: 0, out: r.stdout }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+    );
+    expect(resumed.code, resumed.out).toBe(1);
+    expect(resumed.out).toMatch(/budget/i);
+    const state = JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as {
+      outcome: { status: string; reason: string };
+      spent: { usd: number; elapsedMs: number };
+    };
+    const tapeAfter = spentOnTape(tape);
+    expect(state.outcome.status).toBe("failed");
+    expect(state.outcome.reason).toMatch(/budget/);
+    // One count: the state says what the tape says, and the run stopped at its budget.
+    expect(state.spent.usd).toBeCloseTo(tapeAfter.usd, 9);
+    expect(tapeAfter.usd).toBeCloseTo(0.05, 9);
+    // The time the first process ran after its checkpoint is not lost (up to its last record).
+    const ranOn = Date.parse(tapeBefore.lastTime ?? "") - Date.parse(killedAt.spent.at);
+    expect(ranOn).toBeGreaterThan(0);
+    expect(state.spent.elapsedMs).toBeGreaterThanOrEqual(killedAt.spent.elapsedMs + ranOn);
+  }, 600_000);
+});
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 240_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting for the run to get there");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL");
+  await exited;
+}
