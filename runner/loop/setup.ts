@@ -17,7 +17,7 @@ import { newRunId } from "../run-id.ts";
 import type { Diagnostic, SamDocument } from "../sam/types.ts";
 import type { RunEnd, RunExtension } from "../tools/extension.ts";
 import type { LimitConfig } from "./limits.ts";
-import { type RunDeps, type RunResult, resumeRun, startRun } from "./run.ts";
+import { effectiveLimits, type RunDeps, type RunResult, resumeRun, startRun } from "./run.ts";
 import type { RunStatus } from "./status.ts";
 
 export interface RunTaskOptions {
@@ -33,7 +33,7 @@ export interface RunTaskOptions {
   /** A run id chosen by the caller (the daemon needs it before the worker starts); default a fresh one. */
   runId?: string;
   /** Shorter retry settings for tests. */
-  retry?: { maxRetries?: number; baseDelayMs?: number; timeoutMs?: number };
+  retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
   /** The caller's own additions to the run; a `jobs: slurm` SAM's job extension is added to them. */
   extensions?: readonly RunExtension[];
   onStatus?: (status: RunStatus) => void;
@@ -104,7 +104,14 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
     startRun(
       { home: options.home, sam, limits: options.limits, runId, model },
       {
-        ...(await deps(options, backend, model, sam, extensions)),
+        ...(await deps(
+          options,
+          backend,
+          model,
+          sam,
+          extensions,
+          effectiveLimits(sam, options.limits).walltimeSec * 1000,
+        )),
         onCreated: (dir) => options.onRunId?.(runId, dir),
       },
     ),
@@ -133,7 +140,18 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
   options.onRunId?.(state.runId, folder.dir);
   const extensions = sam ? await extensionsFor(options, sam, runId, true) : [...(options.extensions ?? [])];
   return endingExtensions(extensions, async () =>
-    resumeRun(options.home, runId, await deps(options, backend, model, sam, extensions)),
+    resumeRun(
+      options.home,
+      runId,
+      await deps(
+        options,
+        backend,
+        model,
+        sam,
+        extensions,
+        state.limits.walltimeSec * 1000 - state.spent.elapsedMs,
+      ),
+    ),
   );
 }
 
@@ -187,6 +205,8 @@ async function deps(
   model: string,
   sam: SamDocument | undefined,
   extensions: readonly RunExtension[],
+  /** Wall time the run has left when the loop opens the gateway (at its start). */
+  wallLeftMs: number,
 ): Promise<RunDeps> {
   const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
   const { resolveSpec } = await import("../policy/resolve.ts");
@@ -195,6 +215,10 @@ async function deps(
     sitePolicyPath(options.home, options.sitePolicy),
     options.sitePolicy !== undefined,
   );
+  // The live display's last status, so the gateway's notice (a long retry-after it waits for) is
+  // shown with it, and cleared by the next status the loop sends.
+  let last: RunStatus | undefined;
+  const onStatus = options.onStatus;
   return {
     backend,
     resolveSpec: (sam, runId, grant) =>
@@ -203,11 +227,21 @@ async function deps(
       createModel(model, audit, {
         budget,
         home: options.home,
+        // The loop opens the gateway as the run starts (or resumes): its wall-time deadline.
+        deadline: Date.now() + Math.max(0, wallLeftMs),
+        ...(onStatus ? { onNotice: (notice) => last && onStatus({ ...last, notice }) } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
       }),
     skills: await skillsFor(options.home, sam),
     extensions,
-    onStatus: options.onStatus,
+    ...(onStatus
+      ? {
+          onStatus: (status: RunStatus) => {
+            last = status;
+            onStatus(status);
+          },
+        }
+      : {}),
   };
 }
 
