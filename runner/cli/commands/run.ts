@@ -1,7 +1,9 @@
 // `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
 // process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
+import { join } from "node:path";
 import type { Command } from "commander";
 import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
+import { readTape } from "../../audit/verify.ts";
 import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
 
 interface RunFlags {
@@ -84,6 +86,11 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     }
     if (error instanceof RecordWriteFailed) return recordWriteFailed(error, runDir);
     process.stderr.write(`scifi run: ${error instanceof Error ? error.message : String(error)}\n`);
+    // A replay that diverged is not a run to continue: the task differs from the recorded one there.
+    if (error instanceof Error && error.name === "ReplayDivergence") {
+      if (runDir) process.stderr.write(`records of the replay: ${runDir}\n`);
+      return EXIT.failed;
+    }
     if (runDir)
       process.stderr.write(
         `records so far: ${runDir}; continue with: scifi run --resume ${runDir.split("/").pop()}\n`,
@@ -134,12 +141,30 @@ function usage(message: string): number {
   return EXIT.usage;
 }
 
+/** How a replay went, from its tape's `replay_end` event: recorded answers used and left over. */
+function replayed(dir: string): string {
+  try {
+    const end = readTape(join(dir, "audit.jsonl"), { tolerant: true })
+      .filter((r) => r.kind === "event" && r.event === "replay_end")
+      .at(-1);
+    const data = (end?.kind === "event" ? end.data : undefined) as
+      | { answered: number; recorded: number; unused: number }
+      | undefined;
+    if (!data) return "no replay summary on the tape";
+    return `${data.answered} of ${data.recorded} recorded calls answered, no divergence${data.unused > 0 ? `; ${data.unused} recorded call(s) never asked for` : ""}`;
+  } catch (error) {
+    return `replay summary unreadable: ${(error as Error).message}`;
+  }
+}
+
 function summary(result: import("../../loop/run.ts").RunResult, model: string | undefined): string {
   const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"];
   // A scripted run must never pass for a real one: say so next to the verdict.
   const scripted = model?.startsWith("scripted")
     ? ` [SCRIPTED model: replies come from ${model.slice(model.indexOf(":") + 1)}]`
-    : "";
+    : model?.startsWith("replay:")
+      ? ` [REPLAY of ${model.slice("replay:".length)}: ${replayed(result.dir)}]`
+      : "";
   return [
     `${result.outcome.status.toUpperCase()}: ${result.outcome.reason}${scripted}`,
     `run ${result.runId}: ${result.iterations} iteration(s), ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
