@@ -292,7 +292,7 @@ function buildTimeline(calls: CallView[], inputs: RunInputs): IterationView[] {
     addUsage(iteration, call.summary);
   }
   const nodes = samNodes(inputs.sam?.root);
-  for (const event of inputs.history) addHistoryEvent(event, get, nodes, inputs, calls);
+  for (const event of inputs.history) addHistoryEvent(event, get, nodes, inputs);
   for (const view of iterations.values()) setDurations(view, inputs.history);
   for (const view of iterations.values())
     view.phases.sort((x, y) => PHASE_ORDER.indexOf(x.name) - PHASE_ORDER.indexOf(y.name));
@@ -331,7 +331,6 @@ function addHistoryEvent(
   get: (n: number) => IterationView,
   nodes: Map<string, SamNode>,
   inputs: RunInputs,
-  calls: CallView[],
 ): void {
   switch (event.type) {
     case "check": {
