@@ -10,7 +10,7 @@
 import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
 import type { AuditHead } from "../audit/types.ts";
 import { appendDurably } from "./entries.ts";
-import { promptEvent } from "./prompt-history.ts";
+import { promptEvent, taskDirOf } from "./prompt-history.ts";
 
 export type HistoryEvent =
   | { type: "run_start"; sam: string; sha256: string; backend: string }
@@ -108,7 +108,9 @@ export class HistoryTape {
    * task read the same text (runner/memory/prompt-history.ts).
    */
   tail(count: number): HistoryEvent[] {
-    return readHistory(this.file).slice(-count).map(promptEvent);
+    const records = readHistory(this.file);
+    const taskDir = taskDirOf(records);
+    return records.slice(-count).map((record) => promptEvent(record, taskDir));
   }
 }
 
