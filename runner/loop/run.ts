@@ -487,7 +487,8 @@ async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promi
   const taskMemoryText = readMemory(ctx.folder.files.memory);
   const group = sam.metadata.group;
   const groupFile = group ? homePaths(ctx.home).groupMemory(group) : undefined;
-  const groupText = groupFile ? readMemory(groupFile) : "";
+  // A replay reads shared memory as the recorded run did: nothing written since it started.
+  const groupText = groupFile ? readMemory(groupFile, { before: live.model.memoryAsOf }) : "";
   const range = rankRange(sam);
   let plan: PrescanPlan;
   try {
@@ -1005,10 +1006,12 @@ async function finish(ctx: RunContext, live: Live, deps: RunDeps, outcome: Outco
       title: `${sam.metadata.name}: ${outcome.status} after ${state.iteration} iteration(s)`,
       body: items.map((s) => `- ${s}`).join("\n"),
     });
-    if (suggestions.group_suggestions.length > 0) {
+    // A replay re-asks the recorded run's questions; its answers are already in shared memory.
+    const replaying = live.model.memoryAsOf !== undefined;
+    if (!replaying && suggestions.group_suggestions.length > 0) {
       await appendEntry(paths.groupMemory(group), entry("group", suggestions.group_suggestions));
     }
-    if (suggestions.global_suggestions.length > 0) {
+    if (!replaying && suggestions.global_suggestions.length > 0) {
       await appendEntry(paths.globalMemory, entry("global", suggestions.global_suggestions));
     }
     ctx.history.append({
@@ -1068,6 +1071,8 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
       return { status: "failed", reason: `budget: ${error.message}`, limit: "budget" };
     case "SandboxLost":
       return { status: "failed", reason: `sandbox: ${error.message}`, limit: "sandbox", cause: "sandbox" };
+    case "ReplayDivergence":
+      return { status: "failed", reason: error.message, limit: "replay" };
     case "CopyTooLarge":
       return { status: "failed", reason: `checks: ${error.message}`, limit: "checks_copy" };
     case "GrantChanged":
