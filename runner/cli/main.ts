@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { EXIT } from "../exit-codes.ts";
+import { register as registerApprovals } from "./commands/approvals.ts";
 import { register as registerAsk } from "./commands/ask.ts";
 import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
     registerDaemon,
     registerStatus,
     registerCancel,
+    registerApprovals,
     registerRetry,
     registerMakeTask,
     registerOracle,

@@ -1,6 +1,7 @@
 // What `scifi status` shows: each daemon task's state with the live numbers of its current run
 // (iteration, phase, cost from the run's checkpoint), and tasks placed on SLURM with `scifi submit`.
 import { listSubmissions, placementStatus } from "../jobs/placement.ts";
+import { runApprovals } from "../approval/store.ts";
 import { liveOwner } from "./lock.ts";
 import { daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
 import { readRunState } from "./spend.ts";
@@ -20,6 +21,8 @@ export interface TaskRow {
   /** A task placed on SLURM (daemon placement `slurm`): its job and SLURM's last-seen state. */
   slurmJob?: string;
   slurmState?: string;
+  /** Requests of the task's run a person has not decided yet (ids): the task shows `awaiting approval`. */
+  awaiting?: string[];
 }
 
 export interface SubmittedRow {
@@ -40,6 +43,12 @@ export function taskRows(home: string, now = Date.now()): TaskRow[] {
   return listTasks(home).map((record) => {
     const attempt = lastAttempt(record);
     const run = attempt ? readRunState(home, attempt.runId) : undefined;
+    const awaiting =
+      attempt && record.state === "running"
+        ? runApprovals(home, attempt.runId)
+            .filter((v) => v.state === "pending")
+            .map((v) => v.request.id)
+        : [];
     return {
       task: record.key,
       state: record.state,
@@ -53,6 +62,7 @@ export function taskRows(home: string, now = Date.now()): TaskRow[] {
       ...(attempt?.pid ? { pid: attempt.pid } : {}),
       ...(attempt?.slurm?.jobId ? { slurmJob: attempt.slurm.jobId } : {}),
       ...(attempt?.slurm?.state ? { slurmState: attempt.slurm.state } : {}),
+      ...(awaiting.length > 0 ? { awaiting } : {}),
     };
   });
 }
@@ -96,7 +106,7 @@ export function renderStatus(report: StatusReport): string {
   const header = ["TASK", "STATE", "ITER", "USD", "AGE", "RUN / REASON"];
   const rows = report.tasks.map((t) => [
     t.task,
-    t.state,
+    t.awaiting ? "awaiting approval" : t.state,
     t.iteration === undefined ? "-" : String(t.iteration),
     t.usd.toFixed(4),
     age(t.ageSec),
@@ -117,6 +127,7 @@ export function renderStatus(report: StatusReport): string {
 }
 
 function runOrReason(t: TaskRow): string {
+  if (t.awaiting) return `${t.run ?? ""} ${t.awaiting.join(", ")} (scifi approvals)`.trim();
   const job = t.slurmJob ? `job ${t.slurmJob} ${t.slurmState ?? "SUBMITTED"}` : "";
   if (t.state === "running" || t.state === "passed") return [job, t.run].filter(Boolean).join(" ");
   return t.reason ?? [job, t.run].filter(Boolean).join(" ");

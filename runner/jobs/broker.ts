@@ -99,6 +99,21 @@ export interface JobBrokerOptions {
   slurm?: SlurmClient;
   /** Take over the jobs recorded in `<recordsDir>/jobs.json` (a resumed run keeps owning them). */
   restore?: boolean;
+  /**
+   * A person's approval (SAM or site `approval: [submit_job]`): called with the frozen script and
+   * the resources before sbatch; resolves to undefined when approved, or the denial's text.
+   */
+  approve?: (job: JobApprovalFacts) => Promise<string | undefined>;
+}
+
+/** What a person sees before an agent job is submitted. */
+export interface JobApprovalFacts {
+  script: string;
+  text: string;
+  sha256: string;
+  name: string;
+  args: string[];
+  resources: ValidResources;
 }
 
 export class JobBroker {
@@ -110,6 +125,7 @@ export class JobBroker {
   readonly #sandbox: JobSandbox;
   readonly #onEvent: JobEventSink;
   readonly #slurm: SlurmClient;
+  readonly #approve: JobBrokerOptions["approve"];
   readonly #jobs = new Map<string, JobRecord>();
   /** Serialises submissions so two concurrent calls cannot both pass the job caps. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -123,6 +139,7 @@ export class JobBroker {
     this.#sandbox = options.sandbox;
     this.#onEvent = options.onEvent ?? (() => {});
     this.#slurm = options.slurm ?? new SlurmClient();
+    this.#approve = options.approve;
     if (options.restore) this.#restoreRecords();
   }
 
@@ -385,8 +402,13 @@ export class JobBroker {
     );
     // Readable by all: a root runner's job container runs as the unprivileged sandbox user.
     await writeFile(scriptCopy, text, { mode: 0o555 });
-    const outDir = await this.#outputDir();
     const args = (request.args ?? []).map(String);
+    // The person approves exactly the frozen copy that sbatch gets.
+    const denied = await this.#approve?.({ script: script.relative, text, sha256, name, args, resources });
+    if (denied !== undefined) {
+      throw new JobRefused("not-approved", `to submit '${script.relative}'`, denied);
+    }
+    const outDir = await this.#outputDir();
     const job = {
       resources: {
         jobName: `scifi-${name}`,
@@ -499,7 +521,7 @@ function readScript(script: { relative: string }, taskDir: string, requested: st
   }
 }
 
-interface ValidResources {
+export interface ValidResources {
   timeSec: number;
   cpus: number;
   memoryBytes: number;

@@ -16,7 +16,8 @@ export type JobRule =
   | "unknown-job"
   | "concurrent-cap"
   | "total-cap"
-  | "output-not-file";
+  | "output-not-file"
+  | "not-approved";
 
 /** The broker refused a request. The message says which rule, what was asked and what is granted. */
 export class JobRefused extends Error {

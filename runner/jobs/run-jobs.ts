@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { ApprovalGate } from "../approval/gate.ts";
 import type { HistoryEvent } from "../memory/history.ts";
 import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
@@ -14,7 +15,7 @@ import { trackLive } from "../sandbox/live.ts";
 import type { RunExtension } from "../tools/extension.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
-import { JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
+import { type JobApprovalFacts, JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
 import { type JobsPolicy, loadJobsPolicy } from "./policy.ts";
 import { jobTools } from "./tools.ts";
 
@@ -38,6 +39,8 @@ export interface JobsForRunOptions {
   onEvent?: JobEventSink;
   /** A resumed run: take over the jobs it had submitted before. */
   resume?: boolean;
+  /** The run's approval gate: with `submit_job` required, every submission waits for a person. */
+  approvals?: ApprovalGate;
 }
 
 /** The container agent jobs run in: the task's image and network grant, per the jobs policy. */
@@ -68,6 +71,7 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
     restore: o.resume === true,
     recordsDir,
     onEvent: withRecord(join(recordsDir, "events.jsonl"), o.onEvent),
+    ...(o.approvals?.requires("submit_job") ? { approve: submitApproval(o.approvals) } : {}),
   });
   let finished = false;
   return {
@@ -137,6 +141,23 @@ export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtensi
       untrack();
       await jobs.finish("the task's run ended");
     },
+  };
+}
+
+/** Asks the gate before sbatch: the frozen script in full, the resources on one line. */
+function submitApproval(gate: ApprovalGate): (job: JobApprovalFacts) => Promise<string | undefined> {
+  return async (job) => {
+    const r = job.resources;
+    const resources = `time ${Math.ceil(r.timeSec / 60)} min, ${r.cpus} CPU(s), ${Math.ceil(r.memoryBytes / 1024 ** 2)} MiB, ${r.gpus} GPU(s)`;
+    const answer = await gate.ask({
+      action: "submit_job",
+      summary: `submit ${job.script}${job.args.length ? ` ${job.args.join(" ")}` : ""} as job '${job.name}' (${resources})`,
+      detail: `# ${job.script} (sha256 ${job.sha256})\n# args: ${JSON.stringify(job.args)}\n# ${resources}\n${job.text}`,
+      facts: { script: job.script, sha256: job.sha256, resources, name: job.name },
+    });
+    if (answer.approved) return undefined;
+    const d = answer.decision;
+    return `a person (${d.who}) denied approval at ${d.time}: ${d.note ?? "no reason given"}. Take another way.`;
   };
 }
 

@@ -14,6 +14,7 @@ import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review
 import { MalformedReply } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
+import type { ApprovalGate, ApprovalRecord } from "../approval/gate.ts";
 import { RecordWriteFailed } from "../atomic-write.ts";
 import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
 import { AuditTape } from "../audit/tape.ts";
@@ -65,6 +66,8 @@ export interface RunDeps {
   skills?: { index: string; names: readonly string[]; text(name: string): { text: string; sha256: string } };
   /** Host-side additions (e.g. SLURM job tools when the SAM asks for jobs): work tools, a history view. */
   extensions?: readonly RunExtension[];
+  /** Actions a person must approve (SAM `approval:` and the site policy): runner/approval/gate.ts. */
+  approval?: ApprovalGate;
   onStatus?: (status: RunStatus) => void;
   /** Called once the run folder exists. */
   onCreated?: (dir: string) => void;
@@ -276,6 +279,16 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
       status: initialStatus(ctx, limits),
     };
     emit(deps, live, {});
+    deps.approval?.attach({
+      record: (record) => recordApproval(ctx, live, record),
+      iteration: () => state.iteration,
+      onWaiting: (request) =>
+        emit(deps, live, {
+          notice: request
+            ? `awaiting approval ${request.id} (${request.action}): scifi approve ${state.runId} ${request.id} | scifi deny ${state.runId} ${request.id} --reason TEXT`
+            : undefined,
+        }),
+    });
     while (state.phase !== "ended") await step(ctx, live, deps);
   } finally {
     clearTimeout(deadline);
@@ -371,7 +384,20 @@ async function openSandbox(
   });
   const changes = grantDifferences(ctx.spec, granted);
   if (changes.length > 0) throw new GrantChanged(name, changes);
-  const spec = phaseSpec(granted, role, ctx.state.pristine, phase.seesHidden === true);
+  let spec = phaseSpec(granted, role, ctx.state.pristine, phase.seesHidden === true);
+  // `approval: [network]`: a person says yes before a sandbox with network starts (asked once a run;
+  // a denial starts it without network).
+  if (spec.network && deps.approval?.requires("network")) {
+    const answer = await deps.approval.ask(
+      {
+        action: "network",
+        summary: `start the ${role} sandbox of ${ctx.sam.metadata.name} with network access`,
+        detail: `image ${spec.image}; network: on (the SAM asks for it and the site allows it)`,
+      },
+      { once: true },
+    );
+    if (!answer.approved) spec = { ...spec, network: false };
+  }
   return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
 }
 
@@ -476,6 +502,21 @@ async function runPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Pha
 
 async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promise<Phase> {
   const { state, sam } = ctx;
+  // `approval: [run]`: before the first iteration a person says the task may start (nothing runs yet).
+  if (state.iteration === 0 && deps.approval?.requires("run")) {
+    const answer = await deps.approval.ask(
+      { action: "run", summary: `start task ${sam.metadata.name}`, detail: `SAM ${sam.file}` },
+      { once: true },
+    );
+    if (!answer.approved) {
+      const d = answer.decision;
+      endRun(ctx, live, {
+        status: "blocked",
+        reason: `a person (${d.who}) did not let the task start: ${d.note ?? "no reason given"}`,
+      });
+      return "ended";
+    }
+  }
   state.iteration++;
   state.plan = undefined;
   state.work = undefined;
@@ -897,8 +938,11 @@ async function endIteration(ctx: RunContext, live: Live, deps: RunDeps): Promise
       passed: true,
       audit: live.audit.anchor(),
     });
-    if (node.id === sam.root.id)
+    if (node.id === sam.root.id) {
+      const confirmed = await confirmPass(ctx, deps);
+      if (confirmed !== undefined) return finish(ctx, live, deps, { status: "failed", reason: confirmed });
       return finish(ctx, live, deps, { status: "passed", reason: "every check and review item passed" });
+    }
     return "iteration_end";
   }
   state.attempts[node.id] = (state.attempts[node.id] ?? 0) + 1;
@@ -1061,6 +1105,50 @@ function checkpoint(ctx: RunContext, live: Live, phase: Phase): void {
   writeState(ctx.folder.files.state, state);
 }
 
+/**
+ * `approval: [finish]`: a person confirms the PASS (the run waits, no sandbox open). Returns the
+ * failure reason when they deny it, undefined when confirmed or not required.
+ */
+async function confirmPass(ctx: RunContext, deps: RunDeps): Promise<string | undefined> {
+  if (!deps.approval?.requires("finish")) return undefined;
+  const checks = (ctx.state.checks ?? []).map((c) => `${c.passed ? "PASS" : "FAIL"} ${c.id}`);
+  const answer = await deps.approval.ask({
+    action: "finish",
+    summary: `mark ${ctx.sam.metadata.name} passed after ${ctx.state.iteration} iteration(s)`,
+    detail: [`checks: ${checks.join(", ") || "(none)"}`, `review: passed`].join("\n"),
+  });
+  if (answer.approved) return undefined;
+  return `a person (${answer.decision.who}) did not confirm the PASS: ${answer.decision.note ?? "no reason given"}`;
+}
+
+/** A request or decision of the approval gate, on the history tape and the audit tape. */
+function recordApproval(ctx: RunContext, live: Live, record: ApprovalRecord): void {
+  const { request } = record;
+  const decision = "decision" in record ? record.decision : undefined;
+  ctx.history.append({
+    type: "approval",
+    iteration: ctx.state.iteration,
+    id: request.id,
+    action: request.action,
+    state: record.state,
+    summary: request.summary,
+    ...(decision ? { who: decision.who, at: decision.time } : {}),
+    ...(decision?.note ? { note: decision.note } : {}),
+  });
+  live.audit.append({
+    kind: "event",
+    event: `approval_${record.state}`,
+    data: {
+      id: request.id,
+      action: request.action,
+      summary: request.summary,
+      why: request.why,
+      ...(record.state === "requested" ? { detail: request.detail, deadline: request.deadline } : {}),
+      ...(decision ? { who: decision.who, at: decision.time, note: decision.note ?? "" } : {}),
+    },
+  });
+}
+
 /** Errors that end the run with an outcome instead of crashing the process. */
 function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefined {
   if (!(error instanceof Error)) return undefined;
@@ -1080,6 +1168,8 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
       return { status: "failed", reason: `grant: ${error.message}`, limit: "grant" };
     case "NoModelAvailable":
       return { status: "failed", reason: `no model: ${error.message}`, limit: "model" };
+    case "ApprovalTimedOut":
+      return { status: "blocked", reason: error.message, limit: "approval" };
     case "MalformedReply":
     case "ReviewFailed":
     case "ScriptError":

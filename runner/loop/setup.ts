@@ -6,6 +6,7 @@
 // it throws to the exit code the CLI and the worker return.
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { ApprovalGate } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
 import { EXIT } from "../exit-codes.ts";
 import { SubmitInputError } from "../jobs/submit.ts";
@@ -99,11 +100,13 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   const backend = await backendNamed(options.backend ?? "docker");
   const model = options.model ?? defaultModel(options.home);
   const runId = options.runId ?? newRunId(sam.metadata.name);
-  const extensions = await extensionsFor(options, sam, runId, false);
+  const approvals = await approvalGateFor(options, sam, runId);
+  const extensions = await extensionsFor(options, sam, runId, false, approvals);
   return endingExtensions(extensions, async () =>
     startRun(
       { home: options.home, sam, limits: options.limits, runId, model },
       {
+        ...(approvals ? { approval: approvals } : {}),
         ...(await deps(
           options,
           backend,
@@ -138,21 +141,53 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
   // The SAM as parsed at the run's start (the run folder's copy), never the file as it is now.
   const sam = existsSync(folder.files.samJson) ? readSamJson(folder) : undefined;
   options.onRunId?.(state.runId, folder.dir);
-  const extensions = sam ? await extensionsFor(options, sam, runId, true) : [...(options.extensions ?? [])];
+  const approvals = sam ? await approvalGateFor(options, sam, runId) : undefined;
+  const extensions = sam
+    ? await extensionsFor(options, sam, runId, true, approvals)
+    : [...(options.extensions ?? [])];
   return endingExtensions(extensions, async () =>
-    resumeRun(
-      options.home,
-      runId,
-      await deps(
+    resumeRun(options.home, runId, {
+      ...(approvals ? { approval: approvals } : {}),
+      ...(await deps(
         options,
         backend,
         model,
         sam,
         extensions,
         state.limits.walltimeSec * 1000 - state.spent.elapsedMs,
-      ),
-    ),
+      )),
+    }),
   );
+}
+
+/**
+ * The run's approval gate when the SAM or the site policy names any action (docs/approval.md);
+ * undefined when nothing needs a person.
+ */
+async function approvalGateFor(
+  options: RunTaskOptions,
+  sam: SamDocument,
+  runId: string,
+): Promise<ApprovalGate | undefined> {
+  const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
+  const { requiredActions } = await import("../approval/actions.ts");
+  const { ApprovalGate } = await import("../approval/gate.ts");
+  const site = loadSitePolicy(
+    sitePolicyPath(options.home, options.sitePolicy),
+    options.sitePolicy !== undefined,
+  ).policy;
+  const required = requiredActions(sam.metadata.approval, site.approvalRequired);
+  if (required.length === 0) return undefined;
+  const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
+  return new ApprovalGate({
+    home: options.home,
+    runId,
+    required,
+    siteRequired: site.approvalRequired ?? [],
+    timeoutSec: sam.metadata.approvalTimeoutSec ?? site.approvalTimeoutSec,
+    ...(site.onApproval ? { onApproval: site.onApproval } : {}),
+    ...(poll > 0 ? { pollMs: poll } : {}),
+  });
 }
 
 /** The caller's extensions, plus the SLURM job tools when the SAM asks for `jobs: slurm`. */
@@ -161,6 +196,7 @@ async function extensionsFor(
   sam: SamDocument,
   runId: string,
   resume: boolean,
+  approvals: ApprovalGate | undefined,
 ): Promise<RunExtension[]> {
   const own = [...(options.extensions ?? [])];
   if (sam.metadata.jobs !== "slurm") return own;
@@ -172,6 +208,7 @@ async function extensionsFor(
     sam,
     sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
     resume,
+    ...(approvals ? { approvals } : {}),
   });
   return jobs ? [...own, jobs] : own;
 }

@@ -46,6 +46,18 @@ export type HistoryEvent =
       blocked?: string;
     }
   | { type: "node_complete"; iteration: number; node: string }
+  | {
+      /** A request of the approval gate and what became of it (runner/approval/gate.ts). */
+      type: "approval";
+      iteration: number;
+      id: string;
+      action: string;
+      state: "requested" | "approved" | "denied" | "timed_out";
+      summary: string;
+      who?: string;
+      at?: string;
+      note?: string;
+    }
   | { type: "limit"; iteration: number; limit: string; detail: string }
   | {
       type: "tampering";

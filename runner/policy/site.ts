@@ -5,6 +5,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import {
+  type ApprovalAction,
+  isApprovalAction,
+  notEnforcedMessage,
+  requiredActions,
+  unknownActionMessage,
+} from "../approval/actions.ts";
 import { homePaths } from "../paths.ts";
 import { parseDuration, parseSize } from "../sam/units.ts";
 import { PolicyRefused } from "./refused.ts";
@@ -40,6 +47,12 @@ export interface SitePolicy {
   onFinish?: string;
   /** Daemon: `local` runs each task in a worker process here; `slurm` places each as a SLURM job. */
   daemonPlacement?: DaemonPlacement;
+  /** Actions every task must have approved by a person, on top of the SAM's `approval:` (docs/approval.md). */
+  approvalRequired?: ApprovalAction[];
+  /** How long a run waits for a decision when its SAM sets no `approval_timeout` (absent: 24h). */
+  approvalTimeoutSec?: number;
+  /** Shell command run when a run asks for approval, with the request's facts in SCIFI_APPROVAL_* vars. */
+  onApproval?: string;
 }
 
 export type DaemonPlacement = "local" | "slurm";
@@ -117,6 +130,22 @@ const fileSchema = z.strictObject({
       placement: z.enum(["local", "slurm"], { error: "must be local or slurm" }).optional(),
     })
     .optional(),
+  approval: z
+    .strictObject({
+      require: z
+        .array(
+          z
+            .string()
+            .refine(isApprovalAction, { error: (issue) => unknownActionMessage(String(issue.input)) })
+            .refine((name) => !notEnforcedMessage(name as ApprovalAction), {
+              error: (issue) => notEnforcedMessage(issue.input as ApprovalAction) ?? "",
+            }),
+        )
+        .optional(),
+      timeout: duration.optional(),
+      onApproval: z.string().min(1).optional(),
+    })
+    .optional(),
   /** SLURM grants for agents' jobs: validated by runner/jobs/policy.ts, which owns that section. */
   jobs: z.unknown().optional(),
 });
@@ -192,6 +221,9 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
     ...(f.usdPerDay !== undefined ? { usdPerDay: f.usdPerDay } : {}),
     ...(f.onFinish !== undefined ? { onFinish: f.onFinish } : {}),
     ...(f.daemon?.placement !== undefined ? { daemonPlacement: f.daemon.placement } : {}),
+    ...(f.approval?.require?.length ? { approvalRequired: requiredActions([], f.approval.require) } : {}),
+    ...(f.approval?.timeout !== undefined ? { approvalTimeoutSec: f.approval.timeout } : {}),
+    ...(f.approval?.onApproval !== undefined ? { onApproval: f.approval.onApproval } : {}),
   };
 }
 

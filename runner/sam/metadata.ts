@@ -5,6 +5,13 @@ import { type Document, isMap, isScalar, isSeq, type Node, type Pair } from "yam
 import { z } from "zod";
 import type { DiagnosticSink } from "./diagnostics.ts";
 import { MAX_ALIAS_COUNT } from "./frontmatter.ts";
+import {
+  APPROVAL_ACTIONS,
+  type ApprovalAction,
+  isApprovalAction,
+  notEnforcedMessage,
+  unknownActionMessage,
+} from "../approval/actions.ts";
 import { closest } from "./suggest.ts";
 import type { MountRequest, SamMetadata } from "./types.ts";
 import { parseDuration, parseSize, parseUsd } from "./units.ts";
@@ -206,12 +213,34 @@ export const KEYS: Record<string, KeySpec> = {
       m.rank = sortedRank(v);
     },
   ),
-  approval: simple(
-    nameList,
-    "a list of action names needing human approval",
-    "approval: [submit]",
+  approval: {
+    expected: `a list of actions needing human approval (${APPROVAL_ACTIONS.join(", ")})`,
+    example: "approval: [submit_job, finish]",
+    apply(meta, value, node, ctx) {
+      const parsed = nameList.safeParse(value);
+      if (!parsed.success) return typeError(ctx, node, value);
+      const items = isSeq(node) ? node.items : [];
+      const kept: ApprovalAction[] = [];
+      parsed.data.forEach((name, i) => {
+        const unenforced = isApprovalAction(name) ? notEnforcedMessage(name) : undefined;
+        if (isApprovalAction(name) && !unenforced) {
+          if (!kept.includes(name)) kept.push(name);
+        } else if (unenforced) {
+          ctx.sink.error(ctx.at((items[i] as Node | undefined) ?? node), `\`approval\`: ${unenforced}`);
+        } else {
+          ctx.sink.error(ctx.at((items[i] as Node | undefined) ?? node), `\`approval\`: ${unknownActionMessage(name)}`);
+        }
+      });
+      meta.approval = kept;
+    },
+  },
+  approval_timeout: unit(
+    durationOnly,
+    "a duration",
+    "approval_timeout: 12h",
+    durationMessage,
     (m, v) => {
-      m.approval = v;
+      m.approvalTimeoutSec = v;
     },
   ),
   check_assets: pathList(

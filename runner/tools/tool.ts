@@ -68,6 +68,8 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
         const outcome = await def.execute(parsed.data, ctx);
         return { ...outcome, output: capText(outcome.output, ctx.maxOutputChars) };
       } catch (error) {
+        // A few errors end the run rather than the call (an approval the person never gave in time).
+        if (error instanceof Error && (error as { endsRun?: boolean }).endsRun === true) throw error;
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         return { ok: false, output: `Tool '${def.name}' failed: ${capText(message, ctx.maxOutputChars)}` };
       }

@@ -1,0 +1,232 @@
+// The approval gate of one run. When the agent or the runner reaches a gated action, `ask` records a
+// request in the run folder (stable id), tells the run's records and the site's onApproval hook,
+// and waits for `scifi approve` / `scifi deny` (it polls the file: the decision may come from any
+// process, after any restart). A decision is written to the history and the audit tape by the run
+// itself (one writer per tape), with who, when and the note. Past the deadline the run ends blocked.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { closeSync, mkdirSync, openSync } from "node:fs";
+import { join } from "node:path";
+import { runDir } from "../paths.ts";
+import type { ApprovalAction } from "./actions.ts";
+import {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  appendApprovalLine,
+  approvalsFile,
+  readApprovalLines,
+  viewsOf,
+} from "./store.ts";
+
+export const DEFAULT_APPROVAL_TIMEOUT_SEC = 24 * 3600;
+const HOOK_TIMEOUT_MS = 60_000;
+
+/** A request waited past its deadline: the run ends blocked (exit 3), naming the request. */
+export class ApprovalTimedOut extends Error {
+  override name = "ApprovalTimedOut";
+  /** Tools rethrow it (runner/tools/tool.ts): the run ends blocked, not the call. */
+  readonly endsRun = true;
+  readonly requestId: string;
+  constructor(request: ApprovalRequest) {
+    super(
+      `approval request ${request.id} (${request.action}: ${request.summary}) was not decided before ${request.deadline}`,
+    );
+    this.requestId = request.id;
+  }
+}
+
+export interface AskRequest {
+  action: ApprovalAction;
+  summary: string;
+  detail: string;
+  facts?: Record<string, string>;
+}
+
+export interface GateAnswer {
+  approved: boolean;
+  request: ApprovalRequest;
+  decision: ApprovalDecision;
+}
+
+/** What the gate tells the run's records: history event and audit event are built from it. */
+export type ApprovalRecord =
+  | { state: "requested"; request: ApprovalRequest }
+  | { state: "approved" | "denied"; request: ApprovalRequest; decision: ApprovalDecision }
+  | { state: "timed_out"; request: ApprovalRequest };
+
+export interface ApprovalGateOptions {
+  home: string;
+  runId: string;
+  /** Actions this run must ask for (SAM and site together). */
+  required: readonly ApprovalAction[];
+  /** Which of them the site requires (for the request's `why`). */
+  siteRequired?: readonly ApprovalAction[];
+  timeoutSec?: number;
+  /** Site policy `approval.onApproval`: run with `sh -c` when a request is made. */
+  onApproval?: string;
+  pollMs?: number;
+  signal?: AbortSignal;
+}
+
+export class ApprovalGate {
+  readonly #o: ApprovalGateOptions;
+  readonly #file: string;
+  #record: (record: ApprovalRecord) => void = () => {};
+  #iteration = () => 0;
+  #onWaiting: (request: ApprovalRequest | undefined) => void = () => {};
+
+  constructor(options: ApprovalGateOptions) {
+    this.#o = options;
+    this.#file = approvalsFile(options.home, options.runId);
+  }
+
+  get required(): readonly ApprovalAction[] {
+    return this.#o.required;
+  }
+
+  requires(action: ApprovalAction): boolean {
+    return this.#o.required.includes(action);
+  }
+
+  /** The run connects its records (history + audit tape), its iteration and its live status. */
+  attach(hooks: {
+    record: (record: ApprovalRecord) => void;
+    iteration: () => number;
+    onWaiting?: (request: ApprovalRequest | undefined) => void;
+  }): void {
+    this.#record = hooks.record;
+    this.#iteration = hooks.iteration;
+    if (hooks.onWaiting) this.#onWaiting = hooks.onWaiting;
+  }
+
+  /**
+   * Asks for approval and waits. A request not yet used by this run (one made before a restart) is
+   * taken up again instead of being asked twice. Throws ApprovalTimedOut past the deadline.
+   */
+  async ask(ask: AskRequest, options: { once?: boolean } = {}): Promise<GateAnswer> {
+    if (options.once) {
+      // Asked once a run (network, run): an earlier decision of the same request stands.
+      const decided = viewsOf(this.#o.runId, readApprovalLines(this.#file)).find(
+        (v) => v.request.id.startsWith(baseId(ask)) && v.decision && v.used,
+      );
+      if (decided?.decision)
+        return { approved: decided.decision.approved, request: decided.request, decision: decided.decision };
+    }
+    const request = this.#requestFor(ask);
+    this.#onWaiting(request);
+    try {
+      const delay = this.#o.pollMs ?? 500;
+      for (;;) {
+        const view = viewsOf(this.#o.runId, readApprovalLines(this.#file)).find(
+          (v) => v.request.id === request.id,
+        );
+        if (view?.decision) {
+          const state = view.decision.approved ? "approved" : "denied";
+          this.#record({ state, request, decision: view.decision });
+          appendApprovalLine(this.#file, { type: "used", id: request.id, time: new Date().toISOString() });
+          return { approved: view.decision.approved, request, decision: view.decision };
+        }
+        if (view?.state === "timed_out" || Date.now() >= Date.parse(request.deadline)) {
+          if (view?.state !== "timed_out")
+            appendApprovalLine(this.#file, { type: "timeout", id: request.id, time: new Date().toISOString() });
+          this.#record({ state: "timed_out", request });
+          throw new ApprovalTimedOut(request);
+        }
+        if (this.#o.signal?.aborted) throw this.#o.signal.reason ?? new Error("aborted");
+        await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(10, Date.parse(request.deadline) - Date.now()))));
+      }
+    } finally {
+      this.#onWaiting(undefined);
+    }
+  }
+
+  #requestFor(ask: AskRequest): ApprovalRequest {
+    const base = baseId(ask);
+    const views = viewsOf(this.#o.runId, readApprovalLines(this.#file));
+    // A request of the same content the run has not used yet: the one it waited on before a restart.
+    const open = views.find(
+      (v) => (v.request.id === base || v.request.id.startsWith(`${base}-`)) && !v.used,
+    );
+    if (open) return open.request;
+    const same = views.filter((v) => v.request.id === base || v.request.id.startsWith(`${base}-`)).length;
+    const now = new Date();
+    const site = this.#o.siteRequired?.includes(ask.action) === true;
+    const request: ApprovalRequest = {
+      type: "request",
+      id: same === 0 ? base : `${base}-${same + 1}`,
+      action: ask.action,
+      summary: ask.summary,
+      why: site
+        ? `the site policy requires approval for '${ask.action}'`
+        : `the task's SAM asks for approval of '${ask.action}'`,
+      detail: ask.detail,
+      facts: ask.facts ?? {},
+      iteration: this.#iteration(),
+      time: now.toISOString(),
+      deadline: new Date(
+        now.getTime() + (this.#o.timeoutSec ?? DEFAULT_APPROVAL_TIMEOUT_SEC) * 1000,
+      ).toISOString(),
+    };
+    appendApprovalLine(this.#file, request);
+    this.#record({ state: "requested", request });
+    if (this.#o.onApproval) void runApprovalHook(this.#o.home, this.#o.onApproval, this.#o.runId, request);
+    return request;
+  }
+}
+
+/** The stable part of a request id: the action and a hash of what is asked. */
+function baseId(ask: AskRequest): string {
+  const hash = createHash("sha256")
+    .update(`${ask.action}\n${ask.summary}\n${ask.detail}`)
+    .digest("hex")
+    .slice(0, 8);
+  return `${ask.action}-${hash}`;
+}
+
+export function approvalHookEnv(home: string, runId: string, request: ApprovalRequest): Record<string, string> {
+  return {
+    SCIFI_HOME: home,
+    SCIFI_RUN_ID: runId,
+    SCIFI_RUN_DIR: runDir(home, runId),
+    SCIFI_APPROVAL_ID: request.id,
+    SCIFI_APPROVAL_ACTION: request.action,
+    SCIFI_APPROVAL_SUMMARY: request.summary,
+    SCIFI_APPROVAL_WHY: request.why,
+    SCIFI_APPROVAL_DETAIL: request.detail.slice(0, 16_000),
+    SCIFI_APPROVAL_DEADLINE: request.deadline,
+    SCIFI_APPROVE_COMMAND: `scifi approve ${runId} ${request.id}`,
+    SCIFI_DENY_COMMAND: `scifi deny ${runId} ${request.id} --reason TEXT`,
+  };
+}
+
+/** Runs the site's onApproval command; never throws (its output goes to runs/<id>/on-approval.log). */
+export function runApprovalHook(
+  home: string,
+  command: string,
+  runId: string,
+  request: ApprovalRequest,
+): Promise<number | null> {
+  return new Promise((resolve) => {
+    try {
+      const dir = runDir(home, runId);
+      mkdirSync(dir, { recursive: true });
+      const out = openSync(join(dir, "on-approval.log"), "a", 0o600);
+      const child = spawn("sh", ["-c", command], {
+        stdio: ["ignore", out, out],
+        env: { ...process.env, ...approvalHookEnv(home, runId, request) },
+      });
+      closeSync(out);
+      const timer = setTimeout(() => child.kill("SIGKILL"), HOOK_TIMEOUT_MS);
+      child.once("error", () => {
+        clearTimeout(timer);
+        resolve(127);
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    } catch {
+      resolve(127);
+    }
+  });
+}
