@@ -45,6 +45,7 @@ import {
 import { createRunFolder, openRunFolder, type RunFolder, readSamJson, readSpecJson } from "./records.ts";
 import { revivable } from "./revive.ts";
 import { lockRun } from "./run-lock.ts";
+import { memoryViewEvents, type SharedMemory, sharedMemory } from "./shared-memory.ts";
 import { type Outcome, type Phase, type RunState, readState, writeState } from "./state.ts";
 import type { RunStatus } from "./status.ts";
 
@@ -63,7 +64,17 @@ export interface RunDeps {
     grant?: { taskFolderBaseBytes?: number },
   ): Promise<SandboxSpec> | SandboxSpec;
   /** Skill index and texts (optional: no skills when absent). */
-  skills?: { index: string; names: readonly string[]; text(name: string): { text: string; sha256: string } };
+  skills?: {
+    index: string;
+    names: readonly string[];
+    /** The skills the SAM lists (those that exist): its work agent always gets them. */
+    granted?: readonly string[];
+    /** Site policy `prescanAddsSkills`: `names` then holds more than `granted`. */
+    prescanAdds?: boolean;
+    text(name: string): { text: string; sha256: string };
+  };
+  /** Token budgets of the group and global memory views (site policy `memory`). */
+  memoryTokens?: { group: number; global: number };
   /** Host-side additions (e.g. SLURM job tools when the SAM asks for jobs): work tools, a history view. */
   extensions?: readonly RunExtension[];
   /** Actions a person must approve (SAM `approval:` and the site policy): runner/approval/gate.ts. */
@@ -526,14 +537,15 @@ async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promi
   emit(deps, live, { iteration: state.iteration, phase: "prescan" });
   const complete = new Set(state.completeNodes);
   const taskMemoryText = readMemory(ctx.folder.files.memory);
-  const group = sam.metadata.group;
-  const groupFile = group ? homePaths(ctx.home).groupMemory(group) : undefined;
-  // A replay reads shared memory as the recorded run did: nothing written since it started.
-  const groupText = groupFile ? readMemory(groupFile, { before: live.model.memoryAsOf }) : "";
+  // Group and global memory as bounded views (runner/memory/view.ts). A replay reads shared memory
+  // as the recorded run did: nothing written since it started.
+  const before = live.model.memoryAsOf;
+  const shared = sharedMemory(ctx.home, sam.metadata.group, deps.memoryTokens, before);
+  for (const event of memoryViewEvents(shared, state.iteration, before)) ctx.history.append(event);
   const range = rankRange(sam);
   let plan: PrescanPlan;
   try {
-    plan = await prescan(ctx, live, deps, complete, taskMemoryText, groupText, range);
+    plan = await prescan(ctx, live, deps, complete, taskMemoryText, shared, range);
   } catch (error) {
     if (!(error instanceof MalformedReply)) throw error;
     return failedPrescan(ctx, live, deps, error.message);
@@ -548,6 +560,7 @@ async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promi
   }
   state.direction = plan.direction;
   state.plan = plan;
+  const added = plan.skills.filter((name) => !(deps.skills?.granted ?? []).includes(name));
   ctx.history.append({
     type: "prescan",
     iteration: state.iteration,
@@ -555,6 +568,7 @@ async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promi
     rank: plan.rank,
     skills: plan.skills,
     direction: plan.direction,
+    ...(added.length > 0 ? { addedSkills: added } : {}),
   });
   return "prescan";
 }
@@ -565,11 +579,11 @@ function prescan(
   deps: RunDeps,
   complete: ReadonlySet<string>,
   taskMemoryText: string,
-  groupText: string,
+  shared: SharedMemory,
   range: { min: number; max: number },
 ): Promise<PrescanPlan> {
   const { state, sam } = ctx;
-  const group = sam.metadata.group;
+  const { group, global } = shared;
   return runPrescan(
     live.model,
     {
@@ -580,14 +594,18 @@ function prescan(
       controlRank: sam.metadata.rank?.control ?? 1,
       taskMemory: { text: taskMemoryText, ref: `memory:task:${state.runId}`, sha256: sha256(taskMemoryText) },
       groupMemory: group
-        ? { group, text: groupText, ref: `memory:group:${group}`, sha256: sha256(groupText) }
+        ? { group: group.group, text: group.view.text, ref: group.ref, sha256: group.sha256 }
         : undefined,
+      globalMemory: { text: global.view.text, ref: global.ref, sha256: global.sha256 },
+      // The memory views are in the prompt already; their records would only repeat them.
       history: ctx.history
         .tail(20)
+        .filter((event) => event.type !== "memory_view")
         .map((event) => JSON.stringify(briefEvent(event)))
         .join("\n"),
       skillIndex: deps.skills?.index ?? "(no skills available for this task)",
       skillNames: deps.skills?.names ?? [],
+      grantedSkills: deps.skills?.granted ?? [],
       meta: meta(ctx),
     },
     (response) => account(live, deps, response),
@@ -626,7 +644,9 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
   const plan = requirePlan(state);
   const node = requireNode(sam.root, plan.node);
   emit(deps, live, { phase: "work", node: node.id, step: 0, toolCalls: 0 });
-  const skills = plan.skills.map((name) => ({
+  // The SAM's skills are the grant; the plan's (checked against the index) come after them.
+  const skillNames = [...new Set([...(deps.skills?.granted ?? []), ...plan.skills])];
+  const skills = skillNames.map((name) => ({
     name,
     ...(deps.skills?.text(name) ?? { text: "", sha256: "" }),
   }));
@@ -1020,7 +1040,8 @@ async function finish(ctx: RunContext, live: Live, deps: RunDeps, outcome: Outco
   state.outcome = outcome;
   emit(deps, live, { phase: "final_review" });
   const taskMemory = readMemory(ctx.folder.files.memory);
-  const group = sam.metadata.group ?? "ungrouped";
+  // No group, no group memory: a run without `group:` writes none.
+  const group = sam.metadata.group;
   try {
     const suggestions = await runFinalReview(
       live.model,
@@ -1030,7 +1051,7 @@ async function finish(ctx: RunContext, live: Live, deps: RunDeps, outcome: Outco
         outcome: outcome.status,
         reason: outcome.reason,
         iterations: state.iteration,
-        group,
+        group: group ?? "(none)",
         taskMemory: { text: taskMemory, ref: `memory:task:${state.runId}`, sha256: sha256(taskMemory) },
         history: readHistory(ctx.folder.files.history)
           .slice(-40)
@@ -1052,11 +1073,12 @@ async function finish(ctx: RunContext, live: Live, deps: RunDeps, outcome: Outco
     });
     // A replay re-asks the recorded run's questions; its answers are already in shared memory.
     const replaying = live.model.memoryAsOf !== undefined;
-    if (!replaying && suggestions.group_suggestions.length > 0) {
+    if (!replaying && group && suggestions.group_suggestions.length > 0) {
       await appendEntry(paths.groupMemory(group), entry("group", suggestions.group_suggestions));
     }
+    // Global suggestions are proposals: only `scifi memory accept` puts one into global memory.
     if (!replaying && suggestions.global_suggestions.length > 0) {
-      await appendEntry(paths.globalMemory, entry("global", suggestions.global_suggestions));
+      await appendEntry(paths.globalProposed, entry("global", suggestions.global_suggestions));
     }
     ctx.history.append({
       type: "final_review",
@@ -1159,8 +1181,6 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
       return { status: "failed", reason: `budget: ${error.message}`, limit: "budget" };
     case "SandboxLost":
       return { status: "failed", reason: `sandbox: ${error.message}`, limit: "sandbox", cause: "sandbox" };
-    case "ReplayDivergence":
-      return { status: "failed", reason: error.message, limit: "replay" };
     case "CopyTooLarge":
       return { status: "failed", reason: `checks: ${error.message}`, limit: "checks_copy" };
     case "GrantChanged":

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
 import { sha256 } from "../../runner/loop/pristine.ts";
-import { parseEntries } from "../../runner/memory/entries.ts";
+import { parseEntries, readMemory } from "../../runner/memory/entries.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, fixture, REPO, runScripted, workspace } from "./harness.ts";
@@ -155,7 +155,9 @@ describe.skipIf(!hasEngine("docker"))(
         source: "memory",
         ref: `memory:task:${result.runId}`,
       });
-      const memory = readFileSync(join(result.dir, "memory.md"), "utf8");
+      // The hash is of the text the pre-scan read: the task memory as agents see it (no times, no ids).
+      const memory = readMemory(join(result.dir, "memory.md"));
+      expect(memory).toContain("Set LAST to WIDTH'(N - 1) in rtl/counter.v");
       const { createHash } = await import("node:crypto");
       expect(injected[0]?.kind === "injected" && injected[0].sha256).toBe(
         createHash("sha256").update(memory).digest("hex"),
