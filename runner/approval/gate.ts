@@ -128,12 +128,18 @@ export class ApprovalGate {
         }
         if (view?.state === "timed_out" || Date.now() >= Date.parse(request.deadline)) {
           if (view?.state !== "timed_out")
-            appendApprovalLine(this.#file, { type: "timeout", id: request.id, time: new Date().toISOString() });
+            appendApprovalLine(this.#file, {
+              type: "timeout",
+              id: request.id,
+              time: new Date().toISOString(),
+            });
           this.#record({ state: "timed_out", request });
           throw new ApprovalTimedOut(request);
         }
         if (this.#o.signal?.aborted) throw this.#o.signal.reason ?? new Error("aborted");
-        await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(10, Date.parse(request.deadline) - Date.now()))));
+        await new Promise((r) =>
+          setTimeout(r, Math.min(delay, Math.max(10, Date.parse(request.deadline) - Date.now()))),
+        );
       }
     } finally {
       this.#onWaiting(undefined);
@@ -144,9 +150,7 @@ export class ApprovalGate {
     const base = baseId(ask);
     const views = viewsOf(this.#o.runId, readApprovalLines(this.#file));
     // A request of the same content the run has not used yet: the one it waited on before a restart.
-    const open = views.find(
-      (v) => (v.request.id === base || v.request.id.startsWith(`${base}-`)) && !v.used,
-    );
+    const open = views.find((v) => (v.request.id === base || v.request.id.startsWith(`${base}-`)) && !v.used);
     if (open) return open.request;
     const same = views.filter((v) => v.request.id === base || v.request.id.startsWith(`${base}-`)).length;
     const now = new Date();
@@ -183,7 +187,11 @@ function baseId(ask: AskRequest): string {
   return `${ask.action}-${hash}`;
 }
 
-export function approvalHookEnv(home: string, runId: string, request: ApprovalRequest): Record<string, string> {
+export function approvalHookEnv(
+  home: string,
+  runId: string,
+  request: ApprovalRequest,
+): Record<string, string> {
   return {
     SCIFI_HOME: home,
     SCIFI_RUN_ID: runId,

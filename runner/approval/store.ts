@@ -151,7 +151,9 @@ export function decide(
   }
   if (view.state !== "pending") {
     const by = view.decision ? ` by ${view.decision.who} at ${view.decision.time}` : "";
-    throw new ApprovalNotPending(`request ${id} of run ${runId} is already ${view.state.replace("_", " ")}${by}`);
+    throw new ApprovalNotPending(
+      `request ${id} of run ${runId} is already ${view.state.replace("_", " ")}${by}`,
+    );
   }
   const decision: ApprovalDecision = {
     type: "decision",

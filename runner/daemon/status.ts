@@ -1,7 +1,8 @@
 // What `scifi status` shows: each daemon task's state with the live numbers of its current run
 // (iteration, phase, cost from the run's checkpoint), and tasks placed on SLURM with `scifi submit`.
-import { listSubmissions, placementStatus } from "../jobs/placement.ts";
+
 import { runApprovals } from "../approval/store.ts";
+import { listSubmissions, placementStatus } from "../jobs/placement.ts";
 import { liveOwner } from "./lock.ts";
 import { daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
 import { readRunState } from "./spend.ts";

@@ -3,8 +3,6 @@
 // what was expected with an example; unknown keys get a "did you mean".
 import { type Document, isMap, isScalar, isSeq, type Node, type Pair } from "yaml";
 import { z } from "zod";
-import type { DiagnosticSink } from "./diagnostics.ts";
-import { MAX_ALIAS_COUNT } from "./frontmatter.ts";
 import {
   APPROVAL_ACTIONS,
   type ApprovalAction,
@@ -12,6 +10,8 @@ import {
   notEnforcedMessage,
   unknownActionMessage,
 } from "../approval/actions.ts";
+import type { DiagnosticSink } from "./diagnostics.ts";
+import { MAX_ALIAS_COUNT } from "./frontmatter.ts";
 import { closest } from "./suggest.ts";
 import type { MountRequest, SamMetadata } from "./types.ts";
 import { parseDuration, parseSize, parseUsd } from "./units.ts";
@@ -228,21 +228,18 @@ export const KEYS: Record<string, KeySpec> = {
         } else if (unenforced) {
           ctx.sink.error(ctx.at((items[i] as Node | undefined) ?? node), `\`approval\`: ${unenforced}`);
         } else {
-          ctx.sink.error(ctx.at((items[i] as Node | undefined) ?? node), `\`approval\`: ${unknownActionMessage(name)}`);
+          ctx.sink.error(
+            ctx.at((items[i] as Node | undefined) ?? node),
+            `\`approval\`: ${unknownActionMessage(name)}`,
+          );
         }
       });
       meta.approval = kept;
     },
   },
-  approval_timeout: unit(
-    durationOnly,
-    "a duration",
-    "approval_timeout: 12h",
-    durationMessage,
-    (m, v) => {
-      m.approvalTimeoutSec = v;
-    },
-  ),
+  approval_timeout: unit(durationOnly, "a duration", "approval_timeout: 12h", durationMessage, (m, v) => {
+    m.approvalTimeoutSec = v;
+  }),
   check_assets: pathList(
     "a list of file paths relative to the SAM",
     "check_assets: [ref/expected.csv]",

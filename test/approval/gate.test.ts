@@ -1,0 +1,139 @@
+// The approval gate without sandboxes: the vocabulary (validate with the real CLI, the site policy),
+// requests and decisions in the run folder, a request taken up again after a restart, the timeout.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ApprovalGate, type ApprovalRecord, ApprovalTimedOut } from "../../runner/approval/gate.ts";
+import { approvalsFile, decide, pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
+import { parseSitePolicy } from "../../runner/policy/site.ts";
+import { REPO } from "../loop/harness.ts";
+
+const CLI = join(REPO, "bin", "scifi.js");
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+function tmp(): string {
+  const root = mkdtempSync(join(tmpdir(), "scifi-approval-"));
+  roots.push(root);
+  return root;
+}
+
+function validate(approval: string): { code: number; out: string } {
+  const dir = tmp();
+  const sam = join(dir, "task.md");
+  writeFileSync(sam, `---\nname: t\napproval: ${approval}\n---\n# T\n\n## To-do\nx\n\n## Expectation\ny\n`);
+  try {
+    const out = execFileSync(process.execPath, [CLI, "validate", sam], { encoding: "utf8", stdio: "pipe" });
+    return { code: 0, out };
+  } catch (error) {
+    const e = error as { status: number; stdout: string; stderr: string };
+    return { code: e.status, out: e.stdout + e.stderr };
+  }
+}
+
+describe("the approval vocabulary", () => {
+  it("scifi validate rejects an unknown action, with a did-you-mean, and accepts the known ones", () => {
+    const unknown = validate("[launch_missiles]");
+    expect(unknown.code).toBe(1);
+    expect(unknown.out).toContain("unknown approval action `launch_missiles`");
+    expect(unknown.out).toContain("known actions: submit_job, network, delete, finish, run");
+    const close = validate("[submit]");
+    expect(close.code).toBe(1);
+    expect(close.out).toContain("did you mean `submit_job`?");
+    expect(validate("[submit_job, finish, network, run]").code).toBe(0);
+  });
+
+  it("`delete` is named but refused as not enforced (never a silent no-op)", () => {
+    const result = validate("[delete]");
+    expect(result.code).toBe(1);
+    expect(result.out).toContain("is not enforced in this version");
+  });
+
+  it("the site policy's approval.require uses the same vocabulary", () => {
+    expect(() => parseSitePolicy("approval: {require: [lanch]}\n", "site.yaml")).toThrow(
+      /unknown approval action/,
+    );
+    const policy = parseSitePolicy(
+      "approval: {require: [finish, submit_job], timeout: 2h, onApproval: 'echo hi'}\n",
+      "site.yaml",
+    );
+    expect(policy).toMatchObject({
+      approvalRequired: ["submit_job", "finish"],
+      approvalTimeoutSec: 7200,
+      onApproval: "echo hi",
+    });
+  });
+});
+
+describe("the approval gate", () => {
+  function home(runId: string): string {
+    const h = join(tmp(), "home");
+    mkdirSync(join(h, "runs", runId), { recursive: true });
+    return h;
+  }
+
+  it("records a request, waits, and returns a person's approval with who, when and the note", async () => {
+    const h = home("r1");
+    const records: ApprovalRecord[] = [];
+    const hook = join(h, "hook.txt");
+    const gate = new ApprovalGate({
+      home: h,
+      runId: "r1",
+      required: ["submit_job"],
+      pollMs: 20,
+      onApproval: `echo "$SCIFI_APPROVAL_ACTION $SCIFI_APPROVAL_ID $SCIFI_RUN_ID" > ${hook}`,
+    });
+    gate.attach({ record: (r) => records.push(r), iteration: () => 2 });
+    const answer = gate.ask({ action: "submit_job", summary: "submit a.sh", detail: "#!/bin/sh\necho" });
+    const pending = await waitFor(() => pendingApprovals(h)[0]);
+    expect(pending).toMatchObject({ runId: "r1", request: { action: "submit_job", iteration: 2 } });
+    expect(statSync(approvalsFile(h, "r1")).mode & 0o777).toBe(0o600);
+    decide(h, "r1", pending.request.id, true, "looks fine", "alice");
+    const result = await answer;
+    expect(result).toMatchObject({ approved: true, decision: { who: "alice", note: "looks fine" } });
+    expect(records.map((r) => r.state)).toEqual(["requested", "approved"]);
+    expect(pendingApprovals(h)).toEqual([]);
+    await waitFor(
+      () => readFileSync(hook, "utf8").trim() === `submit_job ${pending.request.id} r1` || undefined,
+    );
+    // A decided request cannot be decided again.
+    expect(() => decide(h, "r1", pending.request.id, false, "no")).toThrow(/already approved by alice/);
+  });
+
+  it("a denial returns the reason; a restarted run takes up its pending request instead of asking twice", async () => {
+    const h = home("r2");
+    const ask = { action: "finish" as const, summary: "mark t passed", detail: "checks: PASS c1" };
+    const first = new ApprovalGate({ home: h, runId: "r2", required: ["finish"], pollMs: 20 });
+    void first.ask(ask).catch(() => undefined);
+    const pending = await waitFor(() => pendingApprovals(h)[0]);
+    // The process dies (here: a second gate, as after a restart) and asks again: same request.
+    const second = new ApprovalGate({ home: h, runId: "r2", required: ["finish"], pollMs: 20 });
+    const again = second.ask(ask);
+    decide(h, "r2", pending.request.id, false, "the plot is wrong", "bob");
+    expect(await again).toMatchObject({ approved: false, decision: { note: "the plot is wrong" } });
+    expect(runApprovals(h, "r2")).toHaveLength(1);
+  });
+
+  it("an undecided request times out: ApprovalTimedOut names it and it is no longer pending", async () => {
+    const h = home("r3");
+    const gate = new ApprovalGate({ home: h, runId: "r3", required: ["run"], pollMs: 20, timeoutSec: 1 });
+    const error = await gate.ask({ action: "run", summary: "start t", detail: "" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApprovalTimedOut);
+    expect(String((error as Error).message)).toMatch(/approval request run-[0-9a-f]{8} \(run: start t\)/);
+    expect(runApprovals(h, "r3")[0]?.state).toBe("timed_out");
+    expect(pendingApprovals(h)).toEqual([]);
+  });
+});
+
+async function waitFor<T>(probe: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = probe();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("timed out");
+}
