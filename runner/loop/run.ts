@@ -439,10 +439,15 @@ export function phaseSpec(
     const hidden = seesHidden
       ? pristine.files.filter((f) => f.hidden).map((f) => readOnly(f.rel, "hidden check asset"))
       : [];
+    // Checks that see hidden assets get the task folder (the checks' copy) read-only: nothing they
+    // write there (a diff against the reference) can reach a later check that runs the agent's code.
+    const mounts = seesHidden
+      ? spec.mounts.map((m) => (m.target === TASK_MOUNT ? { ...m, readOnly: true } : m))
+      : spec.mounts;
     return {
       ...spec,
       network: false,
-      mounts: [...spec.mounts, ...folders, ...hidden],
+      mounts: [...mounts, ...folders, ...hidden],
       env: { ...spec.env, ...CHECK_ENV },
     };
   }
