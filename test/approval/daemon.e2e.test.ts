@@ -1,0 +1,107 @@
+// Approval with the real daemon (scripted model, labelled scripted; Docker): the site policy
+// requires `finish` on every task (the SAMs do not ask for it). Both tasks reach `awaiting approval`
+// at once (the daemon keeps running the other task while one waits); the daemon and one waiting
+// worker are SIGKILLed; a restarted daemon resumes that run, which takes up its pending request
+// again; `scifi status` shows `awaiting approval`; `scifi approve` lets both pass. The site's
+// onApproval hook got each request's facts.
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
+import { readHistory } from "../../runner/memory/history.ts";
+import { runDir, runFiles } from "../../runner/paths.ts";
+import {
+  dropFolder,
+  fixtureText,
+  type Home,
+  makeHome,
+  type RunningDaemon,
+  scifi,
+  startDaemon,
+  tasksByKey,
+  waitFor,
+} from "../daemon/harness.ts";
+import { hasEngine } from "../helpers/engines.ts";
+
+const started: RunningDaemon[] = [];
+const homes: Home[] = [];
+
+afterEach(async () => {
+  for (const d of started.splice(0)) {
+    if (d.child.exitCode === null && d.child.signalCode === null) {
+      d.child.kill("SIGTERM");
+      await d.exited;
+    }
+  }
+  for (const h of homes.splice(0)) rmSync(h.root, { recursive: true, force: true });
+});
+
+function daemon(h: Home): RunningDaemon {
+  const d = startDaemon(h, ["--concurrency", "2"]);
+  started.push(d);
+  return d;
+}
+
+describe.skipIf(!hasEngine("docker"))("approval with the real daemon (scripted agent)", () => {
+  it("a site-required finish approval survives SIGKILL of the daemon and the worker, then approval passes both tasks", async () => {
+    const h = makeHome();
+    homes.push(h);
+    const hookLog = join(h.root, "hook.log");
+    writeFileSync(
+      join(h.home, "site-policy.yaml"),
+      `approval:\n  require: [finish]\n  onApproval: 'echo "$SCIFI_RUN_ID $SCIFI_APPROVAL_ID $SCIFI_APPROVAL_ACTION" >> ${hookLog}'\n`,
+    );
+    const d1 = daemon(h);
+    const keys = ["a1", "a2"];
+    for (const k of keys) dropFolder(h, k, fixtureText("trivial.md", `approval-${k}`));
+    // Both runs wait at once: the daemon went on with the second task while the first waited.
+    const waiting = await waitFor("two pending requests", () => {
+      const pending = pendingApprovals(h.home);
+      return pending.length === 2 ? pending : undefined;
+    });
+    expect(waiting.map((w) => w.request.action)).toEqual(["finish", "finish"]);
+    expect(waiting[0]?.request.why).toBe("the site policy requires approval for 'finish'");
+    const status = scifi(h, ["status"]);
+    expect(status.stdout.match(/awaiting approval/g)).toHaveLength(2);
+
+    // SIGKILL the daemon, and one worker with it (as a machine-wide kill would).
+    d1.child.kill("SIGKILL");
+    await d1.exited;
+    const tasks = tasksByKey(h);
+    const a1 = tasks.get("a1")?.attempts[0];
+    expect(a1?.pid).toBeGreaterThan(0);
+    process.kill(-(a1?.pid as number), "SIGKILL");
+    const a1Request = waiting.find((w) => w.runId === a1?.runId);
+    expect(a1Request).toBeDefined();
+
+    const d2 = daemon(h);
+    // The resumed run takes up the same request (not a second one) and still waits for a person.
+    await waitFor("the a1 run resumed", () => (tasksByKey(h).get("a1")?.attempts[0]?.resumes ?? 0) >= 1);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(
+      pendingApprovals(h.home)
+        .map((p) => p.request.id)
+        .sort(),
+    ).toEqual(waiting.map((w) => w.request.id).sort());
+    expect(scifi(h, ["status"]).stdout.match(/awaiting approval/g)).toHaveLength(2);
+
+    for (const w of waiting) {
+      const decided = scifi(h, ["approve", w.runId, w.request.id, "--note", "checked in the morning"]);
+      expect(decided.code, decided.stderr).toBe(0);
+    }
+    await waitFor("both to pass", () => keys.every((k) => tasksByKey(h).get(k)?.state === "passed"), 240_000);
+    for (const w of waiting) {
+      expect(runApprovals(h.home, w.runId)).toHaveLength(1);
+      const history = readHistory(runFiles(runDir(h.home, w.runId)).history).filter(
+        (e) => e.type === "approval",
+      );
+      expect(history.at(-1)).toMatchObject({ state: "approved", note: "checked in the morning" });
+      const verify = scifi(h, ["audit", "verify", w.runId]);
+      expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    }
+    expect(existsSync(hookLog)).toBe(true);
+    const hook = readFileSync(hookLog, "utf8");
+    for (const w of waiting) expect(hook).toContain(`${w.runId} ${w.request.id} finish`);
+    expect(d2.log()).not.toContain('"event":"start","task":"a1"');
+  }, 360_000);
+});
