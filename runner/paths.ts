@@ -12,6 +12,8 @@ export const homePaths = (home: string) => ({
   runs: join(home, "runs"),
   memory: join(home, "memory"),
   globalMemory: join(home, "memory", "global.md"),
+  /** Global suggestions of final reviews: they enter global.md only by `scifi memory accept`. */
+  globalProposed: join(home, "memory", "global.proposed.md"),
   groupMemory: (group: string) => join(home, "memory", "groups", `${group}.md`),
   skills: join(home, "skills"),
   sitePolicy: join(home, "site-policy.yaml"),

@@ -25,10 +25,15 @@ export interface PrescanInput {
   controlRank: number;
   /** Texts as they go into the prompt; each non-empty one is declared as injected. */
   taskMemory: { text: string; ref: string; sha256: string };
+  /** The group memory view (runner/memory/view.ts); undefined for a SAM without a group. */
   groupMemory: { group: string; text: string; ref: string; sha256: string } | undefined;
+  /** The global memory view: only suggestions a person accepted (`scifi memory accept`). */
+  globalMemory?: { text: string; ref: string; sha256: string } | undefined;
   history: string;
   skillIndex: string;
   skillNames: readonly string[];
+  /** The skills the SAM lists: the work agent gets them whatever the plan says. */
+  grantedSkills?: readonly string[];
   meta: ModelRequest["meta"];
 }
 
@@ -48,8 +53,12 @@ export async function runPrescan(
     taskMemory: input.taskMemory.text.trim() || "(empty: first iteration)",
     history: input.history || "(empty)",
     group: input.groupMemory?.group ?? "no group",
-    groupMemory: input.groupMemory?.text.trim() || "(empty)",
+    groupMemory: input.groupMemory
+      ? input.groupMemory.text.trim() || "(empty)"
+      : "(none: the task has no group)",
+    globalMemory: input.globalMemory?.text.trim() || "(empty)",
     skills: input.skillIndex,
+    grantedSkills: input.grantedSkills?.length ? input.grantedSkills.join(", ") : "(none)",
   });
   const injected: NonNullable<ModelRequest["injected"]> = [];
   if (input.taskMemory.text.trim()) {
@@ -57,6 +66,9 @@ export async function runPrescan(
   }
   if (input.groupMemory?.text.trim()) {
     injected.push({ kind: "memory", ref: input.groupMemory.ref, sha256: input.groupMemory.sha256 });
+  }
+  if (input.globalMemory?.text.trim()) {
+    injected.push({ kind: "memory", ref: input.globalMemory.ref, sha256: input.globalMemory.sha256 });
   }
   // The plan must name a ready node and known skills; checked as part of validation so a bad
   // choice gets the same one retry with the reason.

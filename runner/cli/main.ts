@@ -11,6 +11,7 @@ import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
+import { register as registerMemory } from "./commands/memory.ts";
 import { register as registerOracle } from "./commands/oracle.ts";
 import { register as registerPlan } from "./commands/plan.ts";
 import { register as registerReport } from "./commands/report.ts";
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
     registerMakeTask,
     registerOracle,
     registerMakeSkill,
+    registerMemory,
     registerAsk,
     registerDoctor,
     registerSandbox,

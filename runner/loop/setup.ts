@@ -269,7 +269,8 @@ async function deps(
         ...(onStatus ? { onNotice: (notice) => last && onStatus({ ...last, notice }) } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
       }),
-    skills: await skillsFor(options.home, sam),
+    skills: await skillsFor(options.home, sam, site.policy.prescanAddsSkills),
+    memoryTokens: site.policy.memoryTokens,
     extensions,
     ...(onStatus
       ? {
@@ -282,15 +283,29 @@ async function deps(
   };
 }
 
-async function skillsFor(home: string, sam: SamDocument | undefined): Promise<RunDeps["skills"]> {
+/**
+ * The skills of a run. The SAM's `skills:` list is the grant: those skills go to its work agent. The
+ * pre-scan's index holds only them, unless the site policy's `prescanAddsSkills` lets it add others
+ * from the whole index (those its grants allow).
+ */
+async function skillsFor(
+  home: string,
+  sam: SamDocument | undefined,
+  prescanAdds: boolean,
+): Promise<RunDeps["skills"]> {
   const { loadSkills, skillIndex, renderSkillIndex, skillText } = await import("../skills/index.ts");
   const { grantsOf, skillDirs } = await import("../skills/library.ts");
   const grants = sam ? grantsOf(sam.metadata) : new Set<never>();
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
-  const index = skillIndex(skills, grants);
+  const all = skillIndex(skills, grants);
+  const requested = sam?.metadata.skills ?? [];
+  const granted = requested.filter((name) => all.some((entry) => entry.name === name));
+  const index = prescanAdds ? all : all.filter((entry) => granted.includes(entry.name));
   return {
-    index: renderSkillIndex(index),
+    index: index.length > 0 ? renderSkillIndex(index) : "(no skills available for this task)",
     names: index.map((entry) => entry.name),
+    granted,
+    prescanAdds,
     text: (name) => skillText(skills, name),
   };
 }

@@ -17,7 +17,32 @@ export type HistoryEvent =
   | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
   | { type: "iteration_start"; iteration: number }
   | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string; audit?: AuditHead }
-  | { type: "prescan"; iteration: number; node: string; rank: number; skills: string[]; direction: string }
+  | {
+      type: "prescan";
+      iteration: number;
+      node: string;
+      rank: number;
+      skills: string[];
+      direction: string;
+      /** Skills the pre-scan added beyond the SAM's list (site policy `prescanAddsSkills`). */
+      addedSkills?: string[];
+    }
+  | {
+      /** The view of group or global memory the pre-scan got (runner/loop/shared-memory.ts). */
+      type: "memory_view";
+      iteration: number;
+      level: "group" | "global";
+      ref: string;
+      sha256: string;
+      /** Ids of the entries it drew on (the last 50), and how many there were. */
+      entries: string[];
+      entryCount: number;
+      items: number;
+      omitted: number;
+      tokens: number;
+      budget: number;
+      before?: string;
+    }
   | { type: "direction_change"; iteration: number; from: string; to: string }
   | { type: "work_end"; iteration: number; node: string; exit: string; steps: number; toolCalls: number }
   | {

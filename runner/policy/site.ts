@@ -53,6 +53,10 @@ export interface SitePolicy {
   approvalTimeoutSec?: number;
   /** Shell command run when a run asks for approval, with the request's facts in SCIFI_APPROVAL_* vars. */
   onApproval?: string;
+  /** Most tokens (about 4 characters each) of the memory view injected per level (docs/loop.md). */
+  memoryTokens: { group: number; global: number };
+  /** Whether the pre-scan may add skills from the index to those the SAM lists (default: no). */
+  prescanAddsSkills: boolean;
 }
 
 export type DaemonPlacement = "local" | "slurm";
@@ -77,6 +81,8 @@ export const BUILTIN_SITE_POLICY: Readonly<SitePolicy> = Object.freeze({
   deniedPaths: [],
   sandboxUser: Object.freeze({ uid: 65534, gid: 65534 }),
   maxTaskFolderBytes: 4 * GiB,
+  memoryTokens: Object.freeze({ group: 1500, global: 1000 }),
+  prescanAddsSkills: false,
 });
 
 const size = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -130,6 +136,13 @@ const fileSchema = z.strictObject({
       placement: z.enum(["local", "slurm"], { error: "must be local or slurm" }).optional(),
     })
     .optional(),
+  memory: z
+    .strictObject({
+      groupTokens: z.number().int().min(0).optional(),
+      globalTokens: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  prescanAddsSkills: z.boolean().optional(),
   approval: z
     .strictObject({
       require: z
@@ -217,6 +230,11 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
     deniedPaths: f.deniedPaths ?? [...b.deniedPaths],
     sandboxUser: f.sandboxUser ?? { ...b.sandboxUser },
     maxTaskFolderBytes: f.maxTaskFolder ?? b.maxTaskFolderBytes,
+    memoryTokens: {
+      group: f.memory?.groupTokens ?? b.memoryTokens.group,
+      global: f.memory?.globalTokens ?? b.memoryTokens.global,
+    },
+    prescanAddsSkills: f.prescanAddsSkills ?? b.prescanAddsSkills,
     ...(f.totalGpus !== undefined ? { totalGpus: f.totalGpus } : {}),
     ...(f.usdPerDay !== undefined ? { usdPerDay: f.usdPerDay } : {}),
     ...(f.onFinish !== undefined ? { onFinish: f.onFinish } : {}),

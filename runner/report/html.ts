@@ -210,6 +210,10 @@ function noteText(event: HistoryRecord): string {
       return `Direction changed: ${event.from} → ${event.to}`;
     case "resumed":
       return `Resumed from phase ${event.fromPhase} (${event.discardedEvents} events discarded)`;
+    case "memory_view":
+      return `Pre-scan got the ${event.level} memory view: ${event.items} suggestion(s) from ${event.entryCount} entr${event.entryCount === 1 ? "y" : "ies"} (${event.tokens} of ${event.budget} tokens${event.omitted ? `; ${event.omitted} left out for the budget` : ""}): ${event.entries.join(", ")}`;
+    case "prescan":
+      return `Pre-scan added skills beyond the task's list (site policy prescanAddsSkills): ${(event.addedSkills ?? []).join(", ")}`;
     default:
       return event.type;
   }
@@ -379,7 +383,7 @@ function injectedSection(model: ReportModel): Html {
 function injected(view: InjectedView, callSeq: number | undefined): Html {
   const r = view.record;
   return html`<details class="injected" id="${view.anchor}"><summary>${r.source} <b>${r.ref}</b> into ${r.role}${callSeq !== undefined ? html` (<a href="#call-${callSeq}">call #${callSeq}</a>)` : ""} <span class="muted">sha256 ${r.sha256.slice(0, 12)}…</span></summary>
-${view.text !== undefined ? html`<p class="muted">Text verified against the recorded hash.</p>${fold(view.text || "(empty)")}` : html`<p class="note">${view.missing}</p>`}</details>`;
+${view.entries ? html`<p>Memory view of the entries ${view.entries.join(", ")}</p>` : ""}${view.text !== undefined ? html`<p class="muted">Text verified against the recorded hash.</p>${fold(view.text || "(empty)")}` : html`<p class="note">${view.missing}</p>`}</details>`;
 }
 
 function memorySection(model: ReportModel): Html {

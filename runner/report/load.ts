@@ -82,7 +82,7 @@ function optionalJson<T>(key: string, file: string): Record<string, T> {
 export function sharedMemoryFiles(home: string): string[] {
   const paths = homePaths(home);
   const groups = join(paths.memory, "groups");
-  const files = [paths.globalMemory];
+  const files = [paths.globalMemory, paths.globalProposed];
   if (existsSync(groups)) {
     for (const name of readdirSync(groups).sort()) if (name.endsWith(".md")) files.push(join(groups, name));
   }

@@ -15,6 +15,7 @@ import type {
 } from "../audit/types.ts";
 import { parseEntries } from "../memory/entries.ts";
 import type { HistoryRecord } from "../memory/history.ts";
+import { readMemoryView } from "../memory/view.ts";
 import { homePaths, runFiles } from "../paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { ExpectationItem, SamNode } from "../sam/types.ts";
@@ -98,6 +99,8 @@ export interface InjectedView {
   /** The exact text that was hashed, when it can still be found; otherwise why not. */
   text?: string;
   missing?: string;
+  /** A group or global memory view: the ids of the entries it drew on (history `memory_view`). */
+  entries?: string[];
 }
 
 export interface MemoryWrittenView {
@@ -361,7 +364,12 @@ function addHistoryEvent(
     case "deliverable_links":
     case "direction_change":
     case "resumed":
+    case "memory_view":
       get(event.iteration).notes.push(event);
+      return;
+    case "prescan":
+      // Skills the pre-scan added beyond the SAM's list (site policy prescanAddsSkills).
+      if (event.addedSkills?.length) get(event.iteration).notes.push(event);
       return;
     default:
       return;
@@ -458,9 +466,32 @@ function phaseTimesOf(view: IterationView): Partial<Record<PhaseName, number>> {
 function injectedViews(records: InjectedRecord[], inputs: RunInputs): InjectedView[] {
   return records.map((record) => {
     const anchor = `injected-${record.seq}`;
+    const view = inputs.history.find(
+      (e): e is Extract<HistoryRecord, { type: "memory_view" }> =>
+        e.type === "memory_view" && e.ref === record.ref && e.sha256 === record.sha256,
+    );
+    if (view) return { record, anchor, ...memoryViewText(record, view, inputs), entries: view.entries };
     const found = injectedText(record, inputs);
     return { record, anchor, ...found };
   });
+}
+
+/**
+ * A group or global memory view, built again from its file as it was then (the file is append-only:
+ * entries written before the view was recorded) with the recorded budget. The hash decides.
+ */
+function memoryViewText(
+  record: InjectedRecord,
+  event: Extract<HistoryRecord, { type: "memory_view" }>,
+  inputs: RunInputs,
+): { text?: string; missing?: string } {
+  const [file] = candidateFiles(record.ref, inputs);
+  if (!file || !existsSync(file)) return { missing: `no file is known for '${record.ref}'` };
+  const { text } = readMemoryView(file, { budgetTokens: event.budget, before: event.before ?? event.time });
+  if (sha256(text) === record.sha256) return { text };
+  return {
+    missing: `the view built again from ${file} does not match sha256 ${record.sha256.slice(0, 12)}…: the file was changed since the run; entries: ${event.entries.join(", ")}`,
+  };
 }
 
 /**
@@ -514,6 +545,7 @@ function memoryWritten(inputs: RunInputs, runId: string): MemoryWrittenView[] {
 }
 
 function scopeOf(file: string, home: string): string {
+  if (file === homePaths(home).globalProposed) return "global (proposed: 'scifi memory accept' decides)";
   return file === homePaths(home).globalMemory
     ? "global"
     : `group ${file.replace(/^.*\//, "").replace(/\.md$/, "")}`;

@@ -55,7 +55,11 @@ function recordsIntact(home: string, runId: string): void {
   const lines = history.split("\n").filter(Boolean);
   for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
   expect(new Set(lines).size).toBe(lines.length);
-  for (const file of [files.memory, join(home, "memory", "global.md")]) {
+  for (const file of [
+    files.memory,
+    join(home, "memory", "global.md"),
+    join(home, "memory", "global.proposed.md"),
+  ]) {
     if (!existsSync(file)) continue;
     const entries = parseEntries(readFileSync(file, "utf8"));
     expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);

@@ -139,9 +139,10 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
       "call:final_review",
     ]);
 
-    // Memory: one entry each in group and global memory; the task folder holds the fix.
+    // Memory: one entry each in group memory and the global proposals (global memory itself is
+    // written only by `scifi memory accept`); the task folder holds the fix.
     const group = parseEntries(readFileSync(join(ws.home, "memory/groups/rtl-debugging.md"), "utf8"));
-    const global = parseEntries(readFileSync(join(ws.home, "memory/global.md"), "utf8"));
+    const global = parseEntries(readFileSync(join(ws.home, "memory/global.proposed.md"), "utf8"));
     expect(group.map((e) => e.id)).toEqual([`${runId}/final/group`]);
     expect(global.map((e) => e.id)).toEqual([`${runId}/final/global`]);
     expect(readFileSync(join(ws.taskDir, "rtl/counter.v"), "utf8")).toContain("WIDTH'(N - 1);");

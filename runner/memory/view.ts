@@ -1,0 +1,202 @@
+// The injected view of a shared memory file (group or global). The files are append-only and grow
+// by one entry a run; what reaches a prompt is a view built from them, never the file itself:
+// - each entry's body is split into suggestions (its `- ` bullets; a body without bullets is one);
+// - suggestions that are identical or near-identical (the same words in the same order once case,
+//   punctuation, spacing and a few filler words like "the" are ignored) are merged into one, with
+//   a count and the runs they came from;
+// - the merged suggestions are ordered most-confirmed first, then newest first;
+// - they are taken in that order while they fit the level's token budget (about 4 characters a
+//   token); what does not fit is left out and counted.
+// `before` (an ISO time) leaves out entries written at or after it, as readMemory does for a replay.
+// Pure and linear in the file's size: a 10,000-entry file builds in milliseconds (scripts/bench.ts).
+import { existsSync, readFileSync } from "node:fs";
+
+export interface ViewItem {
+  /** The suggestion as first written (its newest wording). */
+  text: string;
+  count: number;
+  /** Runs it came from, newest first, each once. */
+  runs: string[];
+  /** Entry ids it came from, newest first, each once. */
+  entries: string[];
+  /** ISO time of its newest entry. */
+  newest: string;
+}
+
+export interface MemoryView {
+  /** The text that goes into the prompt ("" when nothing was written or nothing fits). */
+  text: string;
+  /** The suggestions in the view, in order. */
+  items: ViewItem[];
+  /** Ids of the entries whose suggestions are in the view, in file order. */
+  entries: string[];
+  /** Merged suggestions left out for the budget. */
+  omitted: number;
+  /** Estimated tokens of `text`. */
+  tokens: number;
+}
+
+export interface ViewOptions {
+  /** Most tokens the view's text may take. */
+  budgetTokens: number;
+  before?: string | undefined;
+}
+
+/** No rendered line is shorter than this (its `- `, a word and its source note). */
+const MIN_LINE_TOKENS = 6;
+
+/** About 4 characters a token: the estimate budgets and the bench use. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** Filler words a near-identical suggestion may add or drop, with the space before them. */
+const FILLER = /(?:^| )(?:a|an|the|and|or|to|of|in|on|for|is|are|be|it|its)(?= |$)/g;
+
+/**
+ * The key near-identical suggestions share: lower case, every run of characters other than
+ * letters and digits one space, filler words dropped. One pass of two regular expressions (the
+ * view keys every suggestion of the file, so this is its hot loop).
+ */
+export function suggestionKey(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^0-9a-z\u00aa-\uffff]+/g, " ")
+    .replace(FILLER, "")
+    .trim();
+}
+
+/** The view of a memory file (see the top of this file); an absent file gives an empty view. */
+export function readMemoryView(file: string, options: ViewOptions): MemoryView {
+  return memoryView(existsSync(file) ? readFileSync(file, "utf8") : "", options);
+}
+
+export function memoryView(fileText: string, options: ViewOptions): MemoryView {
+  const before = options.before === undefined ? undefined : Date.parse(options.before);
+  // Keyed by suggestionKey; met in newest-first order, which ranks equals.
+  const merged = new Map<string, ViewItem & { order: number }>();
+  const keys = new Map<string, string>();
+  // File order is oldest first; walking it backwards meets the newest wording and runs first.
+  const entries = scanEntries(fileText);
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i];
+    if (!entry) continue;
+    const parts = entry.meta.split(" · ");
+    const time = parts[0] ?? "";
+    if (before !== undefined && !(Date.parse(time) < before)) continue;
+    const runId = (parts[1] ?? "").replace(/^run /, "");
+    for (const suggestion of entry.suggestions) {
+      let key = keys.get(suggestion);
+      if (key === undefined) {
+        key = suggestionKey(suggestion);
+        keys.set(suggestion, key);
+      }
+      if (key === "") continue;
+      const item = merged.get(key);
+      if (!item) {
+        const order = merged.size;
+        merged.set(key, {
+          text: suggestion,
+          count: 1,
+          runs: [runId],
+          entries: [entry.id],
+          newest: time,
+          order,
+        });
+        continue;
+      }
+      item.count++;
+      // An entry's (and a run's) suggestions are met one after the other: comparing with the last
+      // one is enough to list each once, without a scan of a long list.
+      if (item.entries.at(-1) !== entry.id) item.entries.push(entry.id);
+      if (item.runs.at(-1) !== runId) item.runs.push(runId);
+    }
+  }
+  // Most confirmed first; among equals, newest first (the order they were met in).
+  const ranked = [...merged.values()].sort((a, b) => b.count - a.count || a.order - b.order);
+  const items: ViewItem[] = [];
+  const lines: string[] = [];
+  let tokens = 0;
+  for (const item of ranked) {
+    // A line takes at least a few tokens: once fewer are left, nothing more can fit.
+    if (options.budgetTokens - tokens < MIN_LINE_TOKENS) break;
+    const line = renderItem(item);
+    const cost = estimateTokens(`${line}\n`);
+    if (tokens + cost > options.budgetTokens) continue;
+    tokens += cost;
+    lines.push(line);
+    const { order: _, ...shown } = item;
+    items.push(shown);
+  }
+  const used = new Set(items.flatMap((item) => item.entries));
+  const ids = new Set<string>();
+  for (const entry of entries) if (used.has(entry.id)) ids.add(entry.id);
+  return {
+    text: lines.length > 0 ? `${lines.join("\n")}\n` : "",
+    items,
+    entries: [...ids],
+    omitted: ranked.length - items.length,
+    tokens,
+  };
+}
+
+/** One line: the suggestion, how often it was given and by which runs (at most 3 named). */
+function renderItem(item: ViewItem): string {
+  const runs =
+    item.runs.slice(0, 3).join(", ") + (item.runs.length > 3 ? `, +${item.runs.length - 3} more` : "");
+  const source = item.count > 1 ? `×${item.count}, runs ${runs}` : `run ${runs}`;
+  return `- ${oneLine(item.text)} (${source})`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * The entries of a memory file, as parseEntries reads them (the same mark lines start an entry:
+ * the runner's own, whole), in one pass over its lines, each body already split into suggestions:
+ * its top-level `- ` items, or the whole body as one when it has none.
+ */
+function scanEntries(text: string): { id: string; meta: string; suggestions: string[] }[] {
+  const entries: { id: string; meta: string; suggestions: string[] }[] = [];
+  const lines = text.split("\n");
+  let i = 0;
+  while (i < lines.length) {
+    const id = markId(lines[i] ?? "");
+    if (id === undefined) {
+      i++;
+      continue;
+    }
+    const meta = (lines[i + 2] ?? "").replace(/^_|_$/g, "");
+    const body: string[] = [];
+    for (i += 4; i < lines.length && markId(lines[i] ?? "") === undefined; i++) body.push(lines[i] ?? "");
+    entries.push({ id, meta, suggestions: suggestionsOf(body) });
+  }
+  return entries;
+}
+
+const MARK_HEAD = "<!-- scifi-entry ";
+
+function markId(line: string): string | undefined {
+  if (!line.startsWith(MARK_HEAD) || !line.endsWith(" -->")) return undefined;
+  const id = line.slice(MARK_HEAD.length, -4);
+  return id !== "" && !/\s/.test(id) ? id : undefined;
+}
+
+/** The suggestions of an entry body: its top-level `- ` items, or the whole body when it has none. */
+function suggestionsOf(lines: readonly string[]): string[] {
+  const items: string[] = [];
+  let current: string | undefined;
+  for (const line of lines) {
+    if (line.startsWith("- ") || line.startsWith("* ")) {
+      if (current !== undefined) items.push(current);
+      current = line.slice(2);
+    } else if (current !== undefined && line.trim() !== "") {
+      current += ` ${line.trim()}`;
+    } else if (current === undefined && line.trim() !== "") {
+      return [oneLine(lines.join(" "))];
+    }
+  }
+  if (current !== undefined) items.push(current);
+  return items.filter((s) => s.trim() !== "");
+}
