@@ -69,7 +69,7 @@ export function renderReport(model: ReportModel, assets: PageAssets = pageAssets
   const timeline = html`${model.timeline.map((i) => iteration(i, ctx))}`;
   const body = html`${header(model)}${charts(model)}${controls(model)}
 <h2 id="timeline">Timeline</h2>${timeline}
-${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
+${approvalsSection(model)}${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
 ${packedBodies(ctx.bodies)}
 <p class="muted">Built by scifi report from ${model.runDir} at ${new Date().toISOString()}.</p>`;
   return pageShell(`${model.sam.name}: ${model.status} (${model.runId})`, body, assets);
@@ -395,6 +395,20 @@ function memorySection(model: ReportModel): Html {
             html`<details class="memory" open><summary>${m.scope} memory: <b>${m.title}</b> <span class="muted">${m.meta}</span></summary><p class="muted">${m.file}</p>${fold(m.body)}</details>`,
         )
   }`;
+}
+
+function approvalsSection(model: ReportModel): Html {
+  if (model.approvals.length === 0) return raw("");
+  const decision = (a: ReportModel["approvals"][number]): string =>
+    a.state === "requested"
+      ? "awaiting approval"
+      : a.state === "timed_out"
+        ? `timed out at ${a.at ?? "?"} (the run ended blocked)`
+        : `${a.state} by ${a.who ?? "?"} at ${a.at ?? "?"}`;
+  return html`<h2 id="approvals">Approvals</h2><table class="approvals"><tr><th>request</th><th>action</th><th>what</th><th>asked</th><th>decision</th><th>note</th></tr>${model.approvals.map(
+    (a) =>
+      html`<tr><td>${a.id}</td><td>${a.action}</td><td>${a.summary}</td><td>${a.requestedAt}</td><td><b>${decision(a)}</b></td><td>${a.note ?? ""}</td></tr>`,
+  )}</table>`;
 }
 
 function eventsSection(model: ReportModel): Html {

@@ -114,6 +114,19 @@ export interface MemoryWrittenView {
 
 export type RunStatusView = "passed" | "failed" | "blocked" | "unfinished";
 
+/** One approval request of the run and what became of it (history `approval` events). */
+export interface ApprovalRowView {
+  id: string;
+  action: string;
+  summary: string;
+  state: "requested" | "approved" | "denied" | "timed_out";
+  requestedAt: string;
+  /** The OS user who decided, when, and the note or reason. */
+  who?: string;
+  at?: string;
+  note?: string;
+}
+
 export interface ReportModel {
   runId: string;
   runDir: string;
@@ -128,6 +141,7 @@ export interface ReportModel {
   timeline: IterationView[];
   injected: InjectedView[];
   memoryWritten: MemoryWrittenView[];
+  approvals: ApprovalRowView[];
   events: EventRecord[];
   roles: string[];
   tools: string[];
@@ -164,6 +178,7 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
     timeline,
     injected,
     memoryWritten: memoryWritten(inputs, summary.runId),
+    approvals: approvalRows(inputs.history),
     events: summary.events,
     roles: [...new Set(summary.calls.map((c) => c.role))].sort(),
     tools: [...new Set(calls.flatMap((c) => c.toolCalls.map((t) => t.name)))].sort(),
@@ -173,6 +188,29 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
       phaseTimes: timeline.map((i) => ({ label: i.label, byPhase: phaseTimesOf(i) })),
     },
   };
+}
+
+/** Each approval request with its last state: who decided, when, and the note (or the timeout). */
+export function approvalRows(history: readonly HistoryRecord[]): ApprovalRowView[] {
+  const rows = new Map<string, ApprovalRowView>();
+  for (const event of history) {
+    if (event.type !== "approval") continue;
+    const row = rows.get(event.id) ?? {
+      id: event.id,
+      action: event.action,
+      summary: event.summary,
+      state: event.state,
+      requestedAt: event.time,
+    };
+    row.state = event.state;
+    if (event.state !== "requested") {
+      if (event.who) row.who = event.who;
+      row.at = event.at ?? event.time;
+      if (event.note) row.note = event.note;
+    }
+    rows.set(event.id, row);
+  }
+  return [...rows.values()];
 }
 
 function samFacts(inputs: RunInputs): ReportModel["sam"] {

@@ -118,6 +118,13 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
       "approval_requested",
       "approval_approved",
     ]);
+    // The report shows the request with its decision, who and when.
+    const page = readFileSync(scifi(ws, ["report", request.runId]).stdout.trim(), "utf8");
+    expect(page).toContain('<h2 id="approvals">Approvals</h2>');
+    expect(page).toMatch(
+      new RegExp(`${request.request.id}</td><td>finish</td>.*approved by \\S+ at 20\\d\\d-`),
+    );
+    expect(page).toContain("plot checked");
     // Deciding twice is refused.
     expect(scifi(ws, ["deny", request.runId, request.request.id, "--reason", "late"]).code).toBe(2);
   }, 300_000);
@@ -142,6 +149,8 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
       "requested",
       "timed_out",
     ]);
+    const page = readFileSync(scifi(ws, ["report", request.runId]).stdout.trim(), "utf8");
+    expect(page).toContain("timed out at");
     // Nothing the agent wrote landed in the home (the run folder is never mounted).
     expect(existsSync(join(ws.home, "runs", "approvals.jsonl"))).toBe(false);
   }, 300_000);
@@ -196,6 +205,8 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(history.find((e) => e.type === "approval" && e.state === "denied")).toMatchObject({
         note: "too costly tonight",
       });
+      const page = readFileSync(scifi(ws, ["report", request.runId]).stdout.trim(), "utf8");
+      expect(page).toMatch(/submit_job<\/td>.*denied by \S+ at .*too costly tonight/);
       const jobsFile = join(ws.home, "runs", request.runId, "jobs", "jobs.json");
       const jobs = existsSync(jobsFile) ? (JSON.parse(readFileSync(jobsFile, "utf8")).jobs as unknown[]) : [];
       expect(jobs).toEqual([]);
