@@ -4,7 +4,7 @@
 // agent reads the reason and goes on), left to time out (blocked, exit 3); `finish` confirming a
 // PASS; an agent that tries to write the decision itself through every tool (it cannot).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
