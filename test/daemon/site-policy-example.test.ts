@@ -12,6 +12,8 @@ describe("site-policy.example.yaml", () => {
     const { policy } = loadSitePolicy(EXAMPLE, true);
     expect(policy).toMatchObject({ totalGpus: 0, usdPerDay: 50, daemonPlacement: "local" });
     expect(policy.onFinish).toContain("$SCIFI_TASK_STATE");
+    expect(policy).toMatchObject({ approvalTimeoutSec: 24 * 3600 });
+    expect(policy.onApproval).toContain("$SCIFI_APPROVE_COMMAND");
   });
 
   it("its jobs section loads as the jobs policy", () => {
