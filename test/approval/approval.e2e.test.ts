@@ -129,6 +129,38 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
     expect(scifi(ws, ["deny", request.runId, request.request.id, "--reason", "late"]).code).toBe(2);
   }, 300_000);
 
+  it("run: the task waits before it starts; denied, it ends blocked (exit 3) and no sandbox ever started", async () => {
+    const ws = workspace("finish.md", (t) => t.replace("approval: [finish]", "approval: [run]"));
+    const run = scifiRun(ws, join(FIXTURES, "finish.yaml"));
+    const request = await pending(ws, run);
+    expect(request.request).toMatchObject({ action: "run", iteration: 0 });
+    expect(scifi(ws, ["deny", request.runId, request.request.id, "--reason", "not tonight"]).code).toBe(0);
+    expect(await run.exited, run.output()).toBe(3);
+    const state = JSON.parse(readFileSync(join(ws.home, "runs", request.runId, "state.json"), "utf8"));
+    expect(state.outcome.reason).toContain("not tonight");
+    expect(state.iteration).toBe(0);
+    expect(existsSync(join(ws.taskDir, "out.txt"))).toBe(false);
+  }, 300_000);
+
+  for (const approve of [true, false]) {
+    it(`network: ${approve ? "approved, the work sandbox has a network interface" : "denied, the work sandbox starts with only lo"}`, async () => {
+      const ws = workspace("network.md");
+      const run = scifiRun(ws, join(FIXTURES, "network.yaml"));
+      const request = await pending(ws, run);
+      expect(request.request.action).toBe("network");
+      const args = approve
+        ? ["approve", request.runId, request.request.id]
+        : ["deny", request.runId, request.request.id, "--reason", "no downloads"];
+      expect(scifi(ws, args).code).toBe(0);
+      expect(await run.exited, run.output()).toBe(0);
+      const nets = readFileSync(join(ws.taskDir, "nets.txt"), "utf8").trim().split("\n");
+      if (approve) expect(nets.filter((n) => n !== "lo").length).toBeGreaterThan(0);
+      else expect(nets).toEqual(["lo"]);
+      // Asked once a run: one request however many sandboxes started.
+      expect(runApprovals(ws.home, request.runId)).toHaveLength(1);
+    }, 300_000);
+  }
+
   it("the agent cannot approve itself: it writes a decision through bash, write_file and edit_file; the request times out blocked (exit 3)", async () => {
     const ws = workspace("finish.md", (t) => t.replace("approval_timeout: 10m", "approval_timeout: 25s"));
     const script = join(ws.root, "self-approve.yaml");
