@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runAsk } from "../../runner/helpers/ask/command.ts";
 import { citedSources, guardAnswer, mentionedCommands } from "../../runner/helpers/ask/guard.ts";
-import { collectHelp, commandNames, type HelpText } from "../../runner/helpers/ask/sources.ts";
+import {
+  collectHelp,
+  commandNames,
+  type HelpText,
+  sourceDocuments,
+} from "../../runner/helpers/ask/sources.ts";
 
 const FIXTURES = join(import.meta.dirname, "..", "fixtures", "helpers", "ask");
 
@@ -35,6 +40,13 @@ describe("scifi ask (scripted model)", () => {
     expect(help.commands.get("oracle")).toContain("--templated");
   });
 
+  it("draws on every document in docs/ and the README", () => {
+    const ids = sourceDocuments(help, []).map((d) => d.id);
+    for (const id of ["README.md", "docs/daemon.md", "docs/slurm.md", "docs/loop.md", "docs/sam-format.md"])
+      expect(ids).toContain(id);
+    expect([...help.commands.keys()]).toContain("memory");
+  });
+
   it("answers with citations of provided documents and no warnings", async () => {
     const r = await ask("how do I check a task file before running it?", "cites.yaml");
     expect(r.code).toBe(0);
@@ -46,7 +58,8 @@ describe("scifi ask (scripted model)", () => {
 
   it("flags a command that does not exist and an answer without sources", async () => {
     const r = await ask("how do I export a run as HTML?", "invented.yaml");
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("flagged");
     expect(r.out).toContain("there is no `scifi export-html` command");
     expect(r.out).toContain("`validate`");
     expect(r.out).toContain("cites none of the provided documents");

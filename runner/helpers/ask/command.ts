@@ -52,6 +52,11 @@ export async function runAsk(question: string, options: AskCommandOptions): Prom
     session.record("answer.md", result.text);
     out(result.text);
     err(`audit tape: ${session.runDir}/audit.jsonl\n`);
+    // A flagged answer (invented command, no provided source) is shown, and the exit code says so.
+    if (result.flagged) {
+      err("scifi ask: the answer was flagged by the guard (see the notes at its top)\n");
+      return EXIT.failed;
+    }
     return EXIT.ok;
   } finally {
     await session.close();

@@ -11,6 +11,8 @@ export interface GuardResult {
   sources: string[];
   /** Cited ids that were not among the documents. */
   unknownSources: string[];
+  /** Any notice was added (an invented command, no provided source cited, an unknown source). */
+  flagged: boolean;
 }
 
 /** Text the user would type: inline code spans and fenced code blocks. */
@@ -69,5 +71,5 @@ export function guardAnswer(
   }
   for (const s of unknownSources) notices.push(`> Cited "${s}" is not one of the provided documents.`);
   const text = notices.length > 0 ? `${notices.join("\n>\n")}\n\n${answer.trim()}\n` : `${answer.trim()}\n`;
-  return { text, unknownCommands, sources, unknownSources };
+  return { text, unknownCommands, sources, unknownSources, flagged: notices.length > 0 };
 }

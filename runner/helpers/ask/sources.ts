@@ -1,8 +1,8 @@
-// What `scifi ask` answers from: the README, the SAM reference, the skills index and the real
+// What `scifi ask` answers from: the README, every document in docs/, the skills index and the real
 // `scifi --help` output (spawned, so it is exactly what the installed CLI says). Each document has
 // an id the answer must cite.
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -77,7 +77,7 @@ export function sourceDocuments(
   root = SCIFI_ROOT,
 ): SourceDocument[] {
   const docs: SourceDocument[] = [];
-  for (const file of ["README.md", "docs/sam-format.md", "docs/helpers.md", "docs/skills.md"]) {
+  for (const file of docFiles(root)) {
     const path = join(root, file);
     if (existsSync(path)) docs.push({ id: file, text: readFileSync(path, "utf8") });
   }
@@ -85,6 +85,18 @@ export function sourceDocuments(
   docs.push({ id: "help: scifi", text: help.main });
   for (const [name, text] of help.commands) docs.push({ id: `help: scifi ${name}`, text });
   return docs;
+}
+
+/** README.md, then every Markdown document in docs/ (sorted), as paths relative to the root. */
+export function docFiles(root = SCIFI_ROOT): string[] {
+  const dir = join(root, "docs");
+  const docs = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith(".md"))
+        .sort()
+        .map((name) => `docs/${name}`)
+    : [];
+  return ["README.md", ...docs];
 }
 
 export function renderDocuments(docs: readonly SourceDocument[]): string {

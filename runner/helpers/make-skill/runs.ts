@@ -1,6 +1,8 @@
-// Reading the records of finished runs for the skill maker: task memory, history tail, the SAM.
+// Reading the records of finished runs for the skill maker: task memory, history tail, the SAM,
+// and what the work agent did (its commands and files, each with how it ended) from the audit tape.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { readTape } from "../../audit/verify.ts";
 import { homePaths, runFiles } from "../../paths.ts";
 
 export interface RunRecord {
@@ -9,6 +11,8 @@ export interface RunRecord {
   sam?: string;
   memory?: string;
   history?: string;
+  /** The work agent's tool calls (commands, files) and their outcomes, from the audit tape. */
+  actions?: string;
 }
 
 /** Characters kept per file: the end of a long memory or history is the most informative part. */
@@ -54,10 +58,76 @@ export function readRun(dir: string): RunRecord {
   if (sam !== undefined) record.sam = sam;
   if (memory !== undefined) record.memory = memory;
   if (history !== undefined) record.history = history;
+  const actions = workActions(files.audit);
+  if (actions !== undefined) record.actions = actions;
   if (memory === undefined && history === undefined) {
     throw new RunNotFound(`${dir} has neither memory.md nor history.jsonl; is it a run folder?`);
   }
   return record;
+}
+
+/** Characters kept of the actions list (its end), of one command, and of one outcome. */
+const MAX_ACTION_CHARS = 16_000;
+const MAX_INPUT_CHARS = 400;
+const MAX_OUTCOME_CHARS = 200;
+
+/**
+ * The work agent's tool calls in order, one line each: iteration, tool, what it ran or touched,
+ * and how it ended (ok, or error with the start of its output). Undefined when the run has no
+ * readable tape or no work call.
+ */
+export function workActions(tapeFile: string): string | undefined {
+  if (!existsSync(tapeFile)) return undefined;
+  let records: ReturnType<typeof readTape>;
+  try {
+    records = readTape(tapeFile);
+  } catch {
+    return undefined;
+  }
+  const uses: { iteration: number | undefined; id: string; name: string; input: Record<string, unknown> }[] =
+    [];
+  const results = new Map<string, { content: string; isError: boolean }>();
+  for (const record of records) {
+    if (record.kind !== "call" || record.role !== "work") continue;
+    for (const message of record.request.messages) {
+      for (const block of message.content) {
+        if (block.type === "tool_result")
+          results.set(block.toolUseId, { content: block.content, isError: block.isError === true });
+      }
+    }
+    for (const block of record.response?.content ?? []) {
+      if (block.type === "tool_use")
+        uses.push({ iteration: record.iteration, id: block.id, name: block.name, input: block.input });
+    }
+  }
+  if (uses.length === 0) return undefined;
+  const lines = uses.map((use) => {
+    const result = results.get(use.id);
+    const outcome = result
+      ? `${result.isError ? "error" : "ok"}${result.content.trim() ? `: ${cut(oneLine(result.content), MAX_OUTCOME_CHARS)}` : ""}`
+      : "(no result recorded)";
+    return `- it${use.iteration ?? "?"} ${use.name} ${cut(describeInput(use.name, use.input), MAX_INPUT_CHARS)} -> ${outcome}`;
+  });
+  const text = lines.join("\n");
+  return text.length <= MAX_ACTION_CHARS
+    ? text
+    : `[... ${text.length - MAX_ACTION_CHARS} earlier characters left out ...]\n${text.slice(-MAX_ACTION_CHARS)}`;
+}
+
+function describeInput(name: string, input: Record<string, unknown>): string {
+  if (typeof input.command === "string") return `\`${oneLine(input.command)}\``;
+  if (typeof input.path === "string")
+    return name === "edit_file" || name === "write_file" ? `${input.path} (changed)` : input.path;
+  if (typeof input.claim === "string") return `"${oneLine(input.claim)}"`;
+  return JSON.stringify(input);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
 
 export function renderRuns(runs: readonly RunRecord[]): string {
@@ -67,6 +137,9 @@ export function renderRuns(runs: readonly RunRecord[]): string {
         `## Run ${r.id}`,
         r.sam ? `### Task (SAM)\n\n${r.sam.trim()}` : "",
         r.memory ? `### Task memory\n\n${r.memory.trim()}` : "### Task memory\n\n(none)",
+        r.actions
+          ? `### What the work agent ran (commands, files, outcomes; from the audit tape)\n\n${r.actions.trim()}`
+          : "",
         r.history
           ? `### History tape\n\n\`\`\`jsonl\n${r.history.trim()}\n\`\`\``
           : "### History tape\n\n(none)",
