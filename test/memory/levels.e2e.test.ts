@@ -195,6 +195,10 @@ describe.skipIf(!hasEngine("docker"))("memory levels and skills across runs (scr
     ]);
     const prescanEvent = readHistory(join(dir, "history.jsonl")).find((e) => e.type === "prescan");
     expect(prescanEvent).toMatchObject({ skills: ["verilator"], addedSkills: ["verilator"] });
+    writeRunReport(join(dir, "audit.jsonl"), join(dir, "report.html"), home);
+    expect(readFileSync(join(dir, "report.html"), "utf8")).toContain(
+      "Pre-scan added skills beyond the task&#39;s list (site policy prescanAddsSkills): verilator",
+    );
     // No group: no group view read, nothing written to any group file.
     expect(firstCall(tape, "prescan").text).toContain("(none: the task has no group)");
     expect(readdirSync(join(paths.memory, "groups")).sort()).toEqual(before);
