@@ -14,6 +14,7 @@ import {
   type ApprovalRequest,
   appendApprovalLine,
   approvalsFile,
+  decide,
   readApprovalLines,
   viewsOf,
 } from "./store.ts";
@@ -66,6 +67,16 @@ export interface ApprovalGateOptions {
   onApproval?: string;
   pollMs?: number;
   signal?: AbortSignal;
+  /**
+   * `scifi run` in a terminal: offers to decide right there (y/n with the request shown). Its answer
+   * is recorded like `scifi approve`/`deny` (the OS user); a decision from elsewhere aborts it.
+   */
+  prompt?: (request: ApprovalRequest, signal: AbortSignal) => Promise<TerminalAnswer | undefined>;
+}
+
+export interface TerminalAnswer {
+  approved: boolean;
+  note?: string;
 }
 
 export class ApprovalGate {
@@ -114,6 +125,17 @@ export class ApprovalGate {
     }
     const request = this.#requestFor(ask);
     this.#onWaiting(request);
+    const prompting = new AbortController();
+    if (this.#o.prompt) {
+      this.#o
+        .prompt(request, prompting.signal)
+        .then((answer) => {
+          if (answer && !prompting.signal.aborted)
+            decide(this.#o.home, this.#o.runId, request.id, answer.approved, answer.note);
+        })
+        // Decided elsewhere first, or the terminal went away: the file has the decision or waits on.
+        .catch(() => undefined);
+    }
     try {
       const delay = this.#o.pollMs ?? 500;
       for (;;) {
@@ -142,6 +164,7 @@ export class ApprovalGate {
         );
       }
     } finally {
+      prompting.abort();
       this.#onWaiting(undefined);
     }
   }

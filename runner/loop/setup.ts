@@ -6,7 +6,7 @@
 // it throws to the exit code the CLI and the worker return.
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { ApprovalGate } from "../approval/gate.ts";
+import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
 import { EXIT } from "../exit-codes.ts";
 import { SubmitInputError } from "../jobs/submit.ts";
@@ -38,6 +38,8 @@ export interface RunTaskOptions {
   /** The caller's own additions to the run; a `jobs: slurm` SAM's job extension is added to them. */
   extensions?: readonly RunExtension[];
   onStatus?: (status: RunStatus) => void;
+  /** A terminal's y/n for approval requests (`scifi run` on a TTY); absent: wait for approve/deny. */
+  approvalPrompt?: ApprovalGateOptions["prompt"];
   /** Called once the run folder exists (before the loop starts). */
   onRunId?: (runId: string, dir: string) => void;
 }
@@ -187,6 +189,7 @@ async function approvalGateFor(
     timeoutSec: sam.metadata.approvalTimeoutSec ?? site.approvalTimeoutSec,
     ...(site.onApproval ? { onApproval: site.onApproval } : {}),
     ...(poll > 0 ? { pollMs: poll } : {}),
+    ...(options.approvalPrompt ? { prompt: options.approvalPrompt } : {}),
   });
 }
 

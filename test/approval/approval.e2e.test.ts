@@ -4,8 +4,16 @@
 // agent reads the reason and goes on), left to time out (blocked, exit 3); `finish` confirming a
 // PASS; an agent that tries to write the decision itself through every tool (it cannot).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApprovalView, pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
@@ -258,3 +266,31 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
     }, 300_000);
   },
 );
+
+describe.skipIf(!hasEngine("docker") || !existsSync("/usr/bin/script"))("scifi run in a terminal", () => {
+  it("shows the request and takes y from the terminal; the run passes with the decision recorded", async () => {
+    const ws = workspace("finish.md");
+    const command = `${process.execPath} ${CLI} run ${ws.sam} --model scripted:${join(FIXTURES, "finish.yaml")}`;
+    let out = "";
+    // `script` gives the run a pseudo-terminal (stdin and stderr are TTYs there).
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: ws.root,
+      env: { ...process.env, SCIFI_HOME: ws.home, SCIFI_APPROVAL_POLL_MS: "200" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    for (let i = 0; i < 600 && !out.includes("approve? [y/n]"); i++)
+      await new Promise((r) => setTimeout(r, 250));
+    expect(out).toContain("approval request finish-");
+    child.stdin?.write("y\r");
+    expect(await exited, out).toBe(0);
+    const runId =
+      readdirSync(join(ws.home, "runs")).find((d) =>
+        existsSync(join(ws.home, "runs", d, "approvals.jsonl")),
+      ) ?? "";
+    expect(runApprovals(ws.home, runId).map((v) => v.state)).toEqual(["approved"]);
+    expect(approvalHistory(ws, runId).at(-1)).toMatchObject({ state: "approved", who: userInfo().username });
+  }, 300_000);
+});

@@ -118,6 +118,42 @@ describe("the approval gate", () => {
     expect(runApprovals(h, "r2")).toHaveLength(1);
   });
 
+  it("a terminal prompt decides like scifi approve; a decision from elsewhere aborts the prompt", async () => {
+    const h = home("r4");
+    const gate = new ApprovalGate({
+      home: h,
+      runId: "r4",
+      required: ["finish"],
+      pollMs: 20,
+      prompt: async (request) => {
+        expect(request.action).toBe("finish");
+        return { approved: false, note: "typed n" };
+      },
+    });
+    const answer = await gate.ask({ action: "finish", summary: "mark passed", detail: "" });
+    expect(answer).toMatchObject({ approved: false, decision: { note: "typed n" } });
+
+    let aborted = false;
+    const slow = new ApprovalGate({
+      home: h,
+      runId: "r4",
+      required: ["run"],
+      pollMs: 20,
+      prompt: (_request, signal) =>
+        new Promise((resolve) => {
+          signal.addEventListener("abort", () => {
+            aborted = true;
+            resolve(undefined);
+          });
+        }),
+    });
+    const waiting = slow.ask({ action: "run", summary: "start", detail: "" });
+    const pending = await waitFor(() => pendingApprovals(h)[0]);
+    decide(h, "r4", pending.request.id, true, undefined, "carol");
+    expect(await waiting).toMatchObject({ approved: true, decision: { who: "carol" } });
+    expect(aborted).toBe(true);
+  });
+
   it("an undecided request times out: ApprovalTimedOut names it and it is no longer pending", async () => {
     const h = home("r3");
     const gate = new ApprovalGate({ home: h, runId: "r3", required: ["run"], pollMs: 20, timeoutSec: 1 });

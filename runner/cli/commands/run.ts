@@ -39,6 +39,41 @@ export function register(program: Command): void {
     });
 }
 
+/**
+ * In a terminal, a request is shown and may be decided right here (y/n; a denial asks for the
+ * reason). `scifi approve`/`deny` from another shell still work; the first decision wins.
+ */
+async function terminalApproval(
+  request: import("../../approval/store.ts").ApprovalRequest,
+  signal: AbortSignal,
+): Promise<{ approved: boolean; note?: string } | undefined> {
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const detail = request.detail
+      .split("\n")
+      .slice(0, 40)
+      .map((l) => `  | ${l}`);
+    process.stderr.write(
+      `\napproval request ${request.id} (${request.action}): ${request.summary}\n  why: ${request.why}\n${detail.join("\n")}\n`,
+    );
+    for (;;) {
+      const answer = (
+        await rl.question("approve? [y/n] (or decide later with scifi approve/deny) ", { signal })
+      )
+        .trim()
+        .toLowerCase();
+      if (answer === "y" || answer === "yes") return { approved: true };
+      if (answer === "n" || answer === "no") {
+        const reason = (await rl.question("reason (the agent reads it): ", { signal })).trim();
+        return { approved: false, note: reason || "denied in the terminal" };
+      }
+    }
+  } finally {
+    rl.close();
+  }
+}
+
 async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
   // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
@@ -63,6 +98,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       sitePolicy: flags.sitePolicy,
       limits,
       onStatus: (status) => display.update(status),
+      ...(process.stdin.isTTY && process.stderr.isTTY ? { approvalPrompt: terminalApproval } : {}),
       onRunId: (runId, dir) => {
         runDir = dir;
         process.stderr.write(`${flags.resume ? "resuming" : "run"} ${runId} (records: ${dir})\n`);
