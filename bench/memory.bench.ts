@@ -12,7 +12,7 @@ import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 
 const ENTRIES = 10_000;
-const REPEATS = 7;
+const REPEATS = 15;
 
 export async function run(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), "scifi-memory-bench-"));

@@ -50,20 +50,19 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-/** Filler words a near-identical suggestion may add or drop, with the space before them. */
-const FILLER = /(?:^| )(?:a|an|the|and|or|to|of|in|on|for|is|are|be|it|its)(?= |$)/g;
+/**
+ * What separates the words of a key: any run of characters other than letters and digits, and the
+ * filler words a near-identical suggestion may add or drop (one expression, one pass).
+ */
+const SEPARATORS = /(?:[^0-9a-z\u00aa-\uffff]|\b(?:a|an|the|and|or|to|of|in|on|for|is|are|be|it|its)\b)+/g;
 
 /**
  * The key near-identical suggestions share: lower case, every run of characters other than
- * letters and digits one space, filler words dropped. One pass of two regular expressions (the
- * view keys every suggestion of the file, so this is its hot loop).
+ * letters and digits and of filler words one space. The view keys every suggestion of the file,
+ * so this is its hot loop.
  */
 export function suggestionKey(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[^0-9a-z\u00aa-\uffff]+/g, " ")
-    .replace(FILLER, "")
-    .trim();
+  return text.toLowerCase().replace(SEPARATORS, " ").trim();
 }
 
 /** The view of a memory file (see the top of this file); an absent file gives an empty view. */
@@ -75,16 +74,21 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   const before = options.before === undefined ? undefined : Date.parse(options.before);
   // Keyed by suggestionKey; met in newest-first order, which ranks equals.
   const merged = new Map<string, ViewItem & { order: number }>();
+  // Keys of texts already met (the same advice is most often written the same way).
   const keys = new Map<string, string>();
   // File order is oldest first; walking it backwards meets the newest wording and runs first.
   const entries = scanEntries(fileText);
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i];
     if (!entry) continue;
-    const parts = entry.meta.split(" · ");
-    const time = parts[0] ?? "";
+    // `time · run <id> · role`
+    const meta = entry.meta;
+    const cut1 = meta.indexOf(" · ");
+    const time = cut1 < 0 ? meta : meta.slice(0, cut1);
     if (before !== undefined && !(Date.parse(time) < before)) continue;
-    const runId = (parts[1] ?? "").replace(/^run /, "");
+    const cut2 = cut1 < 0 ? -1 : meta.indexOf(" · ", cut1 + 3);
+    const run = cut1 < 0 ? "" : meta.slice(cut1 + 3, cut2 < 0 ? undefined : cut2);
+    const runId = run.startsWith("run ") ? run.slice(4) : run;
     for (const suggestion of entry.suggestions) {
       let key = keys.get(suggestion);
       if (key === undefined) {
@@ -113,7 +117,14 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
     }
   }
   // Most confirmed first; among equals, newest first (the order they were met in).
-  const ranked = [...merged.values()].sort((a, b) => b.count - a.count || a.order - b.order);
+  // Bucketed by count (each bucket is already newest first): linear, no comparison sort.
+  const buckets = new Map<number, (ViewItem & { order: number })[]>();
+  for (const item of merged.values()) {
+    const bucket = buckets.get(item.count);
+    if (bucket) bucket.push(item);
+    else buckets.set(item.count, [item]);
+  }
+  const ranked = [...buckets.keys()].sort((a, b) => b - a).flatMap((count) => buckets.get(count) ?? []);
   const items: ViewItem[] = [];
   const lines: string[] = [];
   let tokens = 0;
@@ -168,9 +179,9 @@ function scanEntries(text: string): { id: string; meta: string; suggestions: str
       continue;
     }
     const meta = (lines[i + 2] ?? "").replace(/^_|_$/g, "");
-    const body: string[] = [];
-    for (i += 4; i < lines.length && markId(lines[i] ?? "") === undefined; i++) body.push(lines[i] ?? "");
-    entries.push({ id, meta, suggestions: suggestionsOf(body) });
+    const first = i + 4;
+    for (i = first; i < lines.length && markId(lines[i] ?? "") === undefined; i++);
+    entries.push({ id, meta, suggestions: suggestionsOf(lines, first, i) });
   }
   return entries;
 }
@@ -184,17 +195,18 @@ function markId(line: string): string | undefined {
 }
 
 /** The suggestions of an entry body: its top-level `- ` items, or the whole body when it has none. */
-function suggestionsOf(lines: readonly string[]): string[] {
+function suggestionsOf(lines: readonly string[], from: number, to: number): string[] {
   const items: string[] = [];
   let current: string | undefined;
-  for (const line of lines) {
+  for (let n = from; n < to; n++) {
+    const line = lines[n] ?? "";
     if (line.startsWith("- ") || line.startsWith("* ")) {
       if (current !== undefined) items.push(current);
       current = line.slice(2);
     } else if (current !== undefined && line.trim() !== "") {
       current += ` ${line.trim()}`;
     } else if (current === undefined && line.trim() !== "") {
-      return [oneLine(lines.join(" "))];
+      return [oneLine(lines.slice(from, to).join(" "))];
     }
   }
   if (current !== undefined) items.push(current);
