@@ -148,6 +148,7 @@ export class ApprovalGate {
           appendApprovalLine(this.#file, { type: "used", id: request.id, time: new Date().toISOString() });
           return { approved: view.decision.approved, request, decision: view.decision };
         }
+        if (view?.state === "withdrawn") throw new Error(`approval request ${request.id} was withdrawn`);
         if (view?.state === "timed_out" || Date.now() >= Date.parse(request.deadline)) {
           if (view?.state !== "timed_out")
             appendApprovalLine(this.#file, {
@@ -169,11 +170,33 @@ export class ApprovalGate {
     }
   }
 
+  /**
+   * The run ended: requests nobody decided and the run no longer waits for (a resumed pass went
+   * another way) are withdrawn, so `scifi approvals` does not list them.
+   */
+  withdrawPending(reason: string): void {
+    for (const view of viewsOf(this.#o.runId, readApprovalLines(this.#file))) {
+      if (view.state !== "pending") continue;
+      appendApprovalLine(this.#file, {
+        type: "withdrawn",
+        id: view.request.id,
+        time: new Date().toISOString(),
+        reason,
+      });
+    }
+  }
+
   #requestFor(ask: AskRequest): ApprovalRequest {
     const base = baseId(ask);
     const views = viewsOf(this.#o.runId, readApprovalLines(this.#file));
     // A request of the same content the run has not used yet: the one it waited on before a restart.
-    const open = views.find((v) => (v.request.id === base || v.request.id.startsWith(`${base}-`)) && !v.used);
+    const open = views.find(
+      (v) =>
+        (v.request.id === base || v.request.id.startsWith(`${base}-`)) &&
+        !v.used &&
+        v.state !== "withdrawn" &&
+        v.state !== "timed_out",
+    );
     if (open) return open.request;
     const same = views.filter((v) => v.request.id === base || v.request.id.startsWith(`${base}-`)).length;
     const now = new Date();

@@ -53,9 +53,22 @@ export interface ApprovalUsed {
   time: string;
 }
 
-export type ApprovalLine = ApprovalRequest | ApprovalDecision | ApprovalTimeout | ApprovalUsed;
+/** The run ended without taking the request up (it went another way after a restart, or stopped). */
+export interface ApprovalWithdrawn {
+  type: "withdrawn";
+  id: string;
+  time: string;
+  reason: string;
+}
 
-export type ApprovalState = "pending" | "approved" | "denied" | "timed_out";
+export type ApprovalLine =
+  | ApprovalRequest
+  | ApprovalDecision
+  | ApprovalTimeout
+  | ApprovalUsed
+  | ApprovalWithdrawn;
+
+export type ApprovalState = "pending" | "approved" | "denied" | "timed_out" | "withdrawn";
 
 export interface ApprovalView {
   runId: string;
@@ -108,6 +121,8 @@ export function viewsOf(runId: string, lines: readonly ApprovalLine[]): Approval
     } else if (line.type === "timeout" && view.state === "pending") {
       view.state = "timed_out";
       view.timedOutAt = line.time;
+    } else if (line.type === "withdrawn" && view.state === "pending") {
+      view.state = "withdrawn";
     } else if (line.type === "used") {
       view.used = true;
     }

@@ -202,6 +202,14 @@ async function extensionsFor(
   approvals: ApprovalGate | undefined,
 ): Promise<RunExtension[]> {
   const own = [...(options.extensions ?? [])];
+  // A run that ended (with an outcome) no longer waits: what nobody decided leaves `scifi approvals`.
+  if (approvals) {
+    own.push({
+      end: async (outcome) => {
+        if (outcome) approvals.withdrawPending(`the run ended ${outcome.status}`);
+      },
+    });
+  }
   if (sam.metadata.jobs !== "slurm") return own;
   const { jobsExtension } = await import("../jobs/run-jobs.ts");
   const { sitePolicyPath } = await import("../policy/site.ts");

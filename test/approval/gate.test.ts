@@ -154,6 +154,22 @@ describe("the approval gate", () => {
     expect(aborted).toBe(true);
   });
 
+  it("a run that ended withdraws what nobody decided; a withdrawn request is never taken up again", async () => {
+    const h = home("r5");
+    const ask = { action: "finish" as const, summary: "mark passed", detail: "" };
+    const first = new ApprovalGate({ home: h, runId: "r5", required: ["finish"], pollMs: 20 });
+    void first.ask(ask).catch(() => undefined);
+    const pending = await waitFor(() => pendingApprovals(h)[0]);
+    first.withdrawPending("the run ended failed");
+    expect(pendingApprovals(h)).toEqual([]);
+    expect(() => decide(h, "r5", pending.request.id, true, undefined)).toThrow(/already withdrawn/);
+    const second = new ApprovalGate({ home: h, runId: "r5", required: ["finish"], pollMs: 20 });
+    void second.ask(ask).catch(() => undefined);
+    const again = await waitFor(() => pendingApprovals(h)[0]);
+    expect(again.request.id).toBe(`${pending.request.id}-2`);
+    decide(h, "r5", again.request.id, true, undefined);
+  });
+
   it("an undecided request times out: ApprovalTimedOut names it and it is no longer pending", async () => {
     const h = home("r3");
     const gate = new ApprovalGate({ home: h, runId: "r3", required: ["run"], pollMs: 20, timeoutSec: 1 });
