@@ -114,7 +114,10 @@ export class ApprovalGate {
    * Asks for approval and waits. A request not yet used by this run (one made before a restart) is
    * taken up again instead of being asked twice. Throws ApprovalTimedOut past the deadline.
    */
-  async ask(ask: AskRequest, options: { once?: boolean } = {}): Promise<GateAnswer> {
+  async ask(
+    ask: AskRequest,
+    options: { once?: boolean; beforeWait?: () => Promise<void> } = {},
+  ): Promise<GateAnswer> {
     if (options.once) {
       // Asked once a run (network, run): an earlier decision of the same request stands.
       const decided = viewsOf(this.#o.runId, readApprovalLines(this.#file)).find(
@@ -138,6 +141,7 @@ export class ApprovalGate {
     }
     try {
       const delay = this.#o.pollMs ?? 500;
+      let waited = false;
       for (;;) {
         const view = viewsOf(this.#o.runId, readApprovalLines(this.#file)).find(
           (v) => v.request.id === request.id,
@@ -160,6 +164,11 @@ export class ApprovalGate {
           throw new ApprovalTimedOut(request);
         }
         if (this.#o.signal?.aborted) throw this.#o.signal.reason ?? new Error("aborted");
+        if (!waited) {
+          // Not decided yet: the run will wait. The caller stops what would run meanwhile.
+          waited = true;
+          await options.beforeWait?.();
+        }
         await new Promise((r) =>
           setTimeout(r, Math.min(delay, Math.max(10, Date.parse(request.deadline) - Date.now()))),
         );

@@ -103,7 +103,16 @@ export interface JobBrokerOptions {
    * A person's approval (SAM or site `approval: [submit_job]`): called with the frozen script and
    * the resources before sbatch; resolves to undefined when approved, or the denial's text.
    */
-  approve?: (job: JobApprovalFacts) => Promise<string | undefined>;
+  approve?: (job: JobApprovalFacts, wait?: WaitHooks) => Promise<string | undefined>;
+}
+
+/**
+ * What the caller does around a wait for a person: `suspend` stops its sandbox before, `resume`
+ * starts a fresh one after (before sbatch: the job needs the task folder lent as while it runs).
+ */
+export interface WaitHooks {
+  suspend(): Promise<void>;
+  resume(): Promise<void>;
 }
 
 /** What a person sees before an agent job is submitted. */
@@ -165,14 +174,15 @@ export class JobBroker {
     return [...this.#jobs.keys()];
   }
 
-  submit(request: SubmitRequest): Promise<SubmittedJob> {
+  /** `wait`: what the caller does when the submission waits for a person (runner/approval). */
+  submit(request: SubmitRequest, wait?: WaitHooks): Promise<SubmittedJob> {
     const run = this.#queue.then(() =>
       this.#record("submit", { ...request }, async () => {
         const grant = this.#requireGrant();
         const resources = validateResources(request, grant);
         const script = await this.#resolveScript(request.script);
         await this.#checkCaps(grant);
-        return this.#submitValidated(request, grant, resources, script);
+        return this.#submitValidated(request, grant, resources, script, wait);
       }),
     );
     this.#queue = run.catch(() => {});
@@ -387,6 +397,7 @@ export class JobBroker {
     grant: JobGrant,
     resources: ValidResources,
     script: { real: string; relative: string },
+    wait?: WaitHooks,
   ): Promise<SubmittedJob> {
     const name = jobName(request.name ?? basename(script.relative));
     // No link followed on the way, no FIFO or device opened, at most MAX_SCRIPT_BYTES: the agent may
@@ -404,7 +415,10 @@ export class JobBroker {
     await writeFile(scriptCopy, text, { mode: 0o555 });
     const args = (request.args ?? []).map(String);
     // The person approves exactly the frozen copy that sbatch gets.
-    const denied = await this.#approve?.({ script: script.relative, text, sha256, name, args, resources });
+    const denied = await this.#approve?.(
+      { script: script.relative, text, sha256, name, args, resources },
+      wait,
+    );
     if (denied !== undefined) {
       throw new JobRefused("not-approved", `to submit '${script.relative}'`, denied);
     }

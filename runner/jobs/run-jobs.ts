@@ -15,7 +15,13 @@ import { trackLive } from "../sandbox/live.ts";
 import type { RunExtension } from "../tools/extension.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
-import { type JobApprovalFacts, JobBroker, type JobEvent, type JobEventSink } from "./broker.ts";
+import {
+  type JobApprovalFacts,
+  JobBroker,
+  type JobEvent,
+  type JobEventSink,
+  type WaitHooks,
+} from "./broker.ts";
 import { type JobsPolicy, loadJobsPolicy } from "./policy.ts";
 import { jobTools } from "./tools.ts";
 
@@ -145,19 +151,36 @@ export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtensi
 }
 
 /** Asks the gate before sbatch: the frozen script in full, the resources on one line. */
-function submitApproval(gate: ApprovalGate): (job: JobApprovalFacts) => Promise<string | undefined> {
-  return async (job) => {
+function submitApproval(
+  gate: ApprovalGate,
+): (job: JobApprovalFacts, wait?: WaitHooks) => Promise<string | undefined> {
+  return async (job, wait) => {
+    let stopped = false;
+    const stop = async () => {
+      stopped = true;
+      await wait?.suspend();
+    };
     const r = job.resources;
     const resources = `time ${Math.ceil(r.timeSec / 60)} min, ${r.cpus} CPU(s), ${Math.ceil(r.memoryBytes / 1024 ** 2)} MiB, ${r.gpus} GPU(s)`;
-    const answer = await gate.ask({
-      action: "submit_job",
-      summary: `submit ${job.script}${job.args.length ? ` ${job.args.join(" ")}` : ""} as job '${job.name}' (${resources})`,
-      detail: `# ${job.script} (sha256 ${job.sha256})\n# args: ${JSON.stringify(job.args)}\n# ${resources}\n${job.text}`,
-      facts: { script: job.script, sha256: job.sha256, resources, name: job.name },
-    });
+    const answer = await gate.ask(
+      {
+        action: "submit_job",
+        summary: `submit ${job.script}${job.args.length ? ` ${job.args.join(" ")}` : ""} as job '${job.name}' (${resources})`,
+        detail: `# ${job.script} (sha256 ${job.sha256})\n# args: ${JSON.stringify(job.args)}\n# ${resources}\n${job.text}`,
+        facts: { script: job.script, sha256: job.sha256, resources, name: job.name },
+      },
+      { beforeWait: stop },
+    );
+    // The job's container writes to the task folder as the sandbox user: the fresh work sandbox
+    // must be up (the folder lent) before sbatch. A denial leaves it to the agent's next command.
+    if (stopped && answer.approved) await wait?.resume();
     if (answer.approved) return undefined;
     const d = answer.decision;
-    return `a person (${d.who}) denied approval at ${d.time}: ${d.note ?? "no reason given"}. Take another way.`;
+    const sandbox =
+      stopped && wait
+        ? " While waiting, the sandbox was stopped; a fresh one starts with your next command (/tmp and background processes are gone, the task folder is as it was)."
+        : "";
+    return `a person (${d.who}) denied approval at ${d.time}: ${d.note ?? "no reason given"}. Take another way.${sandbox}`;
   };
 }
 

@@ -22,6 +22,8 @@ export interface ReviveOptions {
 export function revivable(first: Sandbox, options: ReviveOptions): Sandbox {
   let current = first;
   let deaths = 0;
+  /** Stopped on purpose (suspend): the next call opens a fresh sandbox, which is not a death. */
+  let suspended = false;
   const maxDeaths = options.maxDeaths ?? 1;
 
   /** Undefined when the sandbox lives (the outcome stands), else what happened. */
@@ -30,7 +32,14 @@ export function revivable(first: Sandbox, options: ReviveOptions): Sandbox {
     return `the ${current.backend} sandbox ${current.spec.runId} stopped running under the run (${what})`;
   };
 
+  const wake = async (): Promise<void> => {
+    if (!suspended) return;
+    current = await options.open();
+    suspended = false;
+  };
+
   const again = async <T>(call: (sandbox: Sandbox) => Promise<T>, ended: (r: T) => boolean): Promise<T> => {
+    await wake();
     for (;;) {
       let detail: string | undefined;
       try {
@@ -74,6 +83,12 @@ export function revivable(first: Sandbox, options: ReviveOptions): Sandbox {
         () => false,
       ),
     stop: () => current.stop(),
+    suspend: async () => {
+      if (suspended) return;
+      suspended = true;
+      await current.stop().catch(() => undefined);
+    },
+    resume: wake,
     quotaExceeded: () => current.quotaExceeded?.(),
     alive: () => current.alive?.() ?? Promise.resolve(true),
   };

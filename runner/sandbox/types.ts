@@ -60,6 +60,13 @@ export interface Sandbox {
    * or a command ended by a signal: a sandbox killed from outside is not a failed command.
    */
   alive?(): Promise<boolean>;
+  /**
+   * Stops the sandbox on purpose (a run waiting for a person: nothing runs meanwhile); the next call
+   * starts a fresh one for the same phase. Offered by the loop's revivable phase sandbox.
+   */
+  suspend?(): Promise<void>;
+  /** After suspend: starts the fresh sandbox now rather than at the next call. */
+  resume?(): Promise<void>;
 }
 
 export interface BackendStatus {

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { JobBroker } from "../jobs/broker.ts";
 import { JobRefused } from "../jobs/errors.ts";
-import { defineTool, type Tool, type ToolOutcome } from "./tool.ts";
+import { defineTool, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 
 export function submitJobTool(broker: JobBroker): Tool {
   return defineTool({
@@ -30,14 +30,37 @@ export function submitJobTool(broker: JobBroker): Tool {
         .describe("Memory, e.g. `512M` or `4G`. Default: the task's memory grant."),
       gpus: z.number().int().min(0).optional().describe("GPUs for the job (default 0)."),
     }),
-    async execute(input) {
+    async execute(input, ctx) {
       return jobCall(async () => {
-        const job = await broker.submit(input);
+        // A submission that waits for a person stops the work sandbox meanwhile (a fresh one starts
+        // with the next call); the agent is told.
+        let stopped = false;
+        // (Absent when a host-only caller runs the tool without a sandbox.)
+        const sandbox = ctx.sandbox as ToolContext["sandbox"] | undefined;
+        const job = await broker.submit(
+          input,
+          sandbox?.suspend && sandbox.resume
+            ? {
+                suspend: async () => {
+                  stopped = true;
+                  await sandbox.suspend?.();
+                },
+                resume: async () => {
+                  await sandbox.resume?.();
+                },
+              }
+            : undefined,
+        );
         const lines = [
           `Submitted job ${job.jobId} (${job.name}): time ${job.time}, ${job.cpus} CPU(s), ${job.memory}, ${job.gpus} GPU(s).`,
           `Its stdout goes to ${job.stdout}, stderr to ${job.stderr} (read them with job_output).`,
           "Wait with job_status and wait_seconds (it waits host-side); do not poll in a tight loop.",
         ];
+        if (stopped) {
+          lines.push(
+            "A person approved it; while waiting the sandbox was stopped and a fresh one started: /tmp and background processes are gone, the task folder is as it was.",
+          );
+        }
         if (job.ignoredDirectives.length > 0) {
           lines.push(
             `Ignored #SBATCH lines (resources come only from this tool's arguments): ${job.ignoredDirectives.join(" | ")}`,

@@ -86,6 +86,15 @@ async function pending(ws: Ws, run: Running): Promise<ApprovalView> {
   throw new Error(`no approval request appeared:\n${run.output()}`);
 }
 
+/** Running containers of a run (their `scifi.run` label is the run id plus the phase). */
+function runningSandboxes(runId: string): string[] {
+  return execFileSync("docker", ["ps", "--filter", "label=scifi=1", "--format", '{{.Label "scifi.run"}}'], {
+    encoding: "utf8",
+  })
+    .split("\n")
+    .filter((label) => label.startsWith(runId));
+}
+
 function approvalHistory(ws: Ws, runId: string) {
   return readHistory(join(ws.home, "runs", runId, "history.jsonl")).filter((e) => e.type === "approval");
 }
@@ -113,10 +122,7 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
     const listed = scifi(ws, ["approvals"]);
     expect(listed.stdout).toContain(`${request.runId} ${request.request.id}  finish:`);
     // No sandbox runs while the run waits.
-    const containers = execFileSync("docker", ["ps", "-q", "--filter", `label=scifi.run=${request.runId}`], {
-      encoding: "utf8",
-    });
-    expect(containers.trim()).toBe("");
+    expect(runningSandboxes(request.runId)).toEqual([]);
     expect(scifi(ws, ["approve", request.runId, request.request.id, "--note", "plot checked"]).code).toBe(0);
     expect(await run.exited, run.output()).toBe(0);
     const history = approvalHistory(ws, request.runId);
@@ -215,6 +221,10 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(listed[0]?.action).toBe("submit_job");
       expect(listed[0]?.detail).toContain("for ((i = 1; i <= n; i++))");
       expect(listed[0]?.detail).toContain('args: ["100"]');
+      // The work sandbox is stopped while the request waits.
+      for (let i = 0; i < 40 && runningSandboxes(request.runId).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 250));
+      expect(runningSandboxes(request.runId)).toEqual([]);
       // Nothing is submitted before the decision.
       expect(existsSync(join(ws.home, "runs", request.runId, "jobs", "jobs.json"))).toBe(false);
       expect(scifi(ws, ["approve", request.runId, request.request.id]).code).toBe(0);
