@@ -1,0 +1,65 @@
+// Approval on Apptainer, INSIDE the harness as the non-root user (scripted model, labelled
+// scripted): a `finish` request approved by a person while no instance runs, then passed; a denied
+// `network` request starts the work instance without network (only `lo`).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { decide, pendingApprovals } from "../../../runner/approval/store.ts";
+import { runTask } from "../../../runner/loop/setup.ts";
+import { REPO } from "../../loop/harness.ts";
+
+const FIXTURES = join(REPO, "test", "fixtures", "approval");
+process.env.SCIFI_APPROVAL_POLL_MS = "200";
+
+function workspace(sam: string): { home: string; sam: string; taskDir: string } {
+  const root = mkdtempSync(join(tmpdir(), "scifi-approval-apptainer-"));
+  const home = join(root, "home");
+  const taskDir = join(root, "task");
+  mkdirSync(home);
+  mkdirSync(taskDir);
+  writeFileSync(join(taskDir, "task.md"), readFileSync(join(FIXTURES, sam), "utf8"));
+  return { home, sam: join(taskDir, "task.md"), taskDir };
+}
+
+async function decideWhenAsked(home: string, approved: boolean, note: string): Promise<string> {
+  for (let i = 0; i < 1200; i++) {
+    const pending = pendingApprovals(home)[0];
+    if (pending) {
+      decide(home, pending.runId, pending.request.id, approved, note, "tester");
+      return pending.request.action;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("no approval request appeared");
+}
+
+describe("approval on apptainer (inside the harness, non-root)", { timeout: 300_000 }, () => {
+  it("finish: the PASS waits for a person, then the run passes", async () => {
+    const ws = workspace("finish.md");
+    const decided = decideWhenAsked(ws.home, true, "ok");
+    const result = await runTask({
+      home: ws.home,
+      task: ws.sam,
+      backend: "apptainer",
+      model: `scripted:${join(FIXTURES, "finish.yaml")}`,
+    });
+    expect(await decided).toBe("finish");
+    expect(result.outcome.status).toBe("passed");
+    expect(existsSync(join(ws.taskDir, "out.txt"))).toBe(true);
+  });
+
+  it("network denied: the work instance has only lo", async () => {
+    const ws = workspace("network.md");
+    const decided = decideWhenAsked(ws.home, false, "no downloads");
+    const result = await runTask({
+      home: ws.home,
+      task: ws.sam,
+      backend: "apptainer",
+      model: `scripted:${join(FIXTURES, "network.yaml")}`,
+    });
+    expect(await decided).toBe("network");
+    expect(result.outcome.status).toBe("passed");
+    expect(readFileSync(join(ws.taskDir, "nets.txt"), "utf8").trim()).toBe("lo");
+  });
+});
