@@ -206,7 +206,12 @@ export class ApprovalGate {
         v.state !== "withdrawn" &&
         v.state !== "timed_out",
     );
-    if (open) return open.request;
+    if (open) {
+      // Asked again after a restart: the resumed run's history was cut back to its checkpoint, so
+      // the request goes on its records again (the audit tape shows both askings).
+      if (open.state === "pending") this.#record({ state: "requested", request: open.request });
+      return open.request;
+    }
     const same = views.filter((v) => v.request.id === base || v.request.id.startsWith(`${base}-`)).length;
     const now = new Date();
     const site = this.#o.siteRequired?.includes(ask.action) === true;

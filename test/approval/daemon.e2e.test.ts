@@ -95,6 +95,8 @@ describe.skipIf(!hasEngine("docker"))("approval with the real daemon (scripted a
       const history = readHistory(runFiles(runDir(h.home, w.runId)).history).filter(
         (e) => e.type === "approval",
       );
+      // The resumed run's history (cut back to its checkpoint) records the request again, then the decision.
+      expect(history.map((e) => e.type === "approval" && e.state)).toEqual(["requested", "approved"]);
       expect(history.at(-1)).toMatchObject({ state: "approved", note: "checked in the morning" });
       const verify = scifi(h, ["audit", "verify", w.runId]);
       expect(verify.code, verify.stdout + verify.stderr).toBe(0);
