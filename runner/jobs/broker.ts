@@ -6,6 +6,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { constants, type FileHandle, lstat, mkdir, open, realpath, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { writeJsonAtomic } from "../atomic-write.ts";
 import { HostPathRefused, readTaskFile } from "../policy/host-paths.ts";
 import type { SamMetadata } from "../sam/types.ts";
 import { agentJobArgs, findSbatchDirectives, type JobSandbox, renderAgentJobScript } from "./batch-script.ts";
@@ -516,9 +517,9 @@ export class JobBroker {
   }
 
   async #saveRecords(): Promise<void> {
-    await mkdir(this.#recordsDir, { recursive: true });
     const doc = { runId: this.runId, taskDir: this.#taskDir, jobs: [...this.#jobs.values()] };
-    await writeFile(join(this.#recordsDir, "jobs.json"), `${JSON.stringify(doc, null, 2)}\n`);
+    // Whole or not at all: a resume (or a reader) never finds a half-written record of the jobs.
+    writeJsonAtomic(join(this.#recordsDir, "jobs.json"), doc);
   }
 }
 
