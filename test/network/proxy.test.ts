@@ -1,0 +1,197 @@
+// The run's network proxy on the host: rules (exact, wildcard, port, deny wins), the proxy's own
+// lookups with private answers refused unless the site lists the range, HTTP and CONNECT, a record
+// of every connection, a readable reason on a refusal. Test hosts are servers this test starts,
+// named through the proxy's own resolver configuration.
+import { createServer, type Server } from "node:http";
+import {
+  type AddressInfo,
+  connect,
+  createServer as createTcpServer,
+  type Server as TcpServer,
+} from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ConnectionRecord, NetworkProxy, parseHostRule, Rules } from "../../runner/network/proxy.ts";
+
+let web: Server;
+let webPort: number;
+let tcp: TcpServer;
+let tcpPort: number;
+let proxy: NetworkProxy;
+let proxyPort: number;
+const records: ConnectionRecord[] = [];
+
+/** Sends raw bytes to the proxy and returns everything it answers until it closes (or `until` matches). */
+function raw(text: string, until?: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(proxyPort, "127.0.0.1");
+    let out = "";
+    s.on("data", (d) => {
+      out += d.toString();
+      if (until?.test(out)) {
+        s.destroy();
+        resolve(out);
+      }
+    });
+    s.on("error", reject);
+    s.on("close", () => resolve(out));
+    s.write(text);
+  });
+}
+
+beforeAll(async () => {
+  // The servers listen on all of loopback: the names point at 127.0.0.2, a range the site lists here.
+  web = createServer((req, res) => res.end(`hello from ${req.headers.host}${req.url}`));
+  await new Promise<void>((r) => web.listen(0, "0.0.0.0", () => r()));
+  webPort = (web.address() as AddressInfo).port;
+  tcp = createTcpServer((s) => s.on("data", (d) => s.write(`echo:${d}`)));
+  await new Promise<void>((r) => tcp.listen(0, "0.0.0.0", () => r()));
+  tcpPort = (tcp.address() as AddressInfo).port;
+  proxy = new NetworkProxy({
+    rules: {
+      allow: [
+        `data.test:${webPort}`,
+        `*.archive.test:${webPort}`,
+        `tls.test:${tcpPort}`,
+        `loop.test:${webPort}`,
+        `blocked.archive.test:${webPort}`,
+      ],
+      deny: [`blocked.archive.test`, `blocked.archive.test:${webPort}`],
+      allowedPrivateRanges: ["127.0.0.2/32"],
+    },
+    hosts: {
+      "data.test": ["127.0.0.2"],
+      "a.archive.test": ["127.0.0.2"],
+      "tls.test": ["127.0.0.2"],
+      "loop.test": ["127.0.0.1"],
+      "blocked.archive.test": ["127.0.0.2"],
+    },
+    systemResolver: false,
+    onRecord: (r) => records.push(r),
+  });
+  proxyPort = (await proxy.listen({ host: "127.0.0.1", port: 0 })) as number;
+});
+
+afterAll(async () => {
+  await proxy.close();
+  web.close();
+  tcp.close();
+});
+
+describe("host rules", () => {
+  it("parses exact, wildcard and port forms and refuses others", () => {
+    expect(parseHostRule("Data.Example.org")).toEqual({
+      text: "data.example.org",
+      host: "data.example.org",
+      wildcard: false,
+    });
+    expect(parseHostRule("*.example.org:8443")).toMatchObject({
+      host: "example.org",
+      wildcard: true,
+      port: 8443,
+    });
+    for (const bad of ["", "*", "a b", "http://x", "x:0", "x:70000", "*.*.x", "-x.org"])
+      expect(parseHostRule(bad), bad).toBeUndefined();
+  });
+
+  it("deny wins; wildcard matches subdomains only; no port means 80 and 443", () => {
+    const r = new Rules({
+      allow: ["*.ex.org", "ex.org", "x.ex.org:8080"],
+      deny: ["bad.ex.org"],
+      allowedPrivateRanges: [],
+    });
+    expect(r.check("a.ex.org", 443).allowed).toBe(true);
+    expect(r.check("ex.org", 80).allowed).toBe(true);
+    expect(r.check("ex.org", 22)).toMatchObject({ allowed: false, rule: "not-listed" });
+    expect(r.check("x.ex.org", 8080).allowed).toBe(true);
+    expect(r.check("notex.org", 443).allowed).toBe(false);
+    expect(r.check("bad.ex.org", 443)).toMatchObject({ allowed: false, rule: "deny bad.ex.org" });
+    expect(r.check("1.2.3.4", 443)).toMatchObject({ allowed: false, rule: "raw-ip" });
+  });
+
+  it("refuses special answers unless the site lists the range", () => {
+    const r = new Rules({ allow: [], deny: [], allowedPrivateRanges: ["10.1.0.0/16"] });
+    for (const a of [
+      "127.0.0.1",
+      "10.0.0.1",
+      "172.17.0.1",
+      "192.168.1.1",
+      "169.254.169.254",
+      "224.0.0.1",
+      "::1",
+      "fe80::1",
+      "fd00::1",
+      "::ffff:127.0.0.1",
+      "0.0.0.0",
+    ])
+      expect(r.addressAllowed(a), a).toBe(false);
+    expect(r.addressAllowed("10.1.2.3")).toBe(true);
+    expect(r.addressAllowed("93.184.216.34")).toBe(true);
+  });
+});
+
+describe("proxy", () => {
+  it("forwards HTTP to an allowed host (exact and wildcard) and records it", async () => {
+    const out = await raw(
+      `GET http://data.test:${webPort}/x HTTP/1.1\r\nHost: data.test:${webPort}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(out).toMatch(/^HTTP\/1.1 200/);
+    expect(out).toContain(`hello from data.test:${webPort}/x`);
+    const w = await raw(
+      `GET http://a.archive.test:${webPort}/y HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+    );
+    expect(w).toContain("hello from a.archive.test");
+    const rec = records.find((r) => r.host === "data.test" && r.kind === "http");
+    expect(rec).toMatchObject({
+      allowed: true,
+      port: webPort,
+      address: "127.0.0.2",
+      rule: `allow data.test:${webPort}`,
+    });
+    expect(rec?.bytesIn).toBeGreaterThan(0);
+  });
+
+  it("tunnels CONNECT to an allowed host and counts the bytes", async () => {
+    const out = await raw(
+      `CONNECT tls.test:${tcpPort} HTTP/1.1\r\nHost: tls.test:${tcpPort}\r\n\r\nping`,
+      /echo:ping/,
+    );
+    expect(out).toMatch(/^HTTP\/1.1 200/);
+    expect(out).toContain("echo:ping");
+    await new Promise((r) => setTimeout(r, 100));
+    const rec = records.find((r) => r.host === "tls.test");
+    expect(rec).toMatchObject({ kind: "connect", allowed: true, bytesOut: 4, bytesIn: 9 });
+  });
+
+  it.each([
+    ["a host not on the list", `GET http://other.test:${0}/ HTTP/1.1\r\n\r\n`, "not-listed", "other.test"],
+    ["a raw IP", "CONNECT 127.0.0.2:443 HTTP/1.1\r\n\r\n", "raw-ip", "127.0.0.2"],
+    ["a denied host under an allowed wildcard", "", "deny", "blocked.archive.test"],
+    ["a listed name resolving to 127.0.0.1", "", "private-address", "loop.test"],
+  ])("refuses %s with a reason, and records it", async (_what, request, rule, host) => {
+    const text = request || `CONNECT ${host}:${webPort} HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+    const out = await raw(text);
+    expect(out).toMatch(/^HTTP\/1.1 403/);
+    expect(out).toContain(`scifi network proxy: refused ${host}`);
+    expect(out.toLowerCase()).toContain(`x-scifi-refused: ${rule}`);
+    const rec = records.findLast((r) => r.host === host);
+    expect(rec).toMatchObject({ allowed: false });
+    expect(rec?.rule.startsWith(rule)).toBe(true);
+    expect(rec?.reason).toBeTruthy();
+  });
+
+  it("refuses non-http URLs and origin-form requests (the proxy is not a web server)", async () => {
+    const out = await raw("GET /etc/passwd HTTP/1.1\r\nHost: data.test\r\nConnection: close\r\n\r\n");
+    expect(out).toMatch(/^HTTP\/1.1 403/);
+    const ftp = await raw("GET ftp://data.test/ HTTP/1.1\r\nConnection: close\r\n\r\n");
+    expect(ftp).toMatch(/^HTTP\/1.1 403/);
+  });
+
+  it("an approved host is added for the rest of the run", async () => {
+    const before = await raw(`CONNECT late.test:${tcpPort} HTTP/1.1\r\n\r\n`);
+    expect(before).toMatch(/^HTTP\/1.1 403/);
+    proxy.rules.addAllow(`late.test:${tcpPort}`);
+    // late.test has no pinned answer and the system resolver is off: refused for lack of an address.
+    const after = await raw(`CONNECT late.test:${tcpPort} HTTP/1.1\r\n\r\n`);
+    expect(after).toContain("does not resolve");
+  });
+});
