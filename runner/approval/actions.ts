@@ -17,9 +17,9 @@ export const APPROVAL_ACTION_HELP: Readonly<Record<ApprovalAction, string>> = {
 
 /**
  * Actions named in the vocabulary that this version does not gate yet: naming one is an error, never
- * a silent no-op (trust.md rule 7). `delete` needs a host-side guard of bash (docs/approval.md).
+ * a silent no-op (trust.md rule 7). None at present (`delete` is enforced by runner/approval/deletion.ts).
  */
-export const NOT_ENFORCED: ReadonlySet<ApprovalAction> = new Set(["delete"]);
+export const NOT_ENFORCED: ReadonlySet<ApprovalAction> = new Set([]);
 
 /** The error text for an action that exists but is not enforced yet; undefined when it is. */
 export function notEnforcedMessage(name: ApprovalAction): string | undefined {

@@ -40,6 +40,11 @@ export interface PassOptions {
   blockerNudge: (count: number) => string;
   onEvent?: (event: PassEvent) => void;
   signal?: AbortSignal;
+  /**
+   * Runs after every tool call (approval: [delete] compares the task folder with its start); a text
+   * it returns is added to the call's result.
+   */
+  afterTool?: (name: string) => Promise<string | undefined>;
 }
 
 export interface PassResult {
@@ -148,6 +153,8 @@ async function runCalls(
       continue;
     }
     const outcome = await runTool(options.tools, call.name, call.input, options.toolContext);
+    const after = await options.afterTool?.(call.name);
+    if (after) outcome.output = `${outcome.output}\n\n${after}`;
     limits.record(request, outcome.ok);
     options.onEvent?.({ type: "tool", name: call.name, ok: outcome.ok, rejected: false, limits });
     results.push({ type: "tool_result", toolUseId: call.id, content: outcome.output, isError: !outcome.ok });

@@ -14,6 +14,7 @@ import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review
 import { MalformedReply } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
+import { DeletionGuard } from "../approval/deletion.ts";
 import type { ApprovalGate, ApprovalRecord } from "../approval/gate.ts";
 import { RecordWriteFailed } from "../atomic-write.ts";
 import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
@@ -656,6 +657,11 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
     ...(deps.skills?.text(name) ?? { text: "", sha256: "" }),
   }));
   let overQuota: QuotaExceeded | undefined;
+  // `approval: [delete]`: the files of the task folder at the first work pass are copied into the run
+  // folder and compared after every tool call (runner/approval/deletion.ts).
+  const deletion = deps.approval?.requires("delete")
+    ? DeletionGuard.open({ taskDir: ctx.spec.taskDir, dir: join(ctx.folder.dir, "deletion"), gate: deps.approval })
+    : undefined;
   const result = await withSandbox(ctx, deps, "work", {}, async (sandbox) => {
     const pass = await runPass({
       model: live.model,
@@ -676,6 +682,7 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
       blockerNudge,
       onEvent: (event) => onPassEvent(ctx, live, deps, event),
       signal: deps.signal,
+      ...(deletion ? { afterTool: () => deletion.afterTool(sandbox) } : {}),
     });
     // Over the task-folder quota when the pass ended: the agent did not clean up after the
     // refused tool calls, so the run ends (the checks would only fill the disk further).
@@ -1194,6 +1201,7 @@ function outcomeOfError(error: unknown): (Outcome & { limit: string }) | undefin
     case "NoModelAvailable":
       return { status: "failed", reason: `no model: ${error.message}`, limit: "model" };
     case "ApprovalTimedOut":
+    case "DeleteGuardTooLarge":
       return { status: "blocked", reason: error.message, limit: "approval" };
     case "MalformedReply":
     case "ReviewFailed":

@@ -47,10 +47,11 @@ describe("the approval vocabulary", () => {
     expect(validate("[submit_job, finish, network, run]").code).toBe(0);
   });
 
-  it("`delete` is named but refused as not enforced (never a silent no-op)", () => {
-    const result = validate("[delete]");
-    expect(result.code).toBe(1);
-    expect(result.out).toContain("is not enforced in this version");
+  it("`delete` is enforced, so validate and the site policy accept it", () => {
+    expect(validate("[delete, submit_job]").code).toBe(0);
+    expect(parseSitePolicy("approval: {require: [delete]}\n", "site.yaml").approvalRequired).toEqual([
+      "delete",
+    ]);
   });
 
   it("the site policy's approval.require uses the same vocabulary", () => {

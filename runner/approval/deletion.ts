@@ -1,0 +1,284 @@
+// `approval: [delete]`: removing or truncating a file that existed when the run started needs a
+// person's yes. An agent with bash can delete anything in its task folder, and nothing host-side can
+// intercept a syscall in the sandbox, so the runner keeps its own copy of every file of the task folder
+// (taken before the agent's first call, in the run folder, out of the agent's reach) and compares after
+// every tool call of the work pass: a file from the start that is now missing, no longer a regular
+// file, or shorter is put back at once from the copy (through the sandbox's own writer, so the restore
+// can reach nothing the agent could not), and one approval request is made for what that call
+// removed. Approved: the runner itself deletes / truncates (to the agent's content) and the agent is
+// told; denied: the files stay and the agent reads the reason. Files made during the run are the
+// agent's own and are not watched; a file replaced by other content of at least the same size is a
+// change, not a deletion.
+import { createHash } from "node:crypto";
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  type Stats,
+  writeFileSync,
+} from "node:fs";
+import { join, posix } from "node:path";
+import { readTaskFile } from "../policy/host-paths.ts";
+import { TASK_MOUNT } from "../policy/spec.ts";
+import type { Sandbox } from "../sandbox/types.ts";
+import type { ApprovalGate } from "./gate.ts";
+
+/** Default cap on what the runner copies at start (all files together). */
+export const DEFAULT_DELETE_GUARD_BYTES = 2 * 1024 ** 3;
+const MAX_ENTRIES = 200_000;
+
+export interface GuardedFile {
+  /** Path relative to the task folder, `/`-separated. */
+  rel: string;
+  size: number;
+  sha256: string;
+  ino: number;
+  mode: number;
+  /** Name of the runner's copy under `<dir>/files/`. */
+  copy: string;
+}
+
+interface GuardIndex {
+  version: 1;
+  files: GuardedFile[];
+  next: number;
+}
+
+export interface Removal {
+  file: GuardedFile;
+  kind: "deleted" | "truncated";
+  /** Truncated: the agent's (shorter) content, kept so an approval can put it in place. */
+  agentContent?: Buffer;
+  /** What was found, for the request and the agent. */
+  found: string;
+}
+
+export interface DeletionGuardOptions {
+  taskDir: string;
+  /** A folder of the run folder (no sandbox mounts it): the index and the copies. */
+  dir: string;
+  gate: ApprovalGate;
+  maxBytes?: number;
+}
+
+export class DeleteGuardTooLarge extends Error {
+  override name = "DeleteGuardTooLarge";
+  readonly endsRun = true;
+}
+
+export class DeletionGuard {
+  readonly #o: DeletionGuardOptions;
+  #index: GuardIndex;
+
+  private constructor(options: DeletionGuardOptions, index: GuardIndex) {
+    this.#o = options;
+    this.#index = index;
+  }
+
+  /**
+   * The guard of a run: its index from the run folder, or (first time) a copy of every regular file of
+   * the task folder, read without following links. Throws DeleteGuardTooLarge past the byte cap: a
+   * deletion that could not be undone would make the key a no-op (trust.md rule 7).
+   */
+  static open(options: DeletionGuardOptions): DeletionGuard {
+    const indexFile = join(options.dir, "index.json");
+    try {
+      return new DeletionGuard(options, JSON.parse(readFileSync(indexFile, "utf8")) as GuardIndex);
+    } catch {
+      // First time: capture below.
+    }
+    mkdirSync(join(options.dir, "files"), { recursive: true, mode: 0o700 });
+    const cap = options.maxBytes ?? DEFAULT_DELETE_GUARD_BYTES;
+    const index: GuardIndex = { version: 1, files: [], next: 0 };
+    let total = 0;
+    for (const rel of regularFiles(options.taskDir)) {
+      const stat = lstatSync(join(options.taskDir, rel));
+      total += stat.size;
+      if (total > cap) {
+        throw new DeleteGuardTooLarge(
+          `approval: [delete] needs the runner's copy of every file of the task folder, and they hold more than ${cap} bytes (the cap); protect large data with a read-only mount instead (docs/approval.md)`,
+        );
+      }
+      const data = readTaskFile(options.taskDir, rel, rel, cap);
+      const copy = String(index.next++);
+      writeFileSync(join(options.dir, "files", copy), data, { mode: 0o600 });
+      index.files.push({
+        rel,
+        size: data.length,
+        sha256: sha256(data),
+        ino: stat.ino,
+        mode: stat.mode & 0o777,
+        copy,
+      });
+    }
+    const guard = new DeletionGuard(options, index);
+    guard.#save();
+    return guard;
+  }
+
+  get files(): readonly GuardedFile[] {
+    return this.#index.files;
+  }
+
+  /** Files from the start that are now missing (or not a regular file) or shorter. */
+  removals(): Removal[] {
+    const found: Removal[] = [];
+    const dirs = new Map<string, boolean>();
+    for (const file of this.#index.files) {
+      const stat = statInTask(this.#o.taskDir, file.rel, dirs);
+      if (!stat) found.push({ file, kind: "deleted", found: "missing" });
+      else if (!stat.isFile())
+        found.push({ file, kind: "deleted", found: "replaced by something that is not a regular file" });
+      else if (stat.size < file.size) {
+        let agentContent: Buffer | undefined;
+        try {
+          agentContent = readTaskFile(this.#o.taskDir, file.rel, file.rel, file.size);
+        } catch {
+          agentContent = undefined;
+        }
+        found.push({
+          file,
+          kind: "truncated",
+          found: `${file.size} -> ${stat.size} bytes`,
+          ...(agentContent ? { agentContent } : {}),
+        });
+      }
+    }
+    return found;
+  }
+
+  /**
+   * After a tool call: undoes what the call removed and asks a person. Returns the text the agent
+   * reads after the tool's own result, or undefined when nothing from the start was removed.
+   */
+  async afterTool(sandbox: Sandbox): Promise<string | undefined> {
+    const removals = this.removals();
+    if (removals.length === 0) return undefined;
+    for (const r of removals) await this.#restore(sandbox, r);
+    const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})`);
+    const summary =
+      removals.length === 1
+        ? `${removals[0]?.kind === "deleted" ? "delete" : "truncate"} ${removals[0]?.file.rel}`
+        : `delete or truncate ${removals.length} files that existed at run start`;
+    let suspended = false;
+    const answer = await this.#o.gate.ask(
+      {
+        action: "delete",
+        summary,
+        detail: [
+          "The agent's last tool call removed or truncated files that existed when the run started.",
+          "The runner put them back from its copy; approving lets the runner delete / truncate them:",
+          ...lines,
+        ].join("\n"),
+        facts: { files: removals.map((r) => r.file.rel).join("\n") },
+      },
+      {
+        beforeWait: async () => {
+          suspended = true;
+          await sandbox.suspend?.();
+        },
+      },
+    );
+    if (suspended) await sandbox.resume?.();
+    const undone = `The runner: this call removed or truncated files that existed when the run started (${lines.join("; ")}). They were put back from the runner's copy at once; removing them needs a person's approval (request ${answer.request.id}).`;
+    const restarted = suspended
+      ? " While waiting the sandbox was stopped and a fresh one started: /tmp and background processes are gone."
+      : "";
+    const d = answer.decision;
+    if (!answer.approved) {
+      return `${undone} A person denied it (${d.who}): ${d.note ?? "no reason given"}. The files stay as they were at the start; take another way.${restarted}`;
+    }
+    for (const r of removals) await this.#apply(sandbox, r);
+    return `${undone} A person approved it (${d.who}${d.note ? `: ${d.note}` : ""}); the runner has now ${removals.map((r) => `${r.kind === "deleted" ? "deleted" : "truncated"} ${r.file.rel}`).join(", ")}.${restarted}`;
+  }
+
+  async #restore(sandbox: Sandbox, r: Removal): Promise<void> {
+    const path = `${TASK_MOUNT}/${r.file.rel}`;
+    const parent = posix.dirname(path);
+    if (r.kind === "deleted") {
+      // Whatever now stands at the path (a folder, a link, a FIFO) goes; a missing folder comes back.
+      await sandbox.exec(["sh", "-c", 'rm -rf -- "$1"; mkdir -p -- "$2"', "sh", path, parent], {
+        timeoutMs: 60_000,
+      });
+    }
+    await sandbox.writeFile(path, readFileSync(join(this.#o.dir, "files", r.file.copy)));
+    await sandbox.exec(["chmod", r.file.mode.toString(8), path], { timeoutMs: 30_000 });
+  }
+
+  async #apply(sandbox: Sandbox, r: Removal): Promise<void> {
+    const path = `${TASK_MOUNT}/${r.file.rel}`;
+    if (r.kind === "deleted") {
+      await sandbox.exec(["rm", "-f", "--", path], { timeoutMs: 60_000 });
+      this.#index.files = this.#index.files.filter((f) => f !== r.file);
+    } else {
+      const content = r.agentContent ?? Buffer.alloc(0);
+      await sandbox.writeFile(path, content);
+      const copy = String(this.#index.next++);
+      writeFileSync(join(this.#o.dir, "files", copy), content, { mode: 0o600 });
+      Object.assign(r.file, { size: content.length, sha256: sha256(content), copy });
+    }
+    this.#save();
+  }
+
+  #save(): void {
+    const file = join(this.#o.dir, "index.json");
+    writeFileSync(`${file}.tmp`, JSON.stringify(this.#index), { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  }
+}
+
+/** Regular files of the task folder (relative), never through a link; at most MAX_ENTRIES entries. */
+function regularFiles(taskDir: string): string[] {
+  const out: string[] = [];
+  let seen = 0;
+  const walk = (rel: string): void => {
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = readdirSync(rel ? join(taskDir, rel) : taskDir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (++seen > MAX_ENTRIES) {
+        throw new DeleteGuardTooLarge(
+          `approval: [delete] watches at most ${MAX_ENTRIES} entries of the task folder, and it holds more`,
+        );
+      }
+      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) walk(child);
+      else if (entry.isFile()) out.push(child);
+    }
+  };
+  walk("");
+  return out;
+}
+
+/** lstat of `rel` with every folder on the way lstat'ed too: a link or non-folder there means missing. */
+function statInTask(taskDir: string, rel: string, dirs: Map<string, boolean>): Stats | undefined {
+  const parts = rel.split("/");
+  let dir = "";
+  for (const part of parts.slice(0, -1)) {
+    dir = dir ? `${dir}/${part}` : part;
+    let ok = dirs.get(dir);
+    if (ok === undefined) {
+      ok = lstatOrUndefined(join(taskDir, dir))?.isDirectory() === true;
+      dirs.set(dir, ok);
+    }
+    if (!ok) return undefined;
+  }
+  return lstatOrUndefined(join(taskDir, rel));
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function sha256(data: Buffer): string {
+  return createHash("sha256").update(data).digest("hex");
+}

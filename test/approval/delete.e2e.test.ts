@@ -1,0 +1,112 @@
+// `approval: [delete]` with the real CLI and a real Docker sandbox, scripted agent (labelled
+// scripted): files that existed at run start, removed or truncated through bash (`rm`, `truncate`,
+// `rm -r`), write_file and edit_file, are put back at once and asked for; approved, the runner removes
+// or truncates them itself; denied, they stay and the agent reads the reason. A file the agent made
+// itself is removed without asking.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { type ApprovalView, pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { REPO } from "../loop/harness.ts";
+
+const CLI = join(REPO, "bin", "scifi.js");
+const FIXTURES = join(REPO, "test", "fixtures", "approval");
+const roots: string[] = [];
+
+function scifi(home: string, args: string[]): number {
+  try {
+    execFileSync(process.execPath, [CLI, ...args], {
+      env: { ...process.env, SCIFI_HOME: home },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    return 0;
+  } catch (error) {
+    return (error as { status: number }).status;
+  }
+}
+
+async function nextPending(
+  home: string,
+  child: ChildProcess,
+  out: () => string,
+  seen: Set<string>,
+): Promise<ApprovalView> {
+  for (let i = 0; i < 600; i++) {
+    const found = pendingApprovals(home).find((v) => !seen.has(v.request.id));
+    if (found) {
+      seen.add(found.request.id);
+      return found;
+    }
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`no approval request appeared:\n${out()}`);
+}
+
+describe.skipIf(!hasEngine("docker"))("approval: [delete], real CLI and Docker (scripted agent)", () => {
+  afterAll(() => {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  });
+
+  it("every removal or truncation of a start file is undone and asked; approved happens, denied does not", async () => {
+    const root = mkdtempSync(join(tmpdir(), "scifi-delete-e2e-"));
+    roots.push(root);
+    const home = join(root, "home");
+    const taskDir = join(root, "task");
+    mkdirSync(home);
+    mkdirSync(join(taskDir, "data"), { recursive: true });
+    writeFileSync(join(taskDir, "task.md"), readFileSync(join(FIXTURES, "delete.md"), "utf8"));
+    for (const f of ["a.csv", "b.csv", "c.csv", "d.txt"])
+      writeFileSync(join(taskDir, "data", f), `${f},1,2,3\n`);
+    writeFileSync(join(taskDir, "data", "e.txt"), "a much longer line of text\n");
+    let out = "";
+    const child = spawn(
+      process.execPath,
+      [CLI, "run", join(taskDir, "task.md"), "--model", `scripted:${join(FIXTURES, "delete.yaml")}`],
+      {
+        cwd: root,
+        env: { ...process.env, SCIFI_HOME: home, SCIFI_APPROVAL_POLL_MS: "200" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const seen = new Set<string>();
+    let runId = "";
+    const steps: { file: string; summary: string; approve: boolean; reason?: string }[] = [
+      { file: "a.csv", summary: "delete data/a.csv", approve: false, reason: "keep a" },
+      { file: "b.csv", summary: "truncate data/b.csv", approve: true },
+      { file: "c.csv", summary: "delete data/c.csv", approve: true },
+      { file: "d.txt", summary: "truncate data/d.txt", approve: false, reason: "keep d" },
+      { file: "e.txt", summary: "truncate data/e.txt", approve: true },
+    ];
+    for (const step of steps) {
+      const view = await nextPending(home, child, () => out, seen);
+      runId = view.runId;
+      expect(view.request).toMatchObject({ action: "delete", summary: step.summary });
+      // Undone before the request waits: the file is back, whole.
+      const back = readFileSync(join(taskDir, "data", step.file), "utf8");
+      expect(back).toBe(step.file === "e.txt" ? "a much longer line of text\n" : `${step.file},1,2,3\n`);
+      const args = step.approve
+        ? ["approve", view.runId, view.request.id]
+        : ["deny", view.runId, view.request.id, "--reason", step.reason ?? ""];
+      expect(scifi(home, args)).toBe(0);
+    }
+    expect(await exited, out).toBe(0);
+    expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("a.csv,1,2,3\n");
+    expect(readFileSync(join(taskDir, "data", "b.csv"), "utf8")).toBe("");
+    expect(existsSync(join(taskDir, "data", "c.csv"))).toBe(false);
+    expect(readFileSync(join(taskDir, "data", "d.txt"), "utf8")).toBe("d.txt,1,2,3\n");
+    expect(readFileSync(join(taskDir, "data", "e.txt"), "utf8")).toBe("short\n");
+    // Five requests: the agent's own file (made and removed in one call) asked nothing.
+    expect(runApprovals(home, runId)).toHaveLength(5);
+    // The agent read the outcome as its tool result: the denial with its reason.
+    const audit = readFileSync(join(home, "runs", runId, "audit.jsonl"), "utf8");
+    expect(audit).toMatch(/put back from the runner's copy at once[^"]*A person denied it \([^)]*\): keep a/);
+    expect(audit).toMatch(/A person approved it [^"]*the runner has now truncated data\/b.csv/);
+  }, 600_000);
+});
