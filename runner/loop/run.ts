@@ -660,7 +660,11 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
   // `approval: [delete]`: the files of the task folder at the first work pass are copied into the run
   // folder and compared after every tool call (runner/approval/deletion.ts).
   const deletion = deps.approval?.requires("delete")
-    ? DeletionGuard.open({ taskDir: ctx.spec.taskDir, dir: join(ctx.folder.dir, "deletion"), gate: deps.approval })
+    ? DeletionGuard.open({
+        taskDir: ctx.spec.taskDir,
+        dir: join(ctx.folder.dir, "deletion"),
+        gate: deps.approval,
+      })
     : undefined;
   const result = await withSandbox(ctx, deps, "work", {}, async (sandbox) => {
     const pass = await runPass({
