@@ -47,6 +47,8 @@ async function main(): Promise<number> {
       backend: values.backend,
       model: values.model,
       sitePolicy: values["site-policy"],
+      onReport: (report) =>
+        process.stdout.write(report.file ? `report: ${report.file}\n` : `report: ${report.error}\n`),
     });
     process.stdout.write(`${result.outcome.status}: ${result.outcome.reason}\n`);
     return exitCodeOfOutcome(result.outcome);

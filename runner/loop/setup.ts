@@ -5,7 +5,7 @@
 // for a `jobs: slurm` SAM, from runner/jobs) and starts or resumes the loop. `exitCodeOf` maps what
 // it throws to the exit code the CLI and the worker return.
 import { existsSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -42,6 +42,8 @@ export interface RunTaskOptions {
   approvalPrompt?: ApprovalGateOptions["prompt"];
   /** Called once the run folder exists (before the loop starts). */
   onRunId?: (runId: string, dir: string) => void;
+  /** Called once the run's report page is written at its end (or with why it could not be). */
+  onReport?: (report: { file?: string; index?: string; error?: string }) => void;
 }
 
 /** Bad input the user can fix: exit 2. */
@@ -104,21 +106,28 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   const runId = options.runId ?? newRunId(sam.metadata.name);
   const approvals = await approvalGateFor(options, sam, runId);
   const extensions = await extensionsFor(options, sam, runId, false, approvals);
-  return endingExtensions(extensions, async () =>
-    startRun(
-      { home: options.home, sam, limits: options.limits, runId, model },
-      {
-        ...(approvals ? { approval: approvals } : {}),
-        ...(await deps(
-          options,
-          backend,
-          model,
-          sam,
-          extensions,
-          effectiveLimits(sam, options.limits).walltimeSec * 1000,
-        )),
-        onCreated: (dir) => options.onRunId?.(runId, dir),
-      },
+  const changes = await changesTracker(dirname(sam.file), undefined);
+  const watched = { ...options, onStatus: changes.onStatus(options.onStatus) };
+  return changes.around(options, () =>
+    endingExtensions(extensions, async () =>
+      startRun(
+        { home: options.home, sam, limits: options.limits, runId, model },
+        {
+          ...(approvals ? { approval: approvals } : {}),
+          ...(await deps(
+            watched,
+            backend,
+            model,
+            sam,
+            extensions,
+            effectiveLimits(sam, options.limits).walltimeSec * 1000,
+          )),
+          onCreated: (dir) => {
+            changes.created(dir);
+            options.onRunId?.(runId, dir);
+          },
+        },
+      ),
     ),
   );
 }
@@ -147,19 +156,104 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
   const extensions = sam
     ? await extensionsFor(options, sam, runId, true, approvals)
     : [...(options.extensions ?? [])];
-  return endingExtensions(extensions, async () =>
-    resumeRun(options.home, runId, {
-      ...(approvals ? { approval: approvals } : {}),
-      ...(await deps(
-        options,
-        backend,
-        model,
-        sam,
-        extensions,
-        state.limits.walltimeSec * 1000 - state.spent.elapsedMs,
-      )),
-    }),
+  const changes = await changesTracker(sam ? dirname(sam.file) : undefined, folder.dir);
+  const watched = { ...options, onStatus: changes.onStatus(options.onStatus) };
+  return changes.around(options, () =>
+    endingExtensions(extensions, async () =>
+      resumeRun(options.home, runId, {
+        ...(approvals ? { approval: approvals } : {}),
+        ...(await deps(
+          watched,
+          backend,
+          model,
+          sam,
+          extensions,
+          state.limits.walltimeSec * 1000 - state.spent.elapsedMs,
+        )),
+      }),
+    ),
   );
+}
+
+/**
+ * The run's change snapshots (runner/report/changes.ts) and its report. The start snapshot is taken
+ * before the loop (a resumed run keeps the one its start took); one after each work pass, as the
+ * checks begin (the work sandbox is gone then); one at the end, with small images. Then the report
+ * page and the runs index are written. Nothing here fails the run: a snapshot that cannot be taken is
+ * partial, a report that cannot be written is reported through onReport.
+ */
+async function changesTracker(taskDir: string | undefined, resumedDir: string | undefined) {
+  const changes = await import("../report/changes.ts");
+  let runDir = resumedDir;
+  const start =
+    taskDir && !(resumedDir && existsSync(join(changes.changesDir(resumedDir), "start.json")))
+      ? await changes.snapshotTaskFolder(taskDir, "start")
+      : undefined;
+  const pending: Promise<void>[] = [];
+  let lastCheck = -1;
+  const created = (dir: string): void => {
+    runDir = dir;
+    if (start) changes.writeSnapshot(dir, start, "start");
+  };
+  if (resumedDir) created(resumedDir);
+  return {
+    created,
+    onStatus:
+      (inner: RunTaskOptions["onStatus"]) =>
+      (status: RunStatus): void => {
+        if (status.phase === "checks" && status.iteration !== lastCheck && taskDir && runDir) {
+          lastCheck = status.iteration;
+          const dir = runDir;
+          pending.push(
+            changes
+              .snapshotTaskFolder(taskDir, `after the work of iteration ${status.iteration}`)
+              .then((snap) => changes.writeSnapshot(dir, snap, `iteration-${status.iteration}`))
+              .catch(() => undefined),
+          );
+        }
+        inner?.(status);
+      },
+    around: async (options: RunTaskOptions, run: () => Promise<RunResult>): Promise<RunResult> => {
+      try {
+        return await run();
+      } finally {
+        await Promise.all(pending);
+        if (runDir) {
+          if (taskDir) {
+            const end = await changes.snapshotTaskFolder(taskDir, "end", { images: true });
+            try {
+              changes.writeSnapshot(runDir, end, "end");
+            } catch {
+              // The report says the end snapshot is missing.
+            }
+          }
+          options.onReport?.(await writeReports(options.home, runDir));
+        }
+      }
+    },
+  };
+}
+
+/** The run's report page and the runs index, rebuilt at a run's end. */
+async function writeReports(
+  home: string,
+  runDir: string,
+): Promise<{ file?: string; index?: string; error?: string }> {
+  try {
+    const { REPORT_FILE, writeIndex, writeRunReport } = await import("../report/report.ts");
+    const { runFiles } = await import("../paths.ts");
+    const file = join(runDir, REPORT_FILE);
+    writeRunReport(runFiles(runDir).audit, file, home);
+    const runs = dirname(runDir);
+    try {
+      const index = writeIndex(runs, join(runs, "index.html")).file;
+      return { file, index };
+    } catch {
+      return { file };
+    }
+  } catch (error) {
+    return { error: `the report could not be written: ${(error as Error).message}` };
+  }
 }
 
 /**

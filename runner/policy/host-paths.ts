@@ -295,7 +295,7 @@ export class WalkLimitExceeded extends HostPathRefused {
   override name = "WalkLimitExceeded";
 }
 
-interface TreeEntry {
+export interface TreeEntry {
   /** Path relative to the root; "" for the root itself. */
   rel: string;
   /** lstat of the entry (fstat of the open handle for folders). */
@@ -308,7 +308,8 @@ interface TreeEntry {
 
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 
-async function walkTree(
+/** Walks `root` (exported for the run's change snapshot, runner/report/changes.ts). */
+export async function walkTree(
   root: string,
   visit: (entry: TreeEntry) => Promise<void> | void,
   limits: WalkLimits = {},

@@ -9,6 +9,7 @@ import { type HistoryRecord, readHistory } from "../memory/history.ts";
 import { homePaths, runFiles, scifiHome } from "../paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { readSnapshots, type StoredSnapshots } from "./changes.ts";
 
 export interface RunInputs {
   runDir: string;
@@ -22,6 +23,8 @@ export interface RunInputs {
   sam?: SamDocument;
   /** Task memory text (`memory.md`), empty when the run wrote none. */
   taskMemory: string;
+  /** The task-folder snapshots of the run (`changes/`), when it took them. */
+  snapshots?: StoredSnapshots;
 }
 
 export class ReportInputError extends Error {
@@ -49,6 +52,7 @@ export function loadRun(tapePath: string, home?: string): RunInputs {
     ...optionalJson<SandboxSpec>("spec", files.spec),
     ...optionalJson<SamDocument>("sam", files.samJson),
     taskMemory: existsSync(files.memory) ? readFileSync(files.memory, "utf8") : "",
+    snapshots: readSnapshots(runDir),
   };
 }
 

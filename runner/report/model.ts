@@ -20,6 +20,7 @@ import { homePaths, runFiles } from "../paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { ExpectationItem, SamNode } from "../sam/types.ts";
 import { BUILTIN_SKILLS_DIR } from "../skills/library.ts";
+import { type ChangesView, changesView } from "./changes-view.ts";
 import { type RunInputs, sharedMemoryFiles } from "./load.ts";
 
 export type PhaseName = "prescan" | "work" | "checks" | "review" | "final_review" | "other";
@@ -145,6 +146,8 @@ export interface ReportModel {
   events: EventRecord[];
   roles: string[];
   tools: string[];
+  /** What the run changed in its task folder (snapshots at start, after each work pass, at the end). */
+  changes: ChangesView;
   charts: {
     perIteration: { label: string; usage: TapeUsage; costUsd: number }[];
     cacheShare: { seq: number; share: number }[];
@@ -179,6 +182,7 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
     injected,
     memoryWritten: memoryWritten(inputs, summary.runId),
     approvals: approvalRows(inputs.history),
+    changes: changesView(inputs.snapshots),
     events: summary.events,
     roles: [...new Set(summary.calls.map((c) => c.role))].sort(),
     tools: [...new Set(calls.flatMap((c) => c.toolCalls.map((t) => t.name)))].sort(),

@@ -87,6 +87,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
   if (typeof limits === "string") return usage(limits);
   const display = await createDisplay(process.stderr);
   let runDir: string | undefined;
+  let report: { file?: string; index?: string; error?: string } | undefined;
   const releaseSignals = await ownSignals(() => runDir);
   try {
     const result = await runTask({
@@ -99,6 +100,9 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       limits,
       onStatus: (status) => display.update(status),
       ...(process.stdin.isTTY && process.stderr.isTTY ? { approvalPrompt: terminalApproval } : {}),
+      onReport: (written) => {
+        report = written;
+      },
       onRunId: (runId, dir) => {
         runDir = dir;
         process.stderr.write(`${flags.resume ? "resuming" : "run"} ${runId} (records: ${dir})\n`);
@@ -106,9 +110,11 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     });
     display.done();
     process.stdout.write(summary(result, flags.model));
+    process.stdout.write(reportLine(report));
     return exitCodeOfOutcome(result.outcome);
   } catch (error) {
     display.done();
+    if (report) process.stderr.write(reportLine(report));
     if (error instanceof InvalidInput) {
       for (const d of error.diagnostics)
         process.stderr.write(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
@@ -170,6 +176,13 @@ function recordWriteFailed(error: RecordWriteFailed, runDir: string | undefined)
     );
   else process.stderr.write(`${records}fix the cause above, then continue with: ${resume}\n`);
   return EXIT.failed;
+}
+
+/** Where the run's report page is (written at the run's end), or why it is not there. */
+function reportLine(report: { file?: string; index?: string; error?: string } | undefined): string {
+  if (!report) return "";
+  if (report.error) return `report: not written (${report.error}); rebuild with: scifi report <run>\n`;
+  return `report: ${report.file}${report.index ? ` (all runs: ${report.index})` : ""}\n`;
 }
 
 function usage(message: string): number {

@@ -1,0 +1,355 @@
+// What a run changed in its task folder: a snapshot taken host-side at the run's start, after every
+// work pass (when the work sandbox is gone, as the checks begin) and at the end, compared file by
+// file. The task folder is the agent's: the walk never follows a link (host-paths walkTree), never
+// opens a FIFO, socket or device, and reads are capped. A snapshot keeps size and sha256 of every
+// regular file; the contents only of small text files (for the diff) and, at the end, of small
+// images (shown inline in the report). Stored in the run folder as `changes/<name>.json`.
+import { createHash } from "node:crypto";
+import { constants, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { open, readlink } from "node:fs/promises";
+import { join } from "node:path";
+import { WalkLimitExceeded, walkTree } from "../policy/host-paths.ts";
+
+/** Text files up to this size keep their contents (for the diff). */
+export const MAX_TEXT_BYTES = 256 * 1024;
+/** Images up to this size keep their bytes (shown inline). */
+export const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
+/** Files larger than this are not hashed (size and mtime only). */
+export const MAX_SNAPSHOT_HASH_BYTES = 512 * 1024 * 1024;
+/** All kept contents of one snapshot together. */
+export const MAX_KEPT_BYTES = 16 * 1024 * 1024;
+/** Entries one snapshot walks at most. */
+export const MAX_SNAPSHOT_ENTRIES = 50_000;
+
+const IMAGE_TYPES: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  svg: "image/svg+xml",
+  webp: "image/webp",
+};
+
+export interface SnapshotEntry {
+  kind: "file" | "link" | "other";
+  size: number;
+  mtimeMs: number;
+  /** sha256 of a regular file's bytes; absent when it was too large to hash or unreadable. */
+  sha256?: string;
+  /** The contents of a small UTF-8 text file. */
+  text?: string;
+  /** A small image's bytes (base64) and type; kept in snapshots taken with `images`. */
+  image?: { mime: string; base64: string };
+  /** A link's target (never followed). */
+  target?: string;
+}
+
+export interface Snapshot {
+  label: string;
+  takenAt: string;
+  files: Record<string, SnapshotEntry>;
+  /** Why the snapshot is partial (too many entries, content budget spent). */
+  partial?: string;
+}
+
+export function imageMime(rel: string): string | undefined {
+  const ext = rel.slice(rel.lastIndexOf(".") + 1).toLowerCase();
+  return rel.includes(".") ? IMAGE_TYPES[ext] : undefined;
+}
+
+/** Snapshots `root` without following links; never throws for what the agent did to the folder. */
+export async function snapshotTaskFolder(
+  root: string,
+  label: string,
+  options: { images?: boolean; maxEntries?: number } = {},
+): Promise<Snapshot> {
+  const files: Record<string, SnapshotEntry> = {};
+  let kept = 0;
+  let partial: string | undefined;
+  try {
+    await walkTree(
+      root,
+      async ({ rel, stat, dir, at }) => {
+        if (rel === "" || dir) return;
+        if (stat.isSymbolicLink()) {
+          const target = await readlink(at).catch(() => "?");
+          files[rel] = { kind: "link", size: 0, mtimeMs: stat.mtimeMs, target };
+          return;
+        }
+        if (!stat.isFile()) {
+          files[rel] = { kind: "other", size: stat.size, mtimeMs: stat.mtimeMs };
+          return;
+        }
+        const entry: SnapshotEntry = { kind: "file", size: stat.size, mtimeMs: stat.mtimeMs };
+        files[rel] = entry;
+        if (stat.size > MAX_SNAPSHOT_HASH_BYTES) return;
+        const mime = imageMime(rel);
+        const keepImage = options.images && mime !== undefined && stat.size <= MAX_IMAGE_BYTES;
+        const keepText = stat.size <= MAX_TEXT_BYTES && mime === undefined;
+        const wanted = (keepImage || keepText) && kept + stat.size <= MAX_KEPT_BYTES;
+        if ((keepImage || keepText) && !wanted) partial = "content budget spent: some contents not kept";
+        const read = await readRegular(at, stat.ino, wanted ? stat.size : 0);
+        if (!read) return;
+        entry.sha256 = read.sha256;
+        if (!read.bytes) return;
+        kept += read.bytes.length;
+        if (keepImage && mime) entry.image = { mime, base64: read.bytes.toString("base64") };
+        else if (keepText && isText(read.bytes)) entry.text = read.bytes.toString("utf8");
+      },
+      { maxEntries: options.maxEntries ?? MAX_SNAPSHOT_ENTRIES },
+    );
+  } catch (error) {
+    partial =
+      error instanceof WalkLimitExceeded ? error.message : `the walk stopped: ${(error as Error).message}`;
+  }
+  return { label, takenAt: new Date().toISOString(), files, ...(partial ? { partial } : {}) };
+}
+
+/**
+ * Hashes the regular file at `at` (a /proc/self/fd path naming it without following links),
+ * keeping its first `keep` bytes. O_NOFOLLOW and O_NONBLOCK: a link or a FIFO swapped in after the
+ * lstat is refused (or checked by fstat) without blocking; the inode must be the one lstat saw.
+ */
+async function readRegular(
+  at: string,
+  ino: number,
+  keep: number,
+): Promise<{ sha256: string; bytes?: Buffer } | undefined> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const stat = await handle.stat();
+    if (!stat.isFile() || stat.ino !== ino) return undefined;
+    const hash = createHash("sha256");
+    const chunks: Buffer[] = [];
+    let keptBytes = 0;
+    let total = 0;
+    const buffer = Buffer.alloc(1024 * 1024);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > MAX_SNAPSHOT_HASH_BYTES) return undefined;
+      const part = buffer.subarray(0, bytesRead);
+      hash.update(part);
+      if (keptBytes < keep) {
+        const take = part.subarray(0, Math.min(bytesRead, keep - keptBytes));
+        chunks.push(Buffer.from(take));
+        keptBytes += take.length;
+      }
+    }
+    const sha256 = hash.digest("hex");
+    // A file that grew past what we meant to keep is not shown partly.
+    return keep > 0 && total <= keep ? { sha256, bytes: Buffer.concat(chunks) } : { sha256 };
+  } catch {
+    return undefined;
+  } finally {
+    await handle?.close();
+  }
+}
+
+function isText(bytes: Buffer): boolean {
+  if (bytes.includes(0)) return false;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stored in the run folder.
+
+export function changesDir(runDir: string): string {
+  return join(runDir, "changes");
+}
+
+export function writeSnapshot(runDir: string, snapshot: Snapshot, name: string): void {
+  mkdirSync(changesDir(runDir), { recursive: true });
+  writeFileSync(join(changesDir(runDir), `${name}.json`), `${JSON.stringify(snapshot)}\n`);
+}
+
+export interface StoredSnapshots {
+  start?: Snapshot;
+  /** After each iteration's work pass, by iteration number. */
+  iterations: { iteration: number; snapshot: Snapshot }[];
+  end?: Snapshot;
+}
+
+export function readSnapshots(runDir: string): StoredSnapshots {
+  const dir = changesDir(runDir);
+  const result: StoredSnapshots = { iterations: [] };
+  if (!existsSync(dir)) return result;
+  const load = (name: string): Snapshot | undefined => {
+    try {
+      return JSON.parse(readFileSync(join(dir, name), "utf8")) as Snapshot;
+    } catch {
+      return undefined;
+    }
+  };
+  for (const name of readdirSync(dir)) {
+    const m = /^iteration-(\d+)\.json$/.exec(name);
+    const snapshot = m ? load(name) : undefined;
+    if (m && snapshot) result.iterations.push({ iteration: Number(m[1]), snapshot });
+  }
+  result.iterations.sort((a, b) => a.iteration - b.iteration);
+  const start = load("start.json");
+  const end = load("end.json");
+  if (start) result.start = start;
+  if (end) result.end = end;
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparing two snapshots.
+
+export type ChangeKind = "created" | "changed" | "deleted";
+
+export interface FileChange {
+  path: string;
+  kind: ChangeKind;
+  before?: SnapshotEntry;
+  after?: SnapshotEntry;
+}
+
+export function compareSnapshots(before: Snapshot, after: Snapshot): FileChange[] {
+  const changes: FileChange[] = [];
+  const paths = new Set([...Object.keys(before.files), ...Object.keys(after.files)]);
+  for (const path of [...paths].sort()) {
+    const a = before.files[path];
+    const b = after.files[path];
+    if (a && !b) changes.push({ path, kind: "deleted", before: a });
+    else if (!a && b) changes.push({ path, kind: "created", after: b });
+    else if (a && b && !sameEntry(a, b)) changes.push({ path, kind: "changed", before: a, after: b });
+  }
+  return changes;
+}
+
+function sameEntry(a: SnapshotEntry, b: SnapshotEntry): boolean {
+  if (a.kind !== b.kind || a.size !== b.size) return false;
+  if (a.kind === "link") return a.target === b.target;
+  if (a.sha256 && b.sha256) return a.sha256 === b.sha256;
+  return a.mtimeMs === b.mtimeMs;
+}
+
+export interface DiffLine {
+  op: " " | "+" | "-";
+  text: string;
+  /** Line numbers in the old and new file (1-based). */
+  a?: number;
+  b?: number;
+}
+
+/** Most lines a diff compares; larger files are shown without a diff. */
+export const MAX_DIFF_LINES = 20_000;
+
+/**
+ * Line diff (Myers, O((N+M)D)) of two texts; undefined when too large or too different to compute
+ * within a bound.
+ */
+export function diffLines(before: string, after: string, maxEdits = 4000): DiffLine[] | undefined {
+  const a = splitLines(before);
+  const b = splitLines(after);
+  if (a.length > MAX_DIFF_LINES || b.length > MAX_DIFF_LINES) return undefined;
+  const n = a.length;
+  const m = b.length;
+  const max = Math.min(n + m, maxEdits);
+  const offset = max + 1;
+  const v = new Int32Array(2 * max + 3);
+  const trace: Int32Array[] = [];
+  let found = -1;
+  for (let d = 0; d <= max; d++) {
+    trace.push(v.slice());
+    for (let k = -d; k <= d; k += 2) {
+      let x: number;
+      if (k === -d || (k !== d && (v[offset + k - 1] as number) < (v[offset + k + 1] as number)))
+        x = v[offset + k + 1] as number;
+      else x = (v[offset + k - 1] as number) + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x++;
+        y++;
+      }
+      v[offset + k] = x;
+      if (x >= n && y >= m) {
+        found = d;
+        break;
+      }
+    }
+    if (found >= 0) break;
+  }
+  if (found < 0) return undefined;
+  const lines: DiffLine[] = [];
+  let x = n;
+  let y = m;
+  for (let d = found; d > 0; d--) {
+    const vd = trace[d] as Int32Array;
+    const k = x - y;
+    const prevK =
+      k === -d || (k !== d && (vd[offset + k - 1] as number) < (vd[offset + k + 1] as number))
+        ? k + 1
+        : k - 1;
+    const prevX = vd[offset + prevK] as number;
+    const prevY = prevX - prevK;
+    while (x > prevX && y > prevY) {
+      x--;
+      y--;
+      lines.push({ op: " ", text: a[x] as string, a: x + 1, b: y + 1 });
+    }
+    if (x === prevX) {
+      y--;
+      lines.push({ op: "+", text: b[y] as string, b: y + 1 });
+    } else {
+      x--;
+      lines.push({ op: "-", text: a[x] as string, a: x + 1 });
+    }
+  }
+  while (x > 0 && y > 0) {
+    x--;
+    y--;
+    lines.push({ op: " ", text: a[x] as string, a: x + 1, b: y + 1 });
+  }
+  return lines.reverse();
+}
+
+function splitLines(text: string): string[] {
+  if (text === "") return [];
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+export interface Hunk {
+  lines: DiffLine[];
+}
+
+/** Changed lines with `context` lines around them, grouped in hunks; at most `maxLines` lines shown. */
+export function hunks(lines: DiffLine[], context = 3, maxLines = 400): { hunks: Hunk[]; cut: number } {
+  const keep = new Array<boolean>(lines.length).fill(false);
+  lines.forEach((line, i) => {
+    if (line.op === " ") return;
+    for (let j = Math.max(0, i - context); j <= Math.min(lines.length - 1, i + context); j++) keep[j] = true;
+  });
+  const result: Hunk[] = [];
+  let current: DiffLine[] | undefined;
+  let shown = 0;
+  let cut = 0;
+  lines.forEach((line, i) => {
+    if (!keep[i]) {
+      current = undefined;
+      return;
+    }
+    if (shown >= maxLines) {
+      cut++;
+      return;
+    }
+    if (!current) {
+      current = [];
+      result.push({ lines: current });
+    }
+    current.push(line);
+    shown++;
+  });
+  return { hunks: result, cut };
+}

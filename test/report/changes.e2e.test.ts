@@ -1,0 +1,122 @@
+/// <reference lib="dom" />
+// The Changes section of a real run's report (Docker sandbox, scripted model, the real CLI): the run
+// writes fit.png with matplotlib in the sandbox, edits notes.txt, deletes old.log and writes a file
+// whose name and contents are HTML. `scifi run` writes report.html itself and prints its path; the
+// page, opened in real headless Chromium, shows the diff, the plot inline, and the hostile file as
+// text, with no request but the page itself.
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliResult, runScifi } from "../helpers/cli.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage, REPO } from "../loop/harness.ts";
+import { launchChromium, openFile } from "./browser.ts";
+
+const SCRIPT = join(REPO, "test", "report", "fixtures", "matplotlib-plot.yaml");
+const HOSTILE = "<img src=x onerror=alert(1)>.txt";
+
+const SAM = `---
+name: decay-plot
+walltime: 10m
+iterations: 1
+budget_usd: 0.50
+---
+# Plot a decay
+
+## Context
+\`data.txt\` holds \`t,counts\` pairs.
+
+## To-do
+Plot the counts against time into \`fit.png\` with matplotlib; write the fitted slope to \`results.txt\`.
+
+## Expectation
+- \`fit.png\` is a PNG image.
+  \`\`\`check timeout=1m
+  python3 -c "import sys; sys.exit(0 if open('fit.png','rb').read(8) == bytes([137,80,78,71,13,10,26,10]) else 1)"
+  \`\`\`
+`;
+
+let home: string;
+let taskDir: string;
+let run: CliResult;
+let browser: Browser;
+
+describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes section of a real run", () => {
+  beforeAll(async () => {
+    ensureImage();
+    const root = mkdtempSync(join(tmpdir(), "scifi-changes-e2e-"));
+    home = join(root, "home");
+    taskDir = join(root, "task");
+    mkdirSync(home);
+    mkdirSync(taskDir);
+    writeFileSync(join(taskDir, "task.md"), SAM);
+    writeFileSync(join(taskDir, "data.txt"), "0,100\n1,60\n2,36\n3,22\n4,13\n");
+    writeFileSync(join(taskDir, "notes.txt"), "line one\nstatus: draft\nline three\n");
+    writeFileSync(join(taskDir, "old.log"), "stale\n");
+    run = await runScifi(home, ["run", taskDir, "--model", `scripted:${SCRIPT}`], 600_000);
+    browser = await launchChromium();
+  }, 1_800_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("scifi run writes the report itself and prints its path", () => {
+    expect(run.stderr + run.stdout).toContain("PASSED");
+    expect(run.code).toBe(0);
+    const line = run.stdout.split("\n").find((l) => l.startsWith("report: "));
+    expect(line).toMatch(/report: .*\/runs\/[^/]+\/report\.html \(all runs: .*\/runs\/index\.html\)/);
+    const file = (line ?? "").slice("report: ".length).split(" (")[0] ?? "";
+    expect(readFileSync(file, "utf8")).toContain('id="changes"');
+  });
+
+  it("the page lists what changed, shows the diff and the plot inline, and keeps hostile text as text", async () => {
+    const file = (run.stdout.split("\n").find((l) => l.startsWith("report: ")) ?? "")
+      .slice("report: ".length)
+      .split(" (")[0] as string;
+    const { page, problems, requests } = await openFile(browser, file);
+    expect(problems).toEqual([]);
+    // Offline: nothing is fetched but the page (the plot is a data: URI inside it).
+    expect(requests.filter((r) => !r.startsWith("data:"))).toEqual([`file://${file}`]);
+    const overall = page.locator("#changes .change-set").first();
+    const row = (path: string) => overall.locator(`table.changes tr[data-path="${path}"]`);
+    await expect(row("fit.png").textContent()).resolves.toContain("created");
+    await expect(row("plot.py").textContent()).resolves.toContain("created");
+    await expect(row("results.txt").textContent()).resolves.toContain("created");
+    await expect(row("notes.txt").textContent()).resolves.toContain("changed");
+    await expect(row("old.log").textContent()).resolves.toContain("deleted");
+    await expect(row("data.txt").count()).resolves.toBe(0);
+    // The diff of notes.txt: the old line removed, the new one added, context kept.
+    const notes = overall.locator('details.change-file[data-path="notes.txt"]');
+    await expect(notes.locator("tr.del").textContent()).resolves.toContain("-status: draft");
+    await expect(notes.locator("tr.add").textContent()).resolves.toContain("+status: final: slope=-4.006");
+    await expect(notes.locator("tr.ctx").first().textContent()).resolves.toContain("line one");
+    // The plot is shown, decoded by the browser (a real PNG with pixels).
+    const img = overall.locator('details.change-file[data-path="fit.png"] img.produced');
+    await expect(img.isVisible()).resolves.toBe(true);
+    const size = await img.evaluate((el) => [
+      (el as HTMLImageElement).naturalWidth,
+      (el as HTMLImageElement).naturalHeight,
+    ]);
+    expect(size[0]).toBeGreaterThan(100);
+    expect(size[1]).toBeGreaterThan(100);
+    // The hostile name and contents are text: no element was injected, no script ran.
+    await expect(row(HOSTILE).locator("code").textContent()).resolves.toBe(HOSTILE);
+    const hostile = overall.locator("details.change-file").filter({ hasText: "onerror" });
+    await expect(hostile.locator("tr.add").textContent()).resolves.toContain(
+      "</pre><script>document.title='pwned'</script><b>bold</b>",
+    );
+    await expect(page.locator("#changes b").count()).resolves.toBe(0);
+    await expect(page.locator("#changes script").count()).resolves.toBe(0);
+    await expect(page.title()).resolves.not.toBe("pwned");
+    // Per iteration too: the work pass of iteration 1 created the plot.
+    await page.locator(".changes-iterations > summary").click();
+    await expect(page.locator(".changes-iterations").textContent()).resolves.toContain("iteration 1");
+    await expect(
+      page.locator('.changes-iterations table.changes tr[data-path="fit.png"]').textContent(),
+    ).resolves.toContain("created");
+    await page.close();
+  });
+});
