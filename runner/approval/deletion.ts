@@ -11,11 +11,13 @@
 // change, not a deletion.
 import { createHash } from "node:crypto";
 import {
+  chownSync,
   lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   type Stats,
   writeFileSync,
 } from "node:fs";
@@ -194,6 +196,66 @@ export class DeletionGuard {
     return `${undone} A person approved it (${d.who}${d.note ? `: ${d.note}` : ""}); the runner has now ${removals.map((r) => `${r.kind === "deleted" ? "deleted" : "truncated"} ${r.file.rel}`).join(", ")}.${restarted}`;
   }
 
+  /**
+   * After the work pass, its sandbox stopped (no process of the agent is left to race this): a
+   * removal made after the agent's last tool call (a background process) is undone host-side and
+   * asked like the others; the agent is not told (its pass is over). Returns the request's answer.
+   */
+  async afterPass(): Promise<"none" | "approved" | "denied"> {
+    const removals = this.removals();
+    if (removals.length === 0) return "none";
+    for (const r of removals) this.#restoreHost(r);
+    const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})`);
+    const answer = await this.#o.gate.ask({
+      action: "delete",
+      summary: `delete or truncate ${removals.length} file(s) that existed at run start, after the agent's last tool call`,
+      detail: [
+        "When the work pass ended, files that existed when the run started were removed or truncated (by something still running after the agent's last tool call).",
+        "The runner put them back from its copy; approving lets the runner delete / truncate them:",
+        ...lines,
+      ].join("\n"),
+      facts: { files: removals.map((r) => r.file.rel).join("\n") },
+    });
+    if (!answer.approved) return "denied";
+    for (const r of removals) {
+      const target = join(this.#o.taskDir, r.file.rel);
+      if (r.kind === "deleted") {
+        rmSync(target, { force: true, recursive: true });
+        this.#index.files = this.#index.files.filter((f) => f !== r.file);
+      } else {
+        const content = r.agentContent ?? Buffer.alloc(0);
+        this.#writeHost(r.file, content);
+        const copy = String(this.#index.next++);
+        writeFileSync(join(this.#o.dir, "files", copy), content, { mode: 0o600 });
+        Object.assign(r.file, { size: content.length, sha256: sha256(content), copy });
+      }
+    }
+    this.#save();
+    return "approved";
+  }
+
+  /** Host-side restore, only while no sandbox of the run is alive: folders on the way made real. */
+  #restoreHost(r: Removal): void {
+    this.#writeHost(r.file, readFileSync(join(this.#o.dir, "files", r.file.copy)));
+  }
+
+  #writeHost(file: GuardedFile, data: Buffer): void {
+    const owner = lstatSync(this.#o.taskDir);
+    let current = this.#o.taskDir;
+    for (const part of file.rel.split("/").slice(0, -1)) {
+      current = join(current, part);
+      const stat = lstatOrUndefined(current);
+      if (stat?.isDirectory()) continue;
+      if (stat) rmSync(current, { force: true, recursive: true });
+      mkdirSync(current, { mode: 0o755 });
+      giveTo(current, owner);
+    }
+    const target = join(this.#o.taskDir, file.rel);
+    rmSync(target, { force: true, recursive: true });
+    writeFileSync(target, data, { mode: file.mode, flag: "wx" });
+    giveTo(target, owner);
+  }
+
   async #restore(sandbox: Sandbox, r: Removal): Promise<void> {
     const path = `${TASK_MOUNT}/${r.file.rel}`;
     const parent = posix.dirname(path);
@@ -269,6 +331,16 @@ function statInTask(taskDir: string, rel: string, dirs: Map<string, boolean>): S
     if (!ok) return undefined;
   }
   return lstatOrUndefined(join(taskDir, rel));
+}
+
+/** Files the runner recreates belong to the task folder's owner (a root-run scifi). */
+function giveTo(path: string, owner: Stats): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    chownSync(path, owner.uid, owner.gid);
+  } catch {
+    // Not fatal: the file is there either way.
+  }
 }
 
 function lstatOrUndefined(path: string): Stats | undefined {

@@ -693,6 +693,8 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
     overQuota = sandbox.quotaExceeded?.();
     return pass;
   });
+  // A removal after the agent's last call (a background process), found with the sandbox stopped.
+  await deletion?.afterPass();
   const exit = result.exit;
   state.work = {
     exit: exit.type,

@@ -1,0 +1,117 @@
+// The delete guard without a sandbox: what counts as a removal of a start file (missing, not a
+// regular file, under a folder that became a link, shorter) and what does not (new files, a change of
+// the same size, a longer file); the host-side check after the work pass (a background process that
+// removed a file after the agent's last call): undone, asked, then approved or denied.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DeleteGuardTooLarge, DeletionGuard } from "../../runner/approval/deletion.ts";
+import { ApprovalGate } from "../../runner/approval/gate.ts";
+import { decide, pendingApprovals } from "../../runner/approval/store.ts";
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+function setup(maxBytes?: number) {
+  const root = mkdtempSync(join(tmpdir(), "scifi-delete-guard-"));
+  roots.push(root);
+  const home = join(root, "home");
+  const runDir = join(home, "runs", "r1");
+  mkdirSync(runDir, { recursive: true });
+  const task = join(root, "task");
+  mkdirSync(join(task, "data"), { recursive: true });
+  writeFileSync(join(task, "data", "a.csv"), "1,2,3\n");
+  writeFileSync(join(task, "data", "b.csv"), "4,5,6\n");
+  writeFileSync(join(task, "top.txt"), "top\n");
+  const gate = new ApprovalGate({ home, runId: "r1", required: ["delete"], pollMs: 20 });
+  const guard = DeletionGuard.open({
+    taskDir: task,
+    dir: join(runDir, "deletion"),
+    gate,
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+  });
+  return { home, task, runDir, guard, gate };
+}
+
+async function waitFor<T>(get: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const v = get();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("timed out");
+}
+
+describe("the delete guard", () => {
+  it("finds missing, non-regular and shorter start files; ignores new files and same-size or longer changes", () => {
+    const { task, guard } = setup();
+    expect(guard.files.map((f) => f.rel).sort()).toEqual(["data/a.csv", "data/b.csv", "top.txt"]);
+    writeFileSync(join(task, "new.txt"), "mine");
+    rmSync(join(task, "new.txt"));
+    writeFileSync(join(task, "data", "a.csv"), "9,9,9\n"); // same size: a change
+    writeFileSync(join(task, "top.txt"), "top and more\n"); // longer: a change
+    expect(guard.removals()).toEqual([]);
+    writeFileSync(join(task, "data", "b.csv"), "4\n");
+    rmSync(join(task, "top.txt"));
+    mkdirSync(join(task, "top.txt"));
+    expect(guard.removals().map((r) => [r.file.rel, r.kind, r.found])).toEqual([
+      ["data/b.csv", "truncated", "6 -> 2 bytes"],
+      ["top.txt", "deleted", "replaced by something that is not a regular file"],
+    ]);
+    expect(guard.removals()[0]?.agentContent?.toString()).toBe("4\n");
+  });
+
+  it("a folder on the way replaced by a link counts as removed (nothing is followed)", () => {
+    const { task, guard } = setup();
+    const elsewhere = mkdtempSync(join(tmpdir(), "scifi-delete-guard-out-"));
+    roots.push(elsewhere);
+    writeFileSync(join(elsewhere, "a.csv"), "1,2,3\n");
+    writeFileSync(join(elsewhere, "b.csv"), "4,5,6\n");
+    rmSync(join(task, "data"), { recursive: true });
+    symlinkSync(elsewhere, join(task, "data"));
+    expect(guard.removals().map((r) => r.file.rel)).toEqual(["data/a.csv", "data/b.csv"]);
+  });
+
+  it("after the pass, a removal is undone host-side and asked: denied, it stays; approved, the runner removes it", async () => {
+    const { home, task, guard } = setup();
+    rmSync(join(task, "data"), { recursive: true });
+    symlinkSync("/etc", join(task, "data"));
+    const denied = guard.afterPass();
+    const first = await waitFor(() => pendingApprovals(home)[0]);
+    expect(first.request).toMatchObject({ action: "delete" });
+    expect(first.request.detail).toContain("data/a.csv: deleted (missing)");
+    // Back before the request waits, in a real folder (the link is gone, /etc untouched).
+    expect(readFileSync(join(task, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
+    expect(readFileSync(join(task, "data", "b.csv"), "utf8")).toBe("4,5,6\n");
+    decide(home, "r1", first.request.id, false, "keep", "carol");
+    expect(await denied).toBe("denied");
+    expect(guard.removals()).toEqual([]);
+
+    writeFileSync(join(task, "data", "b.csv"), "");
+    rmSync(join(task, "data", "a.csv"));
+    const approved = guard.afterPass();
+    const second = await waitFor(() => pendingApprovals(home)[0]);
+    expect(readFileSync(join(task, "data", "b.csv"), "utf8")).toBe("4,5,6\n");
+    decide(home, "r1", second.request.id, true, undefined, "carol");
+    expect(await approved).toBe("approved");
+    expect(() => readFileSync(join(task, "data", "a.csv"))).toThrow(/ENOENT/);
+    expect(readFileSync(join(task, "data", "b.csv"), "utf8")).toBe("");
+    // The index follows: nothing is asked again.
+    expect(guard.removals()).toEqual([]);
+    expect(guard.files.map((f) => f.rel).sort()).toEqual(["data/b.csv", "top.txt"]);
+  });
+
+  it("reopened (a resumed run), the guard reads its index instead of copying the folder again", () => {
+    const { task, runDir, gate } = setup();
+    rmSync(join(task, "top.txt"));
+    const again = DeletionGuard.open({ taskDir: task, dir: join(runDir, "deletion"), gate });
+    expect(again.removals().map((r) => r.file.rel)).toEqual(["top.txt"]);
+  });
+
+  it("a task folder over the cap is refused (a deletion that could not be undone would be a no-op)", () => {
+    expect(() => setup(8)).toThrow(DeleteGuardTooLarge);
+  });
+});
