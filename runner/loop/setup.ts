@@ -4,7 +4,7 @@
 // the gateway on the run's audit tape, loads the skills, adds the run's extensions (SLURM job tools
 // for a `jobs: slurm` SAM, from runner/jobs) and starts or resumes the loop. `exitCodeOf` maps what
 // it throws to the exit code the CLI and the worker return.
-import { existsSync, statSync } from "node:fs";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
@@ -215,7 +215,13 @@ async function changesTracker(taskDir: string | undefined, resumedDir: string | 
       },
     around: async (options: RunTaskOptions, run: () => Promise<RunResult>): Promise<RunResult> => {
       try {
-        return await run();
+        const result = await run();
+        // A resumed run that got to an end no longer stopped on the error recorded before.
+        if (runDir) rmSync(join(runDir, RUN_ERROR_FILE), { force: true });
+        return result;
+      } catch (error) {
+        if (runDir) recordRunError(runDir, error);
+        throw error;
       } finally {
         await Promise.all(pending);
         if (runDir) {
@@ -232,6 +238,44 @@ async function changesTracker(taskDir: string | undefined, resumedDir: string | 
       }
     },
   };
+}
+
+/**
+ * What stopped a run without an outcome: `start` when a sandbox could not be started (the backend
+ * or its image is missing: resuming cannot help, the cause must be fixed first), `replay` when a
+ * replay diverged from its recording (the task differs there), `other` for anything else (a crash
+ * the run can be resumed from).
+ */
+export type RunErrorKind = "start" | "replay" | "other";
+
+export function runErrorKind(error: unknown): RunErrorKind {
+  if (!(error instanceof Error)) return "other";
+  if (error.name === "ReplayDivergence") return "replay";
+  if (
+    error.name === "SandboxUnavailable" ||
+    /cannot (create|start) the (container|sandbox|instance)|apptainer: cannot start|image .* not found|No such image/i.test(
+      error.message,
+    )
+  )
+    return "start";
+  return "other";
+}
+
+/** The run folder's `error.json`: why a run stopped without an outcome (the report shows it). */
+export const RUN_ERROR_FILE = "error.json";
+
+function recordRunError(runDir: string, error: unknown): void {
+  try {
+    const record = {
+      time: new Date().toISOString(),
+      kind: runErrorKind(error),
+      name: error instanceof Error ? error.name : "Error",
+      message: error instanceof Error ? error.message : String(error),
+    };
+    writeFileSync(join(runDir, RUN_ERROR_FILE), `${JSON.stringify(record)}\n`);
+  } catch {
+    // The CLI prints the error itself; the report then says only that the run has no end.
+  }
 }
 
 /** The run's report page and the runs index, rebuilt at a run's end. */

@@ -26,10 +26,15 @@ export function renderIndex(
   problems: { dir: string; error: string }[],
 ): string {
   const total = rows.reduce((sum, r) => sum + r.costUsd, 0);
+  // Helper calls (make-task, ask, ...) ran no task: listed apart, never as unfinished runs.
+  const tasks = rows.filter((r) => r.status !== "helper");
+  const helpers = rows.filter((r) => r.status === "helper");
+  const head = html`<tr><th>Run</th><th>SAM</th><th>State</th><th>Iterations</th><th>Cost</th><th>Tokens</th><th>Calls</th><th>Wall time</th><th>Audit chain</th></tr>`;
   const body = html`<h1>Runs in ${title}</h1>
-<p class="muted">${runsDir} · ${rows.length} runs · ${usd(total)} in all</p>
-<table class="runs"><tr><th>Run</th><th>SAM</th><th>State</th><th>Iterations</th><th>Cost</th><th>Tokens</th><th>Calls</th><th>Wall time</th><th>Audit chain</th></tr>
-${rows.map(row)}</table>
+<p class="muted">${runsDir} · ${tasks.length} runs${helpers.length ? ` and ${helpers.length} helper calls` : ""} · ${usd(total)} in all</p>
+<table class="runs" id="task-runs">${head}
+${tasks.map(row)}</table>
+${helpers.length ? html`<h2>Helper calls</h2><table class="runs" id="helper-runs">${head}${helpers.map(row)}</table>` : ""}
 ${problems.length ? html`<h2>Runs without a report</h2><ul>${problems.map((p) => html`<li><code>${p.dir}</code>: ${p.error}</li>`)}</ul>` : ""}`;
   // The index needs no script: its policy allows none.
   return pageShell(`scifi runs: ${title}`, body, { css: pageAssets().css });

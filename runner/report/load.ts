@@ -23,6 +23,8 @@ export interface RunInputs {
   sam?: SamDocument;
   /** Task memory text (`memory.md`), empty when the run wrote none. */
   taskMemory: string;
+  /** Why the run stopped without an outcome (`error.json`, written by the run's setup). */
+  runError?: { kind: "start" | "replay" | "other"; name: string; message: string; time: string };
   /** The task-folder snapshots of the run (`changes/`), when it took them. */
   snapshots?: StoredSnapshots;
 }
@@ -53,6 +55,7 @@ export function loadRun(tapePath: string, home?: string): RunInputs {
     ...optionalJson<SamDocument>("sam", files.samJson),
     taskMemory: existsSync(files.memory) ? readFileSync(files.memory, "utf8") : "",
     snapshots: readSnapshots(runDir),
+    ...optionalJson<NonNullable<RunInputs["runError"]>>("runError", join(runDir, "error.json")),
   };
 }
 

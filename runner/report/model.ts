@@ -2,7 +2,7 @@
 // joined with the history tape, the checkpoint, the granted spec, the parsed SAM and memory.
 // Totals come from `summarizeTape` only, so the terminal and the page cannot disagree.
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { sha256 } from "../audit/chain.ts";
 import { type CallSummary, summarizeTape, type TapeSummary } from "../audit/summary.ts";
 import type {
@@ -113,7 +113,38 @@ export interface MemoryWrittenView {
   body: string;
 }
 
-export type RunStatusView = "passed" | "failed" | "blocked" | "unfinished";
+export type RunStatusView =
+  | "passed"
+  | "failed"
+  | "blocked"
+  | "unfinished"
+  /** A sandbox never started (the backend or its image was missing): the reason says why. */
+  | "failed to start"
+  /** The run stopped on an error before it had an outcome (error.json says which). */
+  | "stopped"
+  /** A helper call (make-task, make-skill, ask, oracle): no task ran. */
+  | "helper";
+
+const HELPER_RUN = /^(make-task|make-skill|ask|oracle)-\d{8}T\d{6}Z-[0-9a-f]+$/;
+
+/** The helper of a helper run's folder name, or undefined for a task run. */
+export function helperOf(runId: string): string | undefined {
+  return HELPER_RUN.exec(runId)?.[1];
+}
+
+function unfinishedStatus(inputs: RunInputs, runId: string): { status: RunStatusView; reason: string } {
+  const helper = inputs.state ? undefined : helperOf(runId);
+  if (helper) return { status: "helper", reason: `a ${helper} helper call (no task ran)` };
+  const error = inputs.runError;
+  if (error?.kind === "start")
+    return { status: "failed to start", reason: `the sandbox did not start: ${error.message}` };
+  if (error?.kind === "replay") return { status: "stopped", reason: `the replay diverged: ${error.message}` };
+  if (error) return { status: "stopped", reason: `stopped by an error: ${error.message}` };
+  return {
+    status: "unfinished",
+    reason: "the run has no end record: it is still running, or it was stopped (see the last phase below)",
+  };
+}
 
 /** One approval request of the run and what became of it (history `approval` events). */
 export interface ApprovalRowView {
@@ -164,15 +195,15 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
   const outcome =
     inputs.state?.outcome ??
     (end?.type === "run_end" ? { status: end.outcome, reason: end.reason } : undefined);
-  const status: RunStatusView = outcome?.status ?? "unfinished";
+  const runId = inputs.state?.runId ?? summary.runId;
+  const unfinished = outcome ? undefined : unfinishedStatus(inputs, runId || basename(inputs.runDir));
+  const status: RunStatusView = outcome?.status ?? unfinished?.status ?? "unfinished";
   return {
-    runId: inputs.state?.runId ?? summary.runId,
+    runId,
     runDir: inputs.runDir,
     sam: samFacts(inputs),
     status,
-    reason:
-      outcome?.reason ??
-      "the run has no end record: it is still running, or it was stopped (see the last phase below)",
+    reason: outcome?.reason ?? unfinished?.reason ?? "",
     iterations: inputs.state?.iteration ?? Math.max(0, ...timeline.map((i) => i.iteration)),
     wallMs: inputs.state?.spent.elapsedMs ?? historySpan(inputs.history) ?? summary.wallMs,
     summary,

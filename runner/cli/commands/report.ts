@@ -68,7 +68,10 @@ async function writeIndexPage(runsDir: string, options: ReportOptions): Promise<
     return usage((error as Error).message);
   }
   for (const p of result.problems) process.stderr.write(`scifi report: skipped ${p.dir}: ${p.error}\n`);
-  process.stdout.write(`${out} (${result.rows.length} runs, ${result.built} run pages built)\n`);
+  const helpers = result.rows.filter((r) => r.status === "helper").length;
+  process.stdout.write(
+    `${out} (${result.rows.length - helpers} runs${helpers ? `, ${helpers} helper calls listed apart` : ""}, ${result.built} run pages built)\n`,
+  );
   if (options.open) await openInBrowser(out);
   process.exitCode = result.problems.length > 0 ? EXIT.failed : EXIT.ok;
 }

@@ -77,7 +77,7 @@ async function terminalApproval(
 async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
   // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
-  const { exitCodeOf, InvalidInput, runTask } = await import("../../loop/setup.ts");
+  const { exitCodeOf, InvalidInput, runErrorKind, runTask } = await import("../../loop/setup.ts");
   const { RunLocked } = await import("../../loop/run-lock.ts");
   const { createDisplay } = await import("../../loop/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
@@ -131,6 +131,14 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     // A replay that diverged is not a run to continue: the task differs from the recorded one there.
     if (error instanceof Error && error.name === "ReplayDivergence") {
       if (runDir) process.stderr.write(`records of the replay: ${runDir}\n`);
+      return EXIT.failed;
+    }
+    // A sandbox that did not start is not a run to continue: resuming starts it the same way.
+    if (runErrorKind(error) === "start") {
+      process.stderr.write(
+        `the sandbox did not start; fix the cause above (scifi doctor checks the backend and its image), then run the task again${task ? `: scifi run ${task}` : ""}\n`,
+      );
+      if (runDir) process.stderr.write(`records of the attempt: ${runDir}\n`);
       return EXIT.failed;
     }
     if (runDir)
