@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../runner/cli/main.ts";
 import { planTask } from "../../runner/policy/plan.ts";
+import { runScifi } from "../helpers/cli.ts";
 
 function sink() {
   let text = "";
@@ -57,13 +58,13 @@ describe("scifi plan", () => {
     });
   });
 
-  it("exits 1 with the rule when the policy refuses, 2 on a bad SAM or site policy file", async () => {
+  it("exits 2 with the rule when the policy refuses (like scifi run), 2 on a bad SAM or site policy file", async () => {
     const { home, dir } = taskFolder("name: fit\ngpu: 1\n");
     const saved = process.env.SCIFI_HOME;
     process.env.SCIFI_HOME = home;
     try {
       process.exitCode = undefined;
-      expect(await main(["plan", dir])).toBe(1);
+      expect(await main(["plan", dir])).toBe(2);
       process.exitCode = undefined;
       writeFileSync(join(home, "bad.yaml"), "maxGpus: many\n");
       expect(await main(["plan", dir, "--site-policy", join(home, "bad.yaml")])).toBe(2);
@@ -77,5 +78,14 @@ describe("scifi plan", () => {
       if (saved === undefined) delete process.env.SCIFI_HOME;
       else process.env.SCIFI_HOME = saved;
     }
+  });
+
+  it("the real CLI: plan and run exit 2 alike on a policy refusal, with the rule", async () => {
+    const { home, dir } = taskFolder("name: fit\ngpu: 1\n");
+    const plan = await runScifi(home, ["plan", dir], 60_000);
+    const run = await runScifi(home, ["run", dir, "--model", "scripted:/nonexistent.yaml"], 60_000);
+    expect(plan.code).toBe(2);
+    expect(run.code).toBe(2);
+    expect(plan.stderr + plan.stdout).toMatch(/gpu/i);
   });
 });

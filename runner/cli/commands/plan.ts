@@ -1,5 +1,6 @@
 // `scifi plan <task> [--json] [--site-policy FILE]`: print what a run of the task would be granted.
-// Exit 0: resolved; 1: the policy refuses the task; 2: invalid SAM, path or site policy file.
+// Exit 0: resolved; 2: the policy refuses the task (like `scifi run`), or an invalid SAM, path or
+// site policy file.
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
 
@@ -23,6 +24,7 @@ export function register(program: Command): void {
         out: process.stdout,
         err: process.stderr,
       });
-      process.exitCode = outcome === "ok" ? EXIT.ok : outcome === "refused" ? EXIT.failed : EXIT.usage;
+      // A refusal is input the user can fix (the SAM or the site policy): exit 2, as `scifi run` does.
+      process.exitCode = outcome === "ok" ? EXIT.ok : EXIT.usage;
     });
 }
