@@ -41,6 +41,7 @@ Plot the counts against time into \`fit.png\` with matplotlib; write the fitted 
 let home: string;
 let taskDir: string;
 let run: CliResult;
+let jsonRun: CliResult;
 let browser: Browser;
 
 describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes section of a real run", () => {
@@ -56,6 +57,14 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes sec
     writeFileSync(join(taskDir, "notes.txt"), "line one\nstatus: draft\nline three\n");
     writeFileSync(join(taskDir, "old.log"), "stale\n");
     run = await runScifi(home, ["run", taskDir, "--model", `scripted:${SCRIPT}`], 600_000);
+    // The same task again in a fresh folder, with --json.
+    const second = join(root, "task2");
+    mkdirSync(second);
+    writeFileSync(join(second, "task.md"), SAM);
+    writeFileSync(join(second, "data.txt"), "0,100\n1,60\n");
+    writeFileSync(join(second, "notes.txt"), "status: draft\n");
+    writeFileSync(join(second, "old.log"), "stale\n");
+    jsonRun = await runScifi(home, ["run", second, "--json", "--model", `scripted:${SCRIPT}`], 600_000);
     browser = await launchChromium();
   }, 1_800_000);
 
@@ -70,6 +79,19 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes sec
     expect(line).toMatch(/report: .*\/runs\/[^/]+\/report\.html \(all runs: .*\/runs\/index\.html\)/);
     const file = (line ?? "").slice("report: ".length).split(" (")[0] ?? "";
     expect(readFileSync(file, "utf8")).toContain('id="changes"');
+  });
+
+  it("scifi run --json prints one JSON summary on stdout and nothing else", () => {
+    expect(jsonRun.code).toBe(0);
+    const lines = jsonRun.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const summary = JSON.parse(lines[0] as string);
+    expect(summary).toMatchObject({ verdict: "passed", exitCode: 0, iterations: 1, scripted: true });
+    expect(typeof summary.tokens).toBe("number");
+    expect(typeof summary.usd).toBe("number");
+    expect(summary.paths.report).toBe(join(summary.paths.records, "report.html"));
+    expect(readFileSync(summary.paths.report, "utf8")).toContain('id="changes"');
+    expect(jsonRun.stderr).toContain("PASSED");
   });
 
   it("the page lists what changed, shows the diff and the plot inline, and keeps hostile text as text", async () => {

@@ -31,6 +31,7 @@ Write \`out.txt\`.
 let home: string;
 let run: CliResult;
 let index: CliResult;
+let json: CliResult;
 
 describe.skipIf(!hasEngine("docker"))("states that say what happened", () => {
   beforeAll(async () => {
@@ -42,6 +43,7 @@ describe.skipIf(!hasEngine("docker"))("states that say what happened", () => {
     writeFileSync(join(task, "task.md"), SAM);
     const script = join(REPO, "test", "fixtures", "runs", "gfortran-pass.yaml");
     run = await runScifi(home, ["run", task, "--model", `scripted:${script}`], 300_000);
+    json = await runScifi(home, ["run", task, "--json", "--model", `scripted:${script}`], 300_000);
     const ask = await runScifi(
       home,
       [
@@ -61,11 +63,14 @@ describe.skipIf(!hasEngine("docker"))("states that say what happened", () => {
     expect(run.stderr).toMatch(/the image .scifi-no-such-image:missing. is not present/);
     expect(run.stderr).toContain("the sandbox did not start");
     expect(run.stderr).not.toContain("--resume");
+    // --json: one summary line saying so.
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout.trim())).toMatchObject({ verdict: "error", exitCode: 1 });
   });
 
   it("its report says `failed to start` with the reason; the helper call is listed apart", () => {
     expect(index.code).toBe(0);
-    expect(index.stdout).toMatch(/\(1 runs, 1 helper calls listed apart/);
+    expect(index.stdout).toMatch(/\(2 runs, 1 helper calls listed apart/);
     const page = readFileSync(join(home, "runs", "index.html"), "utf8");
     const [tasks, helpers] = page.split('id="helper-runs"');
     expect(tasks).toContain('data-status="failed to start"');

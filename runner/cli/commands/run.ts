@@ -13,6 +13,7 @@ interface RunFlags {
   sitePolicy?: string;
   resume?: string;
   limit?: string[];
+  json?: boolean;
 }
 
 export function register(program: Command): void {
@@ -33,6 +34,10 @@ export function register(program: Command): void {
     .option(
       "--limit <key=value...>",
       "override a limit default, e.g. --limit stepsPerPass=20 toolCallsPerStep=5 (keys: see docs/loop.md)",
+    )
+    .option(
+      "--json",
+      "print one JSON summary on stdout at the end (verdict, exit code, iterations, tokens, USD, paths)",
     )
     .action(async (task: string | undefined, flags: RunFlags) => {
       process.exitCode = await runCommand(task, flags);
@@ -109,12 +114,52 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       },
     });
     display.done();
+    const code = exitCodeOfOutcome(result.outcome);
+    if (flags.json) {
+      process.stderr.write(summary(result, flags.model) + reportLine(report));
+      process.stdout.write(
+        `${JSON.stringify({
+          verdict: result.outcome.status,
+          reason: result.outcome.reason,
+          exitCode: code,
+          runId: result.runId,
+          iterations: result.iterations,
+          tokens: result.spent.tokens,
+          usd: result.spent.usd,
+          elapsedMs: result.spent.elapsedMs,
+          scripted: flags.model?.startsWith("scripted") === true,
+          paths: {
+            records: result.dir,
+            audit: join(result.dir, "audit.jsonl"),
+            ...(report?.file ? { report: report.file } : {}),
+            ...(report?.index ? { index: report.index } : {}),
+          },
+        })}\n`,
+      );
+      return code;
+    }
     process.stdout.write(summary(result, flags.model));
     process.stdout.write(reportLine(report));
-    return exitCodeOfOutcome(result.outcome);
+    return code;
   } catch (error) {
     display.done();
     if (report) process.stderr.write(reportLine(report));
+    if (flags.json) {
+      const code = exitCodeOf(error);
+      process.stdout.write(
+        `${JSON.stringify({
+          verdict: "error",
+          reason: error instanceof Error ? error.message : String(error),
+          exitCode: code,
+          ...(runDir
+            ? {
+                runId: runDir.split("/").pop(),
+                paths: { records: runDir, ...(report?.file ? { report: report.file } : {}) },
+              }
+            : {}),
+        })}\n`,
+      );
+    }
     if (error instanceof InvalidInput) {
       for (const d of error.diagnostics)
         process.stderr.write(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
