@@ -39,6 +39,8 @@ export function newRecord(home: string, entry: InboxEntry): TaskRecord {
 export function requeue(record: TaskRecord): TaskRecord {
   delete record.resumeRunId;
   delete record.reason;
+  // A new queueing (an edit, a retry) is a new start: `run` is asked again.
+  delete record.runApproval;
   record.queuedAt = new Date().toISOString();
   if (!existsSync(record.source)) {
     record.state = "rejected";
@@ -59,6 +61,11 @@ export function requeue(record: TaskRecord): TaskRecord {
   record.name = validation.metadata.name;
   record.gpus = validation.metadata.gpu;
   record.budgetUsd = validation.metadata.budgetUsd ?? DEFAULT_LIMITS.usd;
+  if (validation.metadata.approval?.length) record.approval = validation.metadata.approval;
+  else delete record.approval;
+  if (validation.metadata.approvalTimeoutSec !== undefined)
+    record.approvalTimeoutSec = validation.metadata.approvalTimeoutSec;
+  else delete record.approvalTimeoutSec;
   return record;
 }
 

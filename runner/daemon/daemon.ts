@@ -4,6 +4,9 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { requiredActions } from "../approval/actions.ts";
+import { ApprovalGate, ApprovalTimedOut } from "../approval/gate.ts";
+import { runApprovals } from "../approval/store.ts";
 import type { SlurmClient } from "../jobs/slurm.ts";
 import { homePaths, runDir, runFiles } from "../paths.ts";
 import { type DaemonPlacement, loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
@@ -86,6 +89,8 @@ export class Daemon {
   readonly #live = new Map<string, Live>();
   /** Tasks already logged as waiting (for GPUs or budget), so the log says it once. */
   readonly #waitLogged = new Set<string>();
+  /** Queued tasks whose `run` approval the daemon is asking now (key -> its abort). */
+  readonly #asking = new Map<string, { runId: string; abort: AbortController; gate: ApprovalGate }>();
   #watcher: InboxWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
   #release: (() => void) | undefined;
@@ -149,6 +154,8 @@ export class Daemon {
     if (this.#stopping) return;
     this.#stopping = true;
     clearInterval(this.#timer);
+    // Requests stay pending in the run folders; the next daemon takes them up again.
+    for (const asking of this.#asking.values()) asking.abort.abort();
     await this.#watcher?.close();
     this.#log("daemon_stopping", { running: this.#live.size });
     // Placed tasks' jobs keep running on the cluster; their watch ends and a restart adopts them.
@@ -314,13 +321,24 @@ export class Daemon {
     this.#log("cancelled", { task: record.key });
   }
 
-  /** Asks the queue plan what to start, reject or keep waiting; starts what it may. */
+  /**
+   * Asks the queue plan what to start, reject or keep waiting; starts what it may. A queued task that
+   * needs `run` approved waits as `awaiting approval` without a slot; a worker whose run waits for a
+   * person holds no slot either (it polls, no sandbox, no model call).
+   */
   #schedule(): void {
     if (this.#stopping) return;
-    const queued = this.tasks().filter((t) => t.state === "queued");
-    if (queued.length === 0 || this.#live.size >= this.concurrency) return;
+    this.#dropStaleAsks();
+    const queued = this.tasks().filter((t) => {
+      if (t.state !== "queued") return false;
+      if (t.resumeRunId !== undefined || !this.#requires(t, "run") || t.runApproval?.approved) return true;
+      this.#askRun(t);
+      return false;
+    });
+    const working = [...this.#live.values()].filter((w) => !this.#awaitingPerson(w)).length;
+    if (queued.length === 0 || working >= this.concurrency) return;
     const decisions = plan(queued, {
-      slots: this.concurrency - this.#live.size,
+      slots: this.concurrency - working,
       // Placed tasks get their GPUs from SLURM (--gres), not from this host.
       totalGpus:
         this.placement === "slurm" ? Number.MAX_SAFE_INTEGER : (this.#site.totalGpus ?? this.#site.maxGpus),
@@ -339,6 +357,100 @@ export class Daemon {
         this.#save(record);
         this.#log("rejected", { task: record.key, reason: decision.reason });
       }
+    }
+  }
+
+  #requires(record: TaskRecord, action: "run"): boolean {
+    // A task placed on SLURM gets its run id on the node: its run asks there, in its job.
+    if (this.placement === "slurm") return false;
+    return requiredActions(record.approval, this.#site.approvalRequired).includes(action);
+  }
+
+  /** A local worker whose run has a request nobody decided yet: it waits, holding no slot. */
+  #awaitingPerson(live: Live): boolean {
+    if (live.pid <= 0 || !live.runId) return false;
+    try {
+      return runApprovals(this.home, live.runId).some((v) => v.state === "pending");
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * `approval: [run]`: the daemon asks before it starts a worker. The request goes into the folder of
+   * the run id reserved for the task (the run starts under it, and its own `run` question finds the
+   * decision); a denial or a timeout ends the task blocked, with no run.
+   */
+  #askRun(record: TaskRecord): void {
+    if (this.#asking.has(record.key)) return;
+    if (!record.runApproval) {
+      record.runApproval = { runId: newRunId(record.name ?? record.key) };
+      this.#save(record);
+    }
+    const runId = record.runApproval.runId;
+    mkdirSync(runDir(this.home, runId), { recursive: true, mode: 0o700 });
+    const abort = new AbortController();
+    const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
+    const gate = new ApprovalGate({
+      home: this.home,
+      runId,
+      required: ["run"],
+      siteRequired: this.#site.approvalRequired ?? [],
+      timeoutSec: record.approvalTimeoutSec ?? this.#site.approvalTimeoutSec,
+      ...(this.#site.onApproval ? { onApproval: this.#site.onApproval } : {}),
+      pollMs: poll > 0 ? poll : 500,
+      signal: abort.signal,
+    });
+    this.#asking.set(record.key, { runId, abort, gate });
+    this.#log("awaiting_approval", { task: record.key, run: runId, action: "run" });
+    const current = () => record.state === "queued" && record.runApproval?.runId === runId;
+    gate
+      // The same words as the run's own question (runner/loop/run.ts beginIteration), so the worker
+      // finds this decision instead of asking again.
+      .ask(
+        { action: "run", summary: `start task ${record.name}`, detail: `SAM ${record.samFile}` },
+        { once: true },
+      )
+      .then(
+        (answer) => {
+          if (!current() || !record.runApproval) return;
+          if (answer.approved) {
+            record.runApproval.approved = true;
+            this.#save(record);
+            this.#log("approved", { task: record.key, run: runId, who: answer.decision.who });
+            this.#schedule();
+            return;
+          }
+          const d = answer.decision;
+          this.#finish(
+            record,
+            "blocked",
+            `a person (${d.who}) did not let the task start: ${d.note ?? "no reason given"}`,
+          );
+        },
+        (error: unknown) => {
+          if (abort.signal.aborted || !current()) return;
+          if (error instanceof ApprovalTimedOut) this.#finish(record, "blocked", error.message);
+          else
+            this.#log("approval_error", {
+              task: record.key,
+              error: error instanceof Error ? error.message : String(error),
+            });
+        },
+      )
+      .finally(() => {
+        if (this.#asking.get(record.key)?.runId === runId) this.#asking.delete(record.key);
+      });
+  }
+
+  /** A task that left the queue (cancelled, removed, edited) while its `run` request waited: withdrawn. */
+  #dropStaleAsks(): void {
+    for (const [key, asking] of this.#asking) {
+      const record = this.#records.get(key);
+      if (record?.state === "queued" && record.runApproval?.runId === asking.runId) continue;
+      asking.abort.abort();
+      this.#asking.delete(key);
+      asking.gate.withdrawPending("the task left the queue before it started");
     }
   }
 
@@ -373,7 +485,11 @@ export class Daemon {
       if (!this.#freshSam(record)) return false;
       attempt = {
         n: record.attempts.length + 1,
-        runId: newRunId(record.name ?? record.key),
+        // Approved to start: the run takes the id its request was made under.
+        runId:
+          record.runApproval?.approved && !record.attempts.some((a) => a.runId === record.runApproval?.runId)
+            ? record.runApproval.runId
+            : newRunId(record.name ?? record.key),
         startedAt: now(),
         resumes: 0,
       };

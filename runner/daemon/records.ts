@@ -64,6 +64,14 @@ export interface TaskRecord {
   updatedAt: string;
   /** Set when a stopped or crashed run waits to continue from its checkpoint. */
   resumeRunId?: string;
+  /** The SAM's `approval:` list and `approval_timeout` (the daemon asks `run` itself, before a worker starts). */
+  approval?: string[];
+  approvalTimeoutSec?: number;
+  /**
+   * `approval: [run]` (SAM or site): the run id the daemon reserved for its request before starting a
+   * worker (the request lives in that run's folder; the run starts under this id once approved).
+   */
+  runApproval?: { runId: string; approved?: boolean };
   attempts: Attempt[];
 }
 

@@ -44,17 +44,27 @@ export function taskRows(home: string, now = Date.now()): TaskRow[] {
   return listTasks(home).map((record) => {
     const attempt = lastAttempt(record);
     const run = attempt ? readRunState(home, attempt.runId) : undefined;
-    const awaiting =
-      attempt && record.state === "running"
-        ? runApprovals(home, attempt.runId)
-            .filter((v) => v.state === "pending")
-            .map((v) => v.request.id)
-        : [];
+    // A running task's run, or a queued task's `run` request (the daemon asks before a worker starts).
+    const waitingRun =
+      record.state === "running"
+        ? attempt?.runId
+        : record.state === "queued" && !record.runApproval?.approved
+          ? record.runApproval?.runId
+          : undefined;
+    const awaiting = waitingRun
+      ? runApprovals(home, waitingRun)
+          .filter((v) => v.state === "pending")
+          .map((v) => v.request.id)
+      : [];
     return {
       task: record.key,
       state: record.state,
       ...(record.name ? { name: record.name } : {}),
-      ...(attempt?.runId ? { run: attempt.runId } : {}),
+      ...(awaiting.length > 0 && waitingRun
+        ? { run: waitingRun }
+        : attempt?.runId
+          ? { run: attempt.runId }
+          : {}),
       attempts: record.attempts.length,
       ...(run ? { iteration: run.iteration, phase: run.phase } : {}),
       usd: record.attempts.reduce((sum, a) => sum + (readRunState(home, a.runId)?.spent.usd ?? 0), 0),

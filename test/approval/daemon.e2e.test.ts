@@ -106,4 +106,61 @@ describe.skipIf(!hasEngine("docker"))("approval with the real daemon (scripted a
     for (const w of waiting) expect(hook).toContain(`${w.runId} ${w.request.id} finish`);
     expect(d2.log()).not.toContain('"event":"start","task":"a1"');
   }, 360_000);
+
+  it("with --concurrency 1 a waiting run holds no slot, and `run` is asked by the daemon before any worker starts", async () => {
+    const h = makeHome();
+    homes.push(h);
+    const d = startDaemon(h, ["--concurrency", "1"]);
+    started.push(d);
+    const withApproval = (name: string, actions: string) =>
+      fixtureText("trivial.md", name).replace("budget_usd: 1", `budget_usd: 1\napproval: [${actions}]`);
+    dropFolder(h, "a", withApproval("slot-a", "finish"));
+    const finish = await waitFor("a's finish request", () =>
+      pendingApprovals(h.home).find((p) => p.request.action === "finish"),
+    );
+    dropFolder(h, "c", withApproval("slot-c", "run"));
+    const run = await waitFor("c's run request", () =>
+      pendingApprovals(h.home).find((p) => p.request.action === "run"),
+    );
+    // c waits queued, with no attempt and no worker: the daemon asked, nothing started.
+    expect(tasksByKey(h).get("c")).toMatchObject({ state: "queued", attempts: [] });
+    expect(run.request.why).toBe("the task's SAM asks for approval of 'run'");
+    dropFolder(h, "b", fixtureText("trivial.md", "slot-b"));
+    // b runs and passes while a's worker waits for a person (one slot, not taken by the waiting run).
+    await waitFor("b to pass", () => tasksByKey(h).get("b")?.state === "passed", 180_000);
+    expect(tasksByKey(h).get("a")?.state).toBe("running");
+    const status = scifi(h, ["status"]).stdout;
+    expect(status.match(/awaiting approval/g), status).toHaveLength(2);
+    expect(status).toContain(run.request.id);
+
+    // Approved, c starts under the run id its request was made in, and does not ask again.
+    expect(scifi(h, ["approve", run.runId, run.request.id]).code).toBe(0);
+    await waitFor("c to pass", () => tasksByKey(h).get("c")?.state === "passed", 180_000);
+    expect(tasksByKey(h).get("c")?.attempts[0]?.runId).toBe(run.runId);
+    expect(runApprovals(h.home, run.runId)).toHaveLength(1);
+    expect(tasksByKey(h).get("a")?.state).toBe("running");
+    expect(scifi(h, ["approve", finish.runId, finish.request.id]).code).toBe(0);
+    await waitFor("a to pass", () => tasksByKey(h).get("a")?.state === "passed", 180_000);
+  }, 480_000);
+
+  it("a `run` request the daemon asked, denied: the task ends blocked and no worker ever started", async () => {
+    const h = makeHome();
+    homes.push(h);
+    const d = startDaemon(h, ["--concurrency", "1"]);
+    started.push(d);
+    dropFolder(
+      h,
+      "c",
+      fixtureText("trivial.md", "deny-c").replace("budget_usd: 1", "budget_usd: 1\napproval: [run]"),
+    );
+    const run = await waitFor("c's run request", () => pendingApprovals(h.home)[0]);
+    expect(scifi(h, ["deny", run.runId, run.request.id, "--reason", "not tonight"]).code).toBe(0);
+    const c = await waitFor("c blocked", () => {
+      const t = tasksByKey(h).get("c");
+      return t?.state === "blocked" ? t : undefined;
+    });
+    expect(c.reason).toContain("not tonight");
+    expect(c.attempts).toEqual([]);
+    expect(existsSync(join(h.inbox, "c", "out.txt"))).toBe(false);
+  }, 180_000);
 });
