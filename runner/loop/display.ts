@@ -8,14 +8,30 @@ export interface StatusDisplay {
 }
 
 export async function createDisplay(stream: NodeJS.WriteStream): Promise<StatusDisplay> {
-  if (stream.isTTY) {
+  // A terminal that reports no size (0x0: some CI runners, `script`, serial consoles) would get a
+  // blank block from log-update: it gets lines too.
+  if (stream.isTTY && (stream.columns ?? 0) > 0 && (stream.rows ?? 0) > 0) {
     const { createLogUpdate } = await import("log-update");
     const draw = createLogUpdate(stream);
-    return { update: (s) => draw(renderBlock(s)), done: () => draw.done() };
+    const results: string[] = [];
+    return {
+      update: (s) => {
+        // Results stay under the block (the last few), so a failed check is seen while the run goes on.
+        if (s.result) results.push(s.result);
+        draw([renderBlock(s), ...results.slice(-5).map((r) => `  ${r}`)].join("\n"));
+      },
+      done: () => draw.done(),
+    };
   }
   let last = "";
   return {
     update(status) {
+      if (status.result) {
+        stream.write(
+          `${new Date().toISOString()} run ${status.runId} iteration ${status.iteration} ${status.result}\n`,
+        );
+        return;
+      }
       const line = plainLine(status);
       if (line === last) return;
       last = line;

@@ -786,6 +786,7 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
               ...(c.timedOut ? { timedOut: true } : {}),
               output: c.output,
             });
+            deps.onStatus?.({ ...live.status, result: checkResult(c) });
           },
         }),
       );
@@ -914,7 +915,30 @@ async function reviewPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
     rankAdjustment: verdict.rank_adjustment,
     ...(verdict.blocked ? { blocked: verdict.blocked.reason } : {}),
   });
+  deps.onStatus?.({ ...live.status, result: verdictResult(node.id, passed, checksPassed, verdict) });
   return "review";
+}
+
+/** One line for the live display: a check's result (piped output shows it as a line of its own). */
+function checkResult(c: { id: string; passed: boolean; exitCode: number; timedOut?: boolean }): string {
+  return `check ${c.id} ${c.passed ? "passed" : "FAILED"} (exit ${c.exitCode}${c.timedOut ? ", timed out" : ""})`;
+}
+
+function verdictResult(
+  node: string,
+  passed: boolean,
+  checksPassed: boolean,
+  verdict: { items: { id: string; pass: boolean }[]; blocked?: { reason: string } },
+): string {
+  const failed = verdict.items.filter((i) => !i.pass).map((i) => i.id);
+  const why = verdict.blocked
+    ? `: blocked: ${verdict.blocked.reason}`
+    : !checksPassed
+      ? ": checks failed"
+      : failed.length
+        ? `: failed items ${failed.join(", ")}`
+        : "";
+  return `review of ${node} ${passed ? "passed" : "FAILED"}${why}`;
 }
 
 /** The review agent, in a sandbox of its own that sees the task folder read-only. */

@@ -424,7 +424,9 @@ async function deps(
     ...(onStatus
       ? {
           onStatus: (status: RunStatus) => {
-            last = status;
+            // A result is said once: a later notice repeats the status, not the result.
+            const { result: _said, ...kept } = status;
+            last = kept;
             onStatus(status);
           },
         }

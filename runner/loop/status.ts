@@ -17,4 +17,6 @@ export interface RunStatus {
   limits: LimitConfig;
   /** What the run waits for now, e.g. "waiting 120 s: the provider asked to retry after 120 s (429)". */
   notice?: string;
+  /** A result just in (a check's, a review's): sent once with the status, never kept in it. */
+  result?: string;
 }

@@ -4,6 +4,7 @@
 // whose name and contents are HTML. `scifi run` writes report.html itself and prints its path; the
 // page, opened in real headless Chromium, shows the diff, the plot inline, and the hostile file as
 // text, with no request but the page itself.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,6 +43,8 @@ let home: string;
 let taskDir: string;
 let run: CliResult;
 let jsonRun: CliResult;
+/** What a terminal that reports its size as 0x0 showed. */
+let zeroTty: string;
 let browser: Browser;
 
 describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes section of a real run", () => {
@@ -65,6 +68,19 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes sec
     writeFileSync(join(second, "notes.txt"), "status: draft\n");
     writeFileSync(join(second, "old.log"), "stale\n");
     jsonRun = await runScifi(home, ["run", second, "--json", "--model", `scripted:${SCRIPT}`], 600_000);
+    // Once more under a pseudo-terminal whose size is 0x0.
+    const third = join(root, "task3");
+    mkdirSync(third);
+    writeFileSync(join(third, "task.md"), SAM);
+    writeFileSync(join(third, "data.txt"), "0,100\n1,60\n");
+    writeFileSync(join(third, "notes.txt"), "status: draft\n");
+    writeFileSync(join(third, "old.log"), "stale\n");
+    const command = `stty rows 0 cols 0; ${process.execPath} ${join(REPO, "bin", "scifi.js")} run ${third} --model scripted:${SCRIPT} </dev/null`;
+    zeroTty = execFileSync("script", ["-qec", command, "/dev/null"], {
+      env: { ...process.env, SCIFI_HOME: home },
+      encoding: "utf8",
+      timeout: 600_000,
+    });
     browser = await launchChromium();
   }, 1_800_000);
 
@@ -79,6 +95,17 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes sec
     expect(line).toMatch(/report: .*\/runs\/[^/]+\/report\.html \(all runs: .*\/runs\/index\.html\)/);
     const file = (line ?? "").slice("report: ".length).split(" (")[0] ?? "";
     expect(readFileSync(file, "utf8")).toContain('id="changes"');
+  });
+
+  it("piped progress says each check's and the review's result", () => {
+    expect(run.stderr).toMatch(/iteration 1 check root\/\S+ passed \(exit 0\)/);
+    expect(run.stderr).toMatch(/iteration 1 review of root passed/);
+  });
+
+  it("a terminal of size 0x0 gets progress lines, not a blank block", () => {
+    expect(zeroTty).toMatch(/iteration 1 phase work node root/);
+    expect(zeroTty).toMatch(/check root\/\S+ passed \(exit 0\)/);
+    expect(zeroTty).toContain("PASSED");
   });
 
   it("scifi run --json prints one JSON summary on stdout and nothing else", () => {
