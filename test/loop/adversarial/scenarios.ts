@@ -21,6 +21,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -116,6 +117,7 @@ export async function runAndVerify(scenario: Scenario, backend: string): Promise
   const run = await runScenario(scenario, backend);
   scenario.verify(run);
   outsideUntouched(run);
+  rmSync(run.ws.root, { recursive: true, force: true }); // a failed scenario keeps its folders
 }
 
 export async function runScenario(scenario: Scenario, backend: string): Promise<AdversarialRun> {
