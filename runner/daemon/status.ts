@@ -1,15 +1,18 @@
 // What `scifi status` shows: each daemon task's state with the live numbers of its current run
 // (iteration, phase, cost from the run's checkpoint), and tasks placed on SLURM with `scifi submit`.
 
-import { runApprovals } from "../approval/store.ts";
+import { pendingApprovals, runApprovals } from "../approval/store.ts";
 import { listSubmissions, placementStatus } from "../jobs/placement.ts";
 import { liveOwner } from "./lock.ts";
-import { daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
+import { runDir, runFiles } from "../paths.ts";
+import { isZombie, livePidOwner, pidAlive, readPidLock } from "../pid-lock.ts";
+import { type Attempt, daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
 import { readRunState } from "./spend.ts";
 
 export interface TaskRow {
   task: string;
-  state: TaskState;
+  /** `interrupted`: the record says running, but its worker is gone (the daemon resumes it when it runs). */
+  state: TaskState | "interrupted";
   name?: string;
   run?: string;
   attempts: number;
@@ -34,10 +37,21 @@ export interface SubmittedRow {
   outcome?: string;
 }
 
+/** A run outside the daemon (`scifi run` in a shell, a placed job) that waits for a person. */
+export interface AwaitingRunRow {
+  run: string;
+  /** The pending request ids (`scifi approvals` shows their detail). */
+  awaiting: string[];
+  iteration?: number;
+  phase?: string;
+}
+
 export interface StatusReport {
   daemon: { pid: number; inbox: string; since: string } | null;
   tasks: TaskRow[];
   submitted: SubmittedRow[];
+  /** Runs that are not daemon tasks and have requests nobody decided yet. */
+  awaitingRuns: AwaitingRunRow[];
 }
 
 export function taskRows(home: string, now = Date.now()): TaskRow[] {
@@ -56,9 +70,10 @@ export function taskRows(home: string, now = Date.now()): TaskRow[] {
           .filter((v) => v.state === "pending")
           .map((v) => v.request.id)
       : [];
+    const interrupted = record.state === "running" && attempt !== undefined && !workerAlive(home, attempt);
     return {
       task: record.key,
-      state: record.state,
+      state: interrupted ? "interrupted" : record.state,
       ...(record.name ? { name: record.name } : {}),
       ...(awaiting.length > 0 && waitingRun
         ? { run: waitingRun }
@@ -69,7 +84,13 @@ export function taskRows(home: string, now = Date.now()): TaskRow[] {
       ...(run ? { iteration: run.iteration, phase: run.phase } : {}),
       usd: record.attempts.reduce((sum, a) => sum + (readRunState(home, a.runId)?.spent.usd ?? 0), 0),
       ageSec: Math.max(0, Math.round((now - Date.parse(record.queuedAt)) / 1000)),
-      ...(record.reason ? { reason: record.reason } : {}),
+      ...(interrupted
+        ? {
+            reason: `its worker${attempt?.pid ? ` (pid ${attempt.pid})` : ""} is gone; the daemon resumes run ${attempt?.runId} when it runs (scifi daemon)`,
+          }
+        : record.reason
+          ? { reason: record.reason }
+          : {}),
       ...(attempt?.pid ? { pid: attempt.pid } : {}),
       ...(attempt?.slurm?.jobId ? { slurmJob: attempt.slurm.jobId } : {}),
       ...(attempt?.slurm?.state ? { slurmState: attempt.slurm.state } : {}),
@@ -78,13 +99,43 @@ export function taskRows(home: string, now = Date.now()): TaskRow[] {
   });
 }
 
+/**
+ * Whether a running attempt still has a process behind it: the run's lock held by a live process,
+ * or (before the worker took the lock) its pid alive. A SLURM-placed attempt runs elsewhere: alive.
+ */
+function workerAlive(home: string, attempt: Attempt): boolean {
+  if (attempt.slurm) return true;
+  if (attempt.runId && livePidOwner(runFiles(runDir(home, attempt.runId)).lock)) return true;
+  if (attempt.runId && readPidLock(runFiles(runDir(home, attempt.runId)).lock)) return false;
+  return attempt.pid !== undefined && pidAlive(attempt.pid) && !isZombie(attempt.pid);
+}
+
 export async function statusReport(home: string): Promise<StatusReport> {
   const owner = liveOwner(daemonPaths(home).lock);
   return {
     daemon: owner ? { pid: owner.pid, inbox: owner.inbox, since: owner.startedAt } : null,
     tasks: taskRows(home),
     submitted: await submittedRows(home),
+    awaitingRuns: awaitingRunRows(home),
   };
+}
+
+/** Pending requests of runs no daemon task owns (a `scifi run` waiting in a shell or unattended). */
+export function awaitingRunRows(home: string): AwaitingRunRow[] {
+  const daemonRuns = new Set<string>();
+  for (const record of listTasks(home)) {
+    for (const a of record.attempts) if (a.runId) daemonRuns.add(a.runId);
+    if (record.runApproval) daemonRuns.add(record.runApproval.runId);
+  }
+  const byRun = new Map<string, string[]>();
+  for (const view of pendingApprovals(home)) {
+    if (daemonRuns.has(view.runId)) continue;
+    byRun.set(view.runId, [...(byRun.get(view.runId) ?? []), view.request.id]);
+  }
+  return [...byRun].map(([run, awaiting]) => {
+    const state = readRunState(home, run);
+    return { run, awaiting, ...(state ? { iteration: state.iteration, phase: state.phase } : {}) };
+  });
 }
 
 /** SLURM state for tasks placed with `scifi submit` (asks SLURM only when there are any). */
@@ -125,6 +176,20 @@ export function renderStatus(report: StatusReport): string {
   ]);
   if (rows.length) lines.push(...table([header, ...rows]));
   else lines.push("no daemon tasks yet: drop a SAM into the inbox (docs/daemon.md)");
+  if (report.awaitingRuns.length) {
+    lines.push("", "runs outside the daemon awaiting approval (scifi approvals):");
+    lines.push(
+      ...table([
+        ["RUN", "STATE", "ITER", "REQUESTS"],
+        ...report.awaitingRuns.map((r) => [
+          r.run,
+          "awaiting approval",
+          r.iteration === undefined ? "-" : String(r.iteration),
+          r.awaiting.join(", "),
+        ]),
+      ]),
+    );
+  }
   if (report.submitted.length) {
     lines.push("", "submitted to SLURM:");
     lines.push(

@@ -121,6 +121,12 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
     expect(request.request.detail).toContain("PASS");
     const listed = scifi(ws, ["approvals"]);
     expect(listed.stdout).toContain(`${request.runId} ${request.request.id}  finish:`);
+    // `scifi status` lists the waiting `scifi run` too (it is no daemon task).
+    const status = scifi(ws, ["status"]).stdout;
+    expect(status).toMatch(new RegExp(`${request.runId}\\s+awaiting approval\\s+1\\s+${request.request.id}`));
+    expect(JSON.parse(scifi(ws, ["status", "--json"]).stdout).awaitingRuns).toEqual([
+      { run: request.runId, awaiting: [request.request.id], iteration: 1, phase: expect.any(String) },
+    ]);
     // No sandbox runs while the run waits.
     expect(runningSandboxes(request.runId)).toEqual([]);
     expect(scifi(ws, ["approve", request.runId, request.request.id, "--note", "plot checked"]).code).toBe(0);
