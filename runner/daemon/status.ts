@@ -3,9 +3,9 @@
 
 import { pendingApprovals, runApprovals } from "../approval/store.ts";
 import { listSubmissions, placementStatus } from "../jobs/placement.ts";
-import { liveOwner } from "./lock.ts";
 import { runDir, runFiles } from "../paths.ts";
 import { isZombie, livePidOwner, pidAlive, readPidLock } from "../pid-lock.ts";
+import { liveOwner } from "./lock.ts";
 import { type Attempt, daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
 import { readRunState } from "./spend.ts";
 
