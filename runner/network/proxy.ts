@@ -98,8 +98,9 @@ export function parseHostRule(text: string): HostRule | undefined {
   };
 }
 
-function matches(rule: HostRule, host: string, port: number): boolean {
-  const portOk = rule.port === undefined ? DEFAULT_PORTS.includes(port) : rule.port === port;
+/** An allow rule without a port allows 80 and 443; a deny rule without a port denies every port. */
+function matches(rule: HostRule, host: string, port: number, deny = false): boolean {
+  const portOk = rule.port === undefined ? deny || DEFAULT_PORTS.includes(port) : rule.port === port;
   if (!portOk) return false;
   return rule.wildcard ? host.endsWith(`.${rule.host}`) : host === rule.host;
 }
@@ -175,7 +176,7 @@ export class Rules {
     port: number,
   ): { allowed: true; rule: string } | { allowed: false; rule: string; reason: string } {
     const h = host.toLowerCase().replace(/\.$/, "");
-    const denied = this.deny.find((r) => matches(r, h, port));
+    const denied = this.deny.find((r) => matches(r, h, port, true));
     if (denied)
       return {
         allowed: false,
@@ -213,11 +214,12 @@ export class Rules {
 }
 
 class Refusal extends Error {
-  constructor(
-    readonly rule: string,
-    readonly reason: string,
-  ) {
+  readonly rule: string;
+  readonly reason: string;
+  constructor(rule: string, reason: string) {
     super(reason);
+    this.rule = rule;
+    this.reason = reason;
   }
 }
 
@@ -227,7 +229,10 @@ export class NetworkProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Duplex>();
 
-  constructor(private readonly options: ProxyOptions) {
+  private readonly options: ProxyOptions;
+
+  constructor(options: ProxyOptions) {
+    this.options = options;
     this.rules = new Rules(options.rules);
     this.server = createServer({ requireHostHeader: false }, (req, res) => void this.onRequest(req, res));
     this.server.on(

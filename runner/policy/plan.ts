@@ -72,13 +72,27 @@ function samFileOf(task: string, err: PlanOptions["err"]): string | undefined {
   return resolve(main);
 }
 
+function networkLine(spec: SandboxSpec): string {
+  if (spec.network) return "ON (granted by the SAM), on a network of the run's own (not the default bridge)";
+  const r = spec.networkRules;
+  if (!r) return "off";
+  const parts = [`only through the run's proxy to ${r.allow.join(", ")} (no port: 80 and 443)`];
+  if (r.deny.length) parts.push(`denied by the site: ${r.deny.join(", ")}`);
+  parts.push(
+    r.allowedPrivateRanges.length
+      ? `private addresses refused except ${r.allowedPrivateRanges.join(", ")}`
+      : "private, loopback and link-local addresses refused",
+  );
+  return parts.join("; ");
+}
+
 /** The human form: one granted thing a line, so a scientist can read what the run will get. */
 export function describeSpec(spec: SandboxSpec, file: string, policySource: string): string {
   const rows: [string, string][] = [
     ["site policy", policySource],
     ["image", spec.image],
     ["run as", `uid ${spec.user.uid}, gid ${spec.user.gid}`],
-    ["network", spec.network ? "ON (granted by the SAM)" : "off"],
+    ["network", networkLine(spec)],
     ["gpus", spec.gpus > 0 ? String(spec.gpus) : "none"],
     ["cpus", String(spec.cpus)],
     ["memory", `${formatBytes(spec.memoryBytes)} (no swap)`],

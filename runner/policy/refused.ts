@@ -16,6 +16,7 @@ export type PolicyRule =
   | "mount-rw-not-allowed"
   | "mount-inside-writable"
   | "network-not-allowed"
+  | "network-host-not-allowed"
   | "gpu-over-limit"
   | "cpus-over-limit"
   | "memory-over-limit"

@@ -2,9 +2,11 @@
 // or throws PolicyRefused naming the rule, the path and what to do. Nothing the SAM did not ask for
 // is granted: the container sees the task folder (read-write at /task) with the SAM file, sub-SAM
 // files and check assets bound read-only over themselves, and the declared mounts that pass every rule.
+
 import { existsSync, realpathSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname, isAbsolute, posix, relative, resolve } from "node:path";
+import { DEFAULT_PORTS, type HostRule, type NetworkRules, parseHostRule } from "../network/proxy.ts";
 import type { MountRequest, SamDocument } from "../sam/types.ts";
 import { type DeniedPath, deniedPaths, sensitiveByName } from "./denied.ts";
 import { PolicyRefused } from "./refused.ts";
@@ -91,7 +93,7 @@ export function sandboxUser(site: Pick<SitePolicy, "sandboxUser">): { uid: numbe
 
 type Limits = Pick<
   SandboxSpec,
-  "network" | "gpus" | "cpus" | "memoryBytes" | "pidsLimit" | "scratch" | "walltimeSec"
+  "network" | "networkRules" | "gpus" | "cpus" | "memoryBytes" | "pidsLimit" | "scratch" | "walltimeSec"
 >;
 
 function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptions): Limits {
@@ -105,6 +107,7 @@ function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptio
       "Remove `network: true` from the SAM, or ask the site administrator to allow network.",
     );
   }
+  const networkRules = meta.networkHosts?.length ? hostRules(meta.networkHosts, site) : undefined;
   if (meta.gpu > site.maxGpus) {
     throw new PolicyRefused(
       "gpu-over-limit",
@@ -141,6 +144,7 @@ function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptio
   );
   return {
     network: meta.network,
+    ...(networkRules && !meta.network ? { networkRules } : {}),
     gpus: meta.gpu,
     cpus: meta.cpus ?? Math.min(site.defaultCpus, maxCpus),
     memoryBytes: meta.memoryBytes ?? Math.min(site.defaultMemoryBytes, site.maxMemoryBytes),
@@ -148,6 +152,46 @@ function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptio
     walltimeSec: meta.walltimeSec ?? Math.min(site.defaultWalltimeSec, site.maxWalltimeSec),
     ...(meta.scratchBytes ? { scratch: { target: SCRATCH_TARGET, sizeBytes: meta.scratchBytes } } : {}),
   };
+}
+
+/** The proxy's rules for a SAM's host list: each host must be covered by the site's `allowedHosts`. */
+function hostRules(hosts: string[], site: SitePolicy): NetworkRules {
+  const siteRules = site.allowedHosts.filter((h) => h !== "*").map((h) => parseHostRule(h) as HostRule);
+  const any = site.allowedHosts.includes("*");
+  for (const text of hosts) {
+    const rule = parseHostRule(text);
+    if (!rule)
+      throw new PolicyRefused(
+        "network-host-not-allowed",
+        "network",
+        `${text} is not a host`,
+        "Write host, *.host or host:port.",
+      );
+    if (any || siteRules.some((s) => covers(s, rule))) continue;
+    throw new PolicyRefused(
+      "network-host-not-allowed",
+      "network",
+      `the SAM lists ${text} and the site policy's allowedHosts (${site.allowedHosts.join(", ") || "none"}) do not include it`,
+      "Remove the host from the SAM's `network` list, or ask the site administrator to add it to allowedHosts.",
+    );
+  }
+  return {
+    allow: [...hosts],
+    deny: [...site.deniedHosts],
+    allowedPrivateRanges: [...site.allowedPrivateRanges],
+  };
+}
+
+/** Whether a site rule allows at least everything a SAM rule asks for (hosts and ports). */
+export function covers(site: HostRule, sam: HostRule): boolean {
+  const ports = sam.port === undefined ? DEFAULT_PORTS : [sam.port];
+  const portOk =
+    site.port === undefined
+      ? ports.every((p) => DEFAULT_PORTS.includes(p))
+      : ports.every((p) => p === site.port);
+  if (!portOk) return false;
+  if (!site.wildcard) return !sam.wildcard && sam.host === site.host;
+  return sam.host === site.host ? sam.wildcard : sam.host.endsWith(`.${site.host}`);
 }
 
 function refuseOver(

@@ -12,6 +12,7 @@ import {
   requiredActions,
   unknownActionMessage,
 } from "../approval/actions.ts";
+import { isCidr, parseHostRule } from "../network/proxy.ts";
 import { homePaths } from "../paths.ts";
 import { parseDuration, parseSize } from "../sam/units.ts";
 import { PolicyRefused } from "./refused.ts";
@@ -21,8 +22,17 @@ export interface SitePolicy {
   allowedMountRoots: string[];
   /** Whether a SAM may ask for a read-write declared mount. */
   allowReadWriteMounts: boolean;
-  /** Whether a SAM may ask for network access. */
+  /** Whether a SAM may ask for unrestricted network access (`network: true`). */
   allowNetwork: boolean;
+  /**
+   * Hosts a SAM may list (`network: [..]`), reached through the run's proxy: `host`, `*.host`,
+   * either with `:port`; `*` alone: any host. A SAM host must be covered by one of these.
+   */
+  allowedHosts: string[];
+  /** Hosts the proxy always refuses, whatever a SAM lists (deny wins). */
+  deniedHosts: string[];
+  /** Address ranges (CIDR) in the private/loopback/link-local ranges that a listed host may resolve to. */
+  allowedPrivateRanges: string[];
   maxGpus: number;
   maxCpus: number;
   maxMemoryBytes: number;
@@ -68,6 +78,9 @@ export const BUILTIN_SITE_POLICY: Readonly<SitePolicy> = Object.freeze({
   allowedMountRoots: [],
   allowReadWriteMounts: false,
   allowNetwork: true,
+  allowedHosts: ["*"],
+  deniedHosts: [],
+  allowedPrivateRanges: [],
   maxGpus: 0,
   maxCpus: 4,
   maxMemoryBytes: 16 * GiB,
@@ -115,6 +128,19 @@ const fileSchema = z.strictObject({
   allowedMountRoots: z.array(absolutePath).optional(),
   allowReadWriteMounts: z.boolean().optional(),
   allowNetwork: z.boolean().optional(),
+  allowedHosts: z
+    .array(
+      z
+        .string()
+        .refine((h) => h === "*" || parseHostRule(h) !== undefined, "must be host, *.host, host:port or *"),
+    )
+    .optional(),
+  deniedHosts: z
+    .array(z.string().refine((h) => parseHostRule(h) !== undefined, "must be host, *.host or host:port"))
+    .optional(),
+  allowedPrivateRanges: z
+    .array(z.string().refine(isCidr, "must be an address range like 10.1.0.0/16"))
+    .optional(),
   maxGpus: z.number().int().min(0).optional(),
   maxCpus: z.number().positive().optional(),
   maxMemory: size.optional(),
@@ -217,6 +243,9 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
     allowedMountRoots: f.allowedMountRoots ?? [...b.allowedMountRoots],
     allowReadWriteMounts: f.allowReadWriteMounts ?? b.allowReadWriteMounts,
     allowNetwork: f.allowNetwork ?? b.allowNetwork,
+    allowedHosts: (f.allowedHosts ?? [...b.allowedHosts]).map((h) => h.toLowerCase()),
+    deniedHosts: (f.deniedHosts ?? [...b.deniedHosts]).map((h) => h.toLowerCase()),
+    allowedPrivateRanges: f.allowedPrivateRanges ?? [...b.allowedPrivateRanges],
     maxGpus: f.maxGpus ?? b.maxGpus,
     maxCpus: f.maxCpus ?? b.maxCpus,
     maxMemoryBytes: f.maxMemory ?? b.maxMemoryBytes,

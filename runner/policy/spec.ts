@@ -1,5 +1,6 @@
 // The resolved sandbox specification: what a run is granted, after default-deny policy.
 // Produced by runner/policy from a SamDocument plus the site policy; consumed by every sandbox backend.
+import type { NetworkRules } from "../network/proxy.ts";
 
 export interface MountSpec {
   /** Absolute, symlink-free host path. */
@@ -22,7 +23,13 @@ export interface SandboxSpec {
   /** Where the task folder appears inside the container (fixed: `/task`). */
   workdir: string;
   mounts: MountSpec[];
+  /** Unrestricted network (`network: true`): a per-run network of its own, never the default bridge. */
   network: boolean;
+  /**
+   * `network: [hosts]`: no network but a way to the run's proxy, which allows these rules (the SAM's
+   * hosts, the site's denied hosts and private ranges). Absent: no network at all (unless `network`).
+   */
+  networkRules?: NetworkRules;
   gpus: number;
   cpus: number;
   memoryBytes: number;

@@ -10,6 +10,7 @@ import {
   notEnforcedMessage,
   unknownActionMessage,
 } from "../approval/actions.ts";
+import { parseHostRule } from "../network/proxy.ts";
 import type { DiagnosticSink } from "./diagnostics.ts";
 import { MAX_ALIAS_COUNT } from "./frontmatter.ts";
 import { closest } from "./suggest.ts";
@@ -65,6 +66,29 @@ function simple<T>(
       else typeError(ctx, node, value);
     },
   };
+}
+
+/** `network`: a boolean, or a list of host rules (`host`, `*.host`, either with `:port`). */
+function applyNetwork(meta: SamMetadata, value: unknown, node: Node, ctx: KeyContext): void {
+  if (typeof value === "boolean") {
+    meta.network = value;
+    return;
+  }
+  if (!Array.isArray(value) || !isSeq(node)) {
+    typeError(ctx, node, value);
+    return;
+  }
+  const hosts: string[] = [];
+  value.forEach((item, i) => {
+    const rule = typeof item === "string" ? parseHostRule(item) : undefined;
+    if (rule) hosts.push(rule.text);
+    else
+      ctx.sink.error(
+        ctx.at(node.items[i] as Node),
+        `\`network\`: ${describe(item)} is not a host; write \`data.example.org\`, \`*.example.org\` (its subdomains) or \`host:port\``,
+      );
+  });
+  if (hosts.length > 0) meta.networkHosts = [...new Set(hosts)];
 }
 
 /** A key whose value is a string with a unit (or a plain number where the unit is implied). */
@@ -167,9 +191,11 @@ export const KEYS: Record<string, KeySpec> = {
       m.budgetUsd = v;
     },
   ),
-  network: simple(z.boolean(), "`true` or `false`", "network: true", (m, v) => {
-    m.network = v;
-  }),
+  network: {
+    expected: "`true`, `false` or a list of hosts",
+    example: "network: [data.example.org]",
+    apply: applyNetwork,
+  },
   gpu: simple(z.number().int().nonnegative(), "a GPU count (0 or more)", "gpu: 1", (m, v) => {
     m.gpu = v;
   }),

@@ -70,7 +70,10 @@ export interface SamMetadata {
   walltimeSec?: number;
   iterations?: number;
   budgetUsd?: number;
+  /** `network: true`: unrestricted network (if the site allows it). */
   network: boolean;
+  /** `network: [hosts]`: only these hosts, through the run's proxy (runner/network/proxy.ts). */
+  networkHosts?: string[];
   gpu: number;
   cpus?: number;
   memoryBytes?: number;

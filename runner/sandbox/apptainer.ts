@@ -102,8 +102,17 @@ export function createApptainerBackend(options: ApptainerBackendOptions = {}): c
     name: BACKEND,
     status: () => apptainerStatus(ctx),
     // Apptainer runs the container as the calling user: the guard refuses a root-run scifi.
-    start: (spec) =>
-      startGuarded(spec, (s) => startSandbox(ctx, s), { backend: BACKEND, runsAsCaller: true }),
+    start: async (spec) => {
+      if (spec.networkRules) {
+        // A safety key either works or is an error: the run proxy is wired on Docker only so far.
+        throw new contract.SandboxUnavailable(
+          BACKEND,
+          "a host list in `network` (the run's proxy) is not supported on Apptainer yet",
+          "Run the task on Docker (--backend docker), or use `network: false`.",
+        );
+      }
+      return startGuarded(spec, (s) => startSandbox(ctx, s), { backend: BACKEND, runsAsCaller: true });
+    },
     prune: (scope) => pruneInstances(ctx, scope),
   };
 }

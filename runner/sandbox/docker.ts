@@ -7,6 +7,8 @@ import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { type Duplex, PassThrough } from "node:stream";
 import Docker from "dockerode";
+import type { ConnectionRecord } from "../network/proxy.ts";
+import { PROXY_MOUNT, type RunProxy, type RunProxyOptions, startRunProxy } from "../network/run-proxy.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import {
   currentOwner,
@@ -37,6 +39,8 @@ export interface DockerBackendOptions {
   docker?: Docker;
   /** Size of the tmpfs at /tmp (the root filesystem is read-only). Default 1 GiB. */
   tmpSizeBytes?: number;
+  /** The run proxy's own resolver configuration and record sink (`network: [hosts]`). */
+  proxy?: RunProxyOptions;
 }
 
 const FIX_ENGINE = "bash scripts/start-docker.sh";
@@ -75,13 +79,15 @@ async function startDockerSandbox(
   options: DockerBackendOptions,
 ): Promise<Sandbox> {
   await requireImage(docker, spec.image);
+  const net = await startDockerNet(docker, spec, options);
   let container: Docker.Container;
   try {
-    container = await docker.createContainer(containerOptions(spec, options));
+    container = await docker.createContainer(containerOptions(spec, options, net));
   } catch (error) {
+    await net?.close();
     throw new SandboxError(`docker: cannot create the container for run ${spec.runId}: ${messageOf(error)}`);
   }
-  const sandbox = new DockerSandbox(docker, container, spec);
+  const sandbox = new DockerSandbox(docker, container, spec, net);
   try {
     await container.start();
   } catch (error) {
@@ -102,10 +108,138 @@ async function requireImage(docker: Docker, image: string): Promise<void> {
   }
 }
 
+/**
+ * The sandbox's network when it has one. `network: [hosts]`: a forwarder container owns a network
+ * namespace with nothing but loopback (NetworkMode none) and listens there on 127.0.0.1:3128 for the
+ * run's proxy, reached through its unix socket; the sandbox joins that namespace. It outlives a
+ * restart of the sandbox, and the agent (another pid namespace) cannot stop it. `network: true`: a
+ * bridge network of the run's own, never the shared default bridge.
+ */
+export interface DockerNet {
+  /** The sandbox's NetworkMode. */
+  mode: string;
+  mounts: { Type: "bind"; Source: string; Target: string; ReadOnly: boolean }[];
+  env: Record<string, string>;
+  proxy?: RunProxy;
+  close(): Promise<void>;
+  closeSync(): void;
+}
+
+function sandboxLabels(spec: SandboxSpec): Record<string, string> {
+  return {
+    ...spec.labels,
+    scifi: "1",
+    "scifi.run": spec.runId,
+    "scifi.backend": "docker",
+    ...ownerLabels(currentOwner(spec)),
+  };
+}
+
+async function startDockerNet(
+  docker: Docker,
+  spec: SandboxSpec,
+  options: DockerBackendOptions,
+): Promise<DockerNet | undefined> {
+  if (spec.networkRules) {
+    const rp = await startRunProxy(spec, options.proxy);
+    const mount = { Type: "bind" as const, Source: rp.dir, Target: PROXY_MOUNT, ReadOnly: true };
+    let fwd: Docker.Container | undefined;
+    try {
+      fwd = await docker.createContainer({
+        name: `${containerName(spec.runId)}-net`,
+        Image: spec.image,
+        Entrypoint: ["python3", "-u", `${PROXY_MOUNT}/forwarder.py`],
+        Cmd: [],
+        User: `${spec.user.uid}:${spec.user.gid}`,
+        Labels: { ...sandboxLabels(spec), "scifi.role": "network-forwarder" },
+        HostConfig: {
+          Init: true,
+          CapDrop: ["ALL"],
+          SecurityOpt: ["no-new-privileges"],
+          NetworkMode: "none",
+          ReadonlyRootfs: true,
+          PidsLimit: 256,
+          Memory: 256 * 1024 ** 2,
+          MemorySwap: 256 * 1024 ** 2,
+          Mounts: [mount],
+        },
+      });
+      await fwd.start();
+      const started = fwd;
+      await pollUntil(
+        async () => {
+          const logs = await started.logs({ stdout: true, stderr: true, follow: false });
+          const text = String(logs);
+          if (text.includes("scifi-net ready")) return true;
+          const info = await started.inspect();
+          if (!info.State.Running) throw new Error(`the forwarder exited: ${text.slice(-400)}`);
+          return undefined;
+        },
+        "the network forwarder to listen",
+        15_000,
+        50,
+      );
+    } catch (error) {
+      await fwd?.remove({ force: true }).catch(() => undefined);
+      await rp.close();
+      throw new SandboxError(
+        `docker: cannot start the network forwarder for run ${spec.runId} (the image needs python3 for it): ${messageOf(error)}`,
+      );
+    }
+    const id = fwd.id;
+    return {
+      mode: `container:${id}`,
+      mounts: [mount],
+      env: rp.env,
+      proxy: rp,
+      close: async () => {
+        await docker
+          .getContainer(id)
+          .remove({ force: true })
+          .catch(() => undefined);
+        await rp.close();
+      },
+      closeSync: () => {
+        spawnSync("docker", ["rm", "-f", id], { stdio: "ignore", timeout: 10_000 });
+      },
+    };
+  }
+  if (spec.network) {
+    const name = containerName(spec.runId);
+    try {
+      await docker.createNetwork({
+        Name: name,
+        Driver: "bridge",
+        CheckDuplicate: true,
+        Labels: sandboxLabels(spec),
+        Options: { "com.docker.network.bridge.enable_icc": "false" },
+      });
+    } catch (error) {
+      throw new SandboxError(`docker: cannot create the network for run ${spec.runId}: ${messageOf(error)}`);
+    }
+    return {
+      mode: name,
+      mounts: [],
+      env: {},
+      close: async () => {
+        await docker
+          .getNetwork(name)
+          .remove()
+          .catch(() => undefined);
+      },
+      closeSync: () => {
+        spawnSync("docker", ["network", "rm", name], { stdio: "ignore", timeout: 10_000 });
+      },
+    };
+  }
+  return undefined;
+}
+
 /** The container's create options: every default-deny setting lives here, in one place. */
 export function containerOptions(
   spec: SandboxSpec,
   options: DockerBackendOptions = {},
+  net?: Pick<DockerNet, "mode" | "mounts" | "env">,
 ): Docker.ContainerCreateOptions {
   const tmpfs: Record<string, string> = {
     "/tmp": tmpfsOptions(options.tmpSizeBytes ?? 1024 ** 3),
@@ -120,20 +254,15 @@ export function containerOptions(
     Cmd: [],
     User: `${spec.user.uid}:${spec.user.gid}`,
     WorkingDir: spec.workdir,
-    Env: envList({ PATH: DEFAULT_PATH, HOME: "/tmp", ...spec.env }),
-    Labels: {
-      ...spec.labels,
-      scifi: "1",
-      "scifi.run": spec.runId,
-      "scifi.backend": "docker",
-      ...ownerLabels(currentOwner(spec)),
-    },
-    NetworkDisabled: !spec.network,
+    Env: envList({ PATH: DEFAULT_PATH, HOME: "/tmp", ...spec.env, ...net?.env }),
+    Labels: sandboxLabels(spec),
+    NetworkDisabled: !net,
     HostConfig: {
       Init: true,
       CapDrop: ["ALL"],
       SecurityOpt: ["no-new-privileges"],
-      NetworkMode: spec.network ? "bridge" : "none",
+      // Never the default bridge: no network, the run's proxy namespace, or a network of the run's own.
+      NetworkMode: net?.mode ?? "none",
       PidsLimit: spec.pidsLimit,
       Memory: spec.memoryBytes,
       // Equal to Memory: no swap on top of the limit.
@@ -141,12 +270,15 @@ export function containerOptions(
       NanoCpus: Math.round(spec.cpus * 1e9),
       ReadonlyRootfs: true,
       Tmpfs: tmpfs,
-      Mounts: spec.mounts.map((m) => ({
-        Type: "bind" as const,
-        Source: m.source,
-        Target: m.target,
-        ReadOnly: m.readOnly,
-      })),
+      Mounts: [
+        ...spec.mounts.map((m) => ({
+          Type: "bind" as const,
+          Source: m.source,
+          Target: m.target,
+          ReadOnly: m.readOnly,
+        })),
+        ...(net?.mounts ?? []),
+      ],
       ...(spec.gpus > 0
         ? { DeviceRequests: [{ Driver: "nvidia", Count: spec.gpus, Capabilities: [["gpu"]] }] }
         : {}),
@@ -181,10 +313,13 @@ class DockerSandbox implements Sandbox {
   private restarting: Promise<void> | undefined;
   private readonly untrack: () => void;
 
-  constructor(docker: Docker, container: Docker.Container, spec: SandboxSpec) {
+  private readonly net: DockerNet | undefined;
+
+  constructor(docker: Docker, container: Docker.Container, spec: SandboxSpec, net?: DockerNet) {
     this.docker = docker;
     this.container = container;
     this.spec = spec;
+    this.net = net;
     this.untrack = trackLive({ runId: spec.runId, stop: () => this.stop(), stopSync: () => this.stopSync() });
   }
 
@@ -240,14 +375,28 @@ class DockerSandbox implements Sandbox {
       if (code !== 404 && code !== 409)
         throw new SandboxError(`docker: cannot remove ${this.container.id}: ${messageOf(error)}`);
     } finally {
+      await this.net?.close();
       this.untrack();
     }
+  }
+
+  /** The run proxy's connection records so far (`network: [hosts]`); empty without a proxy. */
+  networkRecords(): ConnectionRecord[] {
+    return [...(this.net?.proxy?.proxy.records ?? [])];
+  }
+
+  /** Adds an allowed host for the rest of the run (an approved request); false without a proxy. */
+  allowHost(rule: string): boolean {
+    if (!this.net?.proxy) return false;
+    this.net.proxy.proxy.rules.addAllow(rule);
+    return true;
   }
 
   /** Last-chance cleanup when the runner exits synchronously: the Docker CLI, if there is one. */
   private stopSync(): void {
     // Synchronous on purpose: this runs from a process 'exit' handler, where nothing async completes.
     spawnSync("docker", ["rm", "-f", this.container.id], { stdio: "ignore", timeout: 10_000 });
+    this.net?.closeSync();
   }
 
   /**

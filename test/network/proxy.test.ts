@@ -55,7 +55,7 @@ beforeAll(async () => {
         `loop.test:${webPort}`,
         `blocked.archive.test:${webPort}`,
       ],
-      deny: [`blocked.archive.test`, `blocked.archive.test:${webPort}`],
+      deny: ["blocked.archive.test"],
       allowedPrivateRanges: ["127.0.0.2/32"],
     },
     hosts: {
@@ -93,9 +93,9 @@ describe("host rules", () => {
       expect(parseHostRule(bad), bad).toBeUndefined();
   });
 
-  it("deny wins; wildcard matches subdomains only; no port means 80 and 443", () => {
+  it("deny wins; wildcard matches subdomains only; no port: allow 80 and 443, deny every port", () => {
     const r = new Rules({
-      allow: ["*.ex.org", "ex.org", "x.ex.org:8080"],
+      allow: ["*.ex.org", "ex.org", "x.ex.org:8080", "bad.ex.org:8080"],
       deny: ["bad.ex.org"],
       allowedPrivateRanges: [],
     });
@@ -105,6 +105,7 @@ describe("host rules", () => {
     expect(r.check("x.ex.org", 8080).allowed).toBe(true);
     expect(r.check("notex.org", 443).allowed).toBe(false);
     expect(r.check("bad.ex.org", 443)).toMatchObject({ allowed: false, rule: "deny bad.ex.org" });
+    expect(r.check("bad.ex.org", 8080)).toMatchObject({ allowed: false, rule: "deny bad.ex.org" });
     expect(r.check("1.2.3.4", 443)).toMatchObject({ allowed: false, rule: "raw-ip" });
   });
 

@@ -43,7 +43,7 @@ describe("scifi validate", () => {
     expect(run.stdout).toBe(
       [
         "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 2 checks)",
-        "test/fixtures/sam/malformed/wrong-type-network.md:2:10: error: `network`: expected `true` or `false`, got the text `yes`; for example `network: true`",
+        "test/fixtures/sam/malformed/wrong-type-network.md:2:10: error: `network`: expected `true`, `false` or a list of hosts, got the text `yes`; for example `network: [data.example.org]`",
         "test/fixtures/sam/malformed/wrong-type-network.md:3:6: error: `gpu`: expected a GPU count (0 or more), got `-1`; for example `gpu: 1`",
         "",
       ].join("\n"),

@@ -149,7 +149,7 @@ describe("SAM error classes", () => {
   it("reports all problems at once, across front matter and body", () => {
     const errors = errorsOf(`---\nnetwork: maybe\ngpu: two\n---\n# Task\n\n## To-do\n\n## Expectation\n`);
     expect(errors).toEqual([
-      "/virtual/task.md:2:10: error: `network`: expected `true` or `false`, got the text `maybe`; for example `network: true`",
+      "/virtual/task.md:2:10: error: `network`: expected `true`, `false` or a list of hosts, got the text `maybe`; for example `network: [data.example.org]`",
       "/virtual/task.md:3:6: error: `gpu`: expected a GPU count (0 or more), got the text `two`; for example `gpu: 1`",
       "/virtual/task.md:7:1: error: empty To-do in `Task`; say what the agent should do",
       "/virtual/task.md:9:1: error: empty Expectation in `Task`; list what must be true when the task is done (one item per criterion, optionally with a `check` block)",

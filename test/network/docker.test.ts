@@ -1,0 +1,253 @@
+// Network by host allowlist on Docker: the sandbox's only way out is the run's proxy. The test host
+// is a container this test starts on a network of its own; the proxy knows it by name through its
+// own resolver configuration. Every probe runs inside the sandbox (test/network/probe.py).
+import { execFileSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConnectionRecord } from "../../runner/network/proxy.ts";
+import type { SandboxSpec } from "../../runner/policy/spec.ts";
+import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
+import type { Sandbox } from "../../runner/sandbox/types.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { taskFolderSpec } from "../helpers/spec.ts";
+
+const haveDocker = hasEngine("docker");
+const docker = new Docker();
+const IMAGE = "scifi-sci:local";
+const SUBNET = "10.213.7.0/24";
+const stamp = `${process.pid}-${Date.now()}`;
+const TEST_NET = `scifi-nettest-${stamp}`;
+const HOST_NAME = `scifi-nettest-host-${stamp}`;
+
+let hostIp = "";
+let bridgeIp = "";
+let certs = "";
+const records: ConnectionRecord[] = [];
+/** The proxy's own resolver configuration; filled in once the test hosts have addresses. */
+const resolverHosts: Record<string, string[]> = {};
+const started: Sandbox[] = [];
+
+function spec(runId: string, over: Partial<SandboxSpec>): SandboxSpec {
+  const taskDir = mkdtempSync(join(tmpdir(), "scifi-nettest-"));
+  chmodSync(taskDir, 0o777);
+  copyFileSync(resolve("test/network/probe.py"), join(taskDir, "probe.py"));
+  chmodSync(join(taskDir, "probe.py"), 0o644);
+  return taskFolderSpec({ runId, image: IMAGE, taskDir }, { walltimeSec: 120, ...over });
+}
+
+const backend = createDockerBackend({
+  proxy: {
+    hosts: resolverHosts,
+    systemResolver: false,
+    onRecord: (r) => records.push(r),
+  },
+});
+
+async function start(runId: string, over: Partial<SandboxSpec>): Promise<Sandbox> {
+  const sb = await backend.start(spec(runId, over));
+  started.push(sb);
+  return sb;
+}
+
+async function probe(sb: Sandbox, ...args: string[]): Promise<string> {
+  const r = await sb.exec(["python3", "/task/probe.py", ...args], { timeoutMs: 30_000 });
+  return `${r.stdout}${r.stderr}`.trim();
+}
+
+describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
+  let sb: Sandbox;
+  let peer: Sandbox;
+  let peerIp = "";
+
+  beforeAll(async () => {
+    certs = mkdtempSync(join(tmpdir(), "scifi-nettest-certs-"));
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=data.test",
+        "-keyout",
+        join(certs, "key.pem"),
+        "-out",
+        join(certs, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
+    chmodSync(join(certs, "key.pem"), 0o644);
+    chmodSync(certs, 0o755);
+    await docker.createNetwork({ Name: TEST_NET, Driver: "bridge", IPAM: { Config: [{ Subnet: SUBNET }] } });
+    const host = await docker.createContainer({
+      name: HOST_NAME,
+      Image: IMAGE,
+      Entrypoint: ["python3", "/srv/test-host.py"],
+      User: "65534:65534",
+      HostConfig: {
+        NetworkMode: TEST_NET,
+        Binds: [`${resolve("test/network/test-host.py")}:/srv/test-host.py:ro`, `${certs}:/certs:ro`],
+      },
+    });
+    await host.start();
+    const info = await host.inspect();
+    hostIp = info.NetworkSettings.Networks[TEST_NET]?.IPAddress ?? "";
+    const bridge = await docker.getNetwork("bridge").inspect();
+    bridgeIp = bridge.IPAM?.Config?.[0]?.Gateway ?? "172.17.0.1";
+    // The proxy's own resolver: names for the test host, a loopback name and the host's bridge address.
+    const hosts = resolverHosts;
+    hosts["data.test"] = [hostIp];
+    hosts["alias.data.test"] = [hostIp];
+    hosts["other.test"] = [hostIp];
+    hosts["loop.test"] = ["127.0.0.1"];
+    hosts["bridge.test"] = [bridgeIp];
+    // A second sandbox, network: true (its own network), serving HTTP: the neighbour nobody may reach.
+    peer = await start(`nettest-peer-${stamp}`, { network: true });
+    void peer.exec(["python3", "/task/probe.py", "serve", "8080"], { timeoutMs: 300_000 });
+    const pinfo = await docker.getContainer(containerName(peer.spec.runId)).inspect();
+    peerIp = Object.values(pinfo.NetworkSettings.Networks)[0]?.IPAddress ?? "";
+    hosts["peer.test"] = [peerIp];
+    sb = await start(`nettest-${stamp}`, {
+      networkRules: {
+        allow: [
+          "data.test:8000",
+          "*.data.test:8000",
+          "data.test:8443",
+          "loop.test:8000",
+          "bridge.test:8000",
+          "peer.test:8080",
+        ],
+        deny: ["alias.data.test"],
+        allowedPrivateRanges: [SUBNET],
+      },
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const s of started) await s.stop().catch(() => undefined);
+    await docker
+      .getContainer(HOST_NAME)
+      .remove({ force: true })
+      .catch(() => undefined);
+    await docker
+      .getNetwork(TEST_NET)
+      .remove()
+      .catch(() => undefined);
+  }, 60_000);
+
+  const last = (host: string) => records.findLast((r) => r.host === host);
+
+  it("reaches an allowed host over HTTP and over HTTPS (CONNECT), on the record", async () => {
+    expect(await probe(sb, "fetch", "http://data.test:8000/hello")).toBe(
+      "OK hello from data.test:8000/hello",
+    );
+    expect(await probe(sb, "fetch", "https://data.test:8443/secure")).toBe(
+      "OK hello from data.test:8443/secure",
+    );
+    expect(records.find((r) => r.host === "data.test" && r.kind === "http")).toMatchObject({
+      allowed: true,
+      port: 8000,
+      address: hostIp,
+      rule: "allow data.test:8000",
+    });
+    const tls = records.find((r) => r.host === "data.test" && r.kind === "connect");
+    expect(tls).toMatchObject({ allowed: true, port: 8443, rule: "allow data.test:8443" });
+    expect(tls?.bytesIn).toBeGreaterThan(0);
+  });
+
+  it("refuses a host not on the list, with a reason, on the record", async () => {
+    const out = await probe(sb, "fetch", "http://other.test:8000/");
+    expect(out).toMatch(
+      /^NO 403 scifi network proxy: refused other.test:8000: other.test:8000 is not on this task's network list/,
+    );
+    expect(last("other.test")).toMatchObject({ allowed: false, rule: "not-listed" });
+  });
+
+  it("refuses a denied name under an allowed wildcard (deny wins)", async () => {
+    expect(await probe(sb, "fetch", "http://alias.data.test:8000/")).toMatch(/^NO 403 .*denied by the site/);
+    expect(last("alias.data.test")).toMatchObject({ allowed: false, rule: "deny alias.data.test" });
+  });
+
+  it("refuses a raw IP", async () => {
+    expect(await probe(sb, "fetch", `http://${hostIp}:8000/`)).toMatch(
+      /^NO 403 .*is an address, not a host on the list/,
+    );
+    expect(last(hostIp)).toMatchObject({ allowed: false, rule: "raw-ip" });
+  });
+
+  it("refuses names that resolve to 127.0.0.1 or to the host's bridge address", async () => {
+    expect(await probe(sb, "fetch", "http://loop.test:8000/")).toMatch(/^NO 403 .*resolves to 127.0.0.1/);
+    expect(last("loop.test")).toMatchObject({ allowed: false, rule: "private-address" });
+    expect(await probe(sb, "fetch", "http://bridge.test:8000/")).toMatch(
+      new RegExp(`^NO 403 .*resolves to ${bridgeIp.replaceAll(".", "\\.")}`),
+    );
+    expect(last("bridge.test")).toMatchObject({ allowed: false, rule: "private-address" });
+  });
+
+  it("refuses another sandbox's address, by name and by IP, through the proxy and directly", async () => {
+    expect(await probe(sb, "fetch", "http://peer.test:8080/")).toMatch(/^NO 403 .*private/);
+    expect(last("peer.test")).toMatchObject({ allowed: false, rule: "private-address" });
+    expect(await probe(sb, "fetch", `http://${peerIp}:8080/`)).toMatch(/^NO 403/);
+    expect(await probe(sb, "direct", peerIp, "8080")).toMatch(/^NO .*(unreachable|Errno)/i);
+  });
+
+  it("has no other way out: direct connections, DNS, and proxy-variable bypasses", async () => {
+    // Ignoring the proxy variables: no route to the test host, the bridge or the outside.
+    for (const [h, p] of [
+      [hostIp, "8000"],
+      [bridgeIp, "8000"],
+      ["1.1.1.1", "443"],
+    ] as const)
+      expect(await probe(sb, "direct", h, p), h).toMatch(/^NO /);
+    expect(await probe(sb, "fetch-noproxy", `http://${hostIp}:8000/`)).toMatch(/^NO /);
+    // DNS: no name resolves in the sandbox (the proxy does the lookups), no resolver answers.
+    expect(await probe(sb, "resolve", "other.test")).toMatch(/^NO /);
+    expect(await probe(sb, "resolve", "data.test")).toMatch(/^NO /);
+    for (const server of ["127.0.0.11", bridgeIp, "1.1.1.1"])
+      expect(await probe(sb, "dns", server, "secret.other.test"), server).toMatch(/^NO /);
+    // Proxy variables pointed elsewhere (the test host as a proxy): nothing to reach.
+    expect(await probe(sb, "fetch-via", `http://${hostIp}:8000`, "http://other.test:8000/")).toMatch(/^NO /);
+    // Talking to the proxy's socket itself: the same rules.
+    const viaSocket = await probe(
+      sb,
+      "unix",
+      "/run/scifi-net/proxy.sock",
+      "GET http://other.test:8000/ HTTP/1.1\\r\\nHost: other.test\\r\\nConnection: close\\r\\n\\r\\n",
+    );
+    expect(viaSocket).toMatch(/^NO HTTP\/1.1 403/);
+    const env = await sb.exec([
+      "sh",
+      "-c",
+      "echo $HTTPS_PROXY; cat /etc/resolv.conf 2>/dev/null; ls /sys/class/net",
+    ]);
+    expect(env.stdout).toContain("http://127.0.0.1:3128");
+    expect(env.stdout.trim().split("\n").at(-1)).toBe("lo");
+  });
+
+  it("network: true is a network of the run's own: it cannot reach another sandbox", async () => {
+    const other = await start(`nettest-open-${stamp}`, { network: true });
+    const info = await docker.getContainer(containerName(other.spec.runId)).inspect();
+    expect(Object.keys(info.NetworkSettings.Networks)).toEqual([containerName(other.spec.runId)]);
+    expect(await probe(other, "direct", peerIp, "8080")).toMatch(/^NO /);
+    // Control: the peer does serve (from inside itself).
+    expect(await probe(peer, "fetch-noproxy", "http://127.0.0.1:8080/")).toBe(
+      "OK hello from the peer sandbox",
+    );
+  });
+
+  it("the forwarder and the run's network go with the sandbox", async () => {
+    const other = await start(`nettest-gone-${stamp}`, { network: true });
+    const name = containerName(other.spec.runId);
+    await other.stop();
+    await expect(docker.getNetwork(name).inspect()).rejects.toThrow();
+    await sb.stop();
+    await expect(docker.getContainer(`${containerName(sb.spec.runId)}-net`).inspect()).rejects.toThrow();
+  });
+});

@@ -1,0 +1,86 @@
+# Run inside a sandbox by the network tests: each probe prints one line, `OK <detail>` or `NO <why>`.
+import json, os, socket, ssl, sys, urllib.error, urllib.request
+
+def fetch(url, proxies=None):
+    handlers = []
+    if proxies is not None:
+        handlers.append(urllib.request.ProxyHandler(proxies))
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    handlers.append(urllib.request.HTTPSHandler(context=ctx))
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(url, timeout=10) as r:
+            return "OK " + r.read().decode()[:200]
+    except urllib.error.HTTPError as e:
+        return "NO %d %s" % (e.code, e.read().decode().strip()[:300])
+    except Exception as e:
+        return "NO " + repr(e)[:300]
+
+def direct(host, port):
+    try:
+        s = socket.create_connection((host, int(port)), timeout=5)
+        s.close()
+        return "OK connected"
+    except Exception as e:
+        return "NO " + repr(e)[:200]
+
+def resolve(name):
+    try:
+        return "OK " + str(socket.getaddrinfo(name, 80))[:200]
+    except Exception as e:
+        return "NO " + repr(e)[:200]
+
+def dns_udp(server, name):
+    # A raw DNS query (a possible exfiltration channel) to a server of our choice.
+    q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00" + b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\x00\x00\x01\x00\x01"
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.settimeout(3)
+        s.sendto(q, (server, 53))
+        s.recvfrom(512)
+        return "OK answered"
+    except Exception as e:
+        return "NO " + repr(e)[:200]
+
+def unix(path, request):
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(path)
+        s.sendall(request.encode())
+        data = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+        first = data.decode(errors="replace").split("\r\n")[0]
+        return ("OK " if " 200 " in first else "NO ") + data.decode(errors="replace")[:300]
+    except Exception as e:
+        return "NO " + repr(e)[:200]
+
+cmd, args = sys.argv[1], sys.argv[2:]
+if cmd == "fetch":
+    print(fetch(args[0]))
+elif cmd == "fetch-noproxy":
+    print(fetch(args[0], {}))
+elif cmd == "fetch-via":
+    print(fetch(args[1], {"http": args[0], "https": args[0]}))
+elif cmd == "direct":
+    print(direct(args[0], args[1]))
+elif cmd == "resolve":
+    print(resolve(args[0]))
+elif cmd == "dns":
+    print(dns_udp(args[0], args[1]))
+elif cmd == "unix":
+    print(unix(args[0], args[1].replace("\\r\\n", "\r\n")))
+elif cmd == "serve":
+    import http.server
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            b = b"hello from the peer sandbox"
+            self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+        def log_message(self, *a):
+            pass
+    http.server.ThreadingHTTPServer(("0.0.0.0", int(args[0])), H).serve_forever()
