@@ -1,6 +1,7 @@
 // Approval on Apptainer, INSIDE the harness as the non-root user (scripted model, labelled
 // scripted): a `finish` request approved by a person while no instance runs, then passed; a denied
-// `network` request starts the work instance without network (only `lo`).
+// `network` request starts the work instance without network (only `lo`); `delete`: files removed or
+// truncated through bash, write_file and edit_file are put back and asked (approved ones then go).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,5 +62,50 @@ describe("approval on apptainer (inside the harness, non-root)", { timeout: 300_
     expect(await decided).toBe("network");
     expect(result.outcome.status).toBe("passed");
     expect(readFileSync(join(ws.taskDir, "nets.txt"), "utf8").trim()).toBe("lo");
+  });
+
+  it("delete: start files removed or truncated through bash, write_file and edit_file are undone and asked", async () => {
+    const ws = workspace("delete.md");
+    mkdirSync(join(ws.taskDir, "data"));
+    for (const f of ["a.csv", "b.csv", "c.csv", "d.txt"])
+      writeFileSync(join(ws.taskDir, "data", f), `${f},1,2,3\n`);
+    writeFileSync(join(ws.taskDir, "data", "e.txt"), "a much longer line of text\n");
+    // deny a.csv, approve b.csv, approve c.csv, deny d.txt, approve e.txt (the fixture's order).
+    const decisions = (async () => {
+      const seen = new Set<string>();
+      for (const approved of [false, true, true, false, true]) {
+        for (let i = 0; ; i++) {
+          if (i > 1200) throw new Error("no delete request appeared");
+          const pending = pendingApprovals(ws.home).find((p) => !seen.has(p.request.id));
+          if (pending) {
+            seen.add(pending.request.id);
+            decide(
+              ws.home,
+              pending.runId,
+              pending.request.id,
+              approved,
+              approved ? undefined : "keep it",
+              "tester",
+            );
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      return seen.size;
+    })();
+    const result = await runTask({
+      home: ws.home,
+      task: ws.sam,
+      backend: "apptainer",
+      model: `scripted:${join(FIXTURES, "delete.yaml")}`,
+    });
+    expect(await decisions).toBe(5);
+    expect(result.outcome.status).toBe("passed");
+    expect(readFileSync(join(ws.taskDir, "data", "a.csv"), "utf8")).toBe("a.csv,1,2,3\n");
+    expect(readFileSync(join(ws.taskDir, "data", "b.csv"), "utf8")).toBe("");
+    expect(existsSync(join(ws.taskDir, "data", "c.csv"))).toBe(false);
+    expect(readFileSync(join(ws.taskDir, "data", "d.txt"), "utf8")).toBe("d.txt,1,2,3\n");
+    expect(readFileSync(join(ws.taskDir, "data", "e.txt"), "utf8")).toBe("short\n");
   });
 });
