@@ -46,6 +46,11 @@ export function placementOptions(
   sam: SamMetadata,
   flags: PlacementFlags,
   policy: JobsPolicy,
+  /**
+   * What the sandbox inside the job is given when the SAM says nothing (the site policy's
+   * defaultCpus and defaultMemory): the job asks for at least that, so the sandbox fits in it.
+   */
+  sandbox?: { cpus: number; memoryBytes: number },
 ): PlacementOptions {
   const notes: string[] = [];
   const pick = <T>(what: string, fromSam: T | undefined, fromFlag: T | undefined, fallback: T): T => {
@@ -74,7 +79,14 @@ export function placementOptions(
   const samMem = sam.memoryBytes === undefined ? undefined : sam.memoryBytes + PLACEMENT_MEMORY_MARGIN_BYTES;
   const memBytes = cap(
     "memory",
-    pick("memory", samMem, flagMem, policy.defaultMemoryBytes),
+    pick(
+      "memory",
+      samMem,
+      flagMem,
+      sandbox
+        ? Math.max(policy.defaultMemoryBytes, sandbox.memoryBytes + PLACEMENT_MEMORY_MARGIN_BYTES)
+        : policy.defaultMemoryBytes,
+    ),
     policy.maxMemoryBytes,
     describeBytes,
   );
@@ -82,7 +94,12 @@ export function placementOptions(
   const samCpus = sam.cpus === undefined ? undefined : Math.ceil(sam.cpus);
   const cpus = cap(
     "cpus",
-    pick("cpus", samCpus, flags.cpusPerTask, policy.defaultCpus),
+    pick(
+      "cpus",
+      samCpus,
+      flags.cpusPerTask,
+      sandbox ? Math.max(policy.defaultCpus, Math.ceil(sandbox.cpus)) : policy.defaultCpus,
+    ),
     policy.maxCpus,
     String,
   );

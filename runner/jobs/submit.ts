@@ -53,7 +53,13 @@ export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult
   const policy = loadJobsPolicy(homePaths(o.home).sitePolicy);
   let placement: ReturnType<typeof placementOptions>;
   try {
-    placement = placementOptions(sam.metadata, o.flags, policy);
+    // The sandbox `scifi run` starts inside the job gets the site's defaults where the SAM is silent.
+    const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
+    const site = loadSitePolicy(sitePolicyPath(o.home), false).policy;
+    placement = placementOptions(sam.metadata, o.flags, policy, {
+      cpus: Math.min(site.defaultCpus, site.maxCpus),
+      memoryBytes: Math.min(site.defaultMemoryBytes, site.maxMemoryBytes),
+    });
   } catch (error) {
     throw new SubmitInputError(error instanceof Error ? error.message : String(error));
   }

@@ -147,6 +147,25 @@ describe("SAM limits to sbatch options", () => {
 });
 
 describe("scifi submit (CLI)", () => {
+  it("takes a task folder, and a SAM silent on resources asks for what its sandbox will be given", () => {
+    const home = freshHome();
+    const folder = join(home, "task");
+    mkdirSync(folder);
+    writeFileSync(
+      join(folder, "task.md"),
+      "---\nname: silent\nwalltime: 10m\n---\n# T\n## To-do\nx\n## Expectation\n- y\n  ```check\n  true\n  ```\n",
+    );
+    const r = spawnSync(process.execPath, [BIN, "submit", folder, "--dry-run"], {
+      env: { ...process.env, SCIFI_HOME: home },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`# Written by 'scifi submit' for ${join(folder, "task.md")}`);
+    // The site's sandbox defaults (2 CPUs, 4 GiB; docs/sandbox.md), plus the job's memory margin.
+    expect(r.stdout).toContain("#SBATCH --cpus-per-task=2\n");
+    expect(r.stdout).toContain("#SBATCH --mem=5G\n");
+  });
+
   it("--dry-run prints the batch script and the notes, and writes nothing", () => {
     const home = freshHome();
     const r = spawnSync(

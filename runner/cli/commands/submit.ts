@@ -24,7 +24,7 @@ export function register(program: Command): void {
     .description(
       "Run a task as a SLURM job: writes a batch script that runs `scifi run` on the compute node, submits it with sbatch and prints the job id. The SAM's walltime, gpu, cpus and memory win over the flags; the site policy caps both",
     )
-    .argument("<task>", "SAM file")
+    .argument("<task>", "SAM file, or a task folder holding task.md")
     .option("--partition <name>", "partition (default: the site policy's, else the cluster's default)")
     .option("--time <limit>", "time limit when the SAM sets no walltime (minutes, H:MM:SS, D-HH:MM:SS)")
     .option("--gres <spec>", "generic resources when the SAM asks for no GPU (e.g. gpu:a100:1)")
