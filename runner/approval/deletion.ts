@@ -158,8 +158,17 @@ export class DeletionGuard {
   async afterTool(sandbox: Sandbox): Promise<string | undefined> {
     const removals = this.removals();
     if (removals.length === 0) return undefined;
-    for (const r of removals) await this.#restore(sandbox, r);
-    const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})`);
+    const failed = new Map<Removal, string>();
+    for (const r of removals) {
+      await this.#restore(sandbox, r).catch((error: unknown) => {
+        // Never silent: the request and the agent say it, and the person decides knowing it.
+        failed.set(r, error instanceof Error ? error.message : String(error));
+      });
+    }
+    const lines = removals.map(
+      (r) =>
+        `${r.file.rel}: ${r.kind} (${r.found})${failed.has(r) ? `; NOT put back: ${failed.get(r)}` : ""}`,
+    );
     const summary =
       removals.length === 1
         ? `${removals[0]?.kind === "deleted" ? "delete" : "truncate"} ${removals[0]?.file.rel}`
@@ -260,10 +269,16 @@ export class DeletionGuard {
     const path = `${TASK_MOUNT}/${r.file.rel}`;
     const parent = posix.dirname(path);
     if (r.kind === "deleted") {
-      // Whatever now stands at the path (a folder, a link, a FIFO) goes; a missing folder comes back.
-      await sandbox.exec(["sh", "-c", 'rm -rf -- "$1"; mkdir -p -- "$2"', "sh", path, parent], {
-        timeoutMs: 60_000,
-      });
+      // Whatever now stands at the path (a folder, a link, a FIFO) goes, and so does a link or a
+      // non-folder where a folder on the way was; a missing folder comes back. It runs as the sandbox
+      // user inside the sandbox: it reaches nothing the agent could not.
+      const script = [
+        `t="$1"; pa="$2"; p=${TASK_MOUNT}; shift 2; for c in "$@"; do p="$p/$c";`,
+        'if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -rf -- "$p"; fi; done;',
+        'rm -rf -- "$t"; mkdir -p -- "$pa"',
+      ].join(" ");
+      const parts = r.file.rel.split("/").slice(0, -1);
+      await sandbox.exec(["sh", "-c", script, "sh", path, parent, ...parts], { timeoutMs: 60_000 });
     }
     await sandbox.writeFile(path, readFileSync(join(this.#o.dir, "files", r.file.copy)));
     await sandbox.exec(["chmod", r.file.mode.toString(8), path], { timeoutMs: 30_000 });

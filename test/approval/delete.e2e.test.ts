@@ -4,7 +4,7 @@
 // or truncates them itself; denied, they stay and the agent reads the reason. A file the agent made
 // itself is removed without asking.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -83,6 +83,13 @@ describe.skipIf(!hasEngine("docker"))("approval: [delete], real CLI and Docker (
       { file: "c.csv", summary: "delete data/c.csv", approve: true },
       { file: "d.txt", summary: "truncate data/d.txt", approve: false, reason: "keep d" },
       { file: "e.txt", summary: "truncate data/e.txt", approve: true },
+      // data/ swapped for a link out of the task folder: every file under it, back in a real folder.
+      {
+        file: "a.csv",
+        summary: "delete or truncate 4 files that existed at run start",
+        approve: false,
+        reason: "keep the folder",
+      },
     ];
     for (const step of steps) {
       const view = await nextPending(home, child, () => out, seen);
@@ -102,8 +109,9 @@ describe.skipIf(!hasEngine("docker"))("approval: [delete], real CLI and Docker (
     expect(existsSync(join(taskDir, "data", "c.csv"))).toBe(false);
     expect(readFileSync(join(taskDir, "data", "d.txt"), "utf8")).toBe("d.txt,1,2,3\n");
     expect(readFileSync(join(taskDir, "data", "e.txt"), "utf8")).toBe("short\n");
-    // Five requests: the agent's own file (made and removed in one call) asked nothing.
-    expect(runApprovals(home, runId)).toHaveLength(5);
+    // Six requests: the agent's own file (made and removed in one call) asked nothing.
+    expect(runApprovals(home, runId)).toHaveLength(6);
+    expect(lstatSync(join(taskDir, "data")).isDirectory()).toBe(true);
     // The agent read the outcome as its tool result: the denial with its reason.
     const audit = readFileSync(join(home, "runs", runId, "audit.jsonl"), "utf8");
     expect(audit).toMatch(/put back from the runner's copy at once[^"]*A person denied it \([^)]*\): keep a/);
