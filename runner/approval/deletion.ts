@@ -210,16 +210,16 @@ export class DeletionGuard {
    * removal made after the agent's last tool call (a background process) is undone host-side and
    * asked like the others; the agent is not told (its pass is over). Returns the request's answer.
    */
-  async afterPass(): Promise<"none" | "approved" | "denied"> {
+  async afterPass(when = "after the agent's last tool call"): Promise<"none" | "approved" | "denied"> {
     const removals = this.removals();
     if (removals.length === 0) return "none";
     for (const r of removals) this.#restoreHost(r);
     const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})`);
     const answer = await this.#o.gate.ask({
       action: "delete",
-      summary: `delete or truncate ${removals.length} file(s) that existed at run start, after the agent's last tool call`,
+      summary: `delete or truncate ${removals.length} file(s) that existed at run start, ${when}`,
       detail: [
-        "When the work pass ended, files that existed when the run started were removed or truncated (by something still running after the agent's last tool call).",
+        `Files that existed when the run started were removed or truncated ${when}.`,
         "The runner put them back from its copy; approving lets the runner delete / truncate them:",
         ...lines,
       ].join("\n"),

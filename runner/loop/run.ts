@@ -795,6 +795,13 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
   } finally {
     if (checkDir) rmSync(checkDir, { recursive: true, force: true });
   }
+  // `approval: [delete]`: the agent's code a check ran in the task folder may have removed start files.
+  if (deps.approval?.requires("delete") && !checkDir) {
+    const dir = join(ctx.folder.dir, "deletion");
+    await DeletionGuard.open({ taskDir: ctx.spec.taskDir, dir, gate: deps.approval }).afterPass(
+      "while the checks ran the agent's code",
+    );
+  }
   return "checks";
 }
 

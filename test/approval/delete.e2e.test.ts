@@ -117,4 +117,37 @@ describe.skipIf(!hasEngine("docker"))("approval: [delete], real CLI and Docker (
     expect(audit).toMatch(/put back from the runner's copy at once[^"]*A person denied it \([^)]*\): keep a/);
     expect(audit).toMatch(/A person approved it [^"]*the runner has now truncated data\/b.csv/);
   }, 600_000);
+
+  it("a start file removed by the agent's code while a check ran is put back and asked after the checks", async () => {
+    const root = mkdtempSync(join(tmpdir(), "scifi-delete-e2e-"));
+    roots.push(root);
+    const home = join(root, "home");
+    const taskDir = join(root, "task");
+    mkdirSync(home);
+    mkdirSync(join(taskDir, "data"), { recursive: true });
+    writeFileSync(join(taskDir, "task.md"), readFileSync(join(FIXTURES, "delete-check.md"), "utf8"));
+    writeFileSync(join(taskDir, "data", "a.csv"), "1,2,3\n");
+    let out = "";
+    const child = spawn(
+      process.execPath,
+      [CLI, "run", join(taskDir, "task.md"), "--model", `scripted:${join(FIXTURES, "delete-check.yaml")}`],
+      {
+        cwd: root,
+        env: { ...process.env, SCIFI_HOME: home, SCIFI_APPROVAL_POLL_MS: "200" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const view = await nextPending(home, child, () => out, new Set());
+    expect(view.request.summary).toBe(
+      "delete or truncate 1 file(s) that existed at run start, while the checks ran the agent's code",
+    );
+    expect(view.request.detail).toContain("data/a.csv: deleted (missing)");
+    expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
+    expect(scifi(home, ["deny", view.runId, view.request.id, "--reason", "keep it"])).toBe(0);
+    expect(await exited, out).toBe(0);
+    expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
+  }, 300_000);
 });
