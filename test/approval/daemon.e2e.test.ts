@@ -143,6 +143,33 @@ describe.skipIf(!hasEngine("docker"))("approval with the real daemon (scripted a
     await waitFor("a to pass", () => tasksByKey(h).get("a")?.state === "passed", 180_000);
   }, 480_000);
 
+  it("a `run` request the daemon asked survives a SIGKILL of the daemon; the next one takes it up, then starts the run", async () => {
+    const h = makeHome();
+    homes.push(h);
+    const d1 = startDaemon(h, ["--concurrency", "1"]);
+    started.push(d1);
+    dropFolder(
+      h,
+      "k",
+      fixtureText("trivial.md", "kill-k").replace("budget_usd: 1", "budget_usd: 1\napproval: [run]"),
+    );
+    const run = await waitFor("k's run request", () => pendingApprovals(h.home)[0]);
+    d1.child.kill("SIGKILL");
+    await d1.exited;
+    const d2 = startDaemon(h, ["--concurrency", "1"]);
+    started.push(d2);
+    await waitFor("the new daemon", () => d2.log().includes("awaiting_approval"));
+    expect(pendingApprovals(h.home).map((p) => p.request.id)).toEqual([run.request.id]);
+    expect(scifi(h, ["approve", run.runId, run.request.id]).code).toBe(0);
+    await waitFor("k to pass", () => tasksByKey(h).get("k")?.state === "passed", 180_000);
+    expect(
+      tasksByKey(h)
+        .get("k")
+        ?.attempts.map((a) => a.runId),
+    ).toEqual([run.runId]);
+    expect(runApprovals(h.home, run.runId)).toHaveLength(1);
+  }, 300_000);
+
   it("a `run` request the daemon asked, denied: the task ends blocked and no worker ever started", async () => {
     const h = makeHome();
     homes.push(h);
