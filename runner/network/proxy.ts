@@ -7,15 +7,7 @@
 // Every connection, allowed or refused, is recorded (host, port, bytes, time, rule); a refusal
 // answers 403 with a readable reason.
 import { lookup } from "node:dns/promises";
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from "node:http";
-import { BlockList, connect, isIP, type Socket } from "node:net";
-import type { Duplex } from "node:stream";
+import { BlockList, connect, createServer, isIP, type Server, type Socket } from "node:net";
 
 /** One rule: `data.example.org`, `*.example.org` (subdomains only), either with `:port`. */
 export interface HostRule {
@@ -223,26 +215,33 @@ class Refusal extends Error {
   }
 }
 
+/** Most bytes of a request head (request line and headers) the proxy reads before refusing. */
+const MAX_HEAD = 64 * 1024;
+
+/**
+ * The proxy reads each client connection's first request head itself. CONNECT: the tunnel to the
+ * admitted address. An absolute-URI request (`GET http://host/path`): the head is rewritten to
+ * origin form with `Connection: close`, and the connection becomes a tunnel to that one admitted
+ * address, as a CONNECT would: whatever else the client sends on it can reach only that host, and
+ * the bytes are not parsed again (which keeps the proxy at the speed of a pipe).
+ */
 export class NetworkProxy {
   readonly rules: Rules;
   readonly records: ConnectionRecord[] = [];
   private readonly server: Server;
-  private readonly sockets = new Set<Duplex>();
-
+  private readonly sockets = new Set<Socket>();
   private readonly options: ProxyOptions;
 
   constructor(options: ProxyOptions) {
     this.options = options;
     this.rules = new Rules(options.rules);
-    this.server = createServer({ requireHostHeader: false }, (req, res) => void this.onRequest(req, res));
-    this.server.on(
-      "connect",
-      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.onConnect(req, socket, head),
-    );
-    this.server.on("connection", (s: Socket) => {
+    // Half-open: a client that ends its side after the request still gets the whole answer.
+    this.server = createServer({ allowHalfOpen: true }, (s) => {
       s.setNoDelay(true);
       this.sockets.add(s);
       s.on("close", () => this.sockets.delete(s));
+      s.on("error", () => {});
+      this.readHead(s);
     });
   }
 
@@ -295,13 +294,93 @@ export class NetworkProxy {
     }
   }
 
-  private refusedRecord(
+  private readHead(client: Socket): void {
+    let buf = Buffer.alloc(0);
+    const onData = (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      const end = buf.indexOf("\r\n\r\n");
+      if (end < 0) {
+        if (buf.length > MAX_HEAD) {
+          client.off("data", onData);
+          this.refuseClient(
+            client,
+            "http",
+            "",
+            0,
+            new Refusal("bad-request", "the request head is too long"),
+            Date.now(),
+          );
+        }
+        return;
+      }
+      client.off("data", onData);
+      client.pause();
+      const head = buf.subarray(0, end).toString("latin1");
+      const rest = buf.subarray(end + 4);
+      void this.onHead(client, head, rest);
+    };
+    client.on("data", onData);
+  }
+
+  private async onHead(client: Socket, head: string, rest: Buffer): Promise<void> {
+    const start = Date.now();
+    const [requestLine = "", ...headerLines] = head.split("\r\n");
+    const [method = "", target = "", version = "HTTP/1.1"] = requestLine.split(" ");
+    let kind: "http" | "connect" = "http";
+    let host = "";
+    let port = 0;
+    let upstreamHead: Buffer | undefined;
+    try {
+      if (method.toUpperCase() === "CONNECT") {
+        kind = "connect";
+        const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
+        host = (m?.[1] ?? target).toLowerCase();
+        port = Number(m?.[2] ?? 0);
+        if (!m || port < 1 || port > 65535)
+          throw new Refusal("bad-request", `CONNECT needs host:port, got ${JSON.stringify(target)}`);
+      } else {
+        let url: URL;
+        try {
+          url = new URL(target);
+        } catch {
+          throw new Refusal(
+            "bad-request",
+            `the proxy takes absolute http:// URLs (or CONNECT), got ${JSON.stringify(target.slice(0, 200))}`,
+          );
+        }
+        host = url.hostname.toLowerCase();
+        port = url.port ? Number(url.port) : 80;
+        if (url.protocol !== "http:")
+          throw new Refusal(
+            "bad-request",
+            `only http:// URLs are proxied (https goes through CONNECT), got ${url.protocol}`,
+          );
+        if (!/^[A-Z]+$/.test(method) || !/^HTTP\/1\.[01]$/.test(version))
+          throw new Refusal("bad-request", "not an HTTP/1.x request");
+        const kept = headerLines.filter((l) => {
+          const name = l.slice(0, l.indexOf(":")).trim().toLowerCase();
+          return name !== "host" && !HOP_BY_HOP.includes(name);
+        });
+        upstreamHead = Buffer.from(
+          `${method} ${url.pathname}${url.search} ${version}\r\nHost: ${url.host}\r\n${kept.map((l) => `${l}\r\n`).join("")}Connection: close\r\n\r\n`,
+          "latin1",
+        );
+      }
+      const admitted = await this.admit(host, port);
+      this.tunnel(client, kind, host, port, admitted, upstreamHead, rest, start);
+    } catch (e) {
+      this.refuseClient(client, kind, host, port, e, start);
+    }
+  }
+
+  private refuseClient(
+    client: Socket,
     kind: "http" | "connect",
     host: string,
     port: number,
     e: unknown,
     start: number,
-  ): Refusal {
+  ): void {
     const r = e instanceof Refusal ? e : new Refusal("error", e instanceof Error ? e.message : String(e));
     this.record({
       time: new Date(start).toISOString(),
@@ -315,31 +394,28 @@ export class NetworkProxy {
       bytesIn: 0,
       durationMs: Date.now() - start,
     });
-    return r;
+    const body = `scifi network proxy: refused ${host}:${port}: ${r.reason}\n`;
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Scifi-Refused: ${r.rule}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
 
-  private async onConnect(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const start = Date.now();
-    socket.on("error", () => {});
-    const target = req.url ?? "";
-    const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
-    const host = (m?.[1] ?? target).toLowerCase();
-    const port = Number(m?.[2] ?? 0);
-    let admitted: { rule: string; address: string };
-    try {
-      if (!m || port < 1 || port > 65535)
-        throw new Refusal("bad-request", `CONNECT needs host:port, got ${JSON.stringify(target)}`);
-      admitted = await this.admit(host, port);
-    } catch (e) {
-      const r = this.refusedRecord("connect", host, port, e, start);
-      const body = `scifi network proxy: refused ${host}:${port}: ${r.reason}\n`;
-      socket.end(
-        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Scifi-Refused: ${r.rule}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-      return;
-    }
-    const upstream = connect({ host: admitted.address, port, noDelay: true });
-    let bytesOut = head.length;
+  private tunnel(
+    client: Socket,
+    kind: "http" | "connect",
+    host: string,
+    port: number,
+    admitted: { rule: string; address: string },
+    upstreamHead: Buffer | undefined,
+    rest: Buffer,
+    start: number,
+  ): void {
+    const upstream = connect({ host: admitted.address, port, noDelay: true, allowHalfOpen: true });
+    // The upstream is done: let what it sent reach the client, then close (the record follows).
+    const drainClient = () => {
+      if (!client.destroyed && !client.writableEnded) client.end(() => client.destroy());
+    };
+    let bytesOut = 0;
     let bytesIn = 0;
     let done = false;
     const finish = (error?: string) => {
@@ -347,7 +423,7 @@ export class NetworkProxy {
       done = true;
       this.record({
         time: new Date(start).toISOString(),
-        kind: "connect",
+        kind,
         host,
         port,
         address: admitted.address,
@@ -359,120 +435,33 @@ export class NetworkProxy {
         durationMs: Date.now() - start,
       });
       upstream.destroy();
-      socket.destroy();
+      drainClient();
     };
     upstream.on("error", (e) => {
-      if (!socket.destroyed && bytesIn === 0)
-        socket.write(
-          `HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\nscifi network proxy: ${host}:${port}: ${e.message}\n`,
+      if (!client.destroyed && bytesIn === 0)
+        client.write(
+          `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nscifi network proxy: ${host}:${port}: ${e.message}\n`,
         );
       finish(e.message);
     });
     upstream.on("connect", () => {
-      socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length) upstream.write(head);
+      if (kind === "connect") client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      else if (upstreamHead) upstream.write(upstreamHead);
+      if (rest.length) {
+        bytesOut += rest.length;
+        upstream.write(rest);
+      }
       upstream.on("data", (d: Buffer) => {
         bytesIn += d.length;
       });
-      socket.on("data", (d: Buffer) => {
+      client.on("data", (d: Buffer) => {
         bytesOut += d.length;
       });
-      upstream.pipe(socket);
-      socket.pipe(upstream);
+      upstream.pipe(client);
+      client.pipe(upstream);
+      client.resume();
     });
-    upstream.on("close", () => finish());
-    socket.on("close", () => finish());
+    upstream.on("close", drainClient);
+    client.on("close", () => finish());
   }
-
-  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const start = Date.now();
-    let url: URL;
-    try {
-      url = new URL(req.url ?? "");
-      if (url.protocol !== "http:")
-        throw new Error("only http:// URLs are proxied (https goes through CONNECT)");
-    } catch (e) {
-      const host = req.headers.host ?? "";
-      const r = this.refusedRecord(
-        "http",
-        host,
-        0,
-        new Refusal("bad-request", e instanceof Error ? e.message : String(e)),
-        start,
-      );
-      refuse(res, r, host, 0);
-      return;
-    }
-    const host = url.hostname.toLowerCase();
-    const port = url.port ? Number(url.port) : 80;
-    let admitted: { rule: string; address: string };
-    try {
-      admitted = await this.admit(host, port);
-    } catch (e) {
-      refuse(res, this.refusedRecord("http", host, port, e, start), host, port);
-      return;
-    }
-    const headers = { ...req.headers };
-    for (const h of HOP_BY_HOP) delete headers[h];
-    headers.host = url.host;
-    let bytesOut = 0;
-    let bytesIn = 0;
-    let done = false;
-    const finish = (error?: string) => {
-      if (done) return;
-      done = true;
-      this.record({
-        time: new Date(start).toISOString(),
-        kind: "http",
-        host,
-        port,
-        address: admitted.address,
-        allowed: true,
-        rule: admitted.rule,
-        ...(error ? { reason: error } : {}),
-        bytesOut,
-        bytesIn,
-        durationMs: Date.now() - start,
-      });
-    };
-    const up = httpRequest(
-      {
-        host: admitted.address,
-        port,
-        method: req.method,
-        path: `${url.pathname}${url.search}`,
-        headers,
-        setHost: false,
-      },
-      (upRes) => {
-        const back = { ...upRes.headers };
-        for (const h of HOP_BY_HOP) delete back[h];
-        res.writeHead(upRes.statusCode ?? 502, back);
-        upRes.on("data", (d: Buffer) => {
-          bytesIn += d.length;
-        });
-        upRes.pipe(res);
-        upRes.on("end", () => finish());
-        upRes.on("error", (e) => finish(e.message));
-      },
-    );
-    up.on("error", (e) => {
-      if (!res.headersSent) {
-        res.writeHead(502, { "content-type": "text/plain" });
-        res.end(`scifi network proxy: ${host}:${port}: ${e.message}\n`);
-      } else res.destroy();
-      finish(e.message);
-    });
-    req.on("data", (d: Buffer) => {
-      bytesOut += d.length;
-    });
-    req.pipe(up);
-    res.on("close", () => finish(res.writableFinished ? undefined : "closed early"));
-  }
-}
-
-function refuse(res: ServerResponse, r: Refusal, host: string, port: number): void {
-  const body = `scifi network proxy: refused ${host}:${port}: ${r.reason}\n`;
-  res.writeHead(403, { "content-type": "text/plain", "x-scifi-refused": r.rule, connection: "close" });
-  res.end(body);
 }

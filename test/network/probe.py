@@ -75,6 +75,28 @@ elif cmd == "dns":
     print(dns_udp(args[0], args[1]))
 elif cmd == "unix":
     print(unix(args[0], args[1].replace("\\r\\n", "\r\n")))
+elif cmd == "bench":
+    # One big download and many small requests (each on a new connection); times from here.
+    import time
+    base, size, n = args[0], int(args[1]), int(args[2])
+    opener = urllib.request.build_opener() if os.environ.get("HTTP_PROXY") else urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    t = time.perf_counter()
+    got = 0
+    with opener.open("%s/bytes/%d" % (base, size), timeout=120) as r:
+        while True:
+            d = r.read(1 << 20)
+            if not d:
+                break
+            got += len(d)
+    dt = time.perf_counter() - t
+    lat = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        with opener.open("%s/small/%d" % (base, i), timeout=10) as r:
+            r.read()
+        lat.append(time.perf_counter() - t0)
+    lat.sort()
+    print(json.dumps({"bytes": got, "seconds": dt, "mbps": got / dt / 1e6, "latency_ms": lat[len(lat) // 2] * 1000}))
 elif cmd == "serve":
     import http.server
     class H(http.server.BaseHTTPRequestHandler):
