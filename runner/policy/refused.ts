@@ -18,6 +18,7 @@ export type PolicyRule =
   | "network-not-allowed"
   | "network-host-not-allowed"
   | "gpu-over-limit"
+  | "gpu-not-on-host"
   | "cpus-over-limit"
   | "memory-over-limit"
   | "walltime-over-limit"

@@ -9,6 +9,7 @@ import { dirname, isAbsolute, posix, relative, resolve } from "node:path";
 import { DEFAULT_PORTS, type HostRule, type NetworkRules, parseHostRule } from "../network/proxy.ts";
 import type { MountRequest, SamDocument } from "../sam/types.ts";
 import { type DeniedPath, deniedPaths, sensitiveByName } from "./denied.ts";
+import { hostGpuCount } from "./host-gpus.ts";
 import { PolicyRefused } from "./refused.ts";
 import type { SitePolicy } from "./site.ts";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "./spec.ts";
@@ -24,6 +25,8 @@ export interface ResolveOptions {
   taskFolderBaseBytes?: number;
   /** CPUs of the machine the run lands on; requests above it are refused. Default: this machine's. */
   hostCpus?: number;
+  /** GPUs of the machine the run lands on (runner/policy/host-gpus.ts); requests above it are refused. */
+  hostGpus?: number;
 }
 
 /** Container paths a declared mount may not take, be inside, or contain. */
@@ -115,6 +118,17 @@ function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptio
       `the SAM asks for ${meta.gpu} GPU(s) and the site allows at most ${site.maxGpus}`,
       `Ask for at most ${site.maxGpus} (maxGpus in the site policy).`,
     );
+  }
+  if (meta.gpu > 0) {
+    const hostGpus = options.hostGpus ?? hostGpuCount();
+    if (meta.gpu > hostGpus) {
+      throw new PolicyRefused(
+        "gpu-not-on-host",
+        "gpu",
+        `the SAM asks for ${meta.gpu} GPU(s) and this machine has ${hostGpus === 0 ? "none (no NVIDIA device in /dev)" : hostGpus}`,
+        "Run the task on a machine with GPUs (scifi submit places it on a SLURM node), or remove `gpu:` from the SAM; `scifi doctor` shows this host's GPUs.",
+      );
+    }
   }
   const maxCpus = Math.min(site.maxCpus, hostCpus);
   if (meta.cpus !== undefined && meta.cpus > maxCpus) {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../runner/cli/main.ts";
+import { hostGpuCount } from "../../runner/policy/host-gpus.ts";
 import { planTask } from "../../runner/policy/plan.ts";
 import { runScifi } from "../helpers/cli.ts";
 
@@ -72,7 +73,10 @@ describe("scifi plan", () => {
       expect(await main(["plan", join(home, "nope")])).toBe(2);
       process.exitCode = undefined;
       writeFileSync(join(home, "ok.yaml"), "maxGpus: 1\n");
-      expect(await main(["plan", dir, "--site-policy", join(home, "ok.yaml"), "--json"])).toBe(0);
+      // Allowed by the site, then checked against this machine's GPUs.
+      expect(await main(["plan", dir, "--site-policy", join(home, "ok.yaml"), "--json"])).toBe(
+        hostGpuCount() >= 1 ? 0 : 2,
+      );
     } finally {
       process.exitCode = undefined;
       if (saved === undefined) delete process.env.SCIFI_HOME;
@@ -88,4 +92,20 @@ describe("scifi plan", () => {
     expect(run.code).toBe(2);
     expect(plan.stderr + plan.stdout).toMatch(/gpu/i);
   });
+
+  it.skipIf(hostGpuCount() > 0)(
+    "the real CLI: a GPU the site allows but this host lacks is refused at plan and run, clearly",
+    async () => {
+      const { home, dir } = taskFolder("name: fit\ngpu: 1\n");
+      writeFileSync(join(home, "site-policy.yaml"), "maxGpus: 1\n");
+      const plan = await runScifi(home, ["plan", dir], 60_000);
+      const run = await runScifi(home, ["run", dir, "--model", "scripted:/nonexistent.yaml"], 60_000);
+      for (const r of [plan, run]) {
+        expect(r.code).toBe(2);
+        expect(r.stderr).toContain(
+          "policy refused [gpu-not-on-host] gpu: the SAM asks for 1 GPU(s) and this machine has none (no NVIDIA device in /dev)",
+        );
+      }
+    },
+  );
 });
