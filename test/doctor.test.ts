@@ -83,4 +83,26 @@ describe("scifi doctor (real CLI)", () => {
     },
     1_800_000,
   );
+
+  it.skipIf(!hasEngine("docker"))(
+    "the image simulates Verilog with iverilog and fits with scikit-learn, plots with seaborn",
+    () => {
+      const script = [
+        "cd /tmp",
+        `printf 'module t; initial begin $display("sum=%%0d", 2+3); $finish; end endmodule\\n' > t.v`,
+        "iverilog -o t t.v && vvp -n t",
+        `python3 -c 'from sklearn.linear_model import LinearRegression; import numpy as np; x=np.arange(5).reshape(-1,1); print("slope=%.3f" % LinearRegression().fit(x, 2*x.ravel()+1).coef_[0])'`,
+        `python3 -c 'import seaborn as sns; ax = sns.lineplot(x=[0,1,2], y=[1,0,1]); ax.figure.savefig("/tmp/s.png"); print("seaborn ok")'`,
+      ].join(" && ");
+      const out = execFileSync(
+        "docker",
+        ["run", "--rm", "--network=none", "--user=65534:65534", "scifi-sci:local", "sh", "-c", script],
+        { encoding: "utf8", timeout: 120_000 },
+      );
+      expect(out).toContain("sum=5");
+      expect(out).toContain("slope=2.000");
+      expect(out).toContain("seaborn ok");
+    },
+    180_000,
+  );
 });
