@@ -23,6 +23,7 @@ const GRANT_KEYS = [
   "taskDir",
   "workdir",
   "network",
+  "networkRules",
   "gpus",
   "cpus",
   "memoryBytes",

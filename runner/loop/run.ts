@@ -399,16 +399,18 @@ async function openSandbox(
   let spec = phaseSpec(granted, role, ctx.state.pristine, phase.seesHidden === true);
   // `approval: [network]`: a person says yes before a sandbox with network starts (asked once a run;
   // a denial starts it without network).
-  if (spec.network && deps.approval?.requires("network")) {
+  if ((spec.network || spec.networkRules) && deps.approval?.requires("network")) {
     const answer = await deps.approval.ask(
       {
         action: "network",
         summary: `start the ${role} sandbox of ${ctx.sam.metadata.name} with network access`,
-        detail: `image ${spec.image}; network: on (the SAM asks for it and the site allows it)`,
+        detail: spec.network
+          ? `image ${spec.image}; network: on (the SAM asks for it and the site allows it)`
+          : `image ${spec.image}; network: only ${spec.networkRules?.allow.join(", ")}, through the run's proxy`,
       },
       { once: true },
     );
-    if (!answer.approved) spec = { ...spec, network: false };
+    if (!answer.approved) spec = { ...spec, network: false, networkRules: undefined };
   }
   return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
 }
@@ -448,6 +450,7 @@ export function phaseSpec(
     return {
       ...spec,
       network: false,
+      networkRules: undefined,
       mounts: [...mounts, ...folders, ...hidden],
       env: { ...spec.env, ...CHECK_ENV },
     };
@@ -455,6 +458,7 @@ export function phaseSpec(
   return {
     ...spec,
     network: false,
+    networkRules: undefined,
     mounts: spec.mounts.map((m) => ({ ...m, readOnly: true })),
   };
 }

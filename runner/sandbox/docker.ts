@@ -629,6 +629,18 @@ async function pruneContainers(docker: Docker, scope: contract.PruneScope): Prom
       .catch(() => undefined);
     removed.push(`${info.Names[0]?.replace(/^\//, "") ?? info.Id} (run ${runId})`);
   }
+  // The runs' own networks (`network: true`), once their containers are gone.
+  const networks = await docker.listNetworks({ filters: { label: ["scifi=1"] } }).catch(() => []);
+  for (const info of networks) {
+    const labels = info.Labels ?? {};
+    const runId = labels["scifi.run"] ?? "";
+    if (!mayPrune(runId, ownerFromLabels(labels), scope)) continue;
+    await docker
+      .getNetwork(info.Id)
+      .remove()
+      .catch(() => undefined);
+    removed.push(`network ${info.Name} (run ${runId})`);
+  }
   return removed;
 }
 

@@ -3,12 +3,13 @@
 // own resolver configuration. Every probe runs inside the sandbox (test/network/probe.py).
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConnectionRecord } from "../../runner/network/proxy.ts";
 import type { SandboxSpec } from "../../runner/policy/spec.ts";
+import { homeKey } from "../../runner/sandbox/core.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
 import type { Sandbox } from "../../runner/sandbox/types.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -240,6 +241,24 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     expect(await probe(peer, "fetch-noproxy", "http://127.0.0.1:8080/")).toBe(
       "OK hello from the peer sandbox",
     );
+  });
+
+  it("prune removes a run's network whose owner is dead", async () => {
+    const home = mkdtempSync(join(tmpdir(), "scifi-nettest-home-"));
+    const name = `scifi-nettest-orphan-${stamp}`;
+    await docker.createNetwork({
+      Name: name,
+      Labels: {
+        scifi: "1",
+        "scifi.run": name,
+        "scifi.host": hostname(),
+        "scifi.pid": "2147483646",
+        "scifi.home": homeKey(home),
+      },
+    });
+    const removed = await backend.prune({ home });
+    expect(removed).toContain(`network ${name} (run ${name})`);
+    await expect(docker.getNetwork(name).inspect()).rejects.toThrow();
   });
 
   it("the forwarder and the run's network go with the sandbox", async () => {
