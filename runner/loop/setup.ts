@@ -340,6 +340,11 @@ async function extensionsFor(
   approvals: ApprovalGate | undefined,
 ): Promise<RunExtension[]> {
   const own = [...(options.extensions ?? [])];
+  // A host list: every connection through the run's proxy goes on the history.
+  if (sam.metadata.networkHosts?.length) {
+    const { networkRecordsExtension } = await import("../network/records.ts");
+    own.push(networkRecordsExtension(runId));
+  }
   // A run that ended (with an outcome) no longer waits: what nobody decided leaves `scifi approvals`.
   if (approvals) {
     own.push({

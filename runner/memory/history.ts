@@ -7,13 +7,20 @@
 //
 // `iteration_end` and `run_end` may carry `audit`, the audit tape's head at that moment
 // (AuditTape.anchor()): `scifi audit verify` checks the tape against it (runner/audit/anchor.ts).
+
 import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
 import type { AuditHead } from "../audit/types.ts";
+import type { ConnectionRecord } from "../network/proxy.ts";
 import { appendDurably } from "./entries.ts";
 import { promptEvent, taskDirOf } from "./prompt-history.ts";
 
 export type HistoryEvent =
   | { type: "run_start"; sam: string; sha256: string; backend: string }
+  | ({
+      /** One connection through the run's proxy, allowed or refused (runner/network/proxy.ts). */
+      type: "network";
+      sandbox: string;
+    } & ConnectionRecord)
   | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
   | { type: "iteration_start"; iteration: number }
   | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string; audit?: AuditHead }

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { type ConnectionRecord, NetworkProxy } from "./proxy.ts";
+import { emitNetworkRecord } from "./records.ts";
 
 /** Where the proxy's folder appears inside the sandbox. */
 export const PROXY_MOUNT = "/run/scifi-net";
@@ -97,7 +98,10 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
     rules,
     ...(options.hosts ? { hosts: options.hosts } : {}),
     ...(options.systemResolver !== undefined ? { systemResolver: options.systemResolver } : {}),
-    ...(options.onRecord ? { onRecord: options.onRecord } : {}),
+    onRecord: (record) => {
+      options.onRecord?.(record);
+      emitNetworkRecord(spec.runId, record);
+    },
   });
   const socket = join(dir, "proxy.sock");
   try {
