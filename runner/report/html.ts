@@ -70,7 +70,7 @@ export function renderReport(model: ReportModel, assets: PageAssets = pageAssets
   const timeline = html`${model.timeline.map((i) => iteration(i, ctx))}`;
   const body = html`${header(model)}${changesSection(model)}${charts(model)}${controls(model)}
 <h2 id="timeline">Timeline</h2>${timeline}
-${approvalsSection(model)}${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
+${approvalsSection(model)}${networkSection(model)}${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
 ${packedBodies(ctx.bodies)}
 <p class="muted">Built by scifi report from ${model.runDir} at ${new Date().toISOString()}.</p>`;
   return pageShell(`${model.sam.name}: ${model.status} (${model.runId})`, body, assets);
@@ -112,7 +112,7 @@ function sandbox(spec: SandboxSpec): Html {
     (m) =>
       html`<li><code>${m.source}</code> → <code>${m.target}</code> <b>${m.readOnly ? "read-only" : "read-write"}</b> <span class="muted">(${m.reason})</span></li>`,
   );
-  return html`<div>image <code>${spec.image}</code>, network <b>${spec.network ? "on" : "off"}</b>, GPUs <b>${spec.gpus}</b>, ${spec.cpus} CPUs, ${gib(spec.memoryBytes)} memory, ${spec.pidsLimit} processes, wall time ${spec.walltimeSec} s${spec.scratch ? html`, scratch ${gib(spec.scratch.sizeBytes)} at <code>${spec.scratch.target}</code>` : ""}</div><ul class="mounts">${mounts}</ul>`;
+  return html`<div>image <code>${spec.image}</code>, network <b>${spec.network ? "on" : spec.networkRules ? `only ${spec.networkRules.allow.join(", ")} (proxy)` : "off"}</b>, GPUs <b>${spec.gpus}</b>, ${spec.cpus} CPUs, ${gib(spec.memoryBytes)} memory, ${spec.pidsLimit} processes, wall time ${spec.walltimeSec} s${spec.scratch ? html`, scratch ${gib(spec.scratch.sizeBytes)} at <code>${spec.scratch.target}</code>` : ""}</div><ul class="mounts">${mounts}</ul>`;
 }
 
 function chain(model: ReportModel): Html {
@@ -409,6 +409,14 @@ function approvalsSection(model: ReportModel): Html {
   return html`<h2 id="approvals">Approvals</h2><table class="approvals"><tr><th>request</th><th>action</th><th>what</th><th>asked</th><th>decision</th><th>note</th></tr>${model.approvals.map(
     (a) =>
       html`<tr><td>${a.id}</td><td>${a.action}</td><td>${a.summary}</td><td>${a.requestedAt}</td><td><b>${decision(a)}</b></td><td>${a.note ?? ""}</td></tr>`,
+  )}</table>`;
+}
+
+function networkSection(model: ReportModel): Html {
+  if (model.network.length === 0) return raw("");
+  return html`<h2 id="network">Network (through the run's proxy)</h2><table class="network"><tr><th>time</th><th>sandbox</th><th>to</th><th>verdict</th><th>rule</th><th>bytes out / in</th></tr>${model.network.map(
+    (n) =>
+      html`<tr><td>${n.time}</td><td>${n.sandbox}</td><td>${n.kind === "connect" ? "CONNECT " : ""}${n.host}:${n.port}</td><td><b>${n.allowed ? "allowed" : "refused"}</b>${n.reason ? html` <span class="muted">${n.reason}</span>` : ""}</td><td>${n.rule}</td><td>${n.bytesOut} / ${n.bytesIn}</td></tr>`,
   )}</table>`;
 }
 

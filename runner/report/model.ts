@@ -146,6 +146,20 @@ function unfinishedStatus(inputs: RunInputs, runId: string): { status: RunStatus
   };
 }
 
+/** One connection through the run's proxy (runner/network/proxy.ts ConnectionRecord). */
+export interface NetworkRowView {
+  time: string;
+  sandbox: string;
+  kind: string;
+  host: string;
+  port: number;
+  allowed: boolean;
+  rule: string;
+  reason?: string;
+  bytesOut: number;
+  bytesIn: number;
+}
+
 /** One approval request of the run and what became of it (history `approval` events). */
 export interface ApprovalRowView {
   id: string;
@@ -174,6 +188,8 @@ export interface ReportModel {
   injected: InjectedView[];
   memoryWritten: MemoryWrittenView[];
   approvals: ApprovalRowView[];
+  /** Every connection through the run's proxy (history `network` events), allowed or refused. */
+  network: NetworkRowView[];
   events: EventRecord[];
   roles: string[];
   tools: string[];
@@ -213,6 +229,7 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
     injected,
     memoryWritten: memoryWritten(inputs, summary.runId),
     approvals: approvalRows(inputs.history),
+    network: networkRows(inputs.history),
     changes: changesView(inputs.snapshots),
     events: summary.events,
     roles: [...new Set(summary.calls.map((c) => c.role))].sort(),
@@ -223,6 +240,26 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
       phaseTimes: timeline.map((i) => ({ label: i.label, byPhase: phaseTimesOf(i) })),
     },
   };
+}
+
+export function networkRows(history: readonly HistoryRecord[]): NetworkRowView[] {
+  const rows: NetworkRowView[] = [];
+  for (const e of history) {
+    if (e.type !== "network") continue;
+    rows.push({
+      time: e.time,
+      sandbox: e.sandbox,
+      kind: e.kind,
+      host: e.host,
+      port: e.port,
+      allowed: e.allowed,
+      rule: e.rule,
+      ...(e.reason ? { reason: e.reason } : {}),
+      bytesOut: e.bytesOut,
+      bytesIn: e.bytesIn,
+    });
+  }
+  return rows;
 }
 
 /** Each approval request with its last state: who decided, when, and the note (or the timeout). */

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../../runner/memory/history.ts";
 import { networkRecordsExtension, sandboxOfRun } from "../../runner/network/records.ts";
 import { startRunProxy } from "../../runner/network/run-proxy.ts";
+import { networkRows } from "../../runner/report/model.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 describe("network records on the history", () => {
@@ -49,6 +50,16 @@ describe("network records on the history", () => {
       }
     }
     await ext.end?.(undefined);
+    // The report lists them.
+    const rows = networkRows(events.map((e, i) => ({ ...e, seq: i, time: "2026-12-01T00:00:00Z" })));
+    expect(rows).toEqual([
+      expect.objectContaining({
+        sandbox: "run-7-work1",
+        host: "evil.example.com",
+        allowed: false,
+        rule: "not-listed",
+      }),
+    ]);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       type: "network",
