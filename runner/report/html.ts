@@ -177,7 +177,7 @@ ${stackedBars({
 
 function controls(model: ReportModel): Html {
   return html`<div class="controls" role="search">
-<input type="search" id="search" placeholder="Search calls, tool input and output…" aria-label="Search calls">
+<input type="search" id="search" placeholder="Search calls, tool input and output, check output…" aria-label="Search calls and check output">
 <label>Role <select id="filter-role"><option value="">all</option>${model.roles.map((r) => html`<option value="${r}">${r}</option>`)}</select></label>
 <label>Tool <select id="filter-tool"><option value="">all</option>${model.tools.map((t) => html`<option value="${t}">${t}</option>`)}</select></label>
 <label><input type="checkbox" id="filter-failed"> failed only</label>

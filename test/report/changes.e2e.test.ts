@@ -35,7 +35,7 @@ Plot the counts against time into \`fit.png\` with matplotlib; write the fitted 
 ## Expectation
 - \`fit.png\` is a PNG image.
   \`\`\`check timeout=1m
-  python3 -c "import sys; sys.exit(0 if open('fit.png','rb').read(8) == bytes([137,80,78,71,13,10,26,10]) else 1)"
+  python3 -c "import sys; ok = open('fit.png','rb').read(8) == bytes([137,80,78,71,13,10,26,10]); print('png-magic', ok); sys.exit(0 if ok else 1)"
   \`\`\`
 `;
 
@@ -160,6 +160,10 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes sec
     await expect(page.locator("#changes b").count()).resolves.toBe(0);
     await expect(page.locator("#changes script").count()).resolves.toBe(0);
     await expect(page.title()).resolves.not.toBe("pwned");
+    // The search box finds text in check output too (every iteration's).
+    await page.locator("#search").fill("png-magic true");
+    await expect.poll(() => page.locator("tr[data-check].match").count()).toBe(1);
+    await expect.poll(() => page.locator("#shown").textContent()).toContain("1 check output(s) match");
     // Per iteration too: the work pass of iteration 1 created the plot.
     await page.locator(".changes-iterations > summary").click();
     await expect(page.locator(".changes-iterations").textContent()).resolves.toContain("iteration 1");

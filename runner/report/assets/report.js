@@ -58,6 +58,10 @@
     return texts;
   }
 
+  // Check rows (every iteration's check output): the search marks those that hold the text.
+  const checkRows = Array.from(document.querySelectorAll("tr[data-check]"));
+  const checkTexts = checkRows.map((row) => row.textContent.toLowerCase());
+
   let generation = 0;
   async function apply() {
     const mine = ++generation;
@@ -74,7 +78,15 @@
       if (call.hidden === visible) call.hidden = !visible; // untouched rows cost no layout
       if (visible) shown++;
     });
-    count.textContent = `${shown} of ${calls.length} calls shown`;
+    let matched = 0;
+    checkRows.forEach((row, i) => {
+      const hit = query !== "" && checkTexts[i].includes(query);
+      row.classList.toggle("match", hit);
+      if (!hit) return;
+      matched++;
+      for (const fold of row.querySelectorAll("details")) fold.open = true;
+    });
+    count.textContent = `${shown} of ${calls.length} calls shown${query ? `; ${matched} check output(s) match` : ""}`;
     document.body.dataset.filtered = String(performance.now());
   }
 
