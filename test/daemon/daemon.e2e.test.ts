@@ -96,6 +96,13 @@ describe.skipIf(!hasEngine("docker"))("scifi daemon (Docker, scripted model)", (
     await waitFor("all ten tasks to end", () => allEnded(h, keys), 300_000);
     const tasks = tasksByKey(h);
     for (const k of valid) expect(tasks.get(k)?.state, `${k}: ${tasks.get(k)?.reason}`).toBe("passed");
+    // Each daemon run wrote its report (with the Changes section) when it ended.
+    for (const k of valid) {
+      const run = tasks.get(k)?.attempts.at(-1)?.runId ?? "";
+      const page = readFileSync(join(h.home, "runs", run, "report.html"), "utf8");
+      expect(page).toContain('id="changes"');
+      expect(page).toContain("out.txt");
+    }
     expect(existsSync(join(h.inbox, "f1", "out.txt"))).toBe(true);
     expect(existsSync(join(h.home, "daemon", "work", "v1.md", "out.txt"))).toBe(true);
 
