@@ -77,6 +77,19 @@ while True:
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 `;
 
+/** The forwarder in Node (CommonJS), for images without python3 (Apptainer binds the runner's node). */
+export const FORWARDER_JS = `"use strict";
+const net = require("node:net");
+const server = net.createServer({ noDelay: true }, (c) => {
+  const u = net.connect("${PROXY_MOUNT}/proxy.sock");
+  c.on("error", () => u.destroy());
+  u.on("error", () => c.destroy());
+  c.pipe(u);
+  u.pipe(c);
+});
+server.listen(${PROXY_PORT}, "127.0.0.1", () => console.log("scifi-net ready"));
+`;
+
 export interface RunProxy {
   proxy: NetworkProxy;
   /** Host folder holding proxy.sock and forwarder.py (mounted read-only at PROXY_MOUNT). */
@@ -94,6 +107,7 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
   // The sandbox may run as another uid (scifi as root runs it as sandboxUser): it must reach both files.
   chmodSync(dir, 0o755);
   writeFileSync(join(dir, "forwarder.py"), FORWARDER_PY, { mode: 0o644 });
+  writeFileSync(join(dir, "forwarder.cjs"), FORWARDER_JS, { mode: 0o644 });
   const proxy = new NetworkProxy({
     rules,
     ...(options.hosts ? { hosts: options.hosts } : {}),

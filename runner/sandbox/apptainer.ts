@@ -12,6 +12,7 @@ import { access, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFil
 import { availableParallelism, constants as osConstants, tmpdir } from "node:os";
 import { delimiter, join, posix } from "node:path";
 import { execa, execaSync } from "execa";
+import { PROXY_MOUNT, type RunProxy, type RunProxyOptions, startRunProxy } from "../network/run-proxy.ts";
 import type { MountSpec, SandboxSpec } from "../policy/spec.ts";
 import * as core from "./core.ts";
 import { startGuarded } from "./guard.ts";
@@ -20,6 +21,8 @@ import * as output from "./output.ts";
 import * as contract from "./types.ts";
 
 export interface ApptainerBackendOptions {
+  /** The run proxy's own resolver configuration and record sink (`network: [hosts]`). */
+  proxy?: RunProxyOptions;
   /** The apptainer binary (default `apptainer` on PATH). */
   apptainer?: string;
   /**
@@ -97,22 +100,14 @@ export function createApptainerBackend(options: ApptainerBackendOptions = {}): c
     sifDir: options.sifDir ?? process.env.SCIFI_SIF_CACHE ?? "/var/cache/scifi/sif",
     stateDir: options.stateDir ?? tmpdir(),
     cgroupLimits: options.cgroupLimits ?? false,
+    ...(options.proxy ? { proxy: options.proxy } : {}),
   };
   return {
     name: BACKEND,
     status: () => apptainerStatus(ctx),
     // Apptainer runs the container as the calling user: the guard refuses a root-run scifi.
-    start: async (spec) => {
-      if (spec.networkRules) {
-        // A safety key either works or is an error: the run proxy is wired on Docker only so far.
-        throw new contract.SandboxUnavailable(
-          BACKEND,
-          "a host list in `network` (the run's proxy) is not supported on Apptainer yet",
-          "Run the task on Docker (--backend docker), or use `network: false`.",
-        );
-      }
-      return startGuarded(spec, (s) => startSandbox(ctx, s), { backend: BACKEND, runsAsCaller: true });
-    },
+    start: (spec) =>
+      startGuarded(spec, (s) => startSandbox(ctx, s), { backend: BACKEND, runsAsCaller: true }),
     prune: (scope) => pruneInstances(ctx, scope),
   };
 }
@@ -122,6 +117,7 @@ interface BackendContext {
   sifDir: string;
   stateDir: string;
   cgroupLimits: boolean;
+  proxy?: RunProxyOptions;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,6 +352,9 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
   const name = instanceName(spec.runId);
   const args = ["instance", "start", ...instanceStartArgs(spec, ctx.cgroupLimits)];
   const stateDir = await mkdtemp(join(ctx.stateDir, `${name}-`));
+  // `network: [hosts]`: the instance has only loopback (--network none); the run's proxy is reached
+  // through its socket, by a forwarder on 127.0.0.1:3128 inside (the runner's node, bound read-only).
+  const proxy = spec.networkRules ? await startRunProxy(spec, ctx.proxy) : undefined;
   try {
     // The owner first: a runner killed right after the start leaves a record prune can judge.
     const record: OwnerRecord = { instance: name, runId: spec.runId, ...core.currentOwner(spec) };
@@ -365,6 +364,13 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
       const image = await makeScratchImage(stateDir, spec.scratch.sizeBytes);
       args.push("--mount", `type=bind,src=${image},dst=${spec.scratch.target},image-src=/`);
     }
+    if (proxy)
+      args.push(
+        "--bind",
+        `${proxy.dir}:${PROXY_MOUNT}:ro`,
+        "--bind",
+        `${process.execPath}:${NODE_IN_SANDBOX}:ro`,
+      );
     args.push(sif, name);
     const r = await runApptainer(ctx, ["-q", ...args]);
     if (r.exitCode !== 0) {
@@ -374,12 +380,22 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
     }
   } catch (err) {
     await rm(stateDir, { recursive: true, force: true });
+    await proxy?.close();
     throw err;
   }
   const pin = await cpuPinning(spec.cpus, name);
   const nsInit = await findNsInit(ctx, name);
   if (nsInit) await sealInstance(nsInit);
-  return new ApptainerSandbox(ctx, spec, name, stateDir, nsInit, pin);
+  const sandbox = new ApptainerSandbox(ctx, spec, name, stateDir, nsInit, pin);
+  if (proxy) {
+    try {
+      await sandbox.startForwarder(proxy);
+    } catch (err) {
+      await sandbox.stop();
+      throw err;
+    }
+  }
+  return sandbox;
 }
 
 /**
@@ -548,7 +564,13 @@ class ApptainerSandbox implements contract.Sandbox {
   commandLine(argv: string[], options: contract.ExecOptions = {}): [string, ...string[]] {
     const timeoutMs = options.timeoutMs ?? output.DEFAULT_TIMEOUT_MS;
     const cwd = posix.resolve(this.spec.workdir, options.cwd ?? ".");
-    const env = { ...BASE_ENV, ...gpuEnv(this.spec.gpus), ...this.spec.env, ...options.env };
+    const env = {
+      ...BASE_ENV,
+      ...gpuEnv(this.spec.gpus),
+      ...this.spec.env,
+      ...(this.#proxy?.env ?? {}),
+      ...options.env,
+    };
     // RLIMIT_NPROC is counted per user namespace, i.e. per instance: its own tasks plus pidsLimit.
     const nproc = (this.#nsInit?.baseTasks ?? 0) + this.spec.pidsLimit;
     const inner = [
@@ -627,9 +649,57 @@ class ApptainerSandbox implements contract.Sandbox {
     return this.#stopping;
   }
 
+  #proxy: RunProxy | undefined;
+  #forwarder: ChildProcess | undefined;
+
+  /** Starts the forwarder inside the instance and waits until it listens. */
+  async startForwarder(proxy: RunProxy): Promise<void> {
+    this.#proxy = proxy;
+    const child = spawn(
+      this.#ctx.bin,
+      [
+        "-q",
+        "exec",
+        "--cleanenv",
+        `instance://${this.#name}`,
+        NODE_IN_SANDBOX,
+        `${PROXY_MOUNT}/forwarder.cjs`,
+      ],
+      { env: apptainerEnv(), stdio: ["ignore", "pipe", "pipe"], cwd: NEUTRAL_CWD },
+    );
+    this.#forwarder = child;
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new contract.SandboxError(`apptainer: the network forwarder did not start: ${out.slice(-400)}`),
+          ),
+        20_000,
+      );
+      const onData = (d: Buffer) => {
+        out += d.toString();
+        if (out.includes("scifi-net ready")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on("data", onData);
+      child.stderr?.on("data", onData);
+      child.on("exit", (code) => {
+        clearTimeout(timer);
+        reject(
+          new contract.SandboxError(`apptainer: the network forwarder exited (${code}): ${out.slice(-400)}`),
+        );
+      });
+    });
+  }
+
   async #stop(): Promise<void> {
     try {
+      this.#forwarder?.kill("SIGKILL");
       await stopInstance(this.#ctx, this.#name);
+      await this.#proxy?.close();
     } finally {
       this.#untrack();
       started.delete(this.spec.runId);
@@ -642,6 +712,9 @@ class ApptainerSandbox implements contract.Sandbox {
     stopInstanceSync(this.#ctx, this.#name);
   }
 }
+
+/** Where the runner's node binary appears in an instance with a host list (the forwarder runs on it). */
+const NODE_IN_SANDBOX = "/run/scifi-node";
 
 /** The sandboxes this process started and has not stopped, by run id (for execCommandLine). */
 const started = new Map<string, ApptainerSandbox>();

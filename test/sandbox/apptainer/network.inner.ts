@@ -1,0 +1,133 @@
+// Network by host allowlist on Apptainer, INSIDE the harness as the non-root user: the instance has
+// only loopback (--network none); the run's proxy is reached through its socket by a forwarder on
+// 127.0.0.1:3128 inside. Test hosts are servers this test starts in the harness, named through the
+// proxy's own resolver configuration. Probes use bash's /dev/tcp (the test image has no curl).
+import { createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConnectionRecord } from "../../../runner/network/proxy.ts";
+import { createApptainerBackend } from "../../../runner/sandbox/apptainer.ts";
+import type { Sandbox } from "../../../runner/sandbox/types.ts";
+import { taskSpec } from "./fixtures.ts";
+
+const records: ConnectionRecord[] = [];
+const hosts: Record<string, string[]> = {};
+const backend = createApptainerBackend({
+  proxy: { hosts, systemResolver: false, onRecord: (r) => records.push(r) },
+});
+const web = createHttpServer((req, res) => res.end(`hello from ${req.headers.host}${req.url}`));
+let port = 0;
+let sb: Sandbox;
+const ownAddress =
+  Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === "IPv4" && !i.internal)?.address ?? "";
+
+/** Sends `request` to host:port from inside the sandbox with bash, prints what comes back. */
+async function tcp(host: string, p: number, request: string): Promise<string> {
+  const r = await sb.exec(
+    [
+      "bash",
+      "-c",
+      `exec 3<>/dev/tcp/${host}/${p} || { echo NOCONNECT; exit 0; }; printf "$1" >&3; timeout 5 cat <&3`,
+      "x",
+      request,
+    ],
+    { timeoutMs: 20_000 },
+  );
+  return `${r.stdout}${r.stderr}`;
+}
+
+const get = (url: string, host: string) =>
+  tcp("127.0.0.1", 3128, `GET ${url} HTTP/1.1\\r\\nHost: ${host}\\r\\nConnection: close\\r\\n\\r\\n`);
+
+describe("network by host allowlist (apptainer, inside the harness)", { timeout: 300_000 }, () => {
+  beforeAll(async () => {
+    await new Promise<void>((r) => web.listen(0, "0.0.0.0", () => r()));
+    port = (web.address() as AddressInfo).port;
+    hosts["data.test"] = ["127.0.0.2"];
+    hosts["other.test"] = ["127.0.0.2"];
+    hosts["loop.test"] = ["127.0.0.1"];
+    hosts["own.test"] = [ownAddress];
+    sb = await backend.start(
+      await taskSpec({
+        // Node (the socket probe) reserves gigabytes of address space; the exec limits it (ulimit -v).
+        memoryBytes: 16 * 1024 ** 3,
+        networkRules: {
+          allow: [`data.test:${port}`, `loop.test:${port}`, `own.test:${port}`],
+          deny: [],
+          allowedPrivateRanges: ["127.0.0.2/32"],
+        },
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    await sb?.stop();
+    web.close();
+  });
+
+  it("reaches an allowed host over HTTP and through CONNECT, on the record", async () => {
+    expect(await get(`http://data.test:${port}/hello`, "data.test")).toContain(
+      `hello from data.test:${port}/hello`,
+    );
+    const tunnel = await tcp(
+      "127.0.0.1",
+      3128,
+      `CONNECT data.test:${port} HTTP/1.1\\r\\n\\r\\nGET /inside HTTP/1.1\\r\\nHost: data.test\\r\\nConnection: close\\r\\n\\r\\n`,
+    );
+    expect(tunnel).toContain("200 Connection Established");
+    expect(tunnel).toContain("hello from data.test/inside");
+    expect(records.find((r) => r.host === "data.test" && r.kind === "connect")).toMatchObject({
+      allowed: true,
+    });
+    expect(records.find((r) => r.host === "data.test" && r.kind === "http")).toMatchObject({ allowed: true });
+  });
+
+  it("refuses a host not on the list, a raw IP, and names resolving to 127.0.0.1 or the harness's address", async () => {
+    expect(await get(`http://other.test:${port}/`, "other.test")).toMatch(
+      /403 Forbidden[\s\S]*not on this task's network list/,
+    );
+    expect(await get(`http://127.0.0.2:${port}/`, "x")).toMatch(/403[\s\S]*is an address/);
+    expect(await get(`http://loop.test:${port}/`, "x")).toMatch(/403[\s\S]*resolves to 127.0.0.1/);
+    expect(await get(`http://own.test:${port}/`, "x")).toMatch(/403[\s\S]*private/);
+    for (const [host, rule] of [
+      ["other.test", "not-listed"],
+      ["127.0.0.2", "raw-ip"],
+      ["loop.test", "private-address"],
+      ["own.test", "private-address"],
+    ])
+      expect(
+        records.findLast((r) => r.host === host),
+        host,
+      ).toMatchObject({ allowed: false, rule });
+  });
+
+  it("has no other way out: direct connections, DNS, the socket itself", async () => {
+    for (const address of ["127.0.0.2", ownAddress])
+      expect(await tcp(address, port, "GET / HTTP/1.0\\r\\n\\r\\n"), address).not.toContain("hello from");
+    const dns = await sb.exec("getent hosts data.test || echo no-dns", { timeoutMs: 15_000 });
+    expect(dns.stdout).toContain("no-dns");
+    const net = await sb.exec("tail -n +3 /proc/net/dev | cut -d: -f1", {
+      timeoutMs: 15_000,
+    });
+    expect(
+      net.stdout
+        .split(/\s+/)
+        .filter(Boolean)
+        .every((i) => i === "lo"),
+    ).toBe(true);
+    const socket = await sb.exec(
+      [
+        "/run/scifi-node",
+        "-e",
+        `const c=require("net").connect("/run/scifi-net/proxy.sock");c.on("data",d=>process.stdout.write(d));c.write("GET http://other.test:${port}/ HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n")`,
+      ],
+      { timeoutMs: 15_000 },
+    );
+    expect(socket.stdout, socket.stderr).toMatch(/^HTTP\/1.1 403/);
+    const env = await sb.exec(["sh", "-c", "echo $HTTP_PROXY $https_proxy"]);
+    expect(env.stdout.trim()).toBe("http://127.0.0.1:3128 http://127.0.0.1:3128");
+  });
+});
