@@ -52,6 +52,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "adversarial.inner.ts",
         "examples.inner.ts",
         "grant.inner.ts",
+        "network.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),
