@@ -1,6 +1,6 @@
 // `scifi report`: build one run's page, or an index page over a runs folder (building the missing
 // or outdated run pages next to each run).
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { runFiles } from "../paths.ts";
 import { renderReport } from "./html.ts";
@@ -20,7 +20,7 @@ export interface BuiltReport {
 export function writeRunReport(tapePath: string, out: string, home?: string): BuiltReport {
   const model = buildReportModel(loadRun(tapePath, home));
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, renderReport(model));
+  writeWhole(out, renderReport(model));
   return { file: out, model };
 }
 
@@ -42,13 +42,14 @@ export function writeIndex(runsDir: string, out: string): IndexResult {
   for (const name of readdirSync(runsDir).sort().reverse()) {
     const dir = join(runsDir, name);
     const tape = runFiles(dir).audit;
-    if (!statSync(dir).isDirectory() || !existsSync(tape)) continue;
+    // An entry that vanished since the listing (another run's page being replaced) is skipped.
+    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory() || !existsSync(tape)) continue;
     const page = join(dir, REPORT_FILE);
     try {
       const fresh = existsSync(page) && statSync(page).mtimeMs >= newestInput(dir);
       const model = buildReportModel(loadRun(tape));
       if (!fresh) {
-        writeFileSync(page, renderReport(model));
+        writeWhole(page, renderReport(model));
         built++;
       }
       // Always a relative path (never a scheme): "./" plus the URL-encoded segments.
@@ -59,8 +60,18 @@ export function writeIndex(runsDir: string, out: string): IndexResult {
       problems.push({ dir, error: (error as Error).message });
     }
   }
-  writeFileSync(out, renderIndex(basename(runsDir), runsDir, rows, problems));
+  writeWhole(out, renderIndex(basename(runsDir), runsDir, rows, problems));
   return { file: out, rows, built, problems };
+}
+
+/**
+ * Replaces `file` whole (temp file, then rename): runs ending at once (daemon workers) each rewrite
+ * the index, and a reader never sees half a page.
+ */
+function writeWhole(file: string, text: string): void {
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  writeFileSync(temp, text);
+  renameSync(temp, file);
 }
 
 function newestInput(dir: string): number {
