@@ -4,7 +4,7 @@
 // the gateway on the run's audit tape, loads the skills, adds the run's extensions (SLURM job tools
 // for a `jobs: slurm` SAM, from runner/jobs) and starts or resumes the loop. `exitCodeOf` maps what
 // it throws to the exit code the CLI and the worker return.
-import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
@@ -278,6 +278,9 @@ function recordRunError(runDir: string, error: unknown): void {
   }
 }
 
+/** Runs folders with more entries get no index rebuilt at each run's end. */
+const MAX_INDEX_RUNS_AT_END = 300;
+
 /** The run's report page and the runs index, rebuilt at a run's end. */
 async function writeReports(
   home: string,
@@ -289,6 +292,9 @@ async function writeReports(
     const file = join(runDir, REPORT_FILE);
     writeRunReport(runFiles(runDir).audit, file, home);
     const runs = dirname(runDir);
+    // The index reads every run's tape: past a few hundred runs that is for `scifi report --index`,
+    // not for the end of each run.
+    if (readdirSync(runs).length > MAX_INDEX_RUNS_AT_END) return { file };
     try {
       const index = writeIndex(runs, join(runs, "index.html")).file;
       return { file, index };
