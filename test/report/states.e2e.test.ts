@@ -80,7 +80,7 @@ describe.skipIf(!hasEngine("docker"))("states that say what happened", () => {
     expect(helpers).toMatch(/ask-\d{8}T/);
     expect(helpers).toContain('data-status="helper"');
     const runDir = readdirSync(join(home, "runs")).find((d) =>
-      d.endsWith("-no-image-" + d.split("-").at(-1)),
+      d.endsWith(`-no-image-${d.split("-").at(-1)}`),
     );
     const report = readFileSync(join(home, "runs", runDir ?? "", "report.html"), "utf8");
     expect(report).toContain('<span class="status failed to start">failed to start</span>');
