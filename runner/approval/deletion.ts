@@ -11,7 +11,6 @@
 // change, not a deletion.
 import { createHash } from "node:crypto";
 import {
-  chownSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -22,7 +21,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, posix } from "node:path";
-import { readTaskFile } from "../policy/host-paths.ts";
+import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { ApprovalGate } from "./gate.ts";
@@ -257,12 +256,12 @@ export class DeletionGuard {
       if (stat?.isDirectory()) continue;
       if (stat) rmSync(current, { force: true, recursive: true });
       mkdirSync(current, { mode: 0o755 });
-      giveTo(current, owner);
+      giveToOwner(current, owner);
     }
     const target = join(this.#o.taskDir, file.rel);
     rmSync(target, { force: true, recursive: true });
     writeFileSync(target, data, { mode: file.mode, flag: "wx" });
-    giveTo(target, owner);
+    giveToOwner(target, owner);
   }
 
   async #restore(sandbox: Sandbox, r: Removal): Promise<void> {
@@ -346,24 +345,6 @@ function statInTask(taskDir: string, rel: string, dirs: Map<string, boolean>): S
     if (!ok) return undefined;
   }
   return lstatOrUndefined(join(taskDir, rel));
-}
-
-/** Files the runner recreates belong to the task folder's owner (a root-run scifi). */
-function giveTo(path: string, owner: Stats): void {
-  if (process.getuid?.() !== 0) return;
-  try {
-    chownSync(path, owner.uid, owner.gid);
-  } catch {
-    // Not fatal: the file is there either way.
-  }
-}
-
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
 }
 
 function sha256(data: Buffer): string {

@@ -6,7 +6,6 @@
 // It runs only while no sandbox of the run is alive, so the agent cannot race it.
 import { createHash } from "node:crypto";
 import {
-  chownSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -17,7 +16,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { MAX_HASH_BYTES, readTaskFile } from "../policy/host-paths.ts";
+import { giveToOwner, lstatOrUndefined, MAX_HASH_BYTES, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import { assetOnlyFolders } from "../sam/asset-folders.ts";
 
@@ -122,7 +121,7 @@ export function restorePristine(
     const target = join(taskDir, file.rel);
     rmSync(target, { force: true, recursive: true });
     writeFileSync(target, readFileSync(join(pristineDir, file.rel)), { mode: file.mode, flag: "wx" });
-    giveTo(target, owner);
+    giveToOwner(target, owner);
   }
   return report;
 }
@@ -158,7 +157,7 @@ function repairFolderChain(taskDir: string, dir: string, owner: Stats): string |
       : `its folder ${shown} is missing (renamed or removed)`;
     if (stat) rmSync(current, { force: true, recursive: true });
     mkdirSync(current, { mode: 0o755 });
-    giveTo(current, owner);
+    giveToOwner(current, owner);
   }
   return problem;
 }
@@ -187,24 +186,6 @@ function describeNonFile(stat: Stats, path: string): string {
   if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device file";
   if (stat.isFile()) return "a regular file";
   return "a special file";
-}
-
-/** Files the runner recreates belong to the task folder's owner, as the rest of the folder does. */
-function giveTo(path: string, owner: Stats): void {
-  if (process.getuid?.() !== 0) return;
-  try {
-    chownSync(path, owner.uid, owner.gid);
-  } catch {
-    // Not fatal: the file is readable either way, and the check sandbox binds assets read-only.
-  }
-}
-
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
 }
 
 function safeReadlink(path: string): string {

@@ -7,14 +7,17 @@
 // check and the open is refused instead of followed. Linux only, like the sandboxes themselves.
 import { createHash } from "node:crypto";
 import {
+  chownSync,
   closeSync,
   constants,
   fchownSync,
   fstatSync,
   ftruncateSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readSync,
+  type Stats,
   writeFileSync,
 } from "node:fs";
 import { type FileHandle, lchown, lstat, open, opendir } from "node:fs/promises";
@@ -518,4 +521,26 @@ export async function returnTaskFolder(record: OwnershipRecord, limits: WalkLimi
 async function chownEntry(entry: TreeEntry, owner: { uid: number; gid: number }): Promise<void> {
   if (entry.dir) await entry.dir.chown(owner.uid, owner.gid);
   else await lchown(entry.at, owner.uid, owner.gid).catch((e: unknown) => gone(e));
+}
+
+/** lstat, or undefined for a path that is not there (never follows the last component). */
+export function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A file the runner (re)creates in a task folder belongs to the folder's owner, as the rest of it
+ * does, when the runner is root. Not fatal when it fails: the file is there either way.
+ */
+export function giveToOwner(path: string, owner: Pick<Stats, "uid" | "gid">): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    chownSync(path, owner.uid, owner.gid);
+  } catch {
+    // the file keeps the runner's owner; readable either way
+  }
 }
