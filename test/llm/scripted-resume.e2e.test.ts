@@ -2,7 +2,7 @@
 // (the real CLI, SIGKILL, Docker): killed in iteration 2's work pass, `--resume` with the same script
 // gets iteration 2's work replies again (the pass is made again from its checkpoint), and the
 // review's second reply, not the queues' first ones; the run passes.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { CallRecord } from "../../runner/audit/types.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, lines, REPO, workspace } from "../loop/harness.ts";
+import { callCount, ensureImage, fixture, killChild, REPO, waitFor, workspace } from "../loop/harness.ts";
 import { writeScript } from "./helpers.ts";
 
 const exec = promisify(execFile);
@@ -43,7 +43,7 @@ describe.skipIf(!hasEngine("docker"))("a scripted run resumed with the same scri
     // Iteration 1 (pre-scan, work, review) and iteration 2's pre-scan are on the tape.
     await waitFor(() => (callCount(tape) >= 4 ? true : undefined));
     await new Promise((r) => setTimeout(r, 1000));
-    await kill(first);
+    await killChild(first);
     expect(callCount(tape)).toBe(4);
 
     const runId = runDir.split("/").at(-1) ?? "";
@@ -74,24 +74,3 @@ describe.skipIf(!hasEngine("docker"))("a scripted run resumed with the same scri
     expect(calls.every((c) => !c.error)).toBe(true);
   });
 });
-
-function callCount(tape: string): number {
-  if (!existsSync(tape)) return 0;
-  return lines(tape).filter((l) => l.includes('"kind":"call"')).length;
-}
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 300_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting for the run to get there");
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
-}

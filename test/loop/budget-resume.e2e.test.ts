@@ -1,7 +1,7 @@
 // One budget across a crash: `scifi run` is SIGKILLed while a priced call is in flight, then
 // resumed. The resumed run continues from what the tape says was spent (not from the last
 // checkpoint, not from zero), stops at the SAM's budget, and its state's spend equals the tape's.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spentOnTape } from "../../runner/audit/spent.ts";
 import type { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, REPO, workspace } from "./harness.ts";
+import { ensureImage, fixture, killChild, REPO, waitFor, workspace } from "./harness.ts";
 
 const exec = promisify(execFile);
 let server: ScriptedServer | undefined;
@@ -41,7 +41,7 @@ describe.skipIf(!hasEngine("docker"))("budget across SIGKILL and --resume (docke
     // Pre-scan and two work calls are on the tape; the third work call is in flight (slow reply).
     await waitFor(() => (spentOnTape(tape).calls >= 3 ? true : undefined));
     await new Promise((r) => setTimeout(r, 1500));
-    await kill(first);
+    await killChild(first);
     const killedAt = JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as {
       spent: { usd: number; elapsedMs: number; at: string };
     };
@@ -105,7 +105,7 @@ describe.skipIf(!hasEngine("docker"))("budget across SIGKILL and --resume (docke
         }[phase];
         await waitFor(() => (inPhase() ? true : undefined));
         await new Promise((r) => setTimeout(r, 1000));
-        await kill(first);
+        await killChild(first);
         const runId = runDir.split("/").at(-1) ?? "";
         const resumed = await exec(
           process.execPath,
@@ -205,20 +205,4 @@ function pricedScript(dir: string, slow: "prescan" | "review" | "none"): string 
     ].join("\n"),
   );
   return file;
-}
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 240_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting for the run to get there");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
 }

@@ -1,7 +1,7 @@
 // End-to-end helpers: copy an example task to a fresh folder (the agent writes there), make a fresh
 // scifi home, and run it through the same wiring as `scifi run`, with a scripted model over HTTP.
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LimitConfig } from "../../runner/loop/limits.ts";
@@ -75,4 +75,28 @@ export function lines(file: string): string[] {
   return readFileSync(file, "utf8")
     .split("\n")
     .filter((l) => l !== "");
+}
+
+/** Polls `probe` until it gives a value (a run reaching a point), or fails after `timeoutMs`. */
+export async function waitFor<T>(probe: () => T | undefined, timeoutMs = 300_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting for the run to get there");
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** SIGKILLs a child process (a `scifi run`) and waits until it is gone. */
+export async function killChild(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL");
+  await exited;
+}
+
+/** Calls on an audit tape so far (0 before it exists). */
+export function callCount(tape: string): number {
+  if (!existsSync(tape)) return 0;
+  return lines(tape).filter((l) => l.includes('"kind":"call"')).length;
 }

@@ -1,6 +1,6 @@
 // Crash-resume: `scifi run` is SIGKILLed mid-work, `scifi run --resume` finishes the run with a
 // fresh sandbox on the same task folder; history, memory and audit are checked line by line.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -9,7 +9,7 @@ import { readTape, verifyTape } from "../../runner/audit/verify.ts";
 import { parseEntries } from "../../runner/memory/entries.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, lines, REPO, workspace } from "./harness.ts";
+import { callCount, ensureImage, fixture, killChild, lines, REPO, waitFor, workspace } from "./harness.ts";
 
 const exec = promisify(execFile);
 const orphans: string[] = [];
@@ -63,7 +63,7 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
     expect(early.stderr).not.toContain("records so far");
     expect(records.map((f) => readFileSync(f, "utf8"))).toEqual(untouched);
 
-    await kill(first);
+    await killChild(first);
 
     const stateBefore = JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as { phase: string };
     expect(stateBefore.phase).toBe("prescan");
@@ -197,24 +197,3 @@ describe.skipIf(!hasEngine("docker"))("signals", () => {
     expect(state.phase).toBe("prescan");
   }, 600_000);
 });
-
-function callCount(tape: string): number {
-  if (!existsSync(tape)) return 0;
-  return lines(tape).filter((l) => l.includes('"kind":"call"')).length;
-}
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 540_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting for the run to get there");
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
-}
