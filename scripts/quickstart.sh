@@ -29,7 +29,8 @@ set +e
 node bin/scifi.js run "$demo/verilator-counter-debug" --model "scripted:$PWD/test/fixtures/runs/verilator-pass.yaml"
 code=$?
 set -e
-run="$(ls -1t "$demo/runs" | head -n 1)"
+# The newest run folder (runs/ also holds index.html, the page of all runs).
+run="$(find "$demo/runs" -mindepth 1 -maxdepth 1 -type d -printf "%T@ %f\n" | sort -rn | head -n 1 | cut -d" " -f2)"
 step "the record of run $run"
 node bin/scifi.js audit verify "$demo/runs/$run"
 node bin/scifi.js audit stats "$demo/runs/$run"
