@@ -9,7 +9,6 @@
 // told; denied: the files stay and the agent reads the reason. Files made during the run are the
 // agent's own and are not watched; a file replaced by other content of at least the same size is a
 // change, not a deletion.
-import { createHash } from "node:crypto";
 import {
   lstatSync,
   mkdirSync,
@@ -21,6 +20,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, posix } from "node:path";
+import { sha256 } from "../memory/entries.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -345,8 +345,4 @@ function statInTask(taskDir: string, rel: string, dirs: Map<string, boolean>): S
     if (!ok) return undefined;
   }
   return lstatOrUndefined(join(taskDir, rel));
-}
-
-function sha256(data: Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
 }

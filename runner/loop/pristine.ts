@@ -4,7 +4,6 @@
 // reports tampering for any path that is no longer the same regular file. Nothing here follows a
 // symlink: every component is lstat'ed, and a link, FIFO, socket or device is removed, not opened.
 // It runs only while no sandbox of the run is alive, so the agent cannot race it.
-import { createHash } from "node:crypto";
 import {
   lstatSync,
   mkdirSync,
@@ -16,6 +15,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, posix } from "node:path";
+import { sha256 } from "../memory/entries.ts";
 import { giveToOwner, lstatOrUndefined, MAX_HASH_BYTES, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import { assetOnlyFolders } from "../sam/asset-folders.ts";
@@ -194,10 +194,6 @@ function safeReadlink(path: string): string {
   } catch {
     return "?";
   }
-}
-
-export function sha256(data: Buffer | string): string {
-  return createHash("sha256").update(data).digest("hex");
 }
 
 /** A symlink in the task folder that points out of it, or nowhere (from inside the sandbox). */
