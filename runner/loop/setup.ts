@@ -104,30 +104,24 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   const backend = await backendNamed(options.backend ?? "docker");
   const model = options.model ?? defaultModel(options.home);
   const runId = options.runId ?? newRunId(sam.metadata.name);
-  const approvals = await approvalGateFor(options, sam, runId);
-  const extensions = await extensionsFor(options, sam, runId, false, approvals);
-  const changes = await changesTracker(dirname(sam.file), undefined);
-  const watched = { ...options, onStatus: changes.onStatus(options.onStatus) };
-  return changes.around(options, () =>
-    endingExtensions(extensions, async () =>
-      startRun(
-        { home: options.home, sam, limits: options.limits, runId, model },
-        {
-          ...(approvals ? { approval: approvals } : {}),
-          ...(await deps(
-            watched,
-            backend,
-            model,
-            sam,
-            extensions,
-            effectiveLimits(sam, options.limits).walltimeSec * 1000,
-          )),
-          onCreated: (dir) => {
-            changes.created(dir);
-            options.onRunId?.(runId, dir);
-          },
+  return aroundLoop(options, sam, runId, undefined, async (run) =>
+    startRun(
+      { home: options.home, sam, limits: options.limits, runId, model },
+      {
+        ...(run.approvals ? { approval: run.approvals } : {}),
+        ...(await deps(
+          run.options,
+          backend,
+          model,
+          sam,
+          run.extensions,
+          effectiveLimits(sam, options.limits).walltimeSec * 1000,
+        )),
+        onCreated: (dir) => {
+          run.created(dir);
+          options.onRunId?.(runId, dir);
         },
-      ),
+      },
     ),
   );
 }
@@ -152,25 +146,52 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
   // The SAM as parsed at the run's start (the run folder's copy), never the file as it is now.
   const sam = existsSync(folder.files.samJson) ? readSamJson(folder) : undefined;
   options.onRunId?.(state.runId, folder.dir);
+  return aroundLoop(options, sam, runId, folder.dir, async (run) =>
+    resumeRun(options.home, runId, {
+      ...(run.approvals ? { approval: run.approvals } : {}),
+      ...(await deps(
+        run.options,
+        backend,
+        model,
+        sam,
+        run.extensions,
+        state.limits.walltimeSec * 1000 - state.spent.elapsedMs,
+      )),
+    }),
+  );
+}
+
+/** What the loop gets from the pieces a start and a resume share. */
+interface AroundLoop {
+  approvals: ApprovalGate | undefined;
+  extensions: RunExtension[];
+  /** The caller's options with the change tracker watching its statuses. */
+  options: RunTaskOptions;
+  /** Tells the change tracker where the run folder is. */
+  created(dir: string): void;
+}
+
+/**
+ * What a start and a resume share: the approval gate and the extensions (both need the SAM; a resume
+ * from an old run folder without one gets only the caller's extensions), and the change snapshots
+ * and the extensions' end around the loop.
+ */
+async function aroundLoop(
+  options: RunTaskOptions,
+  sam: SamDocument | undefined,
+  runId: string,
+  resumedDir: string | undefined,
+  loop: (run: AroundLoop) => Promise<RunResult>,
+): Promise<RunResult> {
   const approvals = sam ? await approvalGateFor(options, sam, runId) : undefined;
   const extensions = sam
-    ? await extensionsFor(options, sam, runId, true, approvals)
+    ? await extensionsFor(options, sam, runId, resumedDir !== undefined, approvals)
     : [...(options.extensions ?? [])];
-  const changes = await changesTracker(sam ? dirname(sam.file) : undefined, folder.dir);
+  const changes = await changesTracker(sam ? dirname(sam.file) : undefined, resumedDir);
   const watched = { ...options, onStatus: changes.onStatus(options.onStatus) };
   return changes.around(options, () =>
-    endingExtensions(extensions, async () =>
-      resumeRun(options.home, runId, {
-        ...(approvals ? { approval: approvals } : {}),
-        ...(await deps(
-          watched,
-          backend,
-          model,
-          sam,
-          extensions,
-          state.limits.walltimeSec * 1000 - state.spent.elapsedMs,
-        )),
-      }),
+    endingExtensions(extensions, () =>
+      loop({ approvals, extensions, options: watched, created: (dir) => changes.created(dir) }),
     ),
   );
 }
