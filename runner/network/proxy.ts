@@ -54,6 +54,12 @@ export interface ProxyOptions {
    */
   hosts?: Record<string, string[]>;
   systemResolver?: boolean;
+  /**
+   * Told of each name refused because it is not on the list (`not-listed`), before the refusal is
+   * answered and recorded; what it returns is added to the reason the sandbox reads (e.g. that an
+   * approval request was filed). Synchronous: the answer does not wait for a person.
+   */
+  onNotListed?: (host: string, port: number) => string | undefined;
 }
 
 export const DEFAULT_PORTS = [80, 443];
@@ -270,7 +276,18 @@ export class NetworkProxy {
   private async admit(host: string, port: number): Promise<{ rule: string; address: string }> {
     const bare = host.replace(/^\[|\]$/g, "");
     const verdict = this.rules.check(bare, port);
-    if (!verdict.allowed) throw new Refusal(verdict.rule, verdict.reason);
+    if (!verdict.allowed) {
+      let reason = verdict.reason;
+      if (verdict.rule === "not-listed") {
+        try {
+          const more = this.options.onNotListed?.(bare.toLowerCase().replace(/\.$/, ""), port);
+          if (more) reason = `${reason}; ${more}`;
+        } catch {
+          // an advisor's failure never changes the refusal
+        }
+      }
+      throw new Refusal(verdict.rule, reason);
+    }
     const addresses = await this.resolve(bare);
     if (addresses.length === 0) throw new Refusal("no-address", `${bare} does not resolve`);
     const bad = addresses.find((a) => !this.rules.addressAllowed(a));

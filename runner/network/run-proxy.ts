@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { type ConnectionRecord, NetworkProxy } from "./proxy.ts";
-import { emitNetworkRecord } from "./records.ts";
+import { adviseNotListed, emitNetworkRecord, registerRunProxy } from "./records.ts";
 
 /** Where the proxy's folder appears inside the sandbox. */
 export const PROXY_MOUNT = "/run/scifi-net";
@@ -116,6 +116,7 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
       options.onRecord?.(record);
       emitNetworkRecord(spec.runId, record);
     },
+    onNotListed: (host, port) => adviseNotListed(spec.runId, host, port),
   });
   const socket = join(dir, "proxy.sock");
   try {
@@ -125,12 +126,14 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+  const unregister = registerRunProxy(spec.runId, proxy);
   let closed: Promise<void> | undefined;
   return {
     proxy,
     dir,
     env: proxyEnv(),
     close() {
+      unregister();
       closed ??= proxy.close().finally(() => rmSync(dir, { recursive: true, force: true }));
       return closed;
     },
