@@ -4,6 +4,7 @@
 // so even markup that slipped through could not run.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
 import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
@@ -12,6 +13,7 @@ import type { SandboxSpec } from "../policy/spec.ts";
 import type { ChangeSetView, FileChangeView } from "./changes-view.ts";
 import { shareLine, stackedBars } from "./charts.ts";
 import { type Html, html, raw } from "./escape.ts";
+import type { Segment } from "./highlight.ts";
 import type {
   CallView,
   CheckView,
@@ -34,10 +36,15 @@ export interface PageAssets {
 
 let cachedAssets: PageAssets | undefined;
 
-/** The page's CSS and JS, read from the asset files next to this module once per process. */
+/**
+ * The page's CSS and JS, read from the asset files next to this module once per process; the CSS
+ * carries highlight.js's GitHub theme for the diffs' syntax colours (embedded: nothing is fetched).
+ */
 export function pageAssets(): PageAssets {
   cachedAssets ??= {
-    css: readFileSync(new URL("./assets/report.css", import.meta.url), "utf8"),
+    css:
+      readFileSync(new URL("./assets/report.css", import.meta.url), "utf8") +
+      readFileSync(createRequire(import.meta.url).resolve("highlight.js/styles/github.css"), "utf8"),
     js: readFileSync(new URL("./assets/report.js", import.meta.url), "utf8"),
   };
   return cachedAssets;
@@ -486,16 +493,26 @@ function fileBody(f: FileChangeView, open: boolean): Html {
 function diffTable(f: FileChangeView): Html {
   const diff = f.diff;
   if (!diff) return html``;
-  return html`<table class="diff">${diff.hunks.map(
+  return html`<table class="diff"${diff.lang ? html` data-lang="${diff.lang}"` : ""}>${diff.hunks.map(
     (h, i) =>
       html`${i > 0 ? html`<tr class="gap"><td colspan="3">…</td></tr>` : ""}${h.lines.map(
         (l) =>
-          html`<tr class="${l.op === "+" ? "add" : l.op === "-" ? "del" : "ctx"}"><td class="ln">${l.a ?? ""}</td><td class="ln">${l.b ?? ""}</td><td><pre>${l.op}${highlight(l.text)}</pre></td></tr>`,
+          html`<tr class="${l.op === "+" ? "add" : l.op === "-" ? "del" : "ctx"}"><td class="ln">${l.a ?? ""}</td><td class="ln">${l.b ?? ""}</td><td><pre>${l.op}${l.hl ? segments(l.hl) : highlight(l.text)}</pre></td></tr>`,
       )}`,
   )}</table>${diff.cut > 0 ? html`<p class="muted">${diff.cut} more diff line(s) not shown</p>` : ""}`;
 }
 
-/** Light syntax colouring: numbers and comments (escaped first; only our spans are markup). */
+/** A line highlighted by runner/report/highlight.ts: its text and scope names escaped here again. */
+function segments(list: Segment[]): Html {
+  return html`${list.map((s) =>
+    typeof s === "string" ? html`${s}` : html`<span class="${s.scope}">${segments(s.children)}</span>`,
+  )}`;
+}
+
+/**
+ * Light colouring of a file in no known language: numbers and comments (escaped first; only our
+ * spans are markup).
+ */
 function highlight(text: string): Html {
   const line = text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
   const comment = /(^\s*(#|!|\/\/|%|--).*$)/.exec(line);
