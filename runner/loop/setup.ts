@@ -247,7 +247,9 @@ async function changesTracker(taskDir: string | undefined, resumedDir: string | 
         await Promise.all(pending);
         if (runDir) {
           if (taskDir) {
-            const end = await changes.snapshotTaskFolder(taskDir, "end", { images: true });
+            // With the first page of each PDF the run made, rendered in a sandbox (pdf-pages.ts).
+            const { endSnapshotWithPdfPages } = await import("../report/pdf-pages.ts");
+            const end = await endSnapshotWithPdfPages(taskDir, runDir);
             try {
               changes.writeSnapshot(runDir, end, "end");
             } catch {

@@ -46,6 +46,10 @@ export interface FileChangeView {
   };
   /** The produced image, inline (end snapshot only). */
   image?: { mime: string; base64: string };
+  /** A produced PDF's first page (PNG rendered in a sandbox), inline (end snapshot only). */
+  pdfPage?: { mime: string; base64: string };
+  /** Why a produced PDF's first page is not shown (end snapshot only). */
+  pdfNote?: string;
   /** Why no diff is shown (binary, too large, not kept). */
   note?: string;
 }
@@ -124,11 +128,13 @@ function fileView(change: FileChange, images: boolean, budget: Budget): FileChan
     if (after.target !== undefined) view.linkTarget = after.target;
   }
   if (images && after?.image) view.image = after.image;
+  if (images && after?.pdfPage) view.pdfPage = after.pdfPage;
+  if (images && after?.pdfNote) view.pdfNote = after.pdfNote;
   if (view.type !== "file") return view;
   const oldText = change.kind === "created" ? "" : before?.text;
   const newText = change.kind === "deleted" ? "" : after?.text;
   if (oldText === undefined || newText === undefined) {
-    if (!view.image) {
+    if (!view.image && !view.pdfPage) {
       view.note =
         (after ?? before)?.image !== undefined ||
         (after?.sha256 && after.text === undefined && after.size > 0)

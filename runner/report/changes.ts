@@ -42,6 +42,10 @@ export interface SnapshotEntry {
   image?: { mime: string; base64: string };
   /** A link's target (never followed). */
   target?: string;
+  /** A PDF's first page as a PNG, rendered in a sandbox at the run's end (runner/report/pdf-pages.ts). */
+  pdfPage?: { mime: string; base64: string };
+  /** Why a PDF's first page is not shown (no converter in the image, the converter failed). */
+  pdfNote?: string;
 }
 
 export interface Snapshot {
@@ -50,6 +54,21 @@ export interface Snapshot {
   files: Record<string, SnapshotEntry>;
   /** Why the snapshot is partial (too many entries, content budget spent). */
   partial?: string;
+}
+
+export function isPdf(rel: string): boolean {
+  return rel.toLowerCase().endsWith(".pdf");
+}
+
+/**
+ * PDFs a snapshot hands over whole (not stored): those created or changed since `since` (by
+ * sha256), at most `max` of them, each at most `maxBytes`; collected into `found`.
+ */
+export interface PdfCollector {
+  since: Snapshot | undefined;
+  max: number;
+  maxBytes: number;
+  found: Map<string, Buffer>;
 }
 
 export function imageMime(rel: string): string | undefined {
@@ -61,7 +80,7 @@ export function imageMime(rel: string): string | undefined {
 export async function snapshotTaskFolder(
   root: string,
   label: string,
-  options: { images?: boolean; maxEntries?: number } = {},
+  options: { images?: boolean; maxEntries?: number; pdfs?: PdfCollector } = {},
 ): Promise<Snapshot> {
   const files: Record<string, SnapshotEntry> = {};
   let kept = 0;
@@ -85,13 +104,19 @@ export async function snapshotTaskFolder(
         if (stat.size > MAX_SNAPSHOT_HASH_BYTES) return;
         const mime = imageMime(rel);
         const keepImage = options.images && mime !== undefined && stat.size <= MAX_IMAGE_BYTES;
-        const keepText = stat.size <= MAX_TEXT_BYTES && mime === undefined;
+        const keepText = stat.size <= MAX_TEXT_BYTES && mime === undefined && !isPdf(rel);
         const wanted = (keepImage || keepText) && kept + stat.size <= MAX_KEPT_BYTES;
         if ((keepImage || keepText) && !wanted) partial = "content budget spent: some contents not kept";
-        const read = await readRegular(at, stat.ino, wanted ? stat.size : 0);
+        const pdfs = options.pdfs;
+        const pdf = pdfs && isPdf(rel) && stat.size <= pdfs.maxBytes && pdfs.found.size < pdfs.max;
+        const read = await readRegular(at, stat.ino, wanted ? stat.size : pdf ? stat.size : 0);
         if (!read) return;
         entry.sha256 = read.sha256;
-        if (!read.bytes) return;
+        if (pdf && read.bytes && pdfs.since?.files[rel]?.sha256 !== read.sha256) {
+          pdfs.found.set(rel, read.bytes);
+          return;
+        }
+        if (!read.bytes || !wanted) return;
         kept += read.bytes.length;
         if (keepImage && mime) entry.image = { mime, base64: read.bytes.toString("base64") };
         else if (keepText && isText(read.bytes)) entry.text = read.bytes.toString("utf8");

@@ -480,14 +480,23 @@ function fileBody(f: FileChangeView, open: boolean): Html {
   const image = f.image
     ? html`<img class="produced" alt="${f.path}" src="data:${f.image.mime};base64,${f.image.base64}">`
     : "";
+  const pdf = f.pdfPage
+    ? html`<figure class="pdf-page"><img class="produced pdf-page" alt="first page of ${f.path}" src="data:${f.pdfPage.mime};base64,${f.pdfPage.base64}"><figcaption>First page of the PDF (rendered by pdftoppm in a sandbox without network)</figcaption></figure>`
+    : f.pdfNote
+      ? html`<p class="muted pdf-note">First page of the PDF not shown: ${f.pdfNote}</p>`
+      : "";
   const note = f.note
     ? html`<p class="muted">${f.note}${f.shaAfter ? html` (sha256 ${f.shaAfter})` : ""}</p>`
     : "";
   const diff = f.diff ? diffTable(f) : "";
-  if (!what && !image && !note && !diff) return html``;
+  if (!what && !image && !pdf && !note && !diff) return html``;
   // Large diffs start folded; small ones and images start open on the whole-run view.
-  const startOpen = open && (image !== "" || (f.diff !== undefined && f.diff.added + f.diff.removed <= 200));
-  return html`<details class="change-file"${startOpen ? raw(" open") : ""} data-path="${f.path}"><summary><code>${f.path}</code> ${f.kind}</summary>${what}${image}${note}${diff}</details>`;
+  const startOpen =
+    open &&
+    (image !== "" ||
+      f.pdfPage !== undefined ||
+      (f.diff !== undefined && f.diff.added + f.diff.removed <= 200));
+  return html`<details class="change-file"${startOpen ? raw(" open") : ""} data-path="${f.path}"><summary><code>${f.path}</code> ${f.kind}</summary>${what}${image}${pdf}${note}${diff}</details>`;
 }
 
 function diffTable(f: FileChangeView): Html {
