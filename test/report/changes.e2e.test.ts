@@ -1,9 +1,10 @@
 /// <reference lib="dom" />
 // The Changes section of a real run's report (Docker sandbox, scripted model, the real CLI): the run
-// writes fit.png with matplotlib in the sandbox, edits notes.txt, deletes old.log and writes a file
-// whose name and contents are HTML. `scifi run` writes report.html itself and prints its path; the
-// page, opened in real headless Chromium, shows the diff, the plot inline, and the hostile file as
-// text, with no request but the page itself.
+// writes fit.png and fit.pdf with matplotlib in the sandbox, edits notes.txt, deletes old.log and
+// writes files whose names and contents are HTML (one of them Python). `scifi run` writes report.html
+// itself and prints its path; the page, opened in real headless Chromium, shows the diffs (Python
+// syntax-highlighted), the plot inline, the PDF's first page (rendered by pdftoppm in a sandbox at
+// the run's end) inline, and the hostile files as text, with no request but the page itself.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import { launchChromium, openFile } from "./browser.ts";
 
 const SCRIPT = join(REPO, "test", "report", "fixtures", "matplotlib-plot.yaml");
 const HOSTILE = "<img src=x onerror=alert(1)>.txt";
+const HOSTILE_PY = '"><svg onload=alert(1)>.py';
 
 const SAM = `---
 name: decay-plot
@@ -151,9 +153,55 @@ describe.skipIf(!hasEngine("docker") || !hasEngine("chromium"))("the Changes sec
     ]);
     expect(size[0]).toBeGreaterThan(100);
     expect(size[1]).toBeGreaterThan(100);
-    // The hostile name and contents are text: no element was injected, no script ran.
+    // The PDF's first page, inline and labelled, decoded by the browser (800 pixels wide).
+    await expect(row("fit.pdf").textContent()).resolves.toContain("created");
+    const pdf = overall.locator('details.change-file[data-path="fit.pdf"] figure.pdf-page');
+    await expect(pdf.locator("figcaption").textContent()).resolves.toContain("First page of the PDF");
+    await expect(pdf.locator("img").isVisible()).resolves.toBe(true);
+    const pageSize = await pdf
+      .locator("img")
+      .evaluate((el) => [(el as HTMLImageElement).naturalWidth, (el as HTMLImageElement).naturalHeight]);
+    expect(pageSize).toEqual([800, 600]);
+    // plot.py is highlighted as Python: keywords, strings, comments, numbers as highlight.js spans,
+    // the diff marks and line numbers kept.
+    const plot = overall.locator('details.change-file[data-path="plot.py"] table.diff[data-lang="python"]');
+    await expect(plot.locator("span.hljs-keyword").first().textContent()).resolves.toBe("import");
+    await expect(plot.locator("span.hljs-string").count()).resolves.toBeGreaterThan(3);
+    await expect(plot.locator("span.hljs-comment").textContent()).resolves.toBe("# the fitted slope");
+    await expect(plot.locator("span.hljs-number").count()).resolves.toBeGreaterThan(0);
+    await expect(plot.locator("tr.add").first().textContent()).resolves.toBe("1+import matplotlib");
+    const color = await plot
+      .locator("span.hljs-keyword")
+      .first()
+      .evaluate((el) => getComputedStyle(el).color);
+    expect(color).not.toBe(
+      await plot
+        .locator("tr.add pre")
+        .first()
+        .evaluate((el) => getComputedStyle(el).color),
+    );
+    // The hostile names and contents are text: no element was injected, no script ran.
     await expect(row(HOSTILE).locator("code").textContent()).resolves.toBe(HOSTILE);
-    const hostile = overall.locator("details.change-file").filter({ hasText: "onerror" });
+    await expect(
+      overall.locator(`table.changes tr[data-path='${HOSTILE_PY}'] code`).textContent(),
+    ).resolves.toBe(HOSTILE_PY);
+    const hostilePy = overall.locator(
+      `details.change-file[data-path='${HOSTILE_PY}'] table.diff[data-lang="python"]`,
+    );
+    await expect(hostilePy.locator("tr.add").first().textContent()).resolves.toBe(
+      '1+x = "</script><img src=x onerror=alert(2)>"  # <b>bold</b>',
+    );
+    await expect(hostilePy.locator("span.hljs-string").first().textContent()).resolves.toBe(
+      '"</script><img src=x onerror=alert(2)>"',
+    );
+    await expect(hostilePy.locator("span.hljs-keyword").first().textContent()).resolves.toBe("def");
+    await expect(page.locator("#changes svg").count()).resolves.toBe(0);
+    await expect(page.locator("#changes img:not(.produced)").count()).resolves.toBe(0);
+    const sources = await page
+      .locator("#changes img")
+      .evaluateAll((els) => els.map((el) => (el as HTMLImageElement).getAttribute("src")?.slice(0, 22)));
+    expect(sources.sort()).toEqual(["data:image/png;base64,", "data:image/png;base64,"]);
+    const hostile = overall.locator(`details.change-file[data-path="${HOSTILE}"]`);
     await expect(hostile.locator("tr.add").textContent()).resolves.toContain(
       "</pre><script>document.title='pwned'</script><b>bold</b>",
     );
