@@ -180,6 +180,45 @@ export class ApprovalGate {
   }
 
   /**
+   * Files a request without waiting (a host asked for at run time: the run goes on meanwhile). A
+   * request of the same content this run filed and has not taken up yet is returned instead of a
+   * second one. Its decision is taken up with `takeUp`.
+   */
+  file(ask: AskRequest): ApprovalRequest {
+    return this.#requestFor(ask, false);
+  }
+
+  /**
+   * Where a request filed with `file` stands. A decision is written to the run's records (history,
+   * audit tape) once, when first seen here (then `used`); past its deadline a pending request is
+   * timed out (recorded; nothing waited, so nothing ends). Undefined for an unknown id.
+   */
+  takeUp(id: string): GateAnswer | { state: "pending" | "timed_out" | "withdrawn" } | undefined {
+    const view = viewsOf(this.#o.runId, readApprovalLines(this.#file)).find((v) => v.request.id === id);
+    if (!view) return undefined;
+    const { request } = view;
+    if (view.decision) {
+      if (!view.used) {
+        this.#record({
+          state: view.decision.approved ? "approved" : "denied",
+          request,
+          decision: view.decision,
+        });
+        appendApprovalLine(this.#file, { type: "used", id, time: new Date().toISOString() });
+      }
+      return { approved: view.decision.approved, request, decision: view.decision };
+    }
+    if (view.state === "pending" && Date.now() >= Date.parse(request.deadline)) {
+      appendApprovalLine(this.#file, { type: "timeout", id, time: new Date().toISOString() });
+      this.#record({ state: "timed_out", request });
+      return { state: "timed_out" };
+    }
+    return {
+      state: view.state === "pending" ? "pending" : view.state === "withdrawn" ? "withdrawn" : "timed_out",
+    };
+  }
+
+  /**
    * The run ended: requests nobody decided and the run no longer waits for (a resumed pass went
    * another way) are withdrawn, so `scifi approvals` does not list them.
    */
@@ -195,7 +234,7 @@ export class ApprovalGate {
     }
   }
 
-  #requestFor(ask: AskRequest): ApprovalRequest {
+  #requestFor(ask: AskRequest, waits = true): ApprovalRequest {
     const base = baseId(ask);
     const views = viewsOf(this.#o.runId, readApprovalLines(this.#file));
     // A request of the same content the run has not used yet: the one it waited on before a restart.
@@ -230,6 +269,7 @@ export class ApprovalGate {
       deadline: new Date(
         now.getTime() + (this.#o.timeoutSec ?? DEFAULT_APPROVAL_TIMEOUT_SEC) * 1000,
       ).toISOString(),
+      ...(waits ? {} : { waits: false as const }),
     };
     appendApprovalLine(this.#file, request);
     this.#record({ state: "requested", request });

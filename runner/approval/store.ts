@@ -27,6 +27,12 @@ export interface ApprovalRequest {
   time: string;
   /** When the run stops waiting and ends blocked. */
   deadline: string;
+  /**
+   * `false`: the run does not wait for this request and goes on (a host asked for at run time,
+   * runner/network/approve-hosts.ts); past its deadline it is timed out and nothing ends. Absent: the
+   * run waits.
+   */
+  waits?: false;
 }
 
 export interface ApprovalDecision {

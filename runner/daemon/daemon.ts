@@ -370,7 +370,10 @@ export class Daemon {
   #awaitingPerson(live: Live): boolean {
     if (live.pid <= 0 || !live.runId) return false;
     try {
-      return runApprovals(this.home, live.runId).some((v) => v.state === "pending");
+      // A request the run does not wait for (a host asked for at run time) keeps its slot.
+      return runApprovals(this.home, live.runId).some(
+        (v) => v.state === "pending" && v.request.waits !== false,
+      );
     } catch {
       return false;
     }

@@ -301,6 +301,8 @@ async function drive(ctx: RunContext, deps: RunDeps): Promise<RunResult> {
             : undefined,
         }),
     });
+    for (const extension of deps.extensions ?? [])
+      extension.onAudit?.((event, data) => live.audit.append({ kind: "event", event, data }));
     while (state.phase !== "ended") await step(ctx, live, deps);
   } finally {
     clearTimeout(deadline);
@@ -412,6 +414,13 @@ async function openSandbox(
     );
     if (!answer.approved) spec = { ...spec, network: false, networkRules: undefined };
   }
+  // Hosts a person approved at run time join the host list (after the grant comparison, as above).
+  const approvedHosts = (deps.extensions ?? []).flatMap((e) => e.networkAllow?.() ?? []);
+  if (spec.networkRules && approvedHosts.length > 0)
+    spec = {
+      ...spec,
+      networkRules: { ...spec.networkRules, allow: [...spec.networkRules.allow, ...approvedHosts] },
+    };
   return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
 }
 

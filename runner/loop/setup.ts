@@ -38,6 +38,8 @@ export interface RunTaskOptions {
   /** The caller's own additions to the run; a `jobs: slurm` SAM's job extension is added to them. */
   extensions?: readonly RunExtension[];
   onStatus?: (status: RunStatus) => void;
+  /** A backend built by the caller instead of `backend` by name (tests: a proxy that pins test host names). */
+  sandboxBackend?: RunDeps["backend"];
   /** A terminal's y/n for approval requests (`scifi run` on a TTY); absent: wait for approve/deny. */
   approvalPrompt?: ApprovalGateOptions["prompt"];
   /** Called once the run folder exists (before the loop starts). */
@@ -101,7 +103,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   }
   if (!options.task) throw new InvalidInput("give a SAM task file (or its folder), or --resume RUN");
   const sam = await loadSam(options.task);
-  const backend = await backendNamed(options.backend ?? "docker");
+  const backend = options.sandboxBackend ?? (await backendNamed(options.backend ?? "docker"));
   const model = options.model ?? defaultModel(options.home);
   const runId = options.runId ?? newRunId(sam.metadata.name);
   return aroundLoop(options, sam, runId, undefined, async (run) =>
@@ -134,7 +136,7 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
     throw new InvalidInput(`no run '${runId}' under ${homePaths(options.home).runs} (no state.json there)`);
   }
   const state = readState(folder.files.state);
-  const backend = await backendNamed(options.backend ?? state.backend);
+  const backend = options.sandboxBackend ?? (await backendNamed(options.backend ?? state.backend));
   // A run still driven by a live process is refused before anything is touched, its sandbox too
   // (resumeRun takes the lock itself; this only checks it earlier).
   const { refuseLiveRun } = await import("./run-lock.ts");
@@ -373,6 +375,27 @@ async function extensionsFor(
   if (sam.metadata.networkHosts?.length) {
     const { networkRecordsExtension } = await import("../network/records.ts");
     own.push(networkRecordsExtension(runId));
+    // `network` in approval: a host not on the list can be asked for, and approved, at run time.
+    if (approvals?.requires("network")) {
+      const { hostApprovalExtension } = await import("../network/approve-hosts.ts");
+      const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
+      const site = loadSitePolicy(
+        sitePolicyPath(options.home, options.sitePolicy),
+        options.sitePolicy !== undefined,
+      ).policy;
+      const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
+      own.push(
+        hostApprovalExtension({
+          home: options.home,
+          runId,
+          task: sam.metadata.name,
+          listed: sam.metadata.networkHosts,
+          site,
+          gate: approvals,
+          ...(poll > 0 ? { pollMs: poll } : {}),
+        }),
+      );
+    }
   }
   // A run that ended (with an outcome) no longer waits: what nobody decided leaves `scifi approvals`.
   if (approvals) {

@@ -21,6 +21,17 @@ export type HistoryEvent =
       type: "network";
       sandbox: string;
     } & ConnectionRecord)
+  | {
+      /** The first connection through a host a person approved at run time (runner/network/approve-hosts.ts). */
+      type: "approved_host_used";
+      /** The approval request that added it. */
+      id: string;
+      rule: string;
+      sandbox: string;
+      host: string;
+      port: number;
+      address?: string;
+    }
   | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
   | { type: "iteration_start"; iteration: number }
   | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string; audit?: AuditHead }

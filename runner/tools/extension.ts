@@ -16,6 +16,16 @@ export interface RunExtension {
   tools?: readonly Tool[];
   /** Called with the history tape's append once the tape is open (on start and on every resume). */
   onHistory?(append: (event: HistoryEvent) => void): void;
+  /**
+   * Called with an append to the run's audit tape (an `event` record) once the tape is open, on start
+   * and on every resume; appends after the run's end throw.
+   */
+  onAudit?(append: (event: string, data: Record<string, unknown>) => void): void;
+  /**
+   * Allow rules a person added at run time (runner/network/approve-hosts.ts), joined to the host list
+   * of every later sandbox that has one; asked at each sandbox start, after the grant comparison.
+   */
+  networkAllow?(): readonly string[];
   /** Called once when the run returns (with its outcome) or throws (without one). */
   end?(outcome: RunEnd | undefined): Promise<void>;
 }
