@@ -188,7 +188,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
     });
     requests.set(site.rule, { id: request.id, rule: site.rule, state: "pending" });
     watch();
-    return `approval request ${request.id} was filed for ${key} (scifi approve ${o.runId} ${request.id}); this connection is refused: retry after a person approves it (the host is then reachable for the rest of the run)`;
+    return `approval request ${request.id} was filed: retry after a person approves it (${key} is then reachable for the rest of the run)`;
   };
 
   const unadvise = onNotListedHost(advise);

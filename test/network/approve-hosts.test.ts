@@ -137,7 +137,7 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     const first = await fetchVia(proxy, "other.test");
     expect(first).toMatch(
       new RegExp(
-        `^HTTP/1.1 403 Forbidden scifi network proxy: refused other.test:${port}: .*not on this task's network list.*; approval request network-[0-9a-f]{8} was filed for other.test:${port} \\(scifi approve ${runId} network-[0-9a-f]{8}\\); this connection is refused: retry after a person approves it`,
+        `^HTTP/1.1 403 Forbidden scifi network proxy: refused other.test:${port}: .*not on this task's network list.*; approval request network-[0-9a-f]{8} was filed: retry after a person approves it \\(other.test:${port} is then reachable for the rest of the run\\)$`,
       ),
     );
     const views = runApprovals(home, runId);
