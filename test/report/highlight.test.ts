@@ -1,13 +1,13 @@
 // Syntax highlighting of the report's diffs (runner/report/highlight.ts): the language by file name,
 // multi-line tokens split by line with their scopes reopened, the work capped, and hostile file
 // names and contents kept as text in the rendered page (every tag in the Changes section is ours).
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runFiles } from "../../runner/paths.ts";
 import { type Snapshot, writeSnapshot } from "../../runner/report/changes.ts";
-import { changesView, MAX_SHOWN_DIFF_LINES } from "../../runner/report/changes-view.ts";
+import { changesView, MAX_HIGHLIGHT_CHARS, MAX_SHOWN_DIFF_LINES } from "../../runner/report/changes-view.ts";
 import { highlightLines, languageOf, type Segment } from "../../runner/report/highlight.ts";
 import { renderReport } from "../../runner/report/html.ts";
 import { loadRun } from "../../runner/report/load.ts";
@@ -98,6 +98,16 @@ describe("syntax highlighting of diffs", () => {
     expect(diff?.cut).toBeGreaterThan(0);
   });
 
+  it("stops highlighting when the report's budget is spent: later diffs are plain", () => {
+    const text = `${Array.from({ length: 300 }, (_, i) => `x${i} = ${"7".repeat(1990)}`).join("\n")}\n`;
+    const files = Object.fromEntries(["a.py", "b.py", "c.py", "d.py"].map((name) => [name, text]));
+    const view = changesView({ start: snapshot("start", {}), iterations: [], end: snapshot("end", files) });
+    const langs = view.overall?.files.map((f) => f.diff?.lang);
+    expect(MAX_HIGHLIGHT_CHARS).toBeLessThan(4 * text.length);
+    expect(langs).toEqual(["python", "python", "python", undefined]);
+    expect(view.overall?.files[3]?.diff?.hunks[0]?.lines[0]?.hl).toBeUndefined();
+  });
+
   it("renders highlighted diffs with hostile names and contents as text: every tag is the report's", () => {
     const root = mkdtempSync(join(tmpdir(), "scifi-highlight-"));
     const dir = synthRun(root, "run-hl", { calls: 5, workCallsPerIteration: 1 });
@@ -112,7 +122,6 @@ describe("syntax highlighting of diffs", () => {
       }),
       "end",
     );
-    writeFileSync(join(dir, "unused"), "");
     const page = renderReport(buildReportModel(loadRun(runFiles(dir).audit)));
     const section = page.slice(page.indexOf('<section id="changes">'), page.indexOf("</section>") + 10);
     expect(section.length).toBeGreaterThan(100);
