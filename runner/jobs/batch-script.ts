@@ -34,7 +34,8 @@ export function resourceArgs(r: SbatchResources): string[] {
 /**
  * Where an agent's job script runs on the node. `none` runs it directly as the user (only when the
  * site policy says so); otherwise in a container with the task's image, the task folder at /task,
- * no network unless the SAM has it, all capabilities dropped. `auto` picks Docker where the node has
+ * no network unless the SAM has `network: true` (a host list is for the work sandbox only; Docker
+ * then gives the job a bridge network of its own), all capabilities dropped. `auto` picks Docker where the node has
  * an engine, else Apptainer, and fails the job (exit 97) where neither is present.
  */
 export type JobSandbox =
@@ -118,7 +119,8 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
       : [`engine=${box.engine}`];
   const docker = [
     'docker run --rm --name "$name" --init',
-    box.network ? "" : "--network none",
+    // With network: a bridge network of the job's own (never Docker's shared default bridge).
+    box.network ? '--network "$net"' : "--network none",
     "--cap-drop ALL --security-opt no-new-privileges",
     '--user "$user"',
     `--cpus ${j.resources.cpus} --memory ${formatSlurmMemory(j.resources.memoryBytes)} --pids-limit 1024`,
@@ -146,13 +148,36 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     `if [ "$(id -u)" = 0 ]; then user=${rootUser.uid}:${rootUser.gid}; fi`,
     'if [ "$engine" = apptainer ] && [ "$(id -u)" = 0 ]; then echo "scifi: this job runs as root, and Apptainer would run its container as root: refused (submit as a normal user, or use Docker)" >&2; exit 97; fi',
     'name="scifi-job-${SLURM_JOB_ID:-$$}"',
+    ...(box.network ? jobNetwork(j.runId) : []),
     // On scancel SLURM signals this shell: stop the container too, so nothing outlives the job.
     'trap \'[ "$engine" = docker ] && docker kill "$name" >/dev/null 2>&1; kill "$pid" 2>/dev/null\' TERM INT',
     `if [ "$engine" = docker ]; then ${docker} & else ${apptainer} & fi`,
     "pid=$!",
     'wait "$pid"; status=$?',
     'wait "$pid" 2>/dev/null',
+    // The job's network goes with it (at its end, also after scancel: the trap above lets this run).
+    ...(box.network
+      ? [
+          'if [ -n "$net" ]; then docker rm -f "$name" >/dev/null 2>&1; docker network rm "$net" >/dev/null 2>&1; fi',
+        ]
+      : []),
     'exit "$status"',
+  ];
+}
+
+/**
+ * A Docker job with network gets a bridge network of its own: labelled scifi=1 with its run (so
+ * `scifi sandbox prune` knows it; no owner labels, so a live job's network is never pruned),
+ * inter-container traffic off, removed when the job ends. Created before the container starts; a
+ * job whose network cannot be made fails (exit 97) instead of running on the default bridge.
+ */
+function jobNetwork(runId: string): string[] {
+  return [
+    'net=""',
+    'if [ "$engine" = docker ]; then',
+    '  net="$name-net"',
+    `  docker network create --driver bridge --label scifi=1 --label ${shellQuote(`scifi.run=${runId}`)} --label "scifi.job=\${SLURM_JOB_ID:-$$}" -o com.docker.network.bridge.enable_icc=false "$net" >/dev/null || { echo "scifi: cannot create this job's own network $net" >&2; exit 97; }`,
+    "fi",
   ];
 }
 

@@ -9,7 +9,7 @@ import type { ApprovalGate } from "../approval/gate.ts";
 import type { HistoryEvent } from "../memory/history.ts";
 import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
-import type { SamDocument } from "../sam/types.ts";
+import type { SamDocument, SamMetadata } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
 import { trackLive } from "../sandbox/live.ts";
 import type { RunExtension } from "../tools/extension.ts";
@@ -63,17 +63,36 @@ export function jobSandboxFor(sam: SamDocument, policy: JobsPolicy, site: SitePo
   };
 }
 
+/**
+ * What network an agent job has, in words for the agent (submit_job's result) and the user (`scifi
+ * plan`). A host list is the work sandbox's alone: its proxy lives in the run's process, which a job
+ * on a compute node cannot reach, so a job of such a task has no network, and is told so.
+ */
+export function jobNetworkNote(
+  sam: Pick<SamMetadata, "network" | "networkHosts">,
+  sandbox: JobSandbox,
+): string {
+  if (sandbox.engine === "none")
+    return "jobs run without a container on this site (jobs.sandbox: none): a job has whatever network its node has";
+  if (sandbox.network)
+    return "a job has network (network: true): with Docker a bridge network of its own, removed when it ends; with Apptainer the node's network";
+  if (sam.networkHosts?.length)
+    return `a job has no network: the task's host list (${sam.networkHosts.join(", ")}) is reachable only from the work sandbox, through the run's proxy. Fetch the data there, into the task folder, and let the job read it from /task`;
+  return "a job has no network";
+}
+
 export function jobsForRun(o: JobsForRunOptions): RunJobs {
   if (o.sam.metadata.jobs !== "slurm") return { tools: [], finish: async () => {}, finishSync: () => {} };
   const recordsDir = join(runDir(o.home, o.runId), "jobs");
   const policy = loadJobsPolicy(o.sitePolicyFile);
   const site = loadSitePolicy(o.sitePolicyFile, false).policy;
+  const sandbox = jobSandboxFor(o.sam, policy, site);
   const broker = new JobBroker({
     runId: o.runId,
     taskDir: realpathSync(dirname(o.sam.file)),
     sam: o.sam.metadata,
     policy,
-    sandbox: jobSandboxFor(o.sam, policy, site),
+    sandbox,
     restore: o.resume === true,
     recordsDir,
     onEvent: withRecord(join(recordsDir, "events.jsonl"), o.onEvent),
@@ -81,7 +100,11 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
   });
   let finished = false;
   return {
-    tools: jobTools(broker),
+    // With a host list the agent reads, at each submission, that the job has no network.
+    tools: jobTools(
+      broker,
+      o.sam.metadata.networkHosts?.length ? jobNetworkNote(o.sam.metadata, sandbox) : undefined,
+    ),
     broker,
     async finish(reason) {
       if (finished || broker.jobIds.length === 0) return;

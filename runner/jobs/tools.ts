@@ -7,7 +7,13 @@ import { submitJobTool } from "../tools/submit_job.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobBroker } from "./broker.ts";
 
-export function jobTools(broker: JobBroker): Tool[] {
+/** `networkNote`: said with every submission (a task whose host list its jobs do not get). */
+export function jobTools(broker: JobBroker, networkNote?: string): Tool[] {
   if (!broker.granted) return [];
-  return [submitJobTool(broker), jobStatusTool(broker), jobCancelTool(broker), jobOutputTool(broker)];
+  return [
+    submitJobTool(broker, networkNote),
+    jobStatusTool(broker),
+    jobCancelTool(broker),
+    jobOutputTool(broker),
+  ];
 }

@@ -2,14 +2,19 @@
 // print exactly what a run would be granted (human or JSON). No container is started.
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { requiredActions } from "../approval/actions.ts";
+import { loadJobsPolicy } from "../jobs/policy.ts";
+import { jobNetworkNote, jobSandboxFor } from "../jobs/run-jobs.ts";
+import { MAX_PENDING_HOST_REQUESTS } from "../network/approve-hosts.ts";
 import { scifiHome } from "../paths.ts";
 import { newRunId } from "../run-id.ts";
 import { formatDiagnostic } from "../sam/diagnostics.ts";
 import { findSamFiles } from "../sam/discover.ts";
 import { parseSamSync } from "../sam/parse.ts";
+import type { SamDocument } from "../sam/types.ts";
 import { PolicyRefused } from "./refused.ts";
 import { formatBytes, formatSeconds, resolveSpec } from "./resolve.ts";
-import { loadSitePolicy, sitePolicyPath } from "./site.ts";
+import { loadSitePolicy, type SitePolicy, sitePolicyPath } from "./site.ts";
 import type { SandboxSpec } from "./spec.ts";
 
 /** `ok`: spec resolved; `refused`: the policy refused it; `invalid`: bad SAM, path or site policy file. */
@@ -37,12 +42,15 @@ export function planTask(task: string, options: PlanOptions): PlanOutcome {
   try {
     const site = loadSitePolicy(policyFile, Boolean(options.sitePolicy || env.SCIFI_SITE_POLICY));
     const spec = resolveSpec(parsed.sam, site.policy, { home, runId: newRunId(parsed.sam.metadata.name) });
+    const notes = planNotes(parsed.sam, site.policy, policyFile, spec);
     if (options.json) {
       options.out.write(
-        `${JSON.stringify({ task: file, sitePolicy: site.source ?? null, spec }, null, 2)}\n`,
+        `${JSON.stringify({ task: file, sitePolicy: site.source ?? null, spec, ...notes }, null, 2)}\n`,
       );
     } else {
-      options.out.write(describeSpec(spec, file, site.source ?? `built-in defaults (no ${policyFile})`));
+      options.out.write(
+        describeSpec(spec, file, site.source ?? `built-in defaults (no ${policyFile})`, notes),
+      );
     }
     return "ok";
   } catch (error) {
@@ -86,13 +94,44 @@ function networkLine(spec: SandboxSpec): string {
   return parts.join("; ");
 }
 
+/** What the spec alone does not say: hosts approvable at run time, and the network of agent jobs. */
+export interface PlanNotes {
+  /** A host not on the list can be approved at run time (`network` in approval, with a host list). */
+  hostApproval?: string;
+  /** The network of the SLURM jobs the agent submits (`jobs: slurm`). */
+  jobsNetwork?: string;
+}
+
+function planNotes(sam: SamDocument, site: SitePolicy, policyFile: string, spec: SandboxSpec): PlanNotes {
+  const notes: PlanNotes = {};
+  if (spec.networkRules && requiredActions(sam.metadata.approval, site.approvalRequired).includes("network"))
+    notes.hostApproval = `a host not on the list that the site's allowedHosts cover can be asked for at run time: the refusal files an approval request (at most ${MAX_PENDING_HOST_REQUESTS} pending), and once approved (scifi approve) the host is reachable from the work sandboxes for the rest of the run`;
+  if (sam.metadata.jobs === "slurm") {
+    try {
+      notes.jobsNetwork = jobNetworkNote(sam.metadata, jobSandboxFor(sam, loadJobsPolicy(policyFile), site));
+    } catch (error) {
+      notes.jobsNetwork = `unknown: ${(error as Error).message}`;
+    }
+  }
+  return notes;
+}
+
 /** The human form: one granted thing a line, so a scientist can read what the run will get. */
-export function describeSpec(spec: SandboxSpec, file: string, policySource: string): string {
+export function describeSpec(
+  spec: SandboxSpec,
+  file: string,
+  policySource: string,
+  notes: PlanNotes = {},
+): string {
   const rows: [string, string][] = [
     ["site policy", policySource],
     ["image", spec.image],
     ["run as", `uid ${spec.user.uid}, gid ${spec.user.gid}`],
     ["network", networkLine(spec)],
+    ...(notes.hostApproval ? [["", `(approval: network) ${notes.hostApproval}`] as [string, string]] : []),
+    ...(notes.jobsNetwork
+      ? [["jobs", `SLURM (submit_job); network: ${notes.jobsNetwork}`] as [string, string]]
+      : []),
     ["gpus", spec.gpus > 0 ? String(spec.gpus) : "none"],
     ["cpus", String(spec.cpus)],
     ["memory", `${formatBytes(spec.memoryBytes)} (no swap)`],

@@ -5,7 +5,7 @@ import type { JobBroker } from "../jobs/broker.ts";
 import { JobRefused } from "../jobs/errors.ts";
 import { defineTool, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 
-export function submitJobTool(broker: JobBroker): Tool {
+export function submitJobTool(broker: JobBroker, networkNote?: string): Tool {
   return defineTool({
     name: "submit_job",
     effect: "exec",
@@ -56,6 +56,7 @@ export function submitJobTool(broker: JobBroker): Tool {
           `Its stdout goes to ${job.stdout}, stderr to ${job.stderr} (read them with job_output).`,
           "Wait with job_status and wait_seconds (it waits host-side); do not poll in a tight loop.",
         ];
+        if (networkNote) lines.push(`Network: ${networkNote}.`);
         if (stopped) {
           lines.push(
             "A person approved it; while waiting the sandbox was stopped and a fresh one started: /tmp and background processes are gone, the task folder is as it was.",

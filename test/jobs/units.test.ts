@@ -10,12 +10,15 @@ import {
   shellQuote,
 } from "../../runner/jobs/batch-script.ts";
 import { DEFAULT_JOBS_POLICY, jobGrant, jobsPolicySchema, loadJobsPolicy } from "../../runner/jobs/policy.ts";
+import { jobNetworkNote, jobSandboxFor } from "../../runner/jobs/run-jobs.ts";
 import {
   formatSlurmMemory,
   formatSlurmTime,
   parseSlurmMemory,
   parseSlurmTime,
 } from "../../runner/jobs/units.ts";
+import { BUILTIN_SITE_POLICY } from "../../runner/policy/site.ts";
+import type { SamDocument, SamMetadata } from "../../runner/sam/types.ts";
 import { samMetadata } from "./fixtures.ts";
 
 describe("SLURM time and memory notation", () => {
@@ -215,5 +218,58 @@ describe("agent job batch script", () => {
       },
     });
     expect(dedicated).toContain("then user=10001:10002; fi");
+    // No network: no network of its own is made.
+    expect(text).not.toContain("docker network");
+  });
+
+  it("gives a Docker job with network a bridge network of its own (never the default bridge), removed at its end", () => {
+    const text = renderAgentJobScript({
+      ...job,
+      sandbox: { engine: "auto", image: "scifi-sci:local", sif: "/s.sif", network: true },
+    });
+    expect(text).toContain(
+      'net=""\nif [ "$engine" = docker ]; then\n  net="$name-net"\n' +
+        '  docker network create --driver bridge --label scifi=1 --label scifi.run=r1 --label "scifi.job=${SLURM_JOB_ID:-$$}" ' +
+        '-o com.docker.network.bridge.enable_icc=false "$net" >/dev/null || ' +
+        '{ echo "scifi: cannot create this job\'s own network $net" >&2; exit 97; }\nfi\n',
+    );
+    expect(text).toContain('docker run --rm --name "$name" --init --network "$net" --cap-drop ALL');
+    expect(text).not.toContain("--network none --cap-drop");
+    // Apptainer with network: the node's network (no --net flag).
+    expect(text).toContain("apptainer exec --containall --cleanenv --no-home --writable-tmpfs --nv");
+    // Removed after the container, at the end and after scancel (the trap lets the script go on).
+    expect(text).toMatch(
+      /wait "\$pid" 2>\/dev\/null\nif \[ -n "\$net" \]; then docker rm -f "\$name" >\/dev\/null 2>&1; docker network rm "\$net" >\/dev\/null 2>&1; fi\nexit "\$status"\n/,
+    );
+    const order = ["docker network create", "trap ", "docker run", "docker network rm"].map((t) =>
+      text.indexOf(t),
+    );
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+});
+
+describe("the network of agent jobs", () => {
+  const site = { ...BUILTIN_SITE_POLICY, allowNetwork: true };
+  const sam = (meta: Partial<SamMetadata>) => ({ metadata: samMetadata(meta) }) as SamDocument;
+  it("a host list gives jobs no network, and says so: fetch in the work sandbox, read it from /task", () => {
+    const hosts = sam({ networkHosts: ["data.example.org"] });
+    const box = jobSandboxFor(hosts, DEFAULT_JOBS_POLICY, site);
+    expect(box).toMatchObject({ network: false });
+    expect(jobNetworkNote(hosts.metadata, box)).toBe(
+      "a job has no network: the task's host list (data.example.org) is reachable only from the work sandbox, through the run's proxy. Fetch the data there, into the task folder, and let the job read it from /task",
+    );
+  });
+
+  it("network: true gives jobs network of their own; none without it; a site without containers says so", () => {
+    const open = sam({ network: true });
+    const box = jobSandboxFor(open, DEFAULT_JOBS_POLICY, site);
+    expect(box).toMatchObject({ network: true });
+    expect(jobNetworkNote(open.metadata, box)).toMatch(
+      /^a job has network \(network: true\): with Docker a bridge network of its own/,
+    );
+    expect(jobNetworkNote(sam({}).metadata, jobSandboxFor(sam({}), DEFAULT_JOBS_POLICY, site))).toBe(
+      "a job has no network",
+    );
+    expect(jobNetworkNote(sam({}).metadata, { engine: "none" })).toMatch(/jobs.sandbox: none/);
   });
 });

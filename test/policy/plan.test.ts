@@ -42,6 +42,34 @@ describe("scifi plan", () => {
     expect(text).toContain(`    ro  /task/task.md  <- ${dir}/task.md  (sam file)`);
   });
 
+  it("says a host can be approved at run time (approval: network) and that jobs get no host list", () => {
+    const { home, dir } = taskFolder(
+      "name: fit\nnetwork: [data.example.org]\napproval: [network]\njobs: slurm\n",
+    );
+    const out = sink();
+    expect(planTask(dir, { json: false, env: { SCIFI_HOME: home }, out, err: sink() })).toBe("ok");
+    expect(out.text()).toContain(
+      "               (approval: network) a host not on the list that the site's allowedHosts cover can be asked for at run time: the refusal files an approval request (at most 5 pending), and once approved (scifi approve) the host is reachable from the work sandboxes for the rest of the run\n",
+    );
+    expect(out.text()).toContain(
+      "  jobs         SLURM (submit_job); network: a job has no network: the task's host list (data.example.org) is reachable only from the work sandbox, through the run's proxy. Fetch the data there, into the task folder, and let the job read it from /task\n",
+    );
+    const json = sink();
+    expect(planTask(dir, { json: true, env: { SCIFI_HOME: home }, out: json, err: sink() })).toBe("ok");
+    expect(JSON.parse(json.text())).toMatchObject({
+      hostApproval: expect.stringContaining("can be asked for at run time"),
+      jobsNetwork: expect.stringContaining("a job has no network: the task's host list"),
+    });
+    // Without `network` in approval, or without a host list, nothing is said about it.
+    const plain = taskFolder("name: fit\nnetwork: [data.example.org]\n");
+    const o2 = sink();
+    expect(planTask(plain.dir, { json: false, env: { SCIFI_HOME: plain.home }, out: o2, err: sink() })).toBe(
+      "ok",
+    );
+    expect(o2.text()).not.toContain("approval: network");
+    expect(o2.text()).not.toContain("  jobs ");
+  });
+
   it("prints the spec as JSON, reading the site policy from the env", () => {
     const { home, dir } = taskFolder("name: fit\n");
     writeFileSync(join(home, "policy.yaml"), "defaultCpus: 1\ndefaultImage: scifi-base:bookworm\n");

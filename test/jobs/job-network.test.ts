@@ -1,0 +1,148 @@
+// The network of agent jobs on the real one-node SLURM cluster with Docker: a `network: true` job
+// runs on a bridge network of its own (labelled, inter-container traffic off, never Docker's default
+// bridge), removed when the job ends and when it is cancelled; a task with a host list submits jobs
+// with no network, and submit_job says so.
+import { execFileSync } from "node:child_process";
+import { rm } from "node:fs/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import type { JobSandbox } from "../../runner/jobs/batch-script.ts";
+import { JobBroker } from "../../runner/jobs/broker.ts";
+import { DEFAULT_JOBS_POLICY } from "../../runner/jobs/policy.ts";
+import { jobNetworkNote } from "../../runner/jobs/run-jobs.ts";
+import { jobTools } from "../../runner/jobs/tools.ts";
+import type { SamMetadata } from "../../runner/sam/types.ts";
+import type { ToolContext } from "../../runner/tools/tool.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { samMetadata, taskFolders, writeScript } from "./fixtures.ts";
+
+const roots: string[] = [];
+const brokers: JobBroker[] = [];
+const IMAGE = "scifi-base:bookworm";
+
+afterAll(async () => {
+  for (const b of brokers) await b.cancelAll("test over").catch(() => undefined);
+  for (const root of roots) await rm(root, { recursive: true, force: true });
+});
+
+async function makeBroker(sam: Partial<SamMetadata>, network: boolean) {
+  const folders = await taskFolders("jobnet");
+  roots.push(folders.root);
+  const sandbox: JobSandbox = { engine: "docker", image: IMAGE, sif: "/none.sif", network };
+  const broker = new JobBroker({
+    runId: `jobnet-${Date.now()}`,
+    taskDir: folders.taskDir,
+    recordsDir: folders.recordsDir,
+    sam: samMetadata(sam),
+    policy: DEFAULT_JOBS_POLICY,
+    sandbox,
+  });
+  brokers.push(broker);
+  // A root runner's job container runs as the sandbox user (65534): lend it the folder, as the work phase does.
+  const lend = () => {
+    if (process.getuid?.() === 0) execFileSync("chown", ["-R", "65534:65534", folders.taskDir]);
+  };
+  return { broker, sandbox, lend, ...folders };
+}
+
+function docker(args: string[]): string {
+  try {
+    return execFileSync("docker", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return "";
+  }
+}
+
+async function until(probe: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (probe()) return true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return probe();
+}
+
+const ctx = {
+  sandbox: undefined as never,
+  bashTimeoutMs: 10_000,
+  maxOutputChars: 20_000,
+} satisfies ToolContext;
+
+describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
+  "the network of agent jobs (SLURM, Docker)",
+  () => {
+    it("network: true: a bridge network of the job's own, not the default bridge; gone when the job ends and after scancel", async () => {
+      const { broker, taskDir, lend } = await makeBroker({ network: true }, true);
+      await writeScript(taskDir, "net.sh", 'echo "interfaces=$(grep -c : /proc/net/dev)"\nsleep 6');
+      lend();
+      const job = await broker.submit({ script: "net.sh", time: 2, memory: "200M" });
+      const name = `scifi-job-${job.jobId}`;
+      const net = `${name}-net`;
+      expect(await until(() => docker(["ps", "-q", "--filter", `name=^${name}$`]) !== "", 120_000)).toBe(
+        true,
+      );
+      // The container is on the job's network and nothing else.
+      const networks = JSON.parse(
+        docker(["inspect", name, "--format", "{{json .NetworkSettings.Networks}}"]) || "{}",
+      ) as Record<string, unknown>;
+      expect(Object.keys(networks)).toEqual([net]);
+      const info = JSON.parse(docker(["network", "inspect", net]) || "[]") as {
+        Driver: string;
+        Labels: Record<string, string>;
+        Options: Record<string, string>;
+      }[];
+      expect(info[0]?.Driver).toBe("bridge");
+      expect(info[0]?.Labels).toMatchObject({
+        scifi: "1",
+        "scifi.run": broker.runId,
+        "scifi.job": job.jobId,
+      });
+      expect(info[0]?.Options["com.docker.network.bridge.enable_icc"]).toBe("false");
+      expect(await broker.status(job.jobId, 120_000).then((s) => s.state)).toBe("COMPLETED");
+      expect((await broker.output(job.jobId)).text).toBe("interfaces=2\n");
+      expect(
+        await until(() => docker(["network", "ls", "-q", "--filter", `name=^${net}$`]) === "", 20_000),
+      ).toBe(true);
+
+      await writeScript(taskDir, "long.sh", "sleep 120");
+      lend();
+      const long = await broker.submit({ script: "long.sh", time: 3 });
+      const longName = `scifi-job-${long.jobId}`;
+      expect(await until(() => docker(["ps", "-q", "--filter", `name=^${longName}$`]) !== "", 120_000)).toBe(
+        true,
+      );
+      expect(docker(["network", "ls", "-q", "--filter", `name=^${longName}-net$`])).not.toBe("");
+      await broker.cancelAll("task cancelled");
+      expect(await until(() => docker(["ps", "-aq", "--filter", `name=^${longName}$`]) === "", 60_000)).toBe(
+        true,
+      );
+      expect(
+        await until(
+          () => docker(["network", "ls", "-q", "--filter", `name=^${longName}-net$`]) === "",
+          60_000,
+        ),
+      ).toBe(true);
+    }, 300_000);
+
+    it("a host list: the job has no network, and submit_job tells the agent to fetch in the work sandbox", async () => {
+      const meta = { networkHosts: ["data.example.org"] };
+      const { broker, sandbox, taskDir, lend } = await makeBroker(meta, false);
+      const note = jobNetworkNote(samMetadata(meta), sandbox);
+      const submit = jobTools(broker, note).find((t) => t.name === "submit_job");
+      if (!submit) throw new Error("submit_job not offered");
+      expect(submit.spec.description).toContain(
+        "A task's host list (`network: [..]`) is reachable only from your work sandbox, never from a job",
+      );
+      await writeScript(taskDir, "net.sh", 'echo "interfaces=$(grep -c : /proc/net/dev)"');
+      lend();
+      const result = await submit.run({ script: "net.sh", time: "2", memory: "200M" }, ctx);
+      expect(result.ok).toBe(true);
+      expect(result.output).toContain(
+        "Network: a job has no network: the task's host list (data.example.org) is reachable only from the work sandbox, through the run's proxy. Fetch the data there, into the task folder, and let the job read it from /task.",
+      );
+      const jobId = /Submitted job (\d+)/.exec(result.output)?.[1] ?? "";
+      expect(await broker.status(jobId, 120_000).then((s) => s.state)).toBe("COMPLETED");
+      // Only the loopback interface.
+      expect((await broker.output(jobId)).text).toBe("interfaces=1\n");
+    }, 300_000);
+  },
+);
