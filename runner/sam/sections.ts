@@ -1,11 +1,10 @@
-// Sections from the Markdown AST (remark/mdast), never by pattern-matching lines: the title heading
+// Sections from the Markdown AST (mdast, from blocks.ts), never by pattern-matching lines: the title heading
 // opens the SAM, its sections are exactly one level deeper, and a `Sub-SAM: name` heading at that
 // level opens a nested SAM whose sections are one level deeper again, to any depth. Section text is
 // sliced from the source by AST offsets, so it is verbatim.
 import type { Code, Heading, List, ListItem, Nodes, RootContent } from "mdast";
 import { toString as nodeText } from "mdast-util-to-string";
-import remarkParse from "remark-parse";
-import { unified } from "unified";
+import { parseBlocks } from "./blocks.ts";
 import type { DiagnosticSink } from "./diagnostics.ts";
 import { closest } from "./suggest.ts";
 import type { Check, ExpectationItem, SamNode } from "./types.ts";
@@ -39,30 +38,6 @@ const SUB_SAM_HEADING = /^sub[- ]?(?:sam|task)\s*:\s*(.*)$/i;
 
 /** Seconds a check may run when its block gives no `timeout=`. */
 export const DEFAULT_CHECK_TIMEOUT_SEC = 300;
-
-/**
- * Inline constructs (emphasis, links, code spans, escapes ...) and link definitions never change
- * which block a line belongs to, and section text is sliced verbatim from the source, so the parser
- * skips them: this makes parsing 2-4x faster. Heading text is therefore taken literally
- * (`# Fit *ROOT*` has the title `Fit *ROOT*`).
- */
-const UNUSED_CONSTRUCTS = [
-  "definition",
-  "attention",
-  "autolink",
-  "characterEscape",
-  "characterReference",
-  "codeText",
-  "hardBreakEscape",
-  "htmlText",
-  "labelStartImage",
-  "labelStartLink",
-  "labelEnd",
-];
-
-const processor = unified()
-  .use(remarkParse)
-  .data("micromarkExtensions", [{ disable: { null: UNUSED_CONSTRUCTS } }]);
 
 type HeadingClass =
   | { kind: "section"; section: SectionKind }
@@ -109,7 +84,7 @@ export function parseBody(
   file: string,
   sink: DiagnosticSink,
 ): SamNode | undefined {
-  const walk: Walk = { body, bodyStart, sink, nodes: processor.parse(body).children };
+  const walk: Walk = { body, bodyStart, sink, nodes: parseBlocks(body) };
   const { nodes } = walk;
   const first = nodes.findIndex((n) => n.type === "heading");
   const stray = nodes.slice(0, first === -1 ? nodes.length : first).find((n) => !isComment(n));
