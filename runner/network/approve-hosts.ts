@@ -6,7 +6,7 @@
 // every later sandbox of the run (the loop asks `networkAllow` at each start); a resumed run derives
 // the approved hosts from approvals.jsonl again. Only a host the site policy would let a SAM list
 // can be asked for (its `allowedHosts` cover it, its `deniedHosts` do not); one request per
-// host:port per run, and at most a few pending at once. The request, the decision (gate) and the
+// host:port per run, at most a few pending at once and a few dozen in all. The request, the decision (gate) and the
 // first connection through the host are on the history and the audit tape.
 import type { ApprovalGate } from "../approval/gate.ts";
 import { type ApprovalView, runApprovals } from "../approval/store.ts";
@@ -19,6 +19,9 @@ import { allowOnRunProxies, onNetworkRecord, onNotListedHost, sandboxOfRun } fro
 
 /** Requests for hosts pending at once, per run; past it nothing more is filed until some are decided. */
 export const MAX_PENDING_HOST_REQUESTS = 5;
+
+/** Requests for hosts a run files in all (decided ones included); past it nothing more is asked. */
+export const MAX_HOST_REQUESTS = 20;
 
 /** `facts.kind` of a request for a host (how a resumed run finds its requests in approvals.jsonl). */
 export const HOST_REQUEST_KIND = "network-host";
@@ -35,6 +38,7 @@ export interface HostApprovalOptions {
   /** How often pending requests are looked at (default 500 ms). */
   pollMs?: number;
   maxPending?: number;
+  maxRequests?: number;
 }
 
 /** Whether the site policy would let a SAM list `host:port`: its rule, or why not. */
@@ -93,6 +97,7 @@ export interface HostApprovals extends RunExtension {
  */
 export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
   const maxPending = o.maxPending ?? MAX_PENDING_HOST_REQUESTS;
+  const maxRequests = o.maxRequests ?? MAX_HOST_REQUESTS;
   /** By rule (`host:port`). */
   const requests = new Map<string, HostRequest>();
   for (const view of runApprovals(o.home, o.runId).filter(isHostRequest)) {
@@ -172,6 +177,8 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
           return `approval request ${known.id} for ${key} was not decided (${known.state.replace("_", " ")}); it is not asked again in this run`;
       }
     }
+    if (requests.size >= maxRequests)
+      return `this run has asked for ${requests.size} hosts already (at most ${maxRequests} a run), so none was filed for ${key}`;
     const waiting = pending().length;
     if (waiting >= maxPending)
       return `${waiting} approval requests for hosts are pending (at most ${maxPending} at once), so none was filed for ${key}: retry after they are decided`;

@@ -180,6 +180,31 @@ describe("the approval gate", () => {
     expect(runApprovals(h, "r3")[0]?.state).toBe("timed_out");
     expect(pendingApprovals(h)).toEqual([]);
   });
+
+  it("a request filed without waiting: marked waits false, its decision taken up once, or timed out without ending anything", async () => {
+    const h = home("r5");
+    const records: ApprovalRecord[] = [];
+    const gate = new ApprovalGate({ home: h, runId: "r5", required: ["network"], timeoutSec: 1 });
+    gate.attach({ record: (r) => records.push(r), iteration: () => 1 });
+    const a = gate.file({ action: "network", summary: "reach a.test:443", detail: "a" });
+    expect(a).toMatchObject({ waits: false, action: "network" });
+    // Filed again before it was taken up (a restart): the same request.
+    expect(gate.file({ action: "network", summary: "reach a.test:443", detail: "a" }).id).toBe(a.id);
+    expect(gate.takeUp(a.id)).toEqual({ state: "pending" });
+    decide(h, "r5", a.id, true, "fine", "alice");
+    expect(gate.takeUp(a.id)).toMatchObject({ approved: true, decision: { who: "alice", note: "fine" } });
+    expect(gate.takeUp(a.id)).toMatchObject({ approved: true });
+    // The second filing put the pending request on the records again (as after a restart).
+    expect(records.map((r) => r.state)).toEqual(["requested", "requested", "approved"]);
+    expect(runApprovals(h, "r5")).toHaveLength(1);
+    expect(runApprovals(h, "r5")[0]?.used).toBe(true);
+    const b = gate.file({ action: "network", summary: "reach b.test:443", detail: "b" });
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(gate.takeUp(b.id)).toEqual({ state: "timed_out" });
+    expect(runApprovals(h, "r5").find((v) => v.request.id === b.id)?.state).toBe("timed_out");
+    expect(records.map((r) => r.state).slice(3)).toEqual(["requested", "timed_out"]);
+    expect(gate.takeUp("network-nope")).toBeUndefined();
+  });
 });
 
 async function waitFor<T>(probe: () => T | undefined): Promise<T> {

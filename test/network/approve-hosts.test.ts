@@ -17,6 +17,7 @@ import type { HistoryEvent } from "../../runner/memory/history.ts";
 import {
   type HostApprovals,
   hostApprovalExtension,
+  MAX_HOST_REQUESTS,
   MAX_PENDING_HOST_REQUESTS,
   siteAllowsHost,
 } from "../../runner/network/approve-hosts.ts";
@@ -230,6 +231,28 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     );
     expect(records.find((r) => r.state === "denied")).toMatchObject({ decision: { who: "bob" } });
     expect(runApprovals(home, runId).filter((v) => v.request.facts.host === "h1.test")).toHaveLength(1);
+  });
+
+  it(`at most ${MAX_HOST_REQUESTS} requests a run in all`, () => {
+    const few = hostApprovalExtension({
+      home,
+      runId,
+      task: "hosts",
+      listed: [],
+      site,
+      gate,
+      maxRequests: 6,
+      maxPending: 99,
+    });
+    try {
+      // This run has filed 5 so far (other.test, h0..h3): one more, then none.
+      expect(few.advise(`${runId}-work1`, "h7.test", port)).toMatch(/was filed/);
+      expect(few.advise(`${runId}-work1`, "h8.test", port)).toMatch(
+        /has asked for 6 hosts already \(at most 6 a run\), so none was filed for h8.test/,
+      );
+    } finally {
+      void few.end?.(undefined);
+    }
   });
 
   it("the run's end withdraws what nobody decided; the extension stops listening", async () => {
