@@ -251,7 +251,11 @@ async function changesTracker(taskDir: string | undefined, resumedDir: string | 
           if (taskDir) {
             // With the first page of each PDF the run made, rendered in a sandbox (pdf-pages.ts).
             const { endSnapshotWithPdfPages } = await import("../report/pdf-pages.ts");
-            const end = await endSnapshotWithPdfPages(taskDir, runDir);
+            const end = await endSnapshotWithPdfPages(
+              taskDir,
+              runDir,
+              options.sandboxBackend ?? options.backend,
+            );
             try {
               changes.writeSnapshot(runDir, end, "end");
             } catch {

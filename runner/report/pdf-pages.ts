@@ -26,12 +26,13 @@ const PNG_MAGIC = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]);
 /**
  * The end snapshot of `taskDir` (with small images), the first pages of the PDFs the run created or
  * changed added to their entries. Never throws for what the PDFs or the sandbox do: a page that
- * cannot be rendered is a note. `backend`: the run's own (default: the one state.json names).
+ * cannot be rendered is a note. `backend`: the run's own, or its name (default: the one state.json
+ * names).
  */
 export async function endSnapshotWithPdfPages(
   taskDir: string,
   runDir: string,
-  backend?: SandboxBackend,
+  backend?: SandboxBackend | string,
 ): Promise<Snapshot> {
   const found = new Map<string, Buffer>();
   const since = readJson<Snapshot>(join(changesDir(runDir), "start.json"));
@@ -59,7 +60,7 @@ export type PageResult = { png: Buffer } | { note: string };
 export async function renderFirstPages(
   runDir: string,
   pdfs: Map<string, Buffer>,
-  backend?: SandboxBackend,
+  backend?: SandboxBackend | string,
 ): Promise<Map<string, PageResult>> {
   const results = new Map<string, PageResult>();
   const all = (note: string): Map<string, PageResult> => {
@@ -74,7 +75,8 @@ export async function renderFirstPages(
   let sandbox: Sandbox | undefined;
   try {
     chmodSync(empty, 0o755);
-    const engine = backend ?? (await backendByName(backendName ?? "docker"));
+    const engine =
+      typeof backend === "object" ? backend : await backendByName(backend ?? backendName ?? "docker");
     sandbox = await engine.start(pagesSpec(granted, empty));
     const probe = await sandbox.exec(["sh", "-c", "command -v pdftoppm"], { cwd: "/tmp", timeoutMs: 30_000 });
     if (probe.exitCode !== 0) return all(NO_CONVERTER);
