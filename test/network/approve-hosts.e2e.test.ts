@@ -5,20 +5,28 @@
 // reason naming the request; `scifi approve` (the real CLI, another process) approves it; the next
 // fetch in the same sandbox succeeds; the second iteration's fresh work sandbox reaches it at once;
 // a host the site does not allow gets no request.
-import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApprovalView, runApprovals } from "../../runner/approval/store.ts";
+import { type ApprovalView, pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import type { RunResult } from "../../runner/loop/run.ts";
 import { runTask } from "../../runner/loop/setup.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO, waitFor } from "../loop/harness.ts";
+import { killChild, REPO, waitFor } from "../loop/harness.ts";
 
 const haveDocker = hasEngine("docker");
 const docker = new Docker();
@@ -171,5 +179,80 @@ describe.skipIf(!haveDocker)("a host approved at run time (docker, real proxy)",
     expect(events).toEqual(
       expect.arrayContaining(["approval_requested", "approval_approved", "approved_host_used"]),
     );
+  }, 600_000);
+
+  it("a resumed run reaches a host approved before (the real CLI, SIGKILLed; the approval is derived from approvals.jsonl)", async () => {
+    const ws = join(root, "resume");
+    const home = join(ws, "home");
+    const taskDir = join(ws, "task");
+    mkdirSync(home, { recursive: true });
+    mkdirSync(taskDir);
+    copyFileSync(join(FIXTURES, "approve-host.md"), join(taskDir, "task.md"));
+    copyFileSync(resolve("test/network/probe.py"), join(taskDir, "probe.py"));
+    const site = join(home, "site-policy.yaml");
+    writeFileSync(site, `allowedHosts: ["*.test:8000"]\nallowedPrivateRanges: ["${SUBNET}"]\n`);
+    const env = { ...process.env, SCIFI_HOME: home, SCIFI_APPROVAL_POLL_MS: "200" };
+    // The first process: the real `scifi run` (its proxy resolves nothing here: the request is
+    // filed before any lookup, which is all this process needs to do).
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        "run",
+        join(taskDir, "task.md"),
+        "--model",
+        `scripted:${join(FIXTURES, "approve-host-resume-1.yaml")}`,
+      ],
+      { cwd: ws, env, stdio: "ignore" },
+    );
+    try {
+      const approve = (runId: string, id: string) =>
+        execFileSync(process.execPath, [CLI, "approve", runId, id], { env, encoding: "utf8" });
+      const pendingOne = (pick: (v: ApprovalView) => boolean) =>
+        waitFor(() => pendingApprovals(home).find(pick), 240_000);
+      const start = await pendingOne((v) => v.request.facts.kind !== "network-host");
+      approve(start.runId, start.request.id);
+      const host = await pendingOne((v) => v.request.facts.kind === "network-host");
+      await waitFor(() => (existsSync(join(taskDir, "first.txt")) ? true : undefined), 60_000);
+      expect(readFileSync(join(taskDir, "first.txt"), "utf8")).toContain(
+        `approval request ${host.request.id} was filed`,
+      );
+      approve(host.runId, host.request.id);
+      // The process dies before it takes the decision up (the scripted work hangs meanwhile).
+      await killChild(child);
+
+      const result = await runTask({
+        home,
+        resume: host.runId,
+        sitePolicy: site,
+        model: `scripted:${join(FIXTURES, "approve-host-resume-2.yaml")}`,
+        retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+        sandboxBackend: createDockerBackend({ proxy: { hosts: resolverHosts, systemResolver: false } }),
+      });
+      expect(result.outcome.status, result.outcome.reason).toBe("passed");
+      expect(readFileSync(join(taskDir, "second.txt"), "utf8")).toContain(
+        "OK hello from other.test:8000/second",
+      );
+      expect(readFileSync(join(taskDir, "third.txt"), "utf8")).toContain(
+        "OK hello from other.test:8000/third",
+      );
+      // Asked once each: the start's network and the host; the resume asked nothing again.
+      expect(runApprovals(home, host.runId).map((v) => [v.request.id, v.state, v.used])).toEqual([
+        [start.request.id, "approved", true],
+        [host.request.id, "approved", true],
+      ]);
+      const history = readHistory(join(result.dir, "history.jsonl"));
+      const resumedAt = history.findIndex((e) => e.type === "resumed");
+      const after = history.slice(resumedAt);
+      // The decision is on the audit tape once, taken up by whichever process saw it first (the one
+      // killed, or the one that resumed the run).
+      const decided = readTape(join(result.dir, "audit.jsonl")).filter(
+        (r) => r.kind === "event" && r.event === "approval_approved" && r.data?.id === host.request.id,
+      );
+      expect(decided).toHaveLength(1);
+      expect(after.filter((e) => e.type === "approved_host_used")).toHaveLength(1);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) await killChild(child);
+    }
   }, 600_000);
 });
