@@ -4,7 +4,8 @@
 // when run block-only (bench/sam.bench.ts; issue 19), but gives line ranges, not offsets. Its tokens
 // are turned into the mdast nodes the section reader uses, with the offsets micromark would give,
 // for bodies in the subset where that translation is exact; any other body (tabs, CR line endings,
-// NUL, block quotes, unclosed fences, multi-line setext headings, deep nesting) is parsed by remark.
+// NUL, block quotes, unclosed fences, multi-line setext headings, lazy continuation lines in list
+// items, list items right after indented code, `01.` markers, deep nesting) is parsed by remark.
 // test/sam/blocks.test.ts compares both parsers on edge cases and on generated bodies.
 import MarkdownIt, { type StateBlock, type Token } from "markdown-it";
 import type { Code, Heading, Html, List, ListItem, Paragraph, RootContent, ThematicBreak } from "mdast";
@@ -108,7 +109,18 @@ wrap("heading");
 wrap("lheading", (state, startLine) => {
   if (state.line - startLine > 2) unsupported(state);
 });
-wrap("paragraph");
+wrap("paragraph", (state, startLine) => {
+  // A lazy continuation line (less indented than its list item): micromark reads some of those
+  // (an HTML tag line) as a block of the item, CommonMark and markdown-it as paragraph text.
+  for (let line = startLine + 1; line < state.line; line++)
+    if ((state.sCount[line] ?? 0) < state.blkIndent && !state.isEmpty(line)) unsupported(state);
+  // A line indented 4 or more but less than the item ends the paragraph in markdown-it when it
+  // looks like a block start; CommonMark (and micromark) may read it as a lazy continuation.
+  const next = state.line;
+  const indent = state.sCount[next] ?? 0;
+  if (next < state.lineMax && !state.isEmpty(next) && indent < state.blkIndent && indent >= 4)
+    unsupported(state);
+});
 
 /** Whether the fence just parsed ended on a closing fence (markdown-it's own closing test). */
 function fenceClosed(state: StateBlock, startLine: number, token: Token): boolean {
@@ -151,6 +163,8 @@ export function fastBlocks(body: string): RootContent[] | undefined {
   if (env.unsupported) return undefined;
   for (const token of tokens) if (token.level >= MAX_NESTING - 1) return undefined;
   const lines = lineTable(body);
+  /** First non-blank line after each indented code block (see `list_item_open`). */
+  const afterCode = new Set<number>();
   const root: RootContent[] = [];
   /** Open lists and list items, with the offset each starts at. */
   const stack: { node: List | ListItem; start: number }[] = [];
@@ -185,9 +199,13 @@ export function fastBlocks(body: string): RootContent[] | undefined {
           position: span(lines, token),
         });
         break;
-      case "code_block":
+      case "code_block": {
+        let next = token.map?.[1] ?? 0;
+        while (next < lines.starts.length - 1 && isBlank(body, lines, next)) next++;
+        afterCode.add(next);
         add({ type: "code", lang: null, meta: null, value: codeValue(token), position: span(lines, token) });
         break;
+      }
       case "html_block": {
         const position = span(lines, token);
         const value = body.slice(position.start.offset, position.end.offset);
@@ -207,12 +225,19 @@ export function fastBlocks(body: string): RootContent[] | undefined {
       case "list_item_open": {
         const open = stack[stack.length - 1];
         if (open?.node.type !== "list") return undefined;
+        // micromark lets a list item interrupt indented code (even across blank lines) only as it
+        // lets one interrupt a paragraph (marker `1`, not empty), and reads `01.` as never
+        // interrupting; CommonMark and markdown-it differ from it there, so remark decides.
+        if (afterCode.has(token.map?.[0] ?? 0) || /^0+1$/.test(token.info)) return undefined;
         // The first item starts where its list does (perhaps after an outer item's marker on the
         // same line); a later one at its marker, the first character of its line.
         const start =
           open.node.children.length === 0
             ? open.start
             : firstNonSpace(body, lines.starts[token.map?.[0] ?? 0] ?? 0);
+        // After an empty item and a blank line, markdown-it ends the list; micromark goes on.
+        const line = token.map?.[0] ?? 0;
+        if (tokens[i + 1]?.type === "list_item_close" && isBlank(body, lines, line + 1)) return undefined;
         const item: ListItem = { type: "listItem", children: [] };
         add(item);
         stack.push({ node: item, start });
@@ -235,6 +260,14 @@ export function fastBlocks(body: string): RootContent[] | undefined {
     }
   }
   return root;
+}
+
+/** Whether the line holds spaces only (false past the last line). */
+function isBlank(body: string, lines: Lines, line: number): boolean {
+  if (line >= lines.starts.length) return false;
+  const end = lines.ends[line] ?? 0;
+  for (let i = lines.starts[line] ?? 0; i < end; i++) if (body.charCodeAt(i) !== 32) return false;
+  return true;
 }
 
 /** micromark's `lang` (the info string's first word) and `meta` (the rest, as written). */
