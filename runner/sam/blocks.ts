@@ -1,12 +1,14 @@
 // The Markdown block structure of a SAM body, as mdast nodes with source offsets. remark (micromark)
-// is the reference parser; it costs about 1 ms per 5 KB body, twenty times a whole SAM's other work.
-// markdown-it, also a CommonMark parser and well kept, finds the same blocks in about 1/20 of that
-// when run block-only (bench/sam.bench.ts; issue 19), but gives line ranges, not offsets. Its tokens
-// are turned into the mdast nodes the section reader uses, with the offsets micromark would give,
-// for bodies in the subset where that translation is exact; any other body (tabs, CR line endings,
-// NUL, block quotes, unclosed fences, multi-line setext headings, lazy continuation lines in list
-// items, list items right after indented code, `01.` markers, deep nesting) is parsed by remark.
-// test/sam/blocks.test.ts compares both parsers on edge cases and on generated bodies.
+// is the reference parser, but it costs about 1.2 ms per 5 KB body, most of a whole SAM's parse.
+// markdown-it, also a well-kept CommonMark parser, finds the same blocks in about 50 µs when run
+// block-only (measured with bench/sam.bench.ts, issue 19), but gives line ranges, not offsets. Its
+// tokens are turned into the mdast nodes the section reader uses, with the offsets micromark gives,
+// for bodies in the subset where that translation is exact; any other body is parsed by remark:
+// tabs, CR line endings, NUL, block quotes, unclosed fences, multi-line setext headings, and the
+// places where micromark and markdown-it read lists differently (lazy continuation lines in list
+// items, list items right after indented code, `01.` markers, an empty item followed by a blank
+// line), and deep nesting. test/sam/blocks.test.ts compares both parsers on edge cases and on
+// generated bodies.
 import MarkdownIt, { type StateBlock, type Token } from "markdown-it";
 import type { Code, Heading, Html, List, ListItem, Paragraph, RootContent, ThematicBreak } from "mdast";
 import remarkParse from "remark-parse";

@@ -1,6 +1,7 @@
-// The SAM parser: bytes -> front matter (gray-matter + yaml) -> metadata (zod) -> sections (remark),
-// then referenced sub-SAM files, recursively. Deterministic and LLM-free; every problem in every
-// file is collected as a Diagnostic, so a scientist sees all of them at once.
+// The SAM parser: bytes -> front matter (gray-matter + yaml) -> metadata (zod) -> sections (Markdown
+// blocks from markdown-it, or from remark where the two could differ: blocks.ts), then referenced
+// sub-SAM files, recursively. Deterministic and LLM-free; every problem in every file is collected
+// as a Diagnostic, so a scientist sees all of them at once.
 import { existsSync, realpathSync } from "node:fs";
 import { basename, dirname, join, posix, relative, resolve, sep } from "node:path";
 import { sharedAssetFolders } from "./asset-folders.ts";
