@@ -24,6 +24,7 @@ const GRANT_KEYS = [
   "workdir",
   "network",
   "networkRules",
+  "openNetwork",
   "gpus",
   "cpus",
   "memoryBytes",

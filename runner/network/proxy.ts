@@ -26,10 +26,17 @@ export interface NetworkRules {
   allowedPrivateRanges: string[];
 }
 
+/**
+ * `http` and `connect` came through the proxy; `direct` (a TCP connection that ignored the proxy),
+ * `dns` (a query for a name) and `udp` (any other datagram) were caught in the sandbox's namespace
+ * by the capture (runner/network/run-proxy.ts) and are always refused.
+ */
+export type ConnectionKind = "http" | "connect" | "direct" | "dns" | "udp";
+
 export interface ConnectionRecord {
   /** ISO time the request arrived. */
   time: string;
-  kind: "http" | "connect";
+  kind: ConnectionKind;
   host: string;
   port: number;
   /** The address connected to (allowed ones). */
@@ -104,7 +111,7 @@ function matches(rule: HostRule, host: string, port: number, deny = false): bool
 }
 
 /** Special ranges an answer may not fall in unless the site lists it (IPv4 and IPv6). */
-const SPECIAL: [string, number, "ipv4" | "ipv6"][] = [
+export const SPECIAL_RANGES: readonly [string, number, "ipv4" | "ipv6"][] = [
   ["0.0.0.0", 8, "ipv4"],
   ["10.0.0.0", 8, "ipv4"],
   ["100.64.0.0", 10, "ipv4"],
@@ -141,6 +148,8 @@ export function isCidr(text: string): boolean {
 
 export class Rules {
   readonly allow: HostRule[];
+  /** `*` in the allow list (`network: true` through the proxy): any host, any port, deny still wins. */
+  readonly anyHost: boolean;
   readonly deny: HostRule[];
   private readonly special = new BlockList();
   private readonly permitted = new BlockList();
@@ -151,9 +160,10 @@ export class Rules {
       if (!r) throw new Error(`not a host rule: ${JSON.stringify(t)} (write host, *.host or host:port)`);
       return r;
     };
-    this.allow = rules.allow.map(parse);
+    this.anyHost = rules.allow.includes("*");
+    this.allow = rules.allow.filter((t) => t !== "*").map(parse);
     this.deny = rules.deny.map(parse);
-    for (const [net, prefix, type] of SPECIAL) this.special.addSubnet(net, prefix, type);
+    for (const [net, prefix, type] of SPECIAL_RANGES) this.special.addSubnet(net, prefix, type);
     for (const text of rules.allowedPrivateRanges) {
       const c = parseCidr(text);
       if (!c) throw new Error(`not an address range: ${JSON.stringify(text)} (write e.g. 10.1.0.0/16)`);
@@ -183,6 +193,7 @@ export class Rules {
       };
     const allowed = this.allow.find((r) => matches(r, h, port));
     if (allowed) return { allowed: true, rule: `allow ${allowed.text}` };
+    if (this.anyHost) return { allowed: true, rule: "allow * (network: true)" };
     if (isIP(h.replace(/^\[|\]$/g, "")))
       return {
         allowed: false,
@@ -224,6 +235,9 @@ class Refusal extends Error {
 /** Most bytes of a request head (request line and headers) the proxy reads before refusing. */
 const MAX_HEAD = 64 * 1024;
 
+/** Capture records a proxy keeps before it only counts (a sandbox can send many on purpose). */
+export const MAX_CAPTURE_RECORDS = 500;
+
 /**
  * The proxy reads each client connection's first request head itself. CONNECT: the tunnel to the
  * admitted address. An absolute-URI request (`GET http://host/path`): the head is rewritten to
@@ -237,6 +251,7 @@ export class NetworkProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly options: ProxyOptions;
+  private captured = 0;
 
   constructor(options: ProxyOptions) {
     this.options = options;
@@ -343,7 +358,8 @@ export class NetworkProxy {
     const start = Date.now();
     const [requestLine = "", ...headerLines] = head.split("\r\n");
     const [method = "", target = "", version = "HTTP/1.1"] = requestLine.split(" ");
-    let kind: "http" | "connect" = "http";
+    if (method === "SCIFI-CAPTURE") return this.onCapture(client, requestLine, start);
+    let kind: ConnectionKind = "http";
     let host = "";
     let port = 0;
     let upstreamHead: Buffer | undefined;
@@ -390,9 +406,50 @@ export class NetworkProxy {
     }
   }
 
+  /**
+   * A connection, query or datagram the capture caught (`SCIFI-CAPTURE tcp 10.0.0.5 8080`, `dns
+   * name 53`, `udp - 0`): always refused, recorded (up to MAX_CAPTURE_RECORDS), with the reason
+   * sent back for the forwarder to pass on. Anyone in the sandbox can send such a line to the socket;
+   * it can only add refusals to the record, never open anything.
+   */
+  private onCapture(client: Socket, requestLine: string, start: number): void {
+    const [, what = "", rawHost = "", rawPort = "0"] = requestLine.split(" ");
+    const kind: ConnectionKind = what === "tcp" ? "direct" : what === "dns" ? "dns" : "udp";
+    const host = rawHost.replace(/[^0-9A-Za-z.:_-]/g, "?").slice(0, 253);
+    const port = Math.min(65535, Math.max(0, Number.parseInt(rawPort, 10) || 0));
+    const via = `the sandbox reaches the network only through the proxy (HTTP_PROXY/HTTPS_PROXY, http://127.0.0.1:3128), which allows: ${this.rules.allow.map((r) => r.text).join(", ") || "nothing"}`;
+    const reason =
+      kind === "direct"
+        ? `a direct connection to ${host}:${port} is refused: ${via}`
+        : kind === "dns"
+          ? `the DNS query for ${host} is refused: the sandbox has no DNS; the proxy resolves the names on the list itself (use the proxy variables)`
+          : "a UDP datagram is refused: the sandbox has no network but the proxy";
+    this.captured++;
+    if (this.captured <= MAX_CAPTURE_RECORDS || this.captured === MAX_CAPTURE_RECORDS + 1)
+      this.record({
+        time: new Date(start).toISOString(),
+        kind,
+        host: this.captured > MAX_CAPTURE_RECORDS ? "-" : host,
+        port: this.captured > MAX_CAPTURE_RECORDS ? 0 : port,
+        allowed: false,
+        rule: this.captured > MAX_CAPTURE_RECORDS ? "capture-flood" : `capture-${kind}`,
+        reason:
+          this.captured > MAX_CAPTURE_RECORDS
+            ? `more than ${MAX_CAPTURE_RECORDS} connections, queries or datagrams outside the proxy: the rest are refused without a record`
+            : reason,
+        bytesOut: 0,
+        bytesIn: 0,
+        durationMs: 0,
+      });
+    const body = `scifi network proxy: ${reason}\n`;
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Scifi-Refused: capture-${kind}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+
   private refuseClient(
     client: Socket,
-    kind: "http" | "connect",
+    kind: ConnectionKind,
     host: string,
     port: number,
     e: unknown,
@@ -419,7 +476,7 @@ export class NetworkProxy {
 
   private tunnel(
     client: Socket,
-    kind: "http" | "connect",
+    kind: ConnectionKind,
     host: string,
     port: number,
     admitted: { rule: string; address: string },

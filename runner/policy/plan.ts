@@ -81,7 +81,16 @@ function samFileOf(task: string, err: PlanOptions["err"]): string | undefined {
 }
 
 function networkLine(spec: SandboxSpec): string {
-  if (spec.network) return "ON (granted by the SAM), on a network of the run's own (not the default bridge)";
+  if (spec.network) {
+    const open = spec.openNetwork;
+    const keptOut = open?.rules.allowedPrivateRanges.length
+      ? `private addresses and this host's own refused except ${open.rules.allowedPrivateRanges.join(", ")}`
+      : "private, loopback and link-local addresses and this host's own refused";
+    const apptainer = open?.apptainerHostNetwork
+      ? "Apptainer: the host's network (site apptainerHostNetwork)"
+      : "Apptainer: through the run's proxy to any public host (HTTP and HTTPS)";
+    return `ON (granted by the SAM). Docker: a network of the run's own (not the default bridge); ${apptainer}; ${keptOut}${open?.rules.deny.length ? `; denied by the site: ${open.rules.deny.join(", ")}` : ""}`;
+  }
   const r = spec.networkRules;
   if (!r) return "off";
   const parts = [`only through the run's proxy to ${r.allow.join(", ")} (no port: 80 and 443)`];

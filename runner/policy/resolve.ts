@@ -96,7 +96,15 @@ export function sandboxUser(site: Pick<SitePolicy, "sandboxUser">): { uid: numbe
 
 type Limits = Pick<
   SandboxSpec,
-  "network" | "networkRules" | "gpus" | "cpus" | "memoryBytes" | "pidsLimit" | "scratch" | "walltimeSec"
+  | "network"
+  | "networkRules"
+  | "openNetwork"
+  | "gpus"
+  | "cpus"
+  | "memoryBytes"
+  | "pidsLimit"
+  | "scratch"
+  | "walltimeSec"
 >;
 
 function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptions): Limits {
@@ -159,6 +167,18 @@ function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptio
   return {
     network: meta.network,
     ...(networkRules && !meta.network ? { networkRules } : {}),
+    ...(meta.network
+      ? {
+          openNetwork: {
+            rules: {
+              allow: ["*"],
+              deny: [...site.deniedHosts],
+              allowedPrivateRanges: [...site.allowedPrivateRanges],
+            },
+            apptainerHostNetwork: site.apptainerHostNetwork,
+          },
+        }
+      : {}),
     gpus: meta.gpu,
     cpus: meta.cpus ?? Math.min(site.defaultCpus, maxCpus),
     memoryBytes: meta.memoryBytes ?? Math.min(site.defaultMemoryBytes, site.maxMemoryBytes),

@@ -33,6 +33,13 @@ export interface SitePolicy {
   deniedHosts: string[];
   /** Address ranges (CIDR) in the private/loopback/link-local ranges that a listed host may resolve to. */
   allowedPrivateRanges: string[];
+  /**
+   * Whether `network: true` on Apptainer may use the host's own network. Unprivileged Apptainer has
+   * no per-run network, so by default `network: true` there goes through the run's proxy to any
+   * public host (HTTP and HTTPS); true gives the sandbox the host's network, every service of the
+   * host and its LAN included.
+   */
+  apptainerHostNetwork: boolean;
   maxGpus: number;
   maxCpus: number;
   maxMemoryBytes: number;
@@ -81,6 +88,7 @@ export const BUILTIN_SITE_POLICY: Readonly<SitePolicy> = Object.freeze({
   allowedHosts: ["*"],
   deniedHosts: [],
   allowedPrivateRanges: [],
+  apptainerHostNetwork: false,
   maxGpus: 0,
   maxCpus: 4,
   maxMemoryBytes: 16 * GiB,
@@ -141,6 +149,7 @@ const fileSchema = z.strictObject({
   allowedPrivateRanges: z
     .array(z.string().refine(isCidr, "must be an address range like 10.1.0.0/16"))
     .optional(),
+  apptainerHostNetwork: z.boolean().optional(),
   maxGpus: z.number().int().min(0).optional(),
   maxCpus: z.number().positive().optional(),
   maxMemory: size.optional(),
@@ -246,6 +255,7 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
     allowedHosts: (f.allowedHosts ?? [...b.allowedHosts]).map((h) => h.toLowerCase()),
     deniedHosts: (f.deniedHosts ?? [...b.deniedHosts]).map((h) => h.toLowerCase()),
     allowedPrivateRanges: f.allowedPrivateRanges ?? [...b.allowedPrivateRanges],
+    apptainerHostNetwork: f.apptainerHostNetwork ?? b.apptainerHostNetwork,
     maxGpus: f.maxGpus ?? b.maxGpus,
     maxCpus: f.maxCpus ?? b.maxCpus,
     maxMemoryBytes: f.maxMemory ?? b.maxMemoryBytes,

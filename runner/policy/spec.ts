@@ -30,6 +30,13 @@ export interface SandboxSpec {
    * hosts, the site's denied hosts and private ranges). Absent: no network at all (unless `network`).
    */
   networkRules?: NetworkRules;
+  /**
+   * `network: true`: what keeps the host and the LAN out (the site's denied hosts and private
+   * ranges; `allow: ["*"]`). Docker filters the run's own network with it; Apptainer, which has no
+   * per-run network unprivileged, goes through the run's proxy with these rules unless the site
+   * lets it use the host's network.
+   */
+  openNetwork?: { rules: NetworkRules; apptainerHostNetwork: boolean };
   gpus: number;
   cpus: number;
   memoryBytes: number;

@@ -12,7 +12,14 @@ import { access, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFil
 import { availableParallelism, constants as osConstants, tmpdir } from "node:os";
 import { delimiter, join, posix } from "node:path";
 import { execa, execaSync } from "execa";
-import { PROXY_MOUNT, type RunProxy, type RunProxyOptions, startRunProxy } from "../network/run-proxy.ts";
+import {
+  CAPTURE_SH,
+  noteCaptureOff,
+  PROXY_MOUNT,
+  type RunProxy,
+  type RunProxyOptions,
+  startRunProxy,
+} from "../network/run-proxy.ts";
 import type { MountSpec, SandboxSpec } from "../policy/spec.ts";
 import * as core from "./core.ts";
 import { startGuarded } from "./guard.ts";
@@ -246,6 +253,17 @@ function depth(target: string): number {
   return posix.normalize(target).split("/").filter(Boolean).length;
 }
 
+/**
+ * The rules of the run's proxy for this instance: the SAM's host list, or for `network: true` any
+ * public host (unprivileged Apptainer has no per-run network; the host's own network only where the
+ * site says `apptainerHostNetwork: true`). Undefined: no proxy.
+ */
+export function proxiedRules(spec: SandboxSpec): SandboxSpec["networkRules"] {
+  if (spec.networkRules) return spec.networkRules;
+  if (!spec.network || spec.openNetwork?.apptainerHostNetwork) return undefined;
+  return spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
+}
+
 /** Everything `apptainer instance start` gets, except the scratch mount and the SIF/name. */
 export function instanceStartArgs(spec: SandboxSpec, cgroupLimits: boolean): string[] {
   const args = [
@@ -256,7 +274,7 @@ export function instanceStartArgs(spec: SandboxSpec, cgroupLimits: boolean): str
     "bind-paths,cwd",
     "--writable-tmpfs",
   ];
-  if (!spec.network) args.push("--net", "--network", "none");
+  if (!spec.network || proxiedRules(spec)) args.push("--net", "--network", "none");
   if (spec.gpus > 0) args.push("--nv");
   if (cgroupLimits) {
     args.push(
@@ -354,7 +372,8 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
   const stateDir = await mkdtemp(join(ctx.stateDir, `${name}-`));
   // `network: [hosts]`: the instance has only loopback (--network none); the run's proxy is reached
   // through its socket, by a forwarder on 127.0.0.1:3128 inside (the runner's node, bound read-only).
-  const proxy = spec.networkRules ? await startRunProxy(spec, ctx.proxy) : undefined;
+  const rules = proxiedRules(spec);
+  const proxy = rules ? await startRunProxy({ ...spec, networkRules: rules }, ctx.proxy) : undefined;
   try {
     // The owner first: a runner killed right after the start leaves a record prune can judge.
     const record: OwnerRecord = { instance: name, runId: spec.runId, ...core.currentOwner(spec) };
@@ -389,6 +408,8 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
   const sandbox = new ApptainerSandbox(ctx, spec, name, stateDir, nsInit, pin);
   if (proxy) {
     try {
+      const capture = nsInit ? await setUpCapture(nsInit.pid) : "the instance's init was not found";
+      if (capture !== undefined) noteCaptureOff(spec.runId, capture);
       await sandbox.startForwarder(proxy);
     } catch (err) {
       await sandbox.stop();
@@ -439,6 +460,50 @@ async function initThreads(pid: number): Promise<{ host: string; inner: string }
   }
   return threads;
 }
+
+/**
+ * The network capture (runner/network/run-proxy.ts CAPTURE_SH) in an instance with a host list: the
+ * instance's namespace is configured from the host, as the seal is. Entering the instance's user
+ * namespace gives this process CAP_NET_ADMIN there; it is made ambient so that the image's `ip` and
+ * `iptables` (run as the user) keep it; then the network and mount namespaces are joined. Returns
+ * why it could not be set up, or undefined when it is on.
+ */
+async function setUpCapture(pid: number): Promise<string | undefined> {
+  const perl = await findOnPath("perl");
+  if (!perl) return "the host has no perl to enter the instance's namespaces";
+  const calls = process.arch === "arm64" ? [268, 90, 91, 167] : [308, 125, 126, 157];
+  const r = await execa(perl, ["-e", CAPTURE_PERL, ...calls.map(String), String(pid), CAPTURE_SH], {
+    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    extendEnv: false,
+    cwd: NEUTRAL_CWD,
+    reject: false,
+    stdin: "ignore",
+    timeout: 20_000,
+  });
+  if (r.exitCode === 0 && r.stdout.includes("scifi-net capture on")) return undefined;
+  return `${r.stderr || r.stdout}`.trim().slice(-300) || `exit ${r.exitCode}`;
+}
+
+/** argv: setns, capget, capset and prctl syscall numbers, the init's host pid, the script. */
+const CAPTURE_PERL = `
+use strict;
+my ($SETNS, $CAPGET, $CAPSET, $PRCTL, $pid, $script) = @ARGV;
+open(my $user, "<", "/proc/$pid/ns/user") or die "user namespace: $!\n";
+open(my $net, "<", "/proc/$pid/ns/net") or die "network namespace: $!\n";
+open(my $mnt, "<", "/proc/$pid/ns/mnt") or die "mount namespace: $!\n";
+syscall($SETNS, fileno($user), 0x10000000) == 0 or die "join the user namespace: $!\n";
+my $hdr = pack("LL", 0x20080522, 0);
+my $data = "\0" x 24;
+syscall($CAPGET, $hdr, $data) == 0 or die "capget: $!\n";
+my @caps = unpack("L6", $data);
+$caps[2] |= 1 << 12;
+$data = pack("L6", @caps);
+syscall($CAPSET, $hdr, $data) == 0 or die "capset: $!\n";
+syscall($PRCTL, 47, 2, 12, 0, 0) == 0 or die "ambient CAP_NET_ADMIN: $!\n";
+syscall($SETNS, fileno($net), 0x40000000) == 0 or die "join the network namespace: $!\n";
+syscall($SETNS, fileno($mnt), 0x00020000) == 0 or die "join the mount namespace: $!\n";
+exec("/bin/sh", "-c", $script) or die "exec /bin/sh: $!\n";
+`;
 
 /** argv: setns and mount syscall numbers, the init's host pid, the thread ids to mask. */
 const SEAL_PERL = `
@@ -662,8 +727,10 @@ class ApptainerSandbox implements contract.Sandbox {
         "exec",
         "--cleanenv",
         `instance://${this.#name}`,
-        NODE_IN_SANDBOX,
-        `${PROXY_MOUNT}/forwarder.cjs`,
+        "/bin/sh",
+        "-c",
+        // Python serves the capture's catch ports too; the runner's node only the proxy port.
+        `command -v python3 >/dev/null 2>&1 && exec python3 -u ${PROXY_MOUNT}/forwarder.py; exec ${NODE_IN_SANDBOX} ${PROXY_MOUNT}/forwarder.cjs`,
       ],
       { env: apptainerEnv(), stdio: ["ignore", "pipe", "pipe"], cwd: NEUTRAL_CWD },
     );

@@ -7,8 +7,15 @@ import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { type Duplex, PassThrough } from "node:stream";
 import Docker from "dockerode";
+import { egressFilterScript } from "../network/egress.ts";
 import type { ConnectionRecord } from "../network/proxy.ts";
-import { PROXY_MOUNT, type RunProxy, type RunProxyOptions, startRunProxy } from "../network/run-proxy.ts";
+import {
+  noteCaptureOff,
+  PROXY_MOUNT,
+  type RunProxy,
+  type RunProxyOptions,
+  startRunProxy,
+} from "../network/run-proxy.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import {
   currentOwner,
@@ -145,19 +152,29 @@ async function startDockerNet(
     const mount = { Type: "bind" as const, Source: rp.dir, Target: PROXY_MOUNT, ReadOnly: true };
     let fwd: Docker.Container | undefined;
     try {
+      // Root only to set up the capture (NET_ADMIN in this namespace alone), then the sandbox's uid.
       fwd = await docker.createContainer({
         name: `${containerName(spec.runId)}-net`,
         Image: spec.image,
-        Entrypoint: ["python3", "-u", `${PROXY_MOUNT}/forwarder.py`],
+        Entrypoint: [
+          "python3",
+          "-u",
+          `${PROXY_MOUNT}/forwarder.py`,
+          "--setup",
+          String(spec.user.uid),
+          String(spec.user.gid),
+        ],
         Cmd: [],
-        User: `${spec.user.uid}:${spec.user.gid}`,
+        User: "0:0",
         Labels: { ...sandboxLabels(spec), "scifi.role": "network-forwarder" },
         HostConfig: {
           Init: true,
           CapDrop: ["ALL"],
+          CapAdd: ["NET_ADMIN", "SETUID", "SETGID"],
           SecurityOpt: ["no-new-privileges"],
           NetworkMode: "none",
           ReadonlyRootfs: true,
+          Tmpfs: { "/tmp": "rw,nosuid,nodev,size=1m,mode=1777" },
           PidsLimit: 256,
           Memory: 256 * 1024 ** 2,
           MemorySwap: 256 * 1024 ** 2,
@@ -170,7 +187,11 @@ async function startDockerNet(
         async () => {
           const logs = await started.logs({ stdout: true, stderr: true, follow: false });
           const text = String(logs);
-          if (text.includes("scifi-net ready")) return true;
+          if (text.includes("scifi-net ready")) {
+            const off = /scifi-net capture off: (.*)/.exec(text)?.[1];
+            if (off) noteCaptureOff(spec.runId, off);
+            return true;
+          }
           const info = await started.inspect();
           if (!info.State.Running) throw new Error(`the forwarder exited: ${text.slice(-400)}`);
           return undefined;
@@ -217,17 +238,72 @@ async function startDockerNet(
     } catch (error) {
       throw new SandboxError(`docker: cannot create the network for run ${spec.runId}: ${messageOf(error)}`);
     }
+    // The holder owns the sandbox's namespace on that network, with the egress filter in it.
+    const rules = spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
+    const drop = `exec setpriv --reuid=${spec.user.uid} --regid=${spec.user.gid} --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity`;
+    let holder: Docker.Container | undefined;
+    const removeNetwork = () =>
+      docker
+        .getNetwork(name)
+        .remove()
+        .catch(() => undefined);
+    try {
+      holder = await docker.createContainer({
+        name: `${name}-net`,
+        Image: spec.image,
+        Entrypoint: ["sh", "-c", `${egressFilterScript(rules)}${drop}\n`],
+        Cmd: [],
+        User: "0:0",
+        Labels: { ...sandboxLabels(spec), "scifi.role": "network-holder" },
+        HostConfig: {
+          Init: true,
+          CapDrop: ["ALL"],
+          CapAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
+          SecurityOpt: ["no-new-privileges"],
+          NetworkMode: name,
+          ReadonlyRootfs: true,
+          Tmpfs: { "/tmp": "rw,nosuid,nodev,size=1m,mode=1777" },
+          PidsLimit: 16,
+          Memory: 64 * 1024 ** 2,
+          MemorySwap: 64 * 1024 ** 2,
+        },
+      });
+      await holder.start();
+      const started = holder;
+      await pollUntil(
+        async () => {
+          const text = String(await started.logs({ stdout: true, stderr: true, follow: false }));
+          if (text.includes("scifi-net filter on")) return true;
+          const info = await started.inspect();
+          if (!info.State.Running) throw new Error(text.slice(-400) || `exit ${info.State.ExitCode}`);
+          return undefined;
+        },
+        "the network filter",
+        15_000,
+        50,
+      );
+    } catch (error) {
+      await holder?.remove({ force: true }).catch(() => undefined);
+      await removeNetwork();
+      // Fail closed: without the filter the sandbox would reach this host and its LAN.
+      throw new SandboxError(
+        `docker: cannot set up network: true for run ${spec.runId} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
+      );
+    }
+    const id = holder.id;
     return {
-      mode: name,
+      mode: `container:${id}`,
       mounts: [],
       env: {},
       close: async () => {
         await docker
-          .getNetwork(name)
-          .remove()
+          .getContainer(id)
+          .remove({ force: true })
           .catch(() => undefined);
+        await removeNetwork();
       },
       closeSync: () => {
+        spawnSync("docker", ["rm", "-f", id], { stdio: "ignore", timeout: 10_000 });
         spawnSync("docker", ["network", "rm", name], { stdio: "ignore", timeout: 10_000 });
       },
     };

@@ -3,6 +3,7 @@
 // own resolver configuration. Every probe runs inside the sandbox (test/network/probe.py).
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdtempSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Docker from "dockerode";
@@ -112,7 +113,8 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     // A second sandbox, network: true (its own network), serving HTTP: the neighbour nobody may reach.
     peer = await start(`nettest-peer-${stamp}`, { network: true });
     void peer.exec(["python3", "/task/probe.py", "serve", "8080"], { timeoutMs: 300_000 });
-    const pinfo = await docker.getContainer(containerName(peer.spec.runId)).inspect();
+    // network: true: the sandbox joins a holder container's namespace on the run's own network.
+    const pinfo = await docker.getContainer(`${containerName(peer.spec.runId)}-net`).inspect();
     peerIp = Object.values(pinfo.NetworkSettings.Networks)[0]?.IPAddress ?? "";
     hosts["peer.test"] = [peerIp];
     sb = await start(`nettest-${stamp}`, {
@@ -196,7 +198,7 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     expect(await probe(sb, "fetch", "http://peer.test:8080/")).toMatch(/^NO 403 .*private/);
     expect(last("peer.test")).toMatchObject({ allowed: false, rule: "private-address" });
     expect(await probe(sb, "fetch", `http://${peerIp}:8080/`)).toMatch(/^NO 403/);
-    expect(await probe(sb, "direct", peerIp, "8080")).toMatch(/^NO .*(unreachable|Errno)/i);
+    expect(await probe(sb, "direct", peerIp, "8080")).toMatch(/^NO scifi network proxy: a direct connection to .* is refused/);
   });
 
   it("has no other way out: direct connections, DNS, and proxy-variable bypasses", async () => {
@@ -230,13 +232,80 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     ]);
     expect(env.stdout).toContain("http://127.0.0.1:3128");
     expect(env.stdout.trim().split("\n").at(-1)).toBe("lo");
+    // Every attempt outside the proxy is on the record (the capture), with a readable reason.
+    for (const [h, p] of [
+      [hostIp, 8000],
+      [bridgeIp, 8000],
+      ["1.1.1.1", 443],
+    ] as const)
+      expect(
+        records.find((r) => r.kind === "direct" && r.host === h && r.port === p),
+        h,
+      ).toMatchObject({
+        allowed: false,
+        rule: "capture-direct",
+        reason: expect.stringContaining("only through the proxy"),
+      });
+    for (const name of ["other.test", "data.test", "secret.other.test"])
+      expect(
+        records.find((r) => r.kind === "dns" && r.host === name),
+        name,
+      ).toMatchObject({
+        allowed: false,
+        rule: "capture-dns",
+      });
+    expect(records.some((r) => r.rule === "capture-off")).toBe(false);
   });
 
-  it("network: true is a network of the run's own: it cannot reach another sandbox", async () => {
+  it("the capture answers a direct HTTP request with the refusal's reason, and the sandbox cannot undo it", async () => {
+    expect(await probe(sb, "fetch-noproxy", `http://${hostIp}:8000/`)).toMatch(
+      /^NO 403 scifi network proxy: a direct connection to .*:8000 is refused: the sandbox reaches the network only through the proxy/,
+    );
+    // No capability to change the namespace's routes or rules, as the sandbox's uid or any other.
+    const undo = await sb.exec([
+      "sh",
+      "-c",
+      "iptables -t nat -F OUTPUT 2>&1; ip route del local 0.0.0.0/0 dev lo table local 2>&1; echo done",
+    ]);
+    expect(undo.stdout).toMatch(/Permission denied|not permitted/i);
+    expect(await probe(sb, "direct", hostIp, "8000")).toMatch(/^NO scifi network proxy: a direct connection/);
+  });
+
+  it("network: true is a network of the run's own: it cannot reach another sandbox, this host or the LAN", async () => {
     const other = await start(`nettest-open-${stamp}`, { network: true });
-    const info = await docker.getContainer(containerName(other.spec.runId)).inspect();
-    expect(Object.keys(info.NetworkSettings.Networks)).toEqual([containerName(other.spec.runId)]);
+    const name = containerName(other.spec.runId);
+    const holder = await docker.getContainer(`${name}-net`).inspect();
+    expect(Object.keys(holder.NetworkSettings.Networks)).toEqual([name]);
+    const gateway = holder.NetworkSettings.Networks[name]?.Gateway ?? "";
+    expect(gateway).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    const info = await docker.getContainer(name).inspect();
+    expect(info.HostConfig.NetworkMode).toBe(`container:${holder.Id}`);
+    expect(info.HostConfig.CapAdd ?? []).toEqual([]);
     expect(await probe(other, "direct", peerIp, "8080")).toMatch(/^NO /);
+    // This host's own addresses: a server on the host, on every interface, is refused...
+    const server = createServer((c) => c.end("host service\n"));
+    await new Promise<void>((r) => server.listen(0, "0.0.0.0", () => r()));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      for (const address of [gateway, bridgeIp])
+        expect(await probe(other, "direct", address, String(port)), address).toMatch(/^NO .*refused/i);
+      // ... unless the site lists the range (the control: the same path, only the filter differs).
+      const allowed = await start(`nettest-open-lan-${stamp}`, {
+        network: true,
+        openNetwork: {
+          rules: { allow: ["*"], deny: [], allowedPrivateRanges: [`${gateway}/32`] },
+          apptainerHostNetwork: false,
+        },
+      });
+      expect(await probe(allowed, "direct", gateway, String(port))).toBe("OK connected");
+      expect(await probe(allowed, "direct", bridgeIp, String(port))).toMatch(/^NO .*refused/i);
+      // The sandbox cannot lift the filter.
+      const undo = await allowed.exec(["sh", "-c", "iptables -F OUTPUT 2>&1; echo done"]);
+      expect(undo.stdout).toMatch(/Permission denied|not permitted/i);
+      expect(await probe(other, "direct", gateway, String(port))).toMatch(/^NO /);
+    } finally {
+      server.close();
+    }
     // Control: the peer does serve (from inside itself).
     expect(await probe(peer, "fetch-noproxy", "http://127.0.0.1:8080/")).toBe(
       "OK hello from the peer sandbox",

@@ -19,9 +19,17 @@ def fetch(url, proxies=None):
         return "NO " + repr(e)[:300]
 
 def direct(host, port):
+    # Connected is not reached: the capture accepts a direct connection only to answer its refusal.
     try:
         s = socket.create_connection((host, int(port)), timeout=5)
+        s.settimeout(3)
+        try:
+            data = s.recv(600)
+        except socket.timeout:
+            data = b""
         s.close()
+        if b"scifi network proxy" in data:
+            return "NO " + data.decode(errors="replace").split("\r\n\r\n", 1)[-1].strip()[:300]
         return "OK connected"
     except Exception as e:
         return "NO " + repr(e)[:200]
@@ -39,8 +47,9 @@ def dns_udp(server, name):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.settimeout(3)
         s.sendto(q, (server, 53))
-        s.recvfrom(512)
-        return "OK answered"
+        a, _ = s.recvfrom(512)
+        rcode = a[3] & 0x0F if len(a) > 3 else -1
+        return "OK answered" if rcode == 0 else "NO answered rcode %d" % rcode
     except Exception as e:
         return "NO " + repr(e)[:200]
 

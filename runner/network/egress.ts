@@ -1,0 +1,59 @@
+// `network: true` on Docker: the sandbox sits on a bridge network of the run's own and may reach
+// any public address with any protocol, but not the host it runs on, the LAN, other sandboxes or
+// anything else in the special ranges the proxy refuses too (runner/network/proxy.ts), unless the
+// site lists the range in `allowedPrivateRanges`. The filter lives in the network namespace, set
+// up by a holder container before the sandbox joins it; the sandbox has no capability to change it.
+
+import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
+import type { NetworkRules } from "./proxy.ts";
+import { SPECIAL_RANGES } from "./proxy.ts";
+
+/** The host's own addresses (all interfaces but loopback): never reachable from `network: true`. */
+export function hostAddresses(): string[] {
+  const out = new Set<string>();
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (!a.internal) out.add(a.address.replace(/%.*$/, ""));
+  return [...out];
+}
+
+const shellSafe = (text: string) => /^[0-9a-fA-F.:/]+$/.test(text);
+
+/**
+ * The shell script the holder runs as root (CAP_NET_ADMIN in its namespace only) before it drops to
+ * the sandbox's uid: loopback and the site's ranges accepted, then the special ranges and the host's
+ * own addresses refused (REJECT, so a client fails at once with a clear error). IPv6 the same where
+ * the namespace has it. Prints `scifi-net filter on` when every rule is in.
+ */
+export function egressFilterScript(rules: NetworkRules, host: string[] = hostAddresses()): string {
+  const allowed = rules.allowedPrivateRanges.filter(shellSafe);
+  const v4 = (t: string) => isIP(t.split("/")[0] ?? "") === 4;
+  const refused = (type: "ipv4" | "ipv6") => [
+    ...SPECIAL_RANGES.filter(([, , t]) => t === type)
+      .filter(([net]) => !(type === "ipv4" && net === "127.0.0.0"))
+      .map(([net, prefix]) => `${net}/${prefix}`),
+    ...host.filter(shellSafe).filter((a) => (type === "ipv4" ? v4(a) : !v4(a))),
+  ];
+  const block = (tool: string, type: "ipv4" | "ipv6") =>
+    [
+      `$${tool} -A OUTPUT -o lo -j ACCEPT`,
+      ...allowed
+        .filter((r) => (type === "ipv4" ? v4(r) : !v4(r)))
+        .map((r) => `$${tool} -A OUTPUT -d ${r} -j ACCEPT`),
+      ...refused(type).map((r) => `$${tool} -A OUTPUT -d ${r} -j REJECT`),
+    ].join("\n");
+  return [
+    "set -e",
+    "export XTABLES_LOCKFILE=/tmp/.scifi-xtables.lock",
+    "ipt=iptables",
+    "$ipt -L OUTPUT >/dev/null 2>&1 || ipt=iptables-legacy",
+    block("ipt", "ipv4"),
+    'if [ -e /proc/net/if_inet6 ] && [ "$(cat /proc/sys/net/ipv6/conf/all/disable_ipv6 2>/dev/null)" != 1 ]; then',
+    "ip6=ip6tables",
+    "$ip6 -L OUTPUT >/dev/null 2>&1 || ip6=ip6tables-legacy",
+    block("ip6", "ipv6"),
+    "fi",
+    "echo scifi-net filter on",
+    "",
+  ].join("\n");
+}
