@@ -29,6 +29,14 @@ import type {
 /** Text longer than this is folded: the head is shown, the rest opens on demand. */
 const FOLD_CHARS = 1_500;
 
+/** How a network record's kind reads in the table: the proxy's, or caught outside it (the capture). */
+const KIND_LABEL: Record<string, string> = {
+  connect: "CONNECT ",
+  direct: "direct (not through the proxy) ",
+  dns: "DNS query ",
+  udp: "UDP ",
+};
+
 export interface PageAssets {
   css: string;
   js: string;
@@ -423,7 +431,7 @@ function networkSection(model: ReportModel): Html {
   if (model.network.length === 0) return raw("");
   return html`<h2 id="network">Network (through the run's proxy)</h2><table class="network"><tr><th>time</th><th>sandbox</th><th>to</th><th>verdict</th><th>rule</th><th>bytes out / in</th></tr>${model.network.map(
     (n) =>
-      html`<tr><td>${n.time}</td><td>${n.sandbox}</td><td>${n.kind === "connect" ? "CONNECT " : ""}${n.host}:${n.port}</td><td><b>${n.allowed ? "allowed" : "refused"}</b>${n.reason ? html` <span class="muted">${n.reason}</span>` : ""}</td><td>${n.rule}</td><td>${n.bytesOut} / ${n.bytesIn}</td></tr>`,
+      html`<tr><td>${n.time}</td><td>${n.sandbox}</td><td>${KIND_LABEL[n.kind] ?? ""}${n.host}:${n.port}</td><td><b>${n.allowed ? "allowed" : "refused"}</b>${n.reason ? html` <span class="muted">${n.reason}</span>` : ""}</td><td>${n.rule}</td><td>${n.bytesOut} / ${n.bytesIn}</td></tr>`,
   )}</table>`;
 }
 

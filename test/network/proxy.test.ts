@@ -10,7 +10,13 @@ import {
   type Server as TcpServer,
 } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConnectionRecord, NetworkProxy, parseHostRule, Rules } from "../../runner/network/proxy.ts";
+import {
+  type ConnectionRecord,
+  MAX_CAPTURE_RECORDS,
+  NetworkProxy,
+  parseHostRule,
+  Rules,
+} from "../../runner/network/proxy.ts";
 
 let web: Server;
 let webPort: number;
@@ -194,5 +200,68 @@ describe("proxy", () => {
     // late.test has no pinned answer and the system resolver is off: refused for lack of an address.
     const after = await raw(`CONNECT late.test:${tcpPort} HTTP/1.1\r\n\r\n`);
     expect(after).toContain("does not resolve");
+  });
+});
+
+describe("`*` (network: true through the proxy)", () => {
+  it("allows any host on any port, deny still wins, raw public addresses too", () => {
+    const rules = new Rules({ allow: ["*"], deny: ["bad.example.org"], allowedPrivateRanges: [] });
+    expect(rules.check("anything.example.com", 22)).toEqual({
+      allowed: true,
+      rule: "allow * (network: true)",
+    });
+    expect(rules.check("1.1.1.1", 443)).toMatchObject({ allowed: true });
+    expect(rules.check("bad.example.org", 8080)).toMatchObject({
+      allowed: false,
+      rule: "deny bad.example.org",
+    });
+    // The address check stays: private answers are still refused.
+    expect(rules.addressAllowed("10.1.2.3")).toBe(false);
+    expect(rules.addressAllowed("8.8.8.8")).toBe(true);
+  });
+});
+
+describe("capture records (what the sandbox tried outside the proxy)", () => {
+  it("refuses and records a direct connection, a DNS query and a datagram, with a readable reason", async () => {
+    const before = records.length;
+    const direct = await raw("SCIFI-CAPTURE tcp 10.9.8.7 8080\r\n\r\n");
+    expect(direct).toMatch(/^HTTP\/1.1 403 Forbidden/);
+    expect(direct).toContain("X-Scifi-Refused: capture-direct");
+    expect(direct).toContain(
+      "a direct connection to 10.9.8.7:8080 is refused: the sandbox reaches the network only through the proxy",
+    );
+    await raw("SCIFI-CAPTURE dns secret.example.org 53\r\n\r\n");
+    await raw("SCIFI-CAPTURE udp - 0\r\n\r\n");
+    // A hostile line: the host is cleaned and the port bounded.
+    await raw("SCIFI-CAPTURE tcp <script>x</script> 99999999\r\n\r\n");
+    const got = records.slice(before);
+    expect(got.map((r) => [r.kind, r.host, r.port, r.allowed, r.rule])).toEqual([
+      ["direct", "10.9.8.7", 8080, false, "capture-direct"],
+      ["dns", "secret.example.org", 53, false, "capture-dns"],
+      ["udp", "-", 0, false, "capture-udp"],
+      ["direct", "?script?x??script?", 65535, false, "capture-direct"],
+    ]);
+  });
+
+  it("keeps at most MAX_CAPTURE_RECORDS, then one flood record", async () => {
+    const flood: ConnectionRecord[] = [];
+    const p = new NetworkProxy({
+      rules: { allow: [], deny: [], allowedPrivateRanges: [] },
+      onRecord: (r) => flood.push(r),
+    });
+    const port = (await p.listen({ host: "127.0.0.1", port: 0 })) as number;
+    const send = () =>
+      new Promise<void>((resolve) => {
+        const s = connect(port, "127.0.0.1");
+        s.on("data", () => undefined);
+        s.on("close", () => resolve());
+        s.on("error", () => resolve());
+        s.write("SCIFI-CAPTURE tcp 1.2.3.4 80\r\n\r\n");
+      });
+    for (let i = 0; i < MAX_CAPTURE_RECORDS + 20; i += 20)
+      await Promise.all(Array.from({ length: 20 }, send));
+    await p.close();
+    expect(flood.length).toBe(MAX_CAPTURE_RECORDS + 1);
+    expect(flood.at(-1)).toMatchObject({ rule: "capture-flood", allowed: false });
   });
 });

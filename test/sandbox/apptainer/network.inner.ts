@@ -25,8 +25,8 @@ const ownAddress =
     .find((i) => i && i.family === "IPv4" && !i.internal)?.address ?? "";
 
 /** Sends `request` to host:port from inside the sandbox with bash, prints what comes back. */
-async function tcp(host: string, p: number, request: string): Promise<string> {
-  const r = await sb.exec(
+async function tcp(host: string, p: number, request: string, box: Sandbox = sb): Promise<string> {
+  const r = await box.exec(
     [
       "bash",
       "-c",
@@ -39,8 +39,8 @@ async function tcp(host: string, p: number, request: string): Promise<string> {
   return `${r.stdout}${r.stderr}`;
 }
 
-const get = (url: string, host: string) =>
-  tcp("127.0.0.1", 3128, `GET ${url} HTTP/1.1\\r\\nHost: ${host}\\r\\nConnection: close\\r\\n\\r\\n`);
+const get = (url: string, host: string, box: Sandbox = sb) =>
+  tcp("127.0.0.1", 3128, `GET ${url} HTTP/1.1\\r\\nHost: ${host}\\r\\nConnection: close\\r\\n\\r\\n`, box);
 
 describe("network by host allowlist (apptainer, inside the harness)", { timeout: 300_000 }, () => {
   beforeAll(async () => {
@@ -65,7 +65,6 @@ describe("network by host allowlist (apptainer, inside the harness)", { timeout:
 
   afterAll(async () => {
     await sb?.stop();
-    web.close();
   });
 
   it("reaches an allowed host over HTTP and through CONNECT, on the record", async () => {
@@ -129,5 +128,122 @@ describe("network by host allowlist (apptainer, inside the harness)", { timeout:
     expect(socket.stdout, socket.stderr).toMatch(/^HTTP\/1.1 403/);
     const env = await sb.exec(["sh", "-c", "echo $HTTP_PROXY $https_proxy"]);
     expect(env.stdout.trim()).toBe("http://127.0.0.1:3128 http://127.0.0.1:3128");
+  });
+});
+
+// The scientific image has python3, ip and iptables: the capture is on, and `network: true` goes
+// through the proxy (unprivileged Apptainer has no per-run network; never the harness's own).
+describe("the capture and network: true (apptainer, scientific image)", { timeout: 300_000 }, () => {
+  const image = "scifi-sci:local";
+  let listed: Sandbox;
+  let open: Sandbox;
+  let openLan: Sandbox;
+
+  beforeAll(async () => {
+    if (!port) {
+      await new Promise<void>((r) => web.listen(0, "0.0.0.0", () => r()));
+      port = (web.address() as AddressInfo).port;
+    }
+    hosts["data.test"] = ["127.0.0.2"];
+    hosts["any.test"] = ["127.0.0.2"];
+    hosts["own.test"] = [ownAddress];
+    listed = await backend.start(
+      await taskSpec({
+        image,
+        memoryBytes: 16 * 1024 ** 3,
+        networkRules: { allow: [`data.test:${port}`], deny: [], allowedPrivateRanges: ["127.0.0.2/32"] },
+      }),
+    );
+    open = await backend.start(await taskSpec({ image, memoryBytes: 16 * 1024 ** 3, network: true }));
+    openLan = await backend.start(
+      await taskSpec({
+        image,
+        memoryBytes: 16 * 1024 ** 3,
+        network: true,
+        openNetwork: {
+          rules: { allow: ["*"], deny: ["denied.test"], allowedPrivateRanges: ["127.0.0.2/32"] },
+          apptainerHostNetwork: false,
+        },
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    await listed?.stop();
+    await open?.stop();
+    await openLan?.stop();
+    web.close();
+  });
+
+  it("records and refuses every connection, DNS query and datagram outside the proxy", async () => {
+    const direct = await tcp(ownAddress, port, "GET / HTTP/1.0\\r\\n\\r\\n", listed);
+    expect(direct).not.toContain("hello from");
+    expect(direct).toMatch(
+      /403 Forbidden[\s\S]*a direct connection to .*:\d+ is refused: the sandbox reaches the network only through the proxy/,
+    );
+    expect(await tcp("1.1.1.1", 443, "x", listed)).toMatch(/403 Forbidden/);
+    const dns = await listed.exec(
+      [
+        "python3",
+        "-c",
+        "import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.settimeout(5);" +
+          "s.sendto(bytes.fromhex('123401000001000000000000')+b'\\x06secret\\x07example\\x00\\x00\\x01\\x00\\x01',('9.9.9.9',53));" +
+          "a=s.recv(512);print('rcode',a[3]&15)",
+      ],
+      { timeoutMs: 20_000 },
+    );
+    expect(dns.stdout, dns.stderr).toContain("rcode 5");
+    expect(
+      records.find((r) => r.kind === "direct" && r.host === ownAddress && r.port === port),
+    ).toMatchObject({
+      allowed: false,
+      rule: "capture-direct",
+    });
+    expect(records.find((r) => r.kind === "direct" && r.host === "1.1.1.1" && r.port === 443)).toBeDefined();
+    expect(records.find((r) => r.kind === "dns" && r.host === "secret.example")).toMatchObject({
+      allowed: false,
+      rule: "capture-dns",
+    });
+    // The sandbox cannot take the capture down (no capability in its namespace).
+    const undo = await listed.exec(
+      [
+        "sh",
+        "-c",
+        "iptables -t nat -F OUTPUT 2>&1; ip route del local 0.0.0.0/0 dev lo table local 2>&1; echo done",
+      ],
+      {
+        timeoutMs: 15_000,
+      },
+    );
+    expect(undo.stdout).toMatch(/Permission denied|not permitted/i);
+    expect(await tcp(ownAddress, port, "GET / HTTP/1.0\\r\\n\\r\\n", listed)).toMatch(/403 Forbidden/);
+    // Still the proxy works for the listed host.
+    expect(await get(`http://data.test:${port}/ok`, "data.test", listed)).toContain(
+      `hello from data.test:${port}/ok`,
+    );
+  });
+
+  it("network: true is not the harness's network: only loopback, the proxy to public hosts", async () => {
+    const net = await open.exec("tail -n +3 /proc/net/dev | cut -d: -f1", { timeoutMs: 15_000 });
+    expect(
+      net.stdout
+        .split(/\s+/)
+        .filter(Boolean)
+        .every((i) => i === "lo"),
+    ).toBe(true);
+    // The harness's own address and loopback names are refused, directly and through the proxy.
+    expect(await tcp(ownAddress, port, "GET / HTTP/1.0\\r\\n\\r\\n", open)).not.toContain("hello from");
+    expect(await get(`http://own.test:${port}/`, "own.test", open)).toMatch(/403[\s\S]*private/);
+    expect(await get(`http://any.test:${port}/`, "any.test", open)).toMatch(/403[\s\S]*private/);
+    // Control: the same request where the site lists the range reaches the server, any name and port.
+    expect(await get(`http://any.test:${port}/lan`, "any.test", openLan)).toContain(
+      `hello from any.test:${port}/lan`,
+    );
+    expect(await get(`http://denied.test:${port}/`, "denied.test", openLan)).toMatch(
+      /403[\s\S]*denied by the site/,
+    );
+    expect(records.find((r) => r.host === "any.test" && r.allowed)).toMatchObject({
+      rule: "allow * (network: true)",
+    });
   });
 });

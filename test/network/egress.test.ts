@@ -1,0 +1,37 @@
+// The egress filter of `network: true` on Docker, as text: what it accepts and refuses in order.
+// (test/network/docker.test.ts runs it in a real namespace, with a control where the site lists a range.)
+import { describe, expect, it } from "vitest";
+import { egressFilterScript } from "../../runner/network/egress.ts";
+
+describe("egressFilterScript", () => {
+  const script = egressFilterScript(
+    { allow: ["*"], deny: [], allowedPrivateRanges: ["10.20.0.0/16", "fd00::/8"] },
+    ["192.0.2.10", "2001:db8::5", "$(reboot)"],
+  );
+  const lines = script.split("\n");
+  const at = (needle: string) => lines.findIndex((l) => l.includes(needle));
+
+  it("accepts loopback and the site's ranges before refusing the special ranges and the host's own", () => {
+    expect(at("-o lo -j ACCEPT")).toBeGreaterThan(-1);
+    expect(at("-d 10.20.0.0/16 -j ACCEPT")).toBeGreaterThan(at("-o lo -j ACCEPT"));
+    for (const refused of [
+      "10.0.0.0/8",
+      "172.16.0.0/12",
+      "192.168.0.0/16",
+      "169.254.0.0/16",
+      "100.64.0.0/10",
+    ])
+      expect(at(`$ipt -A OUTPUT -d ${refused} -j REJECT`), refused).toBeGreaterThan(
+        at("-d 10.20.0.0/16 -j ACCEPT"),
+      );
+    expect(at("$ipt -A OUTPUT -d 192.0.2.10 -j REJECT")).toBeGreaterThan(-1);
+    expect(at("$ip6 -A OUTPUT -d 2001:db8::5 -j REJECT")).toBeGreaterThan(-1);
+    expect(at("$ip6 -A OUTPUT -d fd00::/8 -j ACCEPT")).toBeGreaterThan(-1);
+    expect(script.trimEnd().endsWith("echo scifi-net filter on")).toBe(true);
+  });
+
+  it("never puts anything but address text into the script", () => {
+    expect(script).not.toContain("reboot");
+    expect(script.startsWith("set -e\n")).toBe(true);
+  });
+});
