@@ -489,8 +489,11 @@ export class NetworkProxy {
     const drainClient = () => {
       if (!client.destroyed && !client.writableEnded) client.end(() => client.destroy());
     };
-    let bytesOut = 0;
-    let bytesIn = 0;
+    // Counted by the sockets themselves (no listener on the data path): what the client sent after
+    // its request head, and what the upstream sent back.
+    const clientReadBefore = client.bytesRead - rest.length;
+    const bytesIn = () => upstream.bytesRead;
+    const bytesOut = () => client.bytesRead - clientReadBefore;
     let done = false;
     const finish = (error?: string) => {
       if (done) return;
@@ -504,15 +507,15 @@ export class NetworkProxy {
         allowed: true,
         rule: admitted.rule,
         ...(error ? { reason: error } : {}),
-        bytesOut,
-        bytesIn,
+        bytesOut: bytesOut(),
+        bytesIn: bytesIn(),
         durationMs: Date.now() - start,
       });
       upstream.destroy();
       drainClient();
     };
     upstream.on("error", (e) => {
-      if (!client.destroyed && bytesIn === 0)
+      if (!client.destroyed && bytesIn() === 0)
         client.write(
           `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nscifi network proxy: ${host}:${port}: ${e.message}\n`,
         );
@@ -521,16 +524,7 @@ export class NetworkProxy {
     upstream.on("connect", () => {
       if (kind === "connect") client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       else if (upstreamHead) upstream.write(upstreamHead);
-      if (rest.length) {
-        bytesOut += rest.length;
-        upstream.write(rest);
-      }
-      upstream.on("data", (d: Buffer) => {
-        bytesIn += d.length;
-      });
-      client.on("data", (d: Buffer) => {
-        bytesOut += d.length;
-      });
+      if (rest.length) upstream.write(rest);
       upstream.pipe(client);
       client.pipe(upstream);
       client.resume();
