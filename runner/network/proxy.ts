@@ -282,6 +282,11 @@ export class NetworkProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** A record the proxy did not see itself (the capture could not be set up), on the same path. */
+  note(r: ConnectionRecord): void {
+    this.record(r);
+  }
+
   private record(r: ConnectionRecord): void {
     this.records.push(r);
     this.options.onRecord?.(r);

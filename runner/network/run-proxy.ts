@@ -265,8 +265,8 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
  * sandbox is as closed as before, but what it tries outside the proxy is not recorded. Said once,
  * as a record on the run's history, so nobody reads an empty list as "nothing was tried".
  */
-export function noteCaptureOff(sandboxRunId: string, why: string): void {
-  emitNetworkRecord(sandboxRunId, {
+export function noteCaptureOff(rp: RunProxy, why: string): void {
+  rp.proxy.note({
     time: new Date().toISOString(),
     kind: "direct",
     host: "-",

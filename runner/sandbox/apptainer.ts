@@ -409,7 +409,7 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
   if (proxy) {
     try {
       const capture = nsInit ? await setUpCapture(nsInit.pid) : "the instance's init was not found";
-      if (capture !== undefined) noteCaptureOff(spec.runId, capture);
+      if (capture !== undefined) noteCaptureOff(proxy, capture);
       await sandbox.startForwarder(proxy);
     } catch (err) {
       await sandbox.stop();
@@ -493,7 +493,7 @@ open(my $net, "<", "/proc/$pid/ns/net") or die "network namespace: $!\n";
 open(my $mnt, "<", "/proc/$pid/ns/mnt") or die "mount namespace: $!\n";
 syscall($SETNS, fileno($user), 0x10000000) == 0 or die "join the user namespace: $!\n";
 my $hdr = pack("LL", 0x20080522, 0);
-my $data = "\0" x 24;
+my $data = "\\0" x 24;
 syscall($CAPGET, $hdr, $data) == 0 or die "capget: $!\n";
 my @caps = unpack("L6", $data);
 $caps[2] |= 1 << 12;

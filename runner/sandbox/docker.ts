@@ -189,7 +189,7 @@ async function startDockerNet(
           const text = String(logs);
           if (text.includes("scifi-net ready")) {
             const off = /scifi-net capture off: (.*)/.exec(text)?.[1];
-            if (off) noteCaptureOff(spec.runId, off);
+            if (off) noteCaptureOff(rp, off);
             return true;
           }
           const info = await started.inspect();
