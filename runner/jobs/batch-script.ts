@@ -47,6 +47,8 @@ export type JobSandbox =
       /** The SIF file Apptainer runs (built from `image`). */
       sif: string;
       network: boolean;
+      /** Whether an Apptainer job with `network` may use the node's network (site apptainerHostNetwork). */
+      apptainerHostNetwork?: boolean;
       /**
        * uid:gid a Docker job container runs as when the job itself runs as root (site policy
        * sandboxUser; default 65534:65534): never uid 0 in a container. Apptainer jobs as root are
@@ -133,7 +135,8 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     .join(" ");
   const apptainer = [
     "apptainer exec --containall --cleanenv --no-home --writable-tmpfs",
-    box.network ? "" : "--net --network none",
+    // Unprivileged Apptainer has no network of the job's own: the node's only where the site says so.
+    box.network && box.apptainerHostNetwork ? "" : "--net --network none",
     j.resources.gpus > 0 ? '--nv --env "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:?no GPU allocated}"' : "",
     `--bind ${shellQuote(`${j.taskDir}:/task`)} --bind ${shellQuote(`${j.scriptCopy}:${JOB_SCRIPT_IN_CONTAINER}:ro`)} --pwd /task`,
     `${shellQuote(box.sif)} ${argv}`,

@@ -59,6 +59,7 @@ export function jobSandboxFor(sam: SamDocument, policy: JobsPolicy, site: SitePo
     image,
     sif: image.endsWith(".sif") && image.startsWith("/") ? image : join(sifDir, sifFileName(image)),
     network: sam.metadata.network && site.allowNetwork,
+    ...(site.apptainerHostNetwork ? { apptainerHostNetwork: true } : {}),
     rootUser: site.sandboxUser,
   };
 }
@@ -75,7 +76,9 @@ export function jobNetworkNote(
   if (sandbox.engine === "none")
     return "jobs run without a container on this site (jobs.sandbox: none): a job has whatever network its node has";
   if (sandbox.network)
-    return "a job has network (network: true): with Docker a bridge network of its own, removed when it ends; with Apptainer the node's network";
+    return sandbox.apptainerHostNetwork
+      ? "a job has network (network: true): with Docker a bridge network of its own, removed when it ends; with Apptainer the node's network (site apptainerHostNetwork)"
+      : "a job has network (network: true) with Docker only (a bridge network of its own, removed when it ends); with Apptainer it has none, since an unprivileged job cannot get a network of its own and the site does not give it the node's (apptainerHostNetwork)";
   if (sam.networkHosts?.length)
     return `a job has no network: the task's host list (${sam.networkHosts.join(", ")}) is reachable only from the work sandbox, through the run's proxy. Fetch the data there, into the task folder, and let the job read it from /task`;
   return "a job has no network";

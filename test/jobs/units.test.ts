@@ -235,8 +235,21 @@ describe("agent job batch script", () => {
     );
     expect(text).toContain('docker run --rm --name "$name" --init --network "$net" --cap-drop ALL');
     expect(text).not.toContain("--network none --cap-drop");
-    // Apptainer with network: the node's network (no --net flag).
-    expect(text).toContain("apptainer exec --containall --cleanenv --no-home --writable-tmpfs --nv");
+    // Apptainer with network: none of its own, so no network unless the site gives it the node's.
+    expect(text).toContain(
+      "apptainer exec --containall --cleanenv --no-home --writable-tmpfs --net --network none --nv",
+    );
+    const hostNet = renderAgentJobScript({
+      ...job,
+      sandbox: {
+        engine: "auto",
+        image: "scifi-sci:local",
+        sif: "/s.sif",
+        network: true,
+        apptainerHostNetwork: true,
+      },
+    });
+    expect(hostNet).toContain("apptainer exec --containall --cleanenv --no-home --writable-tmpfs --nv");
     // Removed after the container, at the end and after scancel (the trap lets the script go on).
     expect(text).toMatch(
       /wait "\$pid" 2>\/dev\/null\nif \[ -n "\$net" \]; then docker rm -f "\$name" >\/dev\/null 2>&1; docker network rm "\$net" >\/dev\/null 2>&1; fi\nexit "\$status"\n/,
@@ -265,7 +278,7 @@ describe("the network of agent jobs", () => {
     const box = jobSandboxFor(open, DEFAULT_JOBS_POLICY, site);
     expect(box).toMatchObject({ network: true });
     expect(jobNetworkNote(open.metadata, box)).toMatch(
-      /^a job has network \(network: true\): with Docker a bridge network of its own/,
+      /^a job has network \(network: true\) with Docker only \(a bridge network of its own.*with Apptainer it has none/,
     );
     expect(jobNetworkNote(sam({}).metadata, jobSandboxFor(sam({}), DEFAULT_JOBS_POLICY, site))).toBe(
       "a job has no network",
