@@ -2,6 +2,7 @@
 // The broker never submits the agent's file itself: it submits a script it wrote, whose only
 // directives are the granted ones (so `#SBATCH` lines in the agent's file cannot widen a grant),
 // and which runs a frozen copy of the agent's file (so it cannot be swapped after validation).
+import { egressFilterScript } from "../network/egress.ts";
 import { describeBytes, formatSlurmMemory, formatSlurmTime } from "./units.ts";
 
 /** Resources and placement of one job, already within the grant. */
@@ -49,6 +50,8 @@ export type JobSandbox =
       network: boolean;
       /** Whether an Apptainer job with `network` may use the node's network (site apptainerHostNetwork). */
       apptainerHostNetwork?: boolean;
+      /** The site's ranges a Docker job with `network` may still reach (allowedPrivateRanges). */
+      allowedPrivateRanges?: string[];
       /**
        * uid:gid a Docker job container runs as when the job itself runs as root (site policy
        * sandboxUser; default 65534:65534): never uid 0 in a container. Apptainer jobs as root are
@@ -122,7 +125,7 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
   const docker = [
     'docker run --rm --name "$name" --init',
     // With network: a bridge network of the job's own (never Docker's shared default bridge).
-    box.network ? '--network "$net"' : "--network none",
+    box.network ? '--network "container:$name-net"' : "--network none",
     "--cap-drop ALL --security-opt no-new-privileges",
     '--user "$user"',
     `--cpus ${j.resources.cpus} --memory ${formatSlurmMemory(j.resources.memoryBytes)} --pids-limit 1024`,
@@ -151,7 +154,7 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     `if [ "$(id -u)" = 0 ]; then user=${rootUser.uid}:${rootUser.gid}; fi`,
     'if [ "$engine" = apptainer ] && [ "$(id -u)" = 0 ]; then echo "scifi: this job runs as root, and Apptainer would run its container as root: refused (submit as a normal user, or use Docker)" >&2; exit 97; fi',
     'name="scifi-job-${SLURM_JOB_ID:-$$}"',
-    ...(box.network ? jobNetwork(j.runId) : []),
+    ...(box.network ? jobNetwork(j.runId, box) : []),
     // On scancel SLURM signals this shell: stop the container too, so nothing outlives the job.
     'trap \'[ "$engine" = docker ] && docker kill "$name" >/dev/null 2>&1; kill "$pid" 2>/dev/null\' TERM INT',
     `if [ "$engine" = docker ]; then ${docker} & else ${apptainer} & fi`,
@@ -161,7 +164,7 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     // The job's network goes with it (at its end, also after scancel: the trap above lets this run).
     ...(box.network
       ? [
-          'if [ -n "$net" ]; then docker rm -f "$name" >/dev/null 2>&1; docker network rm "$net" >/dev/null 2>&1; fi',
+          'if [ -n "$net" ]; then docker rm -f "$name" "$name-net" >/dev/null 2>&1; docker network rm "$net" >/dev/null 2>&1; fi',
         ]
       : []),
     'exit "$status"',
@@ -174,12 +177,36 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
  * inter-container traffic off, removed when the job ends. Created before the container starts; a
  * job whose network cannot be made fails (exit 97) instead of running on the default bridge.
  */
-function jobNetwork(runId: string): string[] {
+function jobNetwork(runId: string, box: Exclude<JobSandbox, { engine: "none" }>): string[] {
+  const labels = `--label scifi=1 --label ${shellQuote(`scifi.run=${runId}`)} --label "scifi.job=\${SLURM_JOB_ID:-$$}"`;
+  // The holder owns the job's namespace on that network with the egress filter in it (as for a
+  // network: true sandbox, runner/network/egress.ts): the node's own addresses, read on the node,
+  // and the private ranges refused unless the site lists them.
+  const filter = egressFilterScript(
+    { allow: ["*"], deny: [], allowedPrivateRanges: box.allowedPrivateRanges ?? [] },
+    [],
+    "NODE_ADDRS",
+  );
+  const holder = [
+    'docker run -d --name "$name-net" --init --network "$net" --user 0:0',
+    "--cap-drop ALL --cap-add NET_ADMIN --cap-add SETUID --cap-add SETGID --cap-add SETPCAP",
+    "--security-opt no-new-privileges --read-only --tmpfs /tmp:rw,nosuid,nodev,size=1m",
+    '--pids-limit 16 --memory 64m -e NODE_ADDRS="$(hostname -I 2>/dev/null)"',
+    labels,
+    `--entrypoint sh ${shellQuote(box.image)} -c ${shellQuote(`${filter}exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity\n`)}`,
+  ].join(" ");
   return [
     'net=""',
     'if [ "$engine" = docker ]; then',
     '  net="$name-net"',
-    `  docker network create --driver bridge --label scifi=1 --label ${shellQuote(`scifi.run=${runId}`)} --label "scifi.job=\${SLURM_JOB_ID:-$$}" -o com.docker.network.bridge.enable_icc=false "$net" >/dev/null || { echo "scifi: cannot create this job's own network $net" >&2; exit 97; }`,
+    `  docker network create --driver bridge ${labels} -o com.docker.network.bridge.enable_icc=false "$net" >/dev/null || { echo "scifi: cannot create this job's own network $net" >&2; exit 97; }`,
+    `  ${holder} >/dev/null || { docker network rm "$net" >/dev/null 2>&1; echo "scifi: cannot start this job's network filter" >&2; exit 97; }`,
+    '  i=0; until docker logs "$name-net" 2>&1 | grep -q "scifi-net filter on"; do',
+    '    i=$((i+1)); if [ $i -gt 150 ] || [ "$(docker inspect -f "{{.State.Running}}" "$name-net" 2>/dev/null)" != true ]; then',
+    '      echo "scifi: this job\'s network filter did not start (the image needs iptables and setpriv): $(docker logs "$name-net" 2>&1 | tail -3)" >&2',
+    '      docker rm -f "$name-net" >/dev/null 2>&1; docker network rm "$net" >/dev/null 2>&1; exit 97',
+    "    fi; sleep 0.1",
+    "  done",
     "fi",
   ];
 }

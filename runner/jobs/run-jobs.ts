@@ -60,6 +60,7 @@ export function jobSandboxFor(sam: SamDocument, policy: JobsPolicy, site: SitePo
     sif: image.endsWith(".sif") && image.startsWith("/") ? image : join(sifDir, sifFileName(image)),
     network: sam.metadata.network && site.allowNetwork,
     ...(site.apptainerHostNetwork ? { apptainerHostNetwork: true } : {}),
+    ...(site.allowedPrivateRanges.length ? { allowedPrivateRanges: [...site.allowedPrivateRanges] } : {}),
     rootUser: site.sandboxUser,
   };
 }

@@ -25,7 +25,12 @@ const shellSafe = (text: string) => /^[0-9a-fA-F.:/]+$/.test(text);
  * own addresses refused (REJECT, so a client fails at once with a clear error). IPv6 the same where
  * the namespace has it. Prints `scifi-net filter on` when every rule is in.
  */
-export function egressFilterScript(rules: NetworkRules, host: string[] = hostAddresses()): string {
+export function egressFilterScript(
+  rules: NetworkRules,
+  host: string[] = hostAddresses(),
+  /** Also refuse the addresses in this environment variable, read where the script runs (a job's node). */
+  hostVariable?: string,
+): string {
   const allowed = rules.allowedPrivateRanges.filter(shellSafe);
   const v4 = (t: string) => isIP(t.split("/")[0] ?? "") === 4;
   const refused = (type: "ipv4" | "ipv6") => [
@@ -41,6 +46,11 @@ export function egressFilterScript(rules: NetworkRules, host: string[] = hostAdd
         .filter((r) => (type === "ipv4" ? v4(r) : !v4(r)))
         .map((r) => `$${tool} -A OUTPUT -d ${r} -j ACCEPT`),
       ...refused(type).map((r) => `$${tool} -A OUTPUT -d ${r} -j REJECT`),
+      ...(hostVariable
+        ? [
+            `for a in $${hostVariable}; do case "$a" in *[!0-9a-fA-F.:]*|"") continue ;; esac; case "$a" in *:*) ${type === "ipv6" ? ";;" : "continue ;;"} *) ${type === "ipv6" ? "continue ;;" : ";;"} esac; $${tool} -A OUTPUT -d "$a" -j REJECT; done`,
+          ]
+        : []),
     ].join("\n");
   return [
     "set -e",

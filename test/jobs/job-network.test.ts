@@ -4,6 +4,8 @@
 // with no network, and submit_job says so.
 import { execFileSync } from "node:child_process";
 import { rm } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
+import { networkInterfaces } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
 import type { JobSandbox } from "../../runner/jobs/batch-script.ts";
 import { JobBroker } from "../../runner/jobs/broker.ts";
@@ -18,16 +20,22 @@ import { samMetadata, taskFolders, writeScript } from "./fixtures.ts";
 const roots: string[] = [];
 const brokers: JobBroker[] = [];
 const IMAGE = "scifi-base:bookworm";
+/** With network: the holder's egress filter needs iptables and setpriv (the scientific image). */
+const SCI_IMAGE = "scifi-sci:local";
 
 afterAll(async () => {
   for (const b of brokers) await b.cancelAll("test over").catch(() => undefined);
   for (const root of roots) await rm(root, { recursive: true, force: true });
 });
 
-async function makeBroker(sam: Partial<SamMetadata>, network: boolean) {
+async function makeBroker(
+  sam: Partial<SamMetadata>,
+  network: boolean,
+  over: Partial<Exclude<JobSandbox, { engine: "none" }>> = {},
+) {
   const folders = await taskFolders("jobnet");
   roots.push(folders.root);
-  const sandbox: JobSandbox = { engine: "docker", image: IMAGE, sif: "/none.sif", network };
+  const sandbox: JobSandbox = { engine: "docker", image: IMAGE, sif: "/none.sif", network, ...over };
   const broker = new JobBroker({
     runId: `jobnet-${Date.now()}`,
     taskDir: folders.taskDir,
@@ -70,9 +78,18 @@ const ctx = {
 describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
   "the network of agent jobs (SLURM, Docker)",
   () => {
-    it("network: true: a bridge network of the job's own, not the default bridge; gone when the job ends and after scancel", async () => {
-      const { broker, taskDir, lend } = await makeBroker({ network: true }, true);
-      await writeScript(taskDir, "net.sh", 'echo "interfaces=$(grep -c : /proc/net/dev)"\nsleep 6');
+    it("network: true: a bridge network of the job's own behind the egress filter, not the default bridge; gone when the job ends and after scancel", async () => {
+      // A service on this node (the job's node): the filter refuses it, unless the site lists it.
+      const service = createServer((c) => c.end("node service\n"));
+      await new Promise<void>((r) => service.listen(0, "0.0.0.0", () => r()));
+      const port = (service.address() as AddressInfo).port;
+      const nodeAddress =
+        Object.values(networkInterfaces())
+          .flat()
+          .find((i) => i && i.family === "IPv4" && !i.internal)?.address ?? "";
+      const probe = `python3 -c 'import socket\ntry:\n  socket.create_connection(("${nodeAddress}", ${port}), timeout=5).close(); print("node=OK")\nexcept Exception as e: print("node=NO", type(e).__name__)'`;
+      const { broker, taskDir, lend } = await makeBroker({ network: true }, true, { image: SCI_IMAGE });
+      await writeScript(taskDir, "net.sh", `echo "interfaces=$(grep -c : /proc/net/dev)"\n${probe}\nsleep 6`);
       lend();
       const job = await broker.submit({ script: "net.sh", time: 2, memory: "200M" });
       const name = `scifi-job-${job.jobId}`;
@@ -80,11 +97,14 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(await until(() => docker(["ps", "-q", "--filter", `name=^${name}$`]) !== "", 120_000)).toBe(
         true,
       );
-      // The container is on the job's network and nothing else.
+      // The holder is on the job's network and nothing else; the job's container is in its namespace.
       const networks = JSON.parse(
-        docker(["inspect", name, "--format", "{{json .NetworkSettings.Networks}}"]) || "{}",
+        docker(["inspect", net, "--format", "{{json .NetworkSettings.Networks}}"]) || "{}",
       ) as Record<string, unknown>;
       expect(Object.keys(networks)).toEqual([net]);
+      expect(docker(["inspect", name, "--format", "{{.HostConfig.NetworkMode}}"])).toBe(
+        `container:${docker(["inspect", net, "--format", "{{.Id}}"])}`,
+      );
       const info = JSON.parse(docker(["network", "inspect", net]) || "[]") as {
         Driver: string;
         Labels: Record<string, string>;
@@ -98,7 +118,18 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       });
       expect(info[0]?.Options["com.docker.network.bridge.enable_icc"]).toBe("false");
       expect(await broker.status(job.jobId, 120_000).then((s) => s.state)).toBe("COMPLETED");
-      expect((await broker.output(job.jobId)).text).toBe("interfaces=2\n");
+      expect((await broker.output(job.jobId)).text).toBe("interfaces=2\nnode=NO ConnectionRefusedError\n");
+      // The control: the same job where the site lists the node's address reaches the service.
+      const allowed = await makeBroker({ network: true }, true, {
+        image: SCI_IMAGE,
+        allowedPrivateRanges: [`${nodeAddress}/32`],
+      });
+      await writeScript(allowed.taskDir, "net.sh", probe);
+      allowed.lend();
+      const control = await allowed.broker.submit({ script: "net.sh", time: 2, memory: "200M" });
+      expect(await allowed.broker.status(control.jobId, 120_000).then((st) => st.state)).toBe("COMPLETED");
+      expect((await allowed.broker.output(control.jobId)).text).toBe("node=OK\n");
+      service.close();
       expect(
         await until(() => docker(["network", "ls", "-q", "--filter", `name=^${net}$`]) === "", 20_000),
       ).toBe(true);

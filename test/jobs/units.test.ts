@@ -231,9 +231,18 @@ describe("agent job batch script", () => {
       'net=""\nif [ "$engine" = docker ]; then\n  net="$name-net"\n' +
         '  docker network create --driver bridge --label scifi=1 --label scifi.run=r1 --label "scifi.job=${SLURM_JOB_ID:-$$}" ' +
         '-o com.docker.network.bridge.enable_icc=false "$net" >/dev/null || ' +
-        '{ echo "scifi: cannot create this job\'s own network $net" >&2; exit 97; }\nfi\n',
+        '{ echo "scifi: cannot create this job\'s own network $net" >&2; exit 97; }\n',
     );
-    expect(text).toContain('docker run --rm --name "$name" --init --network "$net" --cap-drop ALL');
+    // A holder with the egress filter owns the namespace (the node's addresses read on the node).
+    expect(text).toContain(
+      'docker run -d --name "$name-net" --init --network "$net" --user 0:0 --cap-drop ALL --cap-add NET_ADMIN',
+    );
+    expect(text).toContain('-e NODE_ADDRS="$(hostname -I 2>/dev/null)"');
+    expect(text).toContain("-j REJECT");
+    expect(text).toContain('until docker logs "$name-net" 2>&1 | grep -q "scifi-net filter on"');
+    expect(text).toContain(
+      'docker run --rm --name "$name" --init --network "container:$name-net" --cap-drop ALL',
+    );
     expect(text).not.toContain("--network none --cap-drop");
     // Apptainer with network: none of its own, so no network unless the site gives it the node's.
     expect(text).toContain(
@@ -252,11 +261,16 @@ describe("agent job batch script", () => {
     expect(hostNet).toContain("apptainer exec --containall --cleanenv --no-home --writable-tmpfs --nv");
     // Removed after the container, at the end and after scancel (the trap lets the script go on).
     expect(text).toMatch(
-      /wait "\$pid" 2>\/dev\/null\nif \[ -n "\$net" \]; then docker rm -f "\$name" >\/dev\/null 2>&1; docker network rm "\$net" >\/dev\/null 2>&1; fi\nexit "\$status"\n/,
+      /wait "\$pid" 2>\/dev\/null\nif \[ -n "\$net" \]; then docker rm -f "\$name" "\$name-net" >\/dev\/null 2>&1; docker network rm "\$net" >\/dev\/null 2>&1; fi\nexit "\$status"\n/,
     );
-    const order = ["docker network create", "trap ", "docker run", "docker network rm"].map((t) =>
-      text.indexOf(t),
-    );
+    // The network and its holder first, then the trap and the job's container; the removal last.
+    const order = [
+      text.indexOf("docker network create"),
+      text.indexOf('docker run -d --name "$name-net"'),
+      text.indexOf("trap "),
+      text.indexOf('docker run --rm --name "$name"'),
+      text.lastIndexOf("docker network rm"),
+    ];
     expect(order).toEqual([...order].sort((a, b) => a - b));
   });
 });
