@@ -55,6 +55,8 @@ export function egressFilterScript(
   return [
     "set -e",
     "export XTABLES_LOCKFILE=/tmp/.scifi-xtables.lock",
+    'command -v iptables >/dev/null || { echo "the image has no iptables" >&2; exit 1; }',
+    'command -v setpriv >/dev/null || { echo "the image has no setpriv" >&2; exit 1; }',
     "ipt=iptables",
     "$ipt -L OUTPUT >/dev/null 2>&1 || ipt=iptables-legacy",
     block("ipt", "ipv4"),

@@ -39,6 +39,7 @@ export const CATCH_UDP_PORT = 3130;
  */
 export const CAPTURE_SH = `set -e
 export XTABLES_LOCKFILE=/tmp/.scifi-xtables.lock
+for tool in ip iptables; do command -v $tool >/dev/null || { echo "the image has no $tool" >&2; exit 1; }; done
 ip route replace local 0.0.0.0/0 dev lo
 ipt=iptables
 $ipt -t nat -L OUTPUT >/dev/null 2>&1 || ipt=iptables-legacy

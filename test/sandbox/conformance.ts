@@ -52,6 +52,8 @@ export interface ConformanceOptions {
   hostAddresses?: string[];
   /** Whether a network-granted sandbox can reach the host listener (the positive control). Default true. */
   networkControl?: boolean;
+  /** The image `network: true` sandboxes use (Docker's egress filter needs iptables in it). */
+  networkImage?: string;
   /** Whether the sandbox named `runId` still exists in the engine (checked after stop()). */
   exists?: (runId: string) => Promise<boolean>;
   /** Extra spec fields every sandbox in the suite gets (e.g. labels, env). */
@@ -565,16 +567,33 @@ export function sandboxConformance(
       });
 
       it.runIf(options.networkControl ?? true)(
-        "positive control: a network-granted sandbox does reach the host port",
+        "network: true keeps this host out unless the site lists its addresses (then it reaches the host port: the control)",
         async () => {
           const listener = await listen();
           try {
-            const net = await start({ network: true });
             const addresses = options.hostAddresses ?? localAddresses();
+            // Directly, or (Apptainer: network: true goes through the run's proxy) by CONNECT.
             const script = addresses
-              .map((a) => `(exec 3<>/dev/tcp/${a}/${listener.port}) 2>/dev/null && echo connected-${a}`)
+              .map(
+                (a) =>
+                  `{ (exec 3<>/dev/tcp/${a}/${listener.port}; printf x >&3; timeout 2 cat <&3) 2>/dev/null | grep -q "hello from the host" || ` +
+                  `{ [ -n "$HTTPS_PROXY" ] && (exec 3<>/dev/tcp/127.0.0.1/3128; printf "CONNECT ${a}:${listener.port} HTTP/1.1\\r\\n\\r\\n" >&3; timeout 2 head -c 12 <&3) 2>/dev/null | grep -q " 200"; }; } && echo connected-${a}`,
+              )
               .join("; ");
-            const r = await net.exec(["bash", "-c", `${script}; true`], { timeoutMs: 20_000 });
+            const image = options.networkImage ? { image: options.networkImage } : {};
+            const closed = await start({ network: true, ...image });
+            const refused = await closed.exec(["bash", "-c", `${script}; true`], { timeoutMs: 60_000 });
+            expect(refused.stdout).not.toContain("connected-");
+            expect(listener.connections()).toBe(0);
+            const open = await start({
+              ...image,
+              network: true,
+              openNetwork: {
+                rules: { allow: ["*"], deny: [], allowedPrivateRanges: addresses.map((a) => `${a}/32`) },
+                apptainerHostNetwork: false,
+              },
+            });
+            const r = await open.exec(["bash", "-c", `${script}; true`], { timeoutMs: 60_000 });
             expect(r.stdout).toContain("connected-");
             expect(listener.connections()).toBeGreaterThan(0);
           } finally {

@@ -25,6 +25,8 @@ sandboxConformance(
   },
   {
     image: "scifi-base:bookworm",
+    // network: true sandboxes need iptables for the egress filter (built by CI's image step).
+    networkImage: "scifi-sci:local",
     skip: !haveDocker,
     exists: async (runId) =>
       docker
