@@ -375,10 +375,13 @@ async function extensionsFor(
   approvals: ApprovalGate | undefined,
 ): Promise<RunExtension[]> {
   const own = [...(options.extensions ?? [])];
-  // A host list: every connection through the run's proxy goes on the history.
-  if (sam.metadata.networkHosts?.length) {
+  // A host list, or network: true (Apptainer goes through the run's proxy): every connection the
+  // proxy sees or the capture catches goes on the history.
+  if (sam.metadata.network || sam.metadata.networkHosts?.length) {
     const { networkRecordsExtension } = await import("../network/records.ts");
     own.push(networkRecordsExtension(runId));
+  }
+  if (sam.metadata.networkHosts?.length) {
     // `network` in approval: a host not on the list can be asked for, and approved, at run time.
     if (approvals?.requires("network")) {
       const { hostApprovalExtension } = await import("../network/approve-hosts.ts");
