@@ -53,6 +53,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "examples.inner.ts",
         "grant.inner.ts",
         "network.inner.ts",
+        "pdf-pages.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),
