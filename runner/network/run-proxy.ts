@@ -168,6 +168,12 @@ def caught_udp(s):
             s.sendto(q[:2] + bytes([0x80 | (q[2] & 0x01), 0x85]) + q[4:6] + b"\\0" * 6 + q[12:end], peer)
         except OSError:
             pass
+def start(target, c, *args):
+    # A flood that exhausts the threads (the pids limit) refuses that connection, never the forwarder.
+    try:
+        threading.Thread(target=target, args=(c, *args), daemon=True).start()
+    except RuntimeError:
+        c.close()
 def catch_listeners():
     for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         try:
@@ -177,8 +183,11 @@ def catch_listeners():
             t.listen(64)
             def accept(t=t, v6=fam == socket.AF_INET6):
                 while True:
-                    c, _ = t.accept()
-                    threading.Thread(target=caught_tcp, args=(c, v6), daemon=True).start()
+                    try:
+                        c, _ = t.accept()
+                    except OSError:
+                        continue
+                    start(caught_tcp, c, v6)
             threading.Thread(target=accept, daemon=True).start()
             u = socket.socket(fam, socket.SOCK_DGRAM)
             u.bind((host, ${CATCH_UDP_PORT}))
@@ -192,9 +201,12 @@ s.bind(("127.0.0.1", ${PROXY_PORT}))
 s.listen(256)
 print("scifi-net ready", flush=True)
 while True:
-    c, _ = s.accept()
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
+    try:
+        c, _ = s.accept()
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:
+        continue
+    start(serve, c)
 `;
 
 /** The forwarder in Node (CommonJS), for images without python3 (Apptainer binds the runner's node). */
