@@ -15,6 +15,7 @@ import Docker from "dockerode";
 import { createDockerBackend } from "../runner/sandbox/docker.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { taskFolderSpec } from "../test/helpers/spec.ts";
+import { type TestNet, testNet } from "../test/network/test-hosts.ts";
 
 const IMAGE = "scifi-sci:local";
 const SIZE = 100 * 1000 * 1000;
@@ -42,40 +43,11 @@ export async function run(): Promise<BenchResult[]> {
   const containers: Docker.Container[] = [];
   const backend = createDockerBackend({ proxy: { hosts, systemResolver: false } });
   let sandbox: Awaited<ReturnType<typeof backend.start>> | undefined;
+  let net: TestNet | undefined;
   try {
-    await docker.createNetwork({
-      Name: netName,
-      Driver: "bridge",
-      IPAM: { Config: [{ Subnet: "10.213.9.0/24" }] },
-    });
-    const testHost = async (shape?: string) => {
-      const serve = "exec setpriv --reuid=65534 --regid=65534 --clear-groups python3 /srv/test-host.py";
-      const c = await docker.createContainer({
-        Image: IMAGE,
-        Entrypoint: [
-          "sh",
-          "-c",
-          shape
-            ? `tc qdisc replace dev eth0 root tbf rate ${shape} burst 1mb latency 50ms && ${serve}`
-            : serve,
-        ],
-        User: "0:0",
-        HostConfig: {
-          NetworkMode: netName,
-          CapDrop: ["ALL"],
-          CapAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
-          Binds: [`${join(root, "test/network/test-host.py")}:/srv/test-host.py:ro`],
-        },
-      });
-      containers.push(c);
-      await c.start();
-      await new Promise((r) => setTimeout(r, 300));
-      const info = await c.inspect();
-      if (!info.State.Running) throw new Error(`test host (${shape ?? "unshaped"}) exited`);
-      return info.NetworkSettings.Networks[netName]?.IPAddress ?? "";
-    };
-    const ip = await testHost();
-    const shapedIp = await testHost(LINK);
+    net = await testNet(netName, "10.213.9.0/24", IMAGE);
+    const ip = await net.host();
+    const shapedIp = await net.host({ shape: LINK });
     hosts["data.test"] = [ip];
     hosts["link.test"] = [shapedIp];
     // Without the proxy: a container on the test host's network, the same client.
@@ -152,10 +124,7 @@ export async function run(): Promise<BenchResult[]> {
   } finally {
     await sandbox?.stop().catch(() => undefined);
     for (const c of containers) await c.remove({ force: true }).catch(() => undefined);
-    await docker
-      .getNetwork(netName)
-      .remove()
-      .catch(() => undefined);
+    await net?.remove();
   }
 }
 

@@ -17,7 +17,6 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApprovalView, pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
 import { readTape } from "../../runner/audit/verify.ts";
@@ -27,9 +26,9 @@ import { readHistory } from "../../runner/memory/history.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { killChild, REPO, waitFor } from "../loop/harness.ts";
+import { type TestNet, testNet } from "./test-hosts.ts";
 
 const haveDocker = hasEngine("docker");
-const docker = new Docker();
 const IMAGE = "scifi-sci:local";
 const SUBNET = "10.213.61.0/24";
 const stamp = `${process.pid}-${Date.now()}`;
@@ -39,35 +38,18 @@ const FIXTURES = join(REPO, "test", "fixtures", "network");
 const CLI = join(REPO, "bin", "scifi.js");
 const resolverHosts: Record<string, string[]> = {};
 let root = "";
+let net: TestNet | undefined;
 
 describe.skipIf(!haveDocker)("a host approved at run time (docker, real proxy)", () => {
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "scifi-approvehost-"));
-    await docker.createNetwork({ Name: TEST_NET, Driver: "bridge", IPAM: { Config: [{ Subnet: SUBNET }] } });
-    const host = await docker.createContainer({
-      name: HOST_NAME,
-      Image: IMAGE,
-      Entrypoint: ["python3", "/srv/test-host.py"],
-      User: "65534:65534",
-      HostConfig: {
-        NetworkMode: TEST_NET,
-        Binds: [`${resolve("test/network/test-host.py")}:/srv/test-host.py:ro`],
-      },
-    });
-    await host.start();
-    const ip = (await host.inspect()).NetworkSettings.Networks[TEST_NET]?.IPAddress ?? "";
+    net = await testNet(TEST_NET, SUBNET, IMAGE);
+    const ip = await net.host({ name: HOST_NAME });
     for (const name of ["data.test", "other.test", "far.example"]) resolverHosts[name] = [ip];
   }, 120_000);
 
   afterAll(async () => {
-    await docker
-      .getContainer(HOST_NAME)
-      .remove({ force: true })
-      .catch(() => undefined);
-    await docker
-      .getNetwork(TEST_NET)
-      .remove()
-      .catch(() => undefined);
+    await net?.remove();
     if (root) rmSync(root, { recursive: true, force: true });
   }, 60_000);
 

@@ -15,6 +15,7 @@ import { containerName, createDockerBackend } from "../../runner/sandbox/docker.
 import type { Sandbox } from "../../runner/sandbox/types.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
+import { type TestNet, testNet } from "./test-hosts.ts";
 
 const haveDocker = hasEngine("docker");
 const docker = new Docker();
@@ -25,6 +26,7 @@ const TEST_NET = `scifi-nettest-${stamp}`;
 const HOST_NAME = `scifi-nettest-host-${stamp}`;
 
 let hostIp = "";
+let net: TestNet | undefined;
 let bridgeIp = "";
 let certs = "";
 const records: ConnectionRecord[] = [];
@@ -87,20 +89,8 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     );
     chmodSync(join(certs, "key.pem"), 0o644);
     chmodSync(certs, 0o755);
-    await docker.createNetwork({ Name: TEST_NET, Driver: "bridge", IPAM: { Config: [{ Subnet: SUBNET }] } });
-    const host = await docker.createContainer({
-      name: HOST_NAME,
-      Image: IMAGE,
-      Entrypoint: ["python3", "/srv/test-host.py"],
-      User: "65534:65534",
-      HostConfig: {
-        NetworkMode: TEST_NET,
-        Binds: [`${resolve("test/network/test-host.py")}:/srv/test-host.py:ro`, `${certs}:/certs:ro`],
-      },
-    });
-    await host.start();
-    const info = await host.inspect();
-    hostIp = info.NetworkSettings.Networks[TEST_NET]?.IPAddress ?? "";
+    net = await testNet(TEST_NET, SUBNET, IMAGE);
+    hostIp = await net.host({ name: HOST_NAME, certs });
     const bridge = await docker.getNetwork("bridge").inspect();
     bridgeIp = bridge.IPAM?.Config?.[0]?.Gateway ?? "172.17.0.1";
     // The proxy's own resolver: names for the test host, a loopback name and the host's bridge address.
@@ -135,14 +125,7 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
 
   afterAll(async () => {
     for (const s of started) await s.stop().catch(() => undefined);
-    await docker
-      .getContainer(HOST_NAME)
-      .remove({ force: true })
-      .catch(() => undefined);
-    await docker
-      .getNetwork(TEST_NET)
-      .remove()
-      .catch(() => undefined);
+    await net?.remove();
   }, 60_000);
 
   const last = (host: string) => records.findLast((r) => r.host === host);
@@ -198,7 +181,9 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     expect(await probe(sb, "fetch", "http://peer.test:8080/")).toMatch(/^NO 403 .*private/);
     expect(last("peer.test")).toMatchObject({ allowed: false, rule: "private-address" });
     expect(await probe(sb, "fetch", `http://${peerIp}:8080/`)).toMatch(/^NO 403/);
-    expect(await probe(sb, "direct", peerIp, "8080")).toMatch(/^NO scifi network proxy: a direct connection to .* is refused/);
+    expect(await probe(sb, "direct", peerIp, "8080")).toMatch(
+      /^NO scifi network proxy: a direct connection to .* is refused/,
+    );
   });
 
   it("has no other way out: direct connections, DNS, and proxy-variable bypasses", async () => {
