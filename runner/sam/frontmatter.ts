@@ -1,6 +1,8 @@
-// Front matter: gray-matter splits it off, and `yaml` (as gray-matter's only engine) parses it into
-// a Document that keeps source ranges, so metadata errors point at the offending key. Hostile YAML
-// is neutralised here: no custom tags, no `__proto__` keys, alias expansion capped, no JS engines.
+// Front matter: gray-matter splits it off, and the YAML is read into MetaNodes that keep source
+// offsets, so metadata errors point at the offending key. Plain front matter takes js-yaml's event
+// parser (yaml-fast.ts); anything else, and anything malformed, the `yaml` package's Document, the
+// reference. Hostile YAML is neutralised here: no custom tags, no `__proto__` keys, alias expansion
+// capped, no JS engines.
 import matter from "gray-matter";
 import {
   type Document,
@@ -8,6 +10,7 @@ import {
   isAlias,
   isMap,
   isScalar,
+  isSeq,
   type Node,
   type ParseOptions,
   parseDocument,
@@ -15,10 +18,11 @@ import {
   visit,
 } from "yaml";
 import type { DiagnosticSink } from "./diagnostics.ts";
+import { fastFrontMatter, type MetaDoc, type MetaNode, type MetaPair } from "./yaml-fast.ts";
 
 export interface FrontMatter {
-  /** The YAML document, or undefined when there is no front matter or it is malformed. */
-  doc?: Document;
+  /** The YAML's top level, or undefined when there is no front matter, it is empty or malformed. */
+  doc?: MetaDoc;
   /** Offset in the file text where the YAML text starts (YAML ranges are relative to it). */
   yamlStart: number;
   /** True when the front matter is so broken that the body cannot be found (never closed). */
@@ -57,7 +61,7 @@ const rejectEngine = {
 const ENGINES = {
   // gray-matter cuts the block before the closing `\n---`, leaving a CRLF file's last `\r` alone,
   // which yaml reads as stray content; a space keeps every offset the same.
-  yaml: { parse: (text: string) => ({ doc: parseDocument(text.replace(/\r$/, " "), YAML_OPTIONS) }) },
+  yaml: { parse: (text: string) => ({ yaml: text.replace(/\r$/, " ") }) },
   javascript: rejectEngine,
   js: rejectEngine,
   json: rejectEngine,
@@ -101,7 +105,7 @@ function splitAt(text: string, sink: DiagnosticSink, origin: number): FrontMatte
     );
     return { yamlStart, body: "", bodyStart: text.length, skipBody: true };
   }
-  let file: { data: { doc?: Document }; content: string };
+  let file: { data: { yaml?: string }; content: string };
   try {
     file = matter(text, { engines: ENGINES }) as unknown as typeof file;
   } catch (error) {
@@ -116,10 +120,40 @@ function splitAt(text: string, sink: DiagnosticSink, origin: number): FrontMatte
     return { yamlStart, body: text.slice(bodyStart), bodyStart };
   }
   const bodyStart = text.length - file.content.length;
-  const doc = file.data.doc;
-  if (doc && !checkYaml(doc, text.slice(yamlStart), yamlStart + origin, sink))
+  const yaml = file.data.yaml;
+  if (yaml === undefined) return { yamlStart, body: file.content, bodyStart };
+  const fast = fastFrontMatter(yaml);
+  if (fast) return { doc: fast, yamlStart, body: file.content, bodyStart };
+  const doc = parseDocument(yaml, YAML_OPTIONS);
+  if (!checkYaml(doc, text.slice(yamlStart), yamlStart + origin, sink))
     return { yamlStart, body: file.content, bodyStart };
-  return { doc, yamlStart, body: file.content, bodyStart };
+  return { doc: metaDoc(doc), yamlStart, body: file.content, bodyStart };
+}
+
+/** The Document's top level as MetaNodes (values converted to JS when read, as before). */
+function metaDoc(doc: Document): MetaDoc | undefined {
+  const contents = doc.contents;
+  if (contents === null || contents === undefined) return undefined;
+  if (!isMap(contents)) return { kind: "other", start: contents.range?.[0] ?? 0 };
+  const pairs: MetaPair[] = contents.items.map((pair) => {
+    const key = pair.key as Node | null;
+    const value = pair.value as Node | null;
+    return {
+      key: isScalar(key) && typeof key.value === "string" ? key.value : undefined,
+      keyStart: key?.range?.[0] ?? 0,
+      value: value ? metaNode(doc, value) : undefined,
+    };
+  });
+  return { kind: "map", pairs };
+}
+
+function metaNode(doc: Document, node: Node | null): MetaNode {
+  if (!node) return { start: 0, value: () => null };
+  return {
+    start: node.range?.[0] ?? 0,
+    ...(isSeq(node) ? { items: node.items.map((item) => metaNode(doc, item as Node | null)) } : {}),
+    value: () => node.toJS(doc, { maxAliasCount: MAX_ALIAS_COUNT }),
+  };
 }
 
 /** Reports YAML syntax errors and hostile constructs; true when the document is safe to read. */

@@ -1,7 +1,6 @@
 // The metadata schema: exactly the documented keys (snake_case in YAML), each validated with zod
 // and normalised (units to seconds, bytes, USD). Errors point at the offending key or value and say
 // what was expected with an example; unknown keys get a "did you mean".
-import { type Document, isMap, isScalar, isSeq, type Node, type Pair } from "yaml";
 import { z } from "zod";
 import {
   APPROVAL_ACTIONS,
@@ -12,10 +11,10 @@ import {
 } from "../approval/actions.ts";
 import { parseHostRule } from "../network/proxy.ts";
 import type { DiagnosticSink } from "./diagnostics.ts";
-import { MAX_ALIAS_COUNT } from "./frontmatter.ts";
 import { closest } from "./suggest.ts";
 import type { MountRequest, SamMetadata } from "./types.ts";
 import { parseDuration, parseSize, parseUsd } from "./units.ts";
+import type { MetaDoc, MetaNode } from "./yaml-fast.ts";
 
 /** What a value failed on: a plain type mismatch or a string that is not a valid unit/value. */
 type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -25,13 +24,13 @@ interface KeySpec {
   expected: string;
   example: string;
   /** Validates the YAML node (value already converted to JS) and stores it into the metadata. */
-  apply: (meta: SamMetadata, value: unknown, node: Node, ctx: KeyContext) => void;
+  apply: (meta: SamMetadata, value: unknown, node: MetaNode, ctx: KeyContext) => void;
 }
 
 interface KeyContext {
   key: string;
   sink: DiagnosticSink;
-  at: (node: Node | null | undefined) => number;
+  at: (node: MetaNode | null | undefined) => number;
   spec: KeySpec;
   /** Offsets of list items, for keys whose items are checked later (subtasks, check_assets). */
   itemOffsets: Map<string, number[]>;
@@ -43,7 +42,7 @@ const nameList = z.array(slug);
 const positiveInt = z.number().int().positive();
 const relativePath = z.string().min(1);
 
-function typeError(ctx: KeyContext, node: Node | null | undefined, value: unknown): void {
+function typeError(ctx: KeyContext, node: MetaNode | null | undefined, value: unknown): void {
   ctx.sink.error(
     ctx.at(node),
     `\`${ctx.key}\`: expected ${ctx.spec.expected}, got ${describe(value)}; for example \`${ctx.spec.example}\``,
@@ -69,12 +68,13 @@ function simple<T>(
 }
 
 /** `network`: a boolean, or a list of host rules (`host`, `*.host`, either with `:port`). */
-function applyNetwork(meta: SamMetadata, value: unknown, node: Node, ctx: KeyContext): void {
+function applyNetwork(meta: SamMetadata, value: unknown, node: MetaNode, ctx: KeyContext): void {
   if (typeof value === "boolean") {
     meta.network = value;
     return;
   }
-  if (!Array.isArray(value) || !isSeq(node)) {
+  const items = node.items;
+  if (!Array.isArray(value) || !items) {
     typeError(ctx, node, value);
     return;
   }
@@ -84,7 +84,7 @@ function applyNetwork(meta: SamMetadata, value: unknown, node: Node, ctx: KeyCon
     if (rule) hosts.push(rule.text);
     else
       ctx.sink.error(
-        ctx.at(node.items[i] as Node),
+        ctx.at(items[i]),
         `\`network\`: ${describe(item)} is not a host; write \`data.example.org\`, \`*.example.org\` (its subdomains) or \`host:port\``,
       );
   });
@@ -121,11 +121,12 @@ function pathList(expected: string, example: string, store: (m: SamMetadata, v: 
     example,
     apply(meta, value, node, ctx) {
       const parsed = z.array(relativePath).safeParse(value);
-      if (!parsed.success || !isSeq(node)) {
+      const items = node.items;
+      if (!parsed.success || !items) {
         typeError(ctx, node, value);
         return;
       }
-      const offsets = node.items.map((item) => ctx.at(item as Node));
+      const offsets = items.map((item) => ctx.at(item));
       const kept: string[] = [];
       const keptOffsets: number[] = [];
       parsed.data.forEach((path, i) => {
@@ -245,19 +246,16 @@ export const KEYS: Record<string, KeySpec> = {
     apply(meta, value, node, ctx) {
       const parsed = nameList.safeParse(value);
       if (!parsed.success) return typeError(ctx, node, value);
-      const items = isSeq(node) ? node.items : [];
+      const items = node.items ?? [];
       const kept: ApprovalAction[] = [];
       parsed.data.forEach((name, i) => {
         const unenforced = isApprovalAction(name) ? notEnforcedMessage(name) : undefined;
         if (isApprovalAction(name) && !unenforced) {
           if (!kept.includes(name)) kept.push(name);
         } else if (unenforced) {
-          ctx.sink.error(ctx.at((items[i] as Node | undefined) ?? node), `\`approval\`: ${unenforced}`);
+          ctx.sink.error(ctx.at(items[i] ?? node), `\`approval\`: ${unenforced}`);
         } else {
-          ctx.sink.error(
-            ctx.at((items[i] as Node | undefined) ?? node),
-            `\`approval\`: ${unknownActionMessage(name)}`,
-          );
+          ctx.sink.error(ctx.at(items[i] ?? node), `\`approval\`: ${unknownActionMessage(name)}`);
         }
       });
       meta.approval = kept;
@@ -323,7 +321,8 @@ export interface MetadataResult {
 }
 
 export interface MetadataOptions {
-  doc: Document | undefined;
+  /** The front matter's top level (yaml-fast.ts), or undefined when there is none or it is malformed. */
+  doc: MetaDoc | undefined;
   yamlStart: number;
   sink: DiagnosticSink;
   defaultName: string;
@@ -337,35 +336,43 @@ export function readMetadata(options: MetadataOptions): MetadataResult {
   const { doc, yamlStart, sink } = options;
   const metadata = defaultMetadata(options.defaultName);
   const itemOffsets = new Map<string, number[]>();
-  const contents = doc?.contents;
-  if (!doc || contents === null || contents === undefined) return { metadata, itemOffsets };
-  const at = (node: Node | null | undefined) => yamlStart + (node?.range?.[0] ?? 0);
-  if (!isMap(contents)) {
-    sink.error(at(contents), "front matter must be `key: value` lines (a YAML mapping), e.g. `walltime: 2h`");
+  if (!doc) return { metadata, itemOffsets };
+  const at = (node: MetaNode | null | undefined) => yamlStart + (node?.start ?? 0);
+  if (doc.kind !== "map") {
+    sink.error(
+      yamlStart + doc.start,
+      "front matter must be `key: value` lines (a YAML mapping), e.g. `walltime: 2h`",
+    );
     return { metadata, itemOffsets };
   }
-  for (const pair of contents.items as Pair<Node, Node>[]) {
-    const keyNode = pair.key;
-    if (!isScalar(keyNode) || typeof keyNode.value !== "string") {
-      sink.error(at(keyNode), "metadata keys must be plain words, e.g. `walltime`");
+  for (const pair of doc.pairs) {
+    const keyAt = yamlStart + pair.keyStart;
+    const key = pair.key;
+    if (key === undefined) {
+      sink.error(keyAt, "metadata keys must be plain words, e.g. `walltime`");
       continue;
     }
-    const key = keyNode.value;
     const spec = KEYS[key];
     if (!spec) {
-      sink.error(at(keyNode), unknownKeyMessage(key, options.allowedKeys ?? Object.keys(KEYS)));
+      sink.error(keyAt, unknownKeyMessage(key, options.allowedKeys ?? Object.keys(KEYS)));
       continue;
     }
     if (options.allowedKeys && !options.allowedKeys.includes(key)) {
       sink.error(
-        at(keyNode),
+        keyAt,
         `\`${key}\` is not allowed in a referenced sub-SAM file; only ${options.allowedKeys.map((k) => `\`${k}\``).join(" and ")} are (resources are requested by the top-level SAM${options.rootFile ? ` ${options.rootFile}` : ""})`,
       );
       continue;
     }
     const valueNode = pair.value;
-    const value = valueNode ? valueNode.toJS(doc, { maxAliasCount: MAX_ALIAS_COUNT }) : null;
-    spec.apply(metadata, value, valueNode ?? keyNode, { key, sink, at, spec, itemOffsets });
+    const value = valueNode ? valueNode.value() : null;
+    spec.apply(metadata, value, valueNode ?? { start: pair.keyStart, value: () => null }, {
+      key,
+      sink,
+      at,
+      spec,
+      itemOffsets,
+    });
   }
   return { metadata, itemOffsets };
 }
@@ -410,14 +417,15 @@ const MOUNT_KEYS = ["host", "container", "mode"];
 const MOUNT_FORMS =
   "write `host:container[:ro|rw]` or `{host: ..., container: ..., mode: ro}`, e.g. `/data/run1:/data:ro`";
 
-function applyMounts(meta: SamMetadata, value: unknown, node: Node, ctx: KeyContext): void {
-  if (!Array.isArray(value) || !isSeq(node)) {
+function applyMounts(meta: SamMetadata, value: unknown, node: MetaNode, ctx: KeyContext): void {
+  const items = node.items;
+  if (!Array.isArray(value) || !items) {
     typeError(ctx, node, value);
     return;
   }
   const seen = new Map<string, number>();
   value.forEach((entry, i) => {
-    const itemNode = node.items[i] as Node | undefined;
+    const itemNode = items[i];
     const offset = ctx.at(itemNode ?? node);
     const mount = parseMount(entry);
     if (!mount.ok) {

@@ -1,0 +1,195 @@
+// The front matter's fast path. The `yaml` package's Document (frontmatter.ts) is the reference: it
+// keeps every node's source range, reports syntax errors with positions and sees tags and aliases,
+// but building it costs ~150 µs for a typical front matter. js-yaml's event parser gives the same
+// structure with source offsets in ~10 µs. This module reads those events into MetaNodes only for
+// the plain cases where the two are proven to agree (test/sam/yaml-fast.test.ts compares them on a
+// table of edge cases); for anything else it returns undefined and the caller builds the Document.
+//
+// Routed to the Document (undefined here): any parse error (js-yaml throws), more or fewer than one
+// document, `---`/`...` markers, directives, anchors, aliases, tags (explicit or not, including
+// `!!str`), block scalars (`|`, `>`), scalars spanning lines (folding), double-quoted scalars with
+// escapes, empty values (their position differs), keys that are not plain strings (`1:`, `null:`,
+// `{a: 1}:`), `__proto__` and `<<` keys, duplicate keys at any depth, single-pair maps inside flow
+// sequences (`[a: 1]`), a top level that is not a block mapping, and text with tabs, CR or NUL.
+// Plain scalars resolve exactly as the `yaml` package's YAML 1.2 core schema does (its regexes and
+// conversions, in its order), not as js-yaml's (which reads `0b1`, `1_000` and `.5e3` differently).
+import { EVENT_ID, type Event, getScalarValue, parseEvents, SCALAR_STYLE, type ScalarEvent } from "js-yaml";
+
+/** A value node: where it starts (offset in the YAML text) and, for a sequence, its items. */
+export interface MetaNode {
+  start: number;
+  /** The items when the node is a YAML sequence (not through an alias). */
+  items?: MetaNode[];
+  /** The node as a JS value (lazily computed on the Document path). */
+  value(): unknown;
+}
+
+/** A top-level `key: value` pair. `key` is undefined when the key is not a plain string scalar. */
+export interface MetaPair {
+  key: string | undefined;
+  keyStart: number;
+  value: MetaNode | undefined;
+}
+
+/** The front matter's top level: a mapping's pairs, or something else (reported as an error). */
+export type MetaDoc = { kind: "map"; pairs: MetaPair[] } | { kind: "other"; start: number };
+
+/** Gives up: the caller builds the `yaml` Document instead. */
+class Bail extends Error {}
+const BAIL = new Bail();
+
+// The `yaml` package's core schema (yaml/dist/schema/core), in its order.
+const NULL = /^(?:~|[Nn]ull|NULL)?$/;
+const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
+const INT_OCT = /^0o[0-7]+$/;
+const INT = /^[-+]?[0-9]+$/;
+const INT_HEX = /^0x[0-9a-fA-F]+$/;
+const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
+const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
+const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+
+/** A plain scalar's value under the YAML 1.2 core schema, as the `yaml` package resolves it. */
+export function resolvePlain(text: string): unknown {
+  if (NULL.test(text)) return null;
+  if (BOOL.test(text)) return text[0] === "t" || text[0] === "T";
+  if (INT_OCT.test(text)) return Number.parseInt(text.substring(2), 8);
+  if (INT.test(text)) return Number.parseInt(text, 10);
+  if (INT_HEX.test(text)) return Number.parseInt(text.substring(2), 16);
+  if (FLOAT_NAN.test(text))
+    return text.slice(-3).toLowerCase() === "nan"
+      ? Number.NaN
+      : text[0] === "-"
+        ? Number.NEGATIVE_INFINITY
+        : Number.POSITIVE_INFINITY;
+  if (FLOAT_EXP.test(text) || FLOAT.test(text)) return Number.parseFloat(text);
+  return text;
+}
+
+interface Built {
+  node: MetaNode;
+  js: unknown;
+}
+
+class Reader {
+  i = 0;
+  readonly events: Event[];
+  readonly text: string;
+  constructor(events: Event[], text: string) {
+    this.events = events;
+    this.text = text;
+  }
+
+  next(): Event {
+    const event = this.events[this.i++];
+    if (!event) throw BAIL;
+    return event;
+  }
+
+  /** Reads one node (its first event already taken). `inFlowSeq`: a map here must be `{...}`. */
+  node(event: Event, inFlowSeq: boolean): Built {
+    if (event.type === EVENT_ID.SCALAR) {
+      const js = this.scalar(event);
+      return { node: fixed(scalarStart(event), js), js };
+    }
+    if (event.type === EVENT_ID.SEQUENCE) {
+      if (event.anchorStart !== -1 || event.tagStart !== -1) throw BAIL;
+      const flow = this.text[event.start] === "[";
+      const items: MetaNode[] = [];
+      const js: unknown[] = [];
+      for (let e = this.next(); e.type !== EVENT_ID.POP; e = this.next()) {
+        const item = this.node(e, flow);
+        items.push(item.node);
+        js.push(item.js);
+      }
+      return { node: { start: event.start, items, value: () => js }, js };
+    }
+    if (event.type === EVENT_ID.MAPPING) {
+      if (event.anchorStart !== -1 || event.tagStart !== -1) throw BAIL;
+      if (inFlowSeq && this.text[event.start] !== "{") throw BAIL;
+      const js = this.mapping();
+      return { node: { start: event.start, value: () => js }, js };
+    }
+    throw BAIL; // aliases, a second document
+  }
+
+  /** The pairs of a mapping whose MAPPING event was taken; returns the JS object. */
+  mapping(pairs?: MetaPair[]): Record<string, unknown> {
+    const js: Record<string, unknown> = {};
+    const seen = new Set<string>();
+    for (let e = this.next(); e.type !== EVENT_ID.POP; e = this.next()) {
+      if (e.type !== EVENT_ID.SCALAR) throw BAIL;
+      const key = this.scalar(e);
+      if (typeof key !== "string" || key === "__proto__" || key === "<<" || seen.has(key)) throw BAIL;
+      seen.add(key);
+      const value = this.node(this.next(), false);
+      js[key] = value.js;
+      pairs?.push({ key, keyStart: scalarStart(e), value: value.node });
+    }
+    return js;
+  }
+
+  scalar(event: ScalarEvent): unknown {
+    if (event.anchorStart !== -1 || event.tagStart !== -1 || event.valueStart < 0) throw BAIL;
+    const raw = this.text.slice(event.valueStart, event.valueEnd);
+    if (raw.includes("\n")) throw BAIL;
+    switch (event.style) {
+      case SCALAR_STYLE.PLAIN:
+        return resolvePlain(raw);
+      case SCALAR_STYLE.SINGLE_QUOTED:
+        return getScalarValue(this.text, event);
+      case SCALAR_STYLE.DOUBLE_QUOTED:
+        if (raw.includes("\\")) throw BAIL;
+        return getScalarValue(this.text, event);
+      default:
+        throw BAIL; // block scalars
+    }
+  }
+}
+
+/** The `yaml` package's range starts at a quoted scalar's opening quote; js-yaml's after it. */
+function scalarStart(event: ScalarEvent): number {
+  return event.style === SCALAR_STYLE.SINGLE_QUOTED || event.style === SCALAR_STYLE.DOUBLE_QUOTED
+    ? event.valueStart - 1
+    : event.valueStart;
+}
+
+function fixed(start: number, js: unknown): MetaNode {
+  return { start, value: () => js };
+}
+
+const UNSAFE_TEXT = /[\t\r\0&*!|>]|^(?:---|\.\.\.|%)/m;
+
+/**
+ * The front matter read by the fast path, or undefined when it must go to the `yaml` Document
+ * (which then also reports any error). Never reports anything itself.
+ */
+export function fastFrontMatter(yamlText: string): MetaDoc | undefined {
+  // Cheap refusals first: characters that start tags, anchors, aliases or block scalars anywhere
+  // (even inside quotes: a needless detour is harmless), tabs, CR, NUL, document markers.
+  if (UNSAFE_TEXT.test(yamlText)) return undefined;
+  let events: Event[];
+  try {
+    events = parseEvents(yamlText, {});
+  } catch {
+    return undefined;
+  }
+  if (events.length < 3) return undefined;
+  const doc = events[0];
+  if (doc?.type !== EVENT_ID.DOCUMENT || doc.explicitStart || doc.explicitEnd || doc.directives.length > 0)
+    return undefined;
+  const top = events[1];
+  if (top?.type !== EVENT_ID.MAPPING || top.anchorStart !== -1 || top.tagStart !== -1) return undefined;
+  if (yamlText[top.start] === "{") return undefined;
+  const reader = new Reader(events, yamlText);
+  reader.i = 2;
+  const pairs: MetaPair[] = [];
+  try {
+    reader.mapping(pairs);
+    // The document's own POP, and nothing after it.
+    if (reader.next().type !== EVENT_ID.POP || reader.i !== events.length) return undefined;
+  } catch (error) {
+    if (error === BAIL) return undefined;
+    throw error;
+  }
+  return { kind: "map", pairs };
+}
