@@ -142,6 +142,70 @@ function sandboxLabels(spec: SandboxSpec): Record<string, string> {
   };
 }
 
+/**
+ * A container that owns a sandbox's network namespace (`scifi-<run>-net`): started as root with
+ * only the capabilities to set the namespace up (NET_ADMIN there, and to drop to a uid), read-only,
+ * small; it prints `ready` once set up and then runs unprivileged. Returns it with what it printed;
+ * removed again (and the error says what it printed) when it exits or never gets ready.
+ */
+async function startNamespaceHolder(
+  docker: Docker,
+  spec: SandboxSpec,
+  o: {
+    role: string;
+    entrypoint: string[];
+    networkMode: string;
+    capAdd: string[];
+    memoryMiB: number;
+    pids: number;
+    ready: string;
+    mounts?: DockerNet["mounts"];
+  },
+): Promise<{ container: Docker.Container; logs: string }> {
+  let container: Docker.Container | undefined;
+  try {
+    container = await docker.createContainer({
+      name: `${containerName(spec.runId)}-net`,
+      Image: spec.image,
+      Entrypoint: o.entrypoint,
+      Cmd: [],
+      User: "0:0",
+      Labels: { ...sandboxLabels(spec), "scifi.role": o.role },
+      HostConfig: {
+        Init: true,
+        CapDrop: ["ALL"],
+        CapAdd: o.capAdd,
+        SecurityOpt: ["no-new-privileges"],
+        NetworkMode: o.networkMode,
+        ReadonlyRootfs: true,
+        Tmpfs: { "/tmp": "rw,nosuid,nodev,size=1m,mode=1777" },
+        PidsLimit: o.pids,
+        Memory: o.memoryMiB * 1024 ** 2,
+        MemorySwap: o.memoryMiB * 1024 ** 2,
+        ...(o.mounts ? { Mounts: o.mounts } : {}),
+      },
+    });
+    await container.start();
+    const started = container;
+    const logs = await pollUntil(
+      async () => {
+        const text = String(await started.logs({ stdout: true, stderr: true, follow: false }));
+        if (text.includes(o.ready)) return text;
+        const info = await started.inspect();
+        if (!info.State.Running) throw new Error(text.slice(-400) || `exit ${info.State.ExitCode}`);
+        return undefined;
+      },
+      `the ${o.role} to get ready`,
+      15_000,
+      50,
+    );
+    return { container, logs };
+  } catch (error) {
+    await container?.remove({ force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
 async function startDockerNet(
   docker: Docker,
   spec: SandboxSpec,
@@ -150,13 +214,12 @@ async function startDockerNet(
   if (spec.networkRules) {
     const rp = await startRunProxy(spec, options.proxy);
     const mount = { Type: "bind" as const, Source: rp.dir, Target: PROXY_MOUNT, ReadOnly: true };
-    let fwd: Docker.Container | undefined;
+    let id: string;
     try {
       // Root only to set up the capture (NET_ADMIN in this namespace alone), then the sandbox's uid.
-      fwd = await docker.createContainer({
-        name: `${containerName(spec.runId)}-net`,
-        Image: spec.image,
-        Entrypoint: [
+      const { container, logs } = await startNamespaceHolder(docker, spec, {
+        role: "network-forwarder",
+        entrypoint: [
           "python3",
           "-u",
           `${PROXY_MOUNT}/forwarder.py`,
@@ -164,50 +227,22 @@ async function startDockerNet(
           String(spec.user.uid),
           String(spec.user.gid),
         ],
-        Cmd: [],
-        User: "0:0",
-        Labels: { ...sandboxLabels(spec), "scifi.role": "network-forwarder" },
-        HostConfig: {
-          Init: true,
-          CapDrop: ["ALL"],
-          CapAdd: ["NET_ADMIN", "SETUID", "SETGID"],
-          SecurityOpt: ["no-new-privileges"],
-          NetworkMode: "none",
-          ReadonlyRootfs: true,
-          Tmpfs: { "/tmp": "rw,nosuid,nodev,size=1m,mode=1777" },
-          PidsLimit: 256,
-          Memory: 256 * 1024 ** 2,
-          MemorySwap: 256 * 1024 ** 2,
-          Mounts: [mount],
-        },
+        networkMode: "none",
+        capAdd: ["NET_ADMIN", "SETUID", "SETGID"],
+        memoryMiB: 256,
+        pids: 256,
+        ready: "scifi-net ready",
+        mounts: [mount],
       });
-      await fwd.start();
-      const started = fwd;
-      await pollUntil(
-        async () => {
-          const logs = await started.logs({ stdout: true, stderr: true, follow: false });
-          const text = String(logs);
-          if (text.includes("scifi-net ready")) {
-            const off = /scifi-net capture off: (.*)/.exec(text)?.[1];
-            if (off) noteCaptureOff(rp, off);
-            return true;
-          }
-          const info = await started.inspect();
-          if (!info.State.Running) throw new Error(`the forwarder exited: ${text.slice(-400)}`);
-          return undefined;
-        },
-        "the network forwarder to listen",
-        15_000,
-        50,
-      );
+      id = container.id;
+      const off = /scifi-net capture off: (.*)/.exec(logs)?.[1];
+      if (off) noteCaptureOff(rp, off);
     } catch (error) {
-      await fwd?.remove({ force: true }).catch(() => undefined);
       await rp.close();
       throw new SandboxError(
         `docker: cannot start the network forwarder for run ${spec.runId} (the image needs python3 for it): ${messageOf(error)}`,
       );
     }
-    const id = fwd.id;
     return {
       mode: `container:${id}`,
       mounts: [mount],
@@ -238,59 +273,33 @@ async function startDockerNet(
     } catch (error) {
       throw new SandboxError(`docker: cannot create the network for run ${spec.runId}: ${messageOf(error)}`);
     }
-    // The holder owns the sandbox's namespace on that network, with the egress filter in it.
-    const rules = spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
-    const drop = `exec setpriv --reuid=${spec.user.uid} --regid=${spec.user.gid} --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity`;
-    let holder: Docker.Container | undefined;
     const removeNetwork = () =>
       docker
         .getNetwork(name)
         .remove()
         .catch(() => undefined);
+    // The holder owns the sandbox's namespace on that network, with the egress filter in it.
+    const rules = spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
+    const drop = `exec setpriv --reuid=${spec.user.uid} --regid=${spec.user.gid} --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity`;
+    let id: string;
     try {
-      holder = await docker.createContainer({
-        name: `${name}-net`,
-        Image: spec.image,
-        Entrypoint: ["sh", "-c", `${egressFilterScript(rules)}${drop}\n`],
-        Cmd: [],
-        User: "0:0",
-        Labels: { ...sandboxLabels(spec), "scifi.role": "network-holder" },
-        HostConfig: {
-          Init: true,
-          CapDrop: ["ALL"],
-          CapAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
-          SecurityOpt: ["no-new-privileges"],
-          NetworkMode: name,
-          ReadonlyRootfs: true,
-          Tmpfs: { "/tmp": "rw,nosuid,nodev,size=1m,mode=1777" },
-          PidsLimit: 16,
-          Memory: 64 * 1024 ** 2,
-          MemorySwap: 64 * 1024 ** 2,
-        },
+      const { container } = await startNamespaceHolder(docker, spec, {
+        role: "network-holder",
+        entrypoint: ["sh", "-c", `${egressFilterScript(rules)}${drop}\n`],
+        networkMode: name,
+        capAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
+        memoryMiB: 64,
+        pids: 16,
+        ready: "scifi-net filter on",
       });
-      await holder.start();
-      const started = holder;
-      await pollUntil(
-        async () => {
-          const text = String(await started.logs({ stdout: true, stderr: true, follow: false }));
-          if (text.includes("scifi-net filter on")) return true;
-          const info = await started.inspect();
-          if (!info.State.Running) throw new Error(text.slice(-400) || `exit ${info.State.ExitCode}`);
-          return undefined;
-        },
-        "the network filter",
-        15_000,
-        50,
-      );
+      id = container.id;
     } catch (error) {
-      await holder?.remove({ force: true }).catch(() => undefined);
       await removeNetwork();
       // Fail closed: without the filter the sandbox would reach this host and its LAN.
       throw new SandboxError(
         `docker: cannot set up network: true for run ${spec.runId} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
       );
     }
-    const id = holder.id;
     return {
       mode: `container:${id}`,
       mounts: [],
