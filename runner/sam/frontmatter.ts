@@ -124,10 +124,25 @@ function splitAt(text: string, sink: DiagnosticSink, origin: number): FrontMatte
   if (yaml === undefined) return { yamlStart, body: file.content, bodyStart };
   const fast = fastFrontMatter(yaml);
   if (fast) return { doc: fast, yamlStart, body: file.content, bodyStart };
+  const doc = documentFrontMatter(yaml, text.slice(yamlStart), yamlStart + origin, sink);
+  return doc
+    ? { doc, yamlStart, body: file.content, bodyStart }
+    : { yamlStart, body: file.content, bodyStart };
+}
+
+/**
+ * The reference reading: the `yaml` package's Document, checked (errors and hostile constructs
+ * reported at file offsets: `yamlText` starts with the YAML, at `yamlStart` in the file).
+ * Undefined when the front matter is empty or was reported.
+ */
+export function documentFrontMatter(
+  yaml: string,
+  yamlText: string,
+  yamlStart: number,
+  sink: DiagnosticSink,
+): MetaDoc | undefined {
   const doc = parseDocument(yaml, YAML_OPTIONS);
-  if (!checkYaml(doc, text.slice(yamlStart), yamlStart + origin, sink))
-    return { yamlStart, body: file.content, bodyStart };
-  return { doc: metaDoc(doc), yamlStart, body: file.content, bodyStart };
+  return checkYaml(doc, yamlText, yamlStart, sink) ? metaDoc(doc) : undefined;
 }
 
 /** The Document's top level as MetaNodes (values converted to JS when read, as before). */
