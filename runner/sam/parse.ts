@@ -50,15 +50,19 @@ export function parseSamString(text: string, file: string): ParseResult {
 }
 
 function parseRoot(input: FileInput): ParseResult {
-  const rootDir = realDir(input.absolute);
+  // Real paths cost a system call each; most SAMs name no sub-SAM or asset and never need them.
+  let rootDir: string | undefined;
   const state: ParseState = {
     diagnostics: [],
     files: [],
-    rootDir,
+    get rootDir() {
+      rootDir ??= realDir(input.absolute);
+      return rootDir;
+    },
     rootDisplay: input.display,
     included: new Map(),
   };
-  const parsed = parseFile(state, input, "root", [realOr(input.absolute)]);
+  const parsed = parseFile(state, input, "root", () => [realOr(input.absolute)]);
   if (parsed) state.diagnostics.push(...hiddenCheckDiagnostics(parsed.node, parsed.metadata, input));
   const diagnostics = sortDiagnostics(state.diagnostics);
   if (!parsed || hasErrors(diagnostics) || input.source.ok === false) return { ok: false, diagnostics };
@@ -77,7 +81,8 @@ function parseFile(
   state: ParseState,
   input: FileInput,
   role: "root" | "sub",
-  chain: string[],
+  /** Real paths of the files that include this one, this one last (computed when needed). */
+  chain: () => string[],
 ): { node: SamNode; metadata: SamMetadata } | undefined {
   if (!input.source.ok) {
     state.diagnostics.push({ file: input.display, ...input.source.diagnostic });
@@ -108,8 +113,9 @@ function parseFile(
     }
     warnSharedAssetFolders(state, input, metadata, itemOffsets, sink);
   }
+  const included = metadata.subtasks.length > 0 ? chain() : [];
   metadata.subtasks.forEach((path, i) => {
-    const child = parseSubtask(state, input, path, itemOffsets.get("subtasks")?.[i] ?? 0, sink, chain);
+    const child = parseSubtask(state, input, path, itemOffsets.get("subtasks")?.[i] ?? 0, sink, included);
     if (child && node) node.children.push(child);
   });
   return node ? { node, metadata } : undefined;
@@ -157,7 +163,7 @@ function parseSubtask(
     return undefined;
   }
   state.included.set(real, display);
-  const parsed = parseFile(state, { display, absolute, source: readSource(absolute) }, "sub", [
+  const parsed = parseFile(state, { display, absolute, source: readSource(absolute) }, "sub", () => [
     ...chain,
     real,
   ]);
@@ -208,6 +214,7 @@ function warnSharedAssetFolders(
       0;
     rels.set(rel, offset);
   });
+  if (rels.size === 0) return; // (nothing to look at: no need for the real root folder)
   for (const folder of sharedAssetFolders(state.rootDir, new Set(rels.keys()))) {
     const first = [...rels].find(([rel]) => posix.dirname(rel) === folder);
     const shown = folder === "." ? "the task folder itself" : `\`${folder}/\``;
