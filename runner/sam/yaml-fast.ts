@@ -47,9 +47,12 @@ const INT_HEX = /^0x[0-9a-fA-F]+$/;
 const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
 const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+const MAY_RESOLVE = new Set([..."~nNtTfF+-.0123456789"].map((c) => c.charCodeAt(0)));
 
 /** A plain scalar's value under the YAML 1.2 core schema, as the `yaml` package resolves it. */
 export function resolvePlain(text: string): unknown {
+  // Every pattern below starts with one of these characters (or matches the empty text).
+  if (text !== "" && !MAY_RESOLVE.has(text.charCodeAt(0))) return text;
   if (NULL.test(text)) return null;
   if (BOOL.test(text)) return text[0] === "t" || text[0] === "T";
   if (INT_OCT.test(text)) return Number.parseInt(text.substring(2), 8);
