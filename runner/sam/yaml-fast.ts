@@ -10,9 +10,12 @@
 // `!!str`), block scalars (`|`, `>`), scalars spanning lines (folding), double-quoted scalars with
 // escapes, empty values (their position differs), keys that are not plain strings (`1:`, `null:`,
 // `{a: 1}:`), `__proto__` and `<<` keys, duplicate keys at any depth, single-pair maps inside flow
-// sequences (`[a: 1]`), a top level that is not a block mapping, and text with tabs, CR or NUL.
-// Plain scalars resolve exactly as the `yaml` package's YAML 1.2 core schema does (its regexes and
-// conversions, in its order), not as js-yaml's (which reads `0b1`, `1_000` and `.5e3` differently).
+// sequences (`[a: 1]`), a top level that is not a block mapping, text with tabs, CR, NUL or a BOM
+// (the `yaml` package drops a BOM, js-yaml keeps it in the key), and lines of 1,000 characters or
+// more (the `yaml` package refuses implicit keys over 1,024).
+// Plain scalars are resolved here with the `yaml` package's own YAML 1.2 core schema rules (its
+// regexes and conversions, in its order), so the reference decides what `0755`, `yes` or `.inf`
+// mean, whatever a later js-yaml's schema does.
 import { EVENT_ID, type Event, getScalarValue, parseEvents, SCALAR_STYLE, type ScalarEvent } from "js-yaml";
 
 /** A value node: where it starts (offset in the YAML text) and, for a sequence, its items. */
@@ -160,7 +163,9 @@ function fixed(start: number, js: unknown): MetaNode {
   return { start, value: () => js };
 }
 
-const UNSAFE_TEXT = /[\t\r\0&*!|>]|^(?:---|\.\.\.|%)/m;
+const UNSAFE_TEXT = /[\t\r\0\ufeff&*!|>]|^(?:---|\.\.\.|%)/m;
+/** The `yaml` package refuses an implicit key whose `:` is over 1024 characters from its start. */
+const LONG_LINE = /[^\n]{1000}/;
 
 /**
  * The front matter read by the fast path, or undefined when it must go to the `yaml` Document
@@ -168,8 +173,8 @@ const UNSAFE_TEXT = /[\t\r\0&*!|>]|^(?:---|\.\.\.|%)/m;
  */
 export function fastFrontMatter(yamlText: string): MetaDoc | undefined {
   // Cheap refusals first: characters that start tags, anchors, aliases or block scalars anywhere
-  // (even inside quotes: a needless detour is harmless), tabs, CR, NUL, document markers.
-  if (UNSAFE_TEXT.test(yamlText)) return undefined;
+  // (even inside quotes: a needless detour is harmless), tabs, CR, NUL, BOM, document markers.
+  if (UNSAFE_TEXT.test(yamlText) || LONG_LINE.test(yamlText)) return undefined;
   let events: Event[];
   try {
     events = parseEvents(yamlText, {});

@@ -82,11 +82,21 @@ const DOCUMENTS = [
   "name: a\ngpu: 1\nmounts:\n  - /data/run1:/data:ro\n  - {host: /r, container: /ref, mode: ro}\nskills: [root, pandas]\nrank: {work: 2, control: 3}\n",
 ];
 
+/** Layouts where the `yaml` package is stricter than js-yaml (indentation, comments, long keys). */
+// biome-ignore format: a table
+const LAYOUTS = [
+  "mounts:\n  - a\n   - b\n", "mounts:\n  - a\n - b\n", "k: [a,\nb]\n", "k: {a: 1,\nb: 2}\n", "k: [a\n: b]\n",
+  "k: [a,\n  ]\n", "k:\n  [a,\n  b]\n", "k:\n  a: [b,\n c]\n", 'k: "a"#c\n', "k: [a]#c\n", "k: {a: 1}#c\n",
+  "k:\n  - a\n# c\n  - b\n", "k: {a: 1, b}\n", "k: [a, b: c]\n", "k: [a\n  b]\n", "k: {a: b\n  c}\n", "x: 1\ny\n",
+  "\ufeffname: a\n", "name: a\n\ufeffgpu: 1\n", "name: \ufeffa\n", `${"k".repeat(1100)}: 1\n`, `"${"k".repeat(1100)}": 1\n`, `a:\n  ${"k".repeat(1030)}: 1\n`, `a: [${"k".repeat(1100)}: 1]\n`,
+];
+
 const CASES = [
   ...KEYS.flatMap((k) => VALUES.map((v) => `${k}: ${v}\n`)),
   ...VALUES.map((v) => `mounts:\n  - ${v}\n  - ${v}\n`),
   ...VALUES.map((v) => `rank: {work: ${v}}\n`),
   ...DOCUMENTS,
+  ...LAYOUTS,
 ];
 
 describe("the front matter's fast path", () => {
