@@ -188,7 +188,16 @@ function checkYaml(doc: Document, yamlText: string, yamlStart: number, sink: Dia
   let hasAlias = false;
   visit(doc, {
     Node(_key, node: Node) {
-      if (isAlias(node)) hasAlias = true;
+      if (isAlias(node)) {
+        hasAlias = true;
+        if (node.resolve(doc) === undefined) {
+          ok = false;
+          sink.error(
+            yamlStart + (node.range?.[0] ?? 0),
+            `malformed YAML front matter: the alias \`*${node.source}\` has no anchor \`&${node.source}\` before it; define the anchor first or write the value out`,
+          );
+        }
+      }
       if (node.tag && !ALLOWED_TAGS.has(node.tag)) {
         ok = false;
         const written = node.tag.replace(/^tag:yaml\.org,2002:/, "!!");
