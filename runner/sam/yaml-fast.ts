@@ -17,6 +17,7 @@
 // regexes and conversions, in its order), so the reference decides what `0755`, `yes` or `.inf`
 // mean, whatever a later js-yaml's schema does.
 import { EVENT_ID, type Event, getScalarValue, parseEvents, SCALAR_STYLE, type ScalarEvent } from "js-yaml";
+import { isScalar, type ScalarTag, Schema } from "yaml";
 
 /** A value node: where it starts (offset in the YAML text) and, for a sequence, its items. */
 export interface MetaNode {
@@ -41,33 +42,31 @@ export type MetaDoc = { kind: "map"; pairs: MetaPair[] } | { kind: "other"; star
 class Bail extends Error {}
 const BAIL = new Bail();
 
-// The `yaml` package's core schema (yaml/dist/schema/core), in its order.
-const NULL = /^(?:~|[Nn]ull|NULL)?$/;
-const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
-const INT_OCT = /^0o[0-7]+$/;
-const INT = /^[-+]?[0-9]+$/;
-const INT_HEX = /^0x[0-9a-fA-F]+$/;
-const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
-const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
-const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+/** The core schema's scalar tags (null, bool, int, float) in the order the `yaml` package tries them. */
+const CORE_SCALARS = new Schema({ schema: "core" }).tags.filter(
+  (t): t is ScalarTag & { test: RegExp } => t.default === true && "test" in t && t.test instanceof RegExp,
+);
+// Every core pattern starts with one of these characters or matches the empty text: anything else is
+// a string without trying them (test/sam/yaml-fast.test.ts holds this against the yaml Document).
 const MAY_RESOLVE = new Set([..."~nNtTfF+-.0123456789"].map((c) => c.charCodeAt(0)));
+const RESOLVE_OPTIONS = { intAsBigInt: false };
 
-/** A plain scalar's value under the YAML 1.2 core schema, as the `yaml` package resolves it. */
+/** A plain scalar's value under the YAML 1.2 core schema, resolved by the `yaml` package's own tags. */
 export function resolvePlain(text: string): unknown {
-  // Every pattern below starts with one of these characters (or matches the empty text).
   if (text !== "" && !MAY_RESOLVE.has(text.charCodeAt(0))) return text;
-  if (NULL.test(text)) return null;
-  if (BOOL.test(text)) return text[0] === "t" || text[0] === "T";
-  if (INT_OCT.test(text)) return Number.parseInt(text.substring(2), 8);
-  if (INT.test(text)) return Number.parseInt(text, 10);
-  if (INT_HEX.test(text)) return Number.parseInt(text.substring(2), 16);
-  if (FLOAT_NAN.test(text))
-    return text.slice(-3).toLowerCase() === "nan"
-      ? Number.NaN
-      : text[0] === "-"
-        ? Number.NEGATIVE_INFINITY
-        : Number.POSITIVE_INFINITY;
-  if (FLOAT_EXP.test(text) || FLOAT.test(text)) return Number.parseFloat(text);
+  for (const tag of CORE_SCALARS) {
+    if (!tag.test.test(text)) continue;
+    let failed = false;
+    const value = tag.resolve(
+      text,
+      () => {
+        failed = true;
+      },
+      RESOLVE_OPTIONS,
+    );
+    if (failed) throw BAIL;
+    return isScalar(value) ? value.value : value;
+  }
   return text;
 }
 
