@@ -216,9 +216,24 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     const view = runApprovals(home, runId).find((v) => v.request.facts.host === "h0.test");
     if (!view) throw new Error("no request");
     decide(home, runId, view.request.id, true, undefined, "alice");
-    // No poll: the refusal itself finds the decision and adds the host to the run's proxies.
-    expect(await fetchVia(proxy, "h0.test")).toMatch(/was approved: retry now/);
+    // The run's poll takes the decision up and tells the proxies running now...
+    ext.poll();
     expect(await fetchVia(proxy, "h0.test")).toContain("200 OK");
+    // ... but a proxy that starts afterwards without the host (a sandbox started from a stale
+    // grant) is told at its first refusal, which says so.
+    const late = await startRunProxy(
+      taskFolderSpec(
+        { runId: `${runId}-work2`, image: "x", taskDir: home },
+        { networkRules: { allow: [], deny: [], allowedPrivateRanges: ["127.0.0.2/32"] } },
+      ),
+      { hosts: { "h0.test": ["127.0.0.2"] }, systemResolver: false },
+    );
+    try {
+      expect(await fetchVia(late, "h0.test")).toMatch(/was approved: retry now/);
+      expect(await fetchVia(late, "h0.test")).toContain("200 OK");
+    } finally {
+      await late.close();
+    }
   });
 
   it("denied: the agent reads who and why, and nothing is asked again", async () => {
