@@ -26,7 +26,25 @@ export interface TestNet {
 
 /** A bridge network with the given subnet, for test hosts. */
 export async function testNet(name: string, subnet: string, image = "scifi-sci:local"): Promise<TestNet> {
-  await docker.createNetwork({ Name: name, Driver: "bridge", IPAM: { Config: [{ Subnet: subnet }] } });
+  const create = () =>
+    docker.createNetwork({ Name: name, Driver: "bridge", IPAM: { Config: [{ Subnet: subnet }] } });
+  try {
+    await create();
+  } catch (error) {
+    // A test run killed before its cleanup leaves its network on the subnet: remove such a leftover
+    // (a scifi test network with no container on it) and try once more.
+    if (!/overlaps/i.test(String(error))) throw error;
+    for (const info of await docker.listNetworks()) {
+      if (!info.Name.startsWith("scifi-") || info.IPAM?.Config?.[0]?.Subnet !== subnet) continue;
+      const detail = await docker.getNetwork(info.Id).inspect();
+      if (Object.keys(detail.Containers ?? {}).length === 0)
+        await docker
+          .getNetwork(info.Id)
+          .remove()
+          .catch(() => undefined);
+    }
+    await create();
+  }
   const containers: Docker.Container[] = [];
   return {
     name,
