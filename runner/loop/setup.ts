@@ -381,28 +381,26 @@ async function extensionsFor(
     const { networkRecordsExtension } = await import("../network/records.ts");
     own.push(networkRecordsExtension(runId));
   }
-  if (sam.metadata.networkHosts?.length) {
-    // `network` in approval: a host not on the list can be asked for, and approved, at run time.
-    if (approvals?.requires("network")) {
-      const { hostApprovalExtension } = await import("../network/approve-hosts.ts");
-      const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
-      const site = loadSitePolicy(
-        sitePolicyPath(options.home, options.sitePolicy),
-        options.sitePolicy !== undefined,
-      ).policy;
-      const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
-      own.push(
-        hostApprovalExtension({
-          home: options.home,
-          runId,
-          task: sam.metadata.name,
-          listed: sam.metadata.networkHosts,
-          site,
-          gate: approvals,
-          ...(poll > 0 ? { pollMs: poll } : {}),
-        }),
-      );
-    }
+  // `network` in approval: a host not on the list can be asked for, and approved, at run time.
+  if (sam.metadata.networkHosts?.length && approvals?.requires("network")) {
+    const { hostApprovalExtension } = await import("../network/approve-hosts.ts");
+    const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
+    const site = loadSitePolicy(
+      sitePolicyPath(options.home, options.sitePolicy),
+      options.sitePolicy !== undefined,
+    ).policy;
+    const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
+    own.push(
+      hostApprovalExtension({
+        home: options.home,
+        runId,
+        task: sam.metadata.name,
+        listed: sam.metadata.networkHosts,
+        site,
+        gate: approvals,
+        ...(poll > 0 ? { pollMs: poll } : {}),
+      }),
+    );
   }
   // A run that ended (with an outcome) no longer waits: what nobody decided leaves `scifi approvals`.
   if (approvals) {

@@ -11,7 +11,7 @@
 import type { ApprovalGate } from "../approval/gate.ts";
 import { type ApprovalView, runApprovals } from "../approval/store.ts";
 import type { HistoryEvent } from "../memory/history.ts";
-import { covers } from "../policy/resolve.ts";
+import { allowedHostsCover } from "../policy/resolve.ts";
 import type { SitePolicy } from "../policy/site.ts";
 import type { RunExtension } from "../tools/extension.ts";
 import { parseHostRule, Rules } from "./proxy.ts";
@@ -50,13 +50,7 @@ export function siteAllowsHost(
   const text = `${host}:${port}`;
   const rule = parseHostRule(text);
   if (!rule || rule.wildcard) return { ok: false, why: `${text} is not a host name a SAM can list` };
-  const covered =
-    site.allowedHosts.includes("*") ||
-    site.allowedHosts.some((h) => {
-      const s = h === "*" ? undefined : parseHostRule(h);
-      return s !== undefined && covers(s, rule);
-    });
-  if (!covered)
+  if (!allowedHostsCover(site.allowedHosts, rule))
     return {
       ok: false,
       why: `the site policy's allowedHosts (${site.allowedHosts.join(", ") || "none"}) do not include ${text}`,
@@ -120,6 +114,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
   let started = false;
 
   const pending = () => [...requests.values()].filter((r) => r.state === "pending");
+  const approvedRules = () => [...requests.values()].filter((r) => r.state === "approved").map((r) => r.rule);
 
   const settle = (r: HostRequest): void => {
     const answer = o.gate.takeUp(r.id);
@@ -222,7 +217,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
   });
 
   return {
-    approved: () => [...requests.values()].filter((r) => r.state === "approved").map((r) => r.rule),
+    approved: approvedRules,
     advise,
     poll,
     onHistory(append) {
@@ -239,7 +234,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
       }
       poll();
       watch();
-      return [...requests.values()].filter((r) => r.state === "approved").map((r) => r.rule);
+      return approvedRules();
     },
     async end() {
       unadvise();

@@ -171,11 +171,11 @@ export class Rules {
     }
   }
 
-  /** Adds an allow rule for the rest of the run (an approved request). */
+  /** Adds an allow rule for the rest of the run (an approved request); a rule already there is kept once. */
   addAllow(text: string): void {
     const r = parseHostRule(text);
     if (!r) throw new Error(`not a host rule: ${JSON.stringify(text)}`);
-    this.allow.push(r);
+    if (!this.allow.some((a) => a.text === r.text)) this.allow.push(r);
   }
 
   /** The name check: which rule allows `host:port`, or why not. */

@@ -190,8 +190,6 @@ function resolveLimits(sam: SamDocument, site: SitePolicy, options: ResolveOptio
 
 /** The proxy's rules for a SAM's host list: each host must be covered by the site's `allowedHosts`. */
 function hostRules(hosts: string[], site: SitePolicy): NetworkRules {
-  const siteRules = site.allowedHosts.filter((h) => h !== "*").map((h) => parseHostRule(h) as HostRule);
-  const any = site.allowedHosts.includes("*");
   for (const text of hosts) {
     const rule = parseHostRule(text);
     if (!rule)
@@ -201,7 +199,7 @@ function hostRules(hosts: string[], site: SitePolicy): NetworkRules {
         `${text} is not a host`,
         "Write host, *.host or host:port.",
       );
-    if (any || siteRules.some((s) => covers(s, rule))) continue;
+    if (allowedHostsCover(site.allowedHosts, rule)) continue;
     throw new PolicyRefused(
       "network-host-not-allowed",
       "network",
@@ -214,6 +212,15 @@ function hostRules(hosts: string[], site: SitePolicy): NetworkRules {
     deny: [...site.deniedHosts],
     allowedPrivateRanges: [...site.allowedPrivateRanges],
   };
+}
+
+/** Whether the site's `allowedHosts` (`*` alone: any host) let a SAM ask for `rule`. */
+export function allowedHostsCover(allowedHosts: readonly string[], rule: HostRule): boolean {
+  return allowedHosts.some((h) => {
+    if (h === "*") return true;
+    const site = parseHostRule(h);
+    return site !== undefined && covers(site, rule);
+  });
 }
 
 /** Whether a site rule allows at least everything a SAM rule asks for (hosts and ports). */
