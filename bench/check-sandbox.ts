@@ -5,7 +5,7 @@
 // folder), so the difference is what the fresh sandbox adds: its start and its stop.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runChecks, subtreeChecks } from "../runner/loop/checks.ts";
+import { runChecks, subtreeChecks } from "../runner/run/checks.ts";
 import { resolveSpec } from "../runner/policy/resolve.ts";
 import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
 import type { SandboxSpec } from "../runner/policy/spec.ts";

@@ -38,7 +38,7 @@ export const runFiles = (runDir: string) => ({
   memory: join(runDir, "memory.md"),
   /** The runner's copies of SAM files and check assets, put back before every check phase. */
   pristine: join(runDir, "pristine"),
-  /** Held by the one process driving the run (runner/loop/run-lock.ts). */
+  /** Held by the one process driving the run (runner/run/run-lock.ts). */
   lock: join(runDir, "run.lock"),
 });
 

@@ -1,4 +1,4 @@
-// The one run id format, minted in one place per run (runner/loop/setup.ts; the daemon before it
+// The one run id format, minted in one place per run (runner/run/setup.ts; the daemon before it
 // spawns a worker, since it must know the id before the process starts): `<UTC yyyymmdd-hhmmss>-<name>-<6 hex>`,
 // sortable by start time, readable, unique enough for one home. A leaf: imports nothing of scifi.
 import { randomBytes } from "node:crypto";

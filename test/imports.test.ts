@@ -48,8 +48,8 @@ describe("the import graph of runner/", () => {
 
   it("reads the imports it checks (static, type-only and dynamic)", () => {
     expect(graph.size).toBeGreaterThan(50);
-    const setup = graph.get("runner/loop/setup.ts") ?? [];
-    expect(setup).toContain("runner/loop/run.ts");
+    const setup = graph.get("runner/run/setup.ts") ?? [];
+    expect(setup).toContain("runner/run/deps.ts");
     expect(setup).toContain("runner/jobs/run-jobs.ts"); // a dynamic import
     expect(graph.get("runner/jobs/run-jobs.ts")).toContain("runner/tools/extension.ts"); // type-only
   });

@@ -2,6 +2,8 @@
 // task folder mounted read-only, no process of the work pass alive), one retry when the verdict is
 // not valid, and the sandbox stopped whatever happens. The runner combines the verdict with the
 // check outcomes; a review can fail a node whose checks passed, never pass one whose checks failed.
+
+import { RunEnding } from "../run-ending.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type CheckOutcome, ReviewVerdict, reviewInput, verdictProblems, type WorkReport } from "./review.ts";
@@ -22,8 +24,11 @@ export interface ReviewOptions {
   converse(brief: string, sandbox: Sandbox): Promise<ReviewAnswer>;
 }
 
-export class ReviewFailed extends Error {
+export class ReviewFailed extends RunEnding {
   override name = "ReviewFailed";
+  constructor(message: string) {
+    super(message, { status: "failed", limit: "agent_reply" });
+  }
 }
 
 /** Runs the review of one node; throws ReviewFailed when no valid verdict came after one retry. */

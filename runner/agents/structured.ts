@@ -3,13 +3,17 @@
 // the iteration.
 import type { z } from "zod";
 import type { Message, Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { RunEnding } from "../run-ending.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
 
-export class MalformedReply extends Error {
+export class MalformedReply extends RunEnding {
   override name = "MalformedReply";
   readonly role: string;
   constructor(role: string, detail: string) {
-    super(`the ${role} agent's reply was not valid JSON for its schema, twice: ${detail}`);
+    super(`the ${role} agent's reply was not valid JSON for its schema, twice: ${detail}`, {
+      status: "failed",
+      limit: "agent_reply",
+    });
     this.role = role;
   }
 }

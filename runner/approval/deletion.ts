@@ -23,6 +23,7 @@ import { join, posix } from "node:path";
 import { sha256 } from "../memory/entries.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
+import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { ApprovalGate } from "./gate.ts";
 
@@ -64,9 +65,11 @@ export interface DeletionGuardOptions {
   maxBytes?: number;
 }
 
-export class DeleteGuardTooLarge extends Error {
+export class DeleteGuardTooLarge extends RunEnding {
   override name = "DeleteGuardTooLarge";
-  readonly endsRun = true;
+  constructor(message: string) {
+    super(message, { status: "blocked", limit: "approval" });
+  }
 }
 
 export class DeletionGuard {

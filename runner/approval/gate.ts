@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { runDir } from "../paths.ts";
+import { RunEnding } from "../run-ending.ts";
 import type { ApprovalAction } from "./actions.ts";
 import {
   type ApprovalDecision,
@@ -23,14 +24,13 @@ export const DEFAULT_APPROVAL_TIMEOUT_SEC = 24 * 3600;
 const HOOK_TIMEOUT_MS = 60_000;
 
 /** A request waited past its deadline: the run ends blocked (exit 3), naming the request. */
-export class ApprovalTimedOut extends Error {
+export class ApprovalTimedOut extends RunEnding {
   override name = "ApprovalTimedOut";
-  /** Tools rethrow it (runner/tools/tool.ts): the run ends blocked, not the call. */
-  readonly endsRun = true;
   readonly requestId: string;
   constructor(request: ApprovalRequest) {
     super(
       `approval request ${request.id} (${request.action}: ${request.summary}) was not decided before ${request.deadline}`,
+      { status: "blocked", limit: "approval" },
     );
     this.requestId = request.id;
   }

@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_LIMITS } from "../loop/limits.ts";
+import { DEFAULT_LIMITS } from "../run/limits.ts";
 import { clearRejection, type InboxEntry, sha256File, validateSam, writeRejection } from "./inbox.ts";
 import { daemonPaths, FINAL_STATES, type TaskRecord } from "./records.ts";
 

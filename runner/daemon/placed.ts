@@ -28,7 +28,7 @@ export async function submitPlaced(o: PlaceOptions): Promise<PlacedJob> {
   if (!BACKENDS.includes(backend))
     throw new Error(`backend '${o.backend}' cannot be placed on SLURM; use one of ${BACKENDS.join(", ")}`);
   const { submitTask } = await import("../jobs/submit.ts");
-  const { loadSam } = await import("../loop/setup.ts");
+  const { loadSam } = await import("../run/setup.ts");
   const result = await submitTask({
     home: o.home,
     sam: await loadSam(o.samFile),

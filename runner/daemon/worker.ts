@@ -1,12 +1,12 @@
 // One daemon attempt: start (or resume) a run with a run id chosen by the daemon, through the same
-// wiring as `scifi run` (runner/loop/setup.ts runTask). The daemon needs the id before the process
+// wiring as `scifi run` (runner/run/setup.ts runTask). The daemon needs the id before the process
 // starts, so a crash at any moment leaves a run it can find and resume; `scifi run` picks its own id,
 // hence this entry. A `jobs: slurm` task gets its job tools there, and its jobs are cancelled when
 // the run ends or the worker gets SIGTERM (`scifi cancel`, daemon stop) through sandbox/live.ts.
 // Exit codes as `scifi run` (runner/exit-codes.ts, exitCodeOf).
 import { parseArgs } from "node:util";
 import { EXIT, exitCodeOfOutcome } from "../exit-codes.ts";
-import { exitCodeOf, InvalidInput, runTask } from "../loop/setup.ts";
+import { exitCodeOf, InvalidInput, runTask } from "../run/setup.ts";
 import { ownSignals as takeSignals } from "../sandbox/live.ts";
 
 const { values } = parseArgs({

@@ -1,6 +1,6 @@
 // SLURM jobs for one `scifi run`: builds the task's broker and job tools when the SAM asks for
 // `jobs: slurm`, and cancels the task's jobs when the run ends, fails or is cancelled.
-// The run's setup (runner/loop/setup.ts) plugs `jobsExtension` into the run's dependencies; this
+// The run's setup (runner/run/setup.ts) plugs `jobsExtension` into the run's dependencies; this
 // module never imports the loop (test/imports.test.ts keeps it so).
 import { spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, realpathSync } from "node:fs";

@@ -1,5 +1,5 @@
 // `scifi submit`: place a whole task on the cluster as one SLURM job that runs `scifi run` there.
-// The SAM comes parsed by the run's setup (runner/loop/setup.ts loadSam), as for every run.
+// The SAM comes parsed by the run's setup (runner/run/setup.ts loadSam), as for every run.
 // Writes the batch script and a record under `<home>/submits/<id>/` (never in the task folder),
 // submits with `sbatch --parsable`, and returns what it did; --dry-run stops before writing.
 import { randomBytes } from "node:crypto";
@@ -20,7 +20,7 @@ import { SlurmClient } from "./slurm.ts";
 
 export interface SubmitTaskOptions {
   home: string;
-  /** The SAM to place, as parsed (runner/loop/setup.ts loadSam). */
+  /** The SAM to place, as parsed (runner/run/setup.ts loadSam). */
   sam: SamDocument;
   flags: PlacementFlags;
   backend: BackendChoice;

@@ -5,6 +5,8 @@
 /** Control agents plan and judge (pre-scan, review); work agents act with tools. */
 export type ModelKind = "control" | "work";
 
+import { ENDING, type Ending, type EndsRun } from "../run-ending.ts";
+
 /** Which agent role is calling: recorded on the tape and used by the scripted model's per-role queues. */
 export type AgentRole =
   | "prescan"
@@ -102,13 +104,15 @@ export class ModelError extends Error {
 }
 
 /** No model of the requested kind and rank is left (all failed or out of budget). */
-export class NoModelAvailable extends ModelError {
+export class NoModelAvailable extends ModelError implements EndsRun {
   override name = "NoModelAvailable";
+  readonly [ENDING]: Ending = { status: "failed", limit: "model", prefix: "no model" };
 }
 
 /** The run's money or token budget is spent. */
-export class BudgetExceeded extends ModelError {
+export class BudgetExceeded extends ModelError implements EndsRun {
   override name = "BudgetExceeded";
+  readonly [ENDING]: Ending = { status: "failed", limit: "budget", prefix: "budget" };
 }
 
 /**

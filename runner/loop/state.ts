@@ -5,8 +5,8 @@ import type { PrescanPlan } from "../agents/prescan.ts";
 import type { CheckOutcome, ReviewVerdict, WorkReport } from "../agents/review.ts";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import type { AuditHead } from "../audit/types.ts";
-import type { LimitConfig } from "./limits.ts";
-import type { PristineSet } from "./pristine.ts";
+import type { LimitConfig } from "../run/limits.ts";
+import type { PristineSet } from "../run/pristine.ts";
 
 /** The last phase that completed. `iteration_end` closes an iteration; `ended` closes the run. */
 export type Phase =

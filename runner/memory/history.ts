@@ -46,7 +46,7 @@ export type HistoryEvent =
       addedSkills?: string[];
     }
   | {
-      /** The view of group or global memory the pre-scan got (runner/loop/shared-memory.ts). */
+      /** The view of group or global memory the pre-scan got (runner/run/shared-memory.ts). */
       type: "memory_view";
       iteration: number;
       level: "group" | "global";
@@ -71,7 +71,7 @@ export type HistoryEvent =
       passed: boolean;
       exitCode: number;
       timedOut?: boolean;
-      /** Tail of the check's output (runner/loop/checks.ts caps it). Older runs wrote `detail`. */
+      /** Tail of the check's output (runner/run/checks.ts caps it). Older runs wrote `detail`. */
       output?: string;
       detail?: string;
     }

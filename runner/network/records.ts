@@ -1,5 +1,5 @@
 // Every run proxy's connection records, as they happen, to whoever listens: the run's history (a
-// RunExtension from runner/loop/setup.ts) picks those of its own sandboxes by sandbox run id.
+// RunExtension from runner/run/setup.ts) picks those of its own sandboxes by sandbox run id.
 import type { HistoryEvent } from "../memory/history.ts";
 import type { RunExtension } from "../tools/extension.ts";
 import type { ConnectionRecord, NetworkProxy } from "./proxy.ts";

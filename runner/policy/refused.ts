@@ -24,7 +24,9 @@ export type PolicyRule =
   | "walltime-over-limit"
   | "scratch-over-limit";
 
-export class PolicyRefused extends Error {
+import { RunEnding } from "../run-ending.ts";
+
+export class PolicyRefused extends RunEnding {
   override name = "PolicyRefused";
   readonly rule: PolicyRule;
   /** The path (or setting) the rule refused. */
@@ -32,7 +34,12 @@ export class PolicyRefused extends Error {
 
   /** `what` says what was refused and why; `fix` says what the user can do. */
   constructor(rule: PolicyRule, path: string, what: string, fix: string) {
-    super(`policy refused [${rule}] ${path}: ${what}. ${fix}`);
+    // Inside a run (a sandbox start resolves the grant again) it ends the run; at setup, exit code 2.
+    super(`policy refused [${rule}] ${path}: ${what}. ${fix}`, {
+      status: "failed",
+      limit: "grant",
+      prefix: "grant",
+    });
     this.rule = rule;
     this.path = path;
   }

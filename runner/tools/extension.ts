@@ -1,6 +1,6 @@
 // What a host-side component adds to one run (the SLURM job broker is the first): work-agent tools,
 // a view of the history tape, and a hook when the run ends. Built by the component (runner/jobs),
-// passed in by the run's setup (runner/loop/setup.ts) through RunDeps.extensions: the component never
+// passed in by the run's setup (runner/run/setup.ts) through RunDeps.extensions: the component never
 // imports the loop, and the loop knows extensions only by this shape.
 import type { HistoryEvent } from "../memory/history.ts";
 import type { Tool } from "./tool.ts";

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { ToolSpec } from "../llm/types.ts";
+import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { capText } from "./truncate.ts";
 
@@ -68,8 +69,9 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
         const outcome = await def.execute(parsed.data, ctx);
         return { ...outcome, output: capText(outcome.output, ctx.maxOutputChars) };
       } catch (error) {
-        // A few errors end the run rather than the call (an approval the person never gave in time).
-        if (error instanceof Error && (error as { endsRun?: boolean }).endsRun === true) throw error;
+        // Errors that end runs end the run rather than the call (an approval the person never gave in
+        // time, a sandbox that died twice).
+        if (error instanceof RunEnding) throw error;
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         return { ok: false, output: `Tool '${def.name}' failed: ${capText(message, ctx.maxOutputChars)}` };
       }

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobEvent } from "../../runner/jobs/broker.ts";
-import { runTask } from "../../runner/loop/setup.ts";
 import { readHistory } from "../../runner/memory/history.ts";
+import { runTask } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
 
 const REPO = new URL("../..", import.meta.url).pathname;

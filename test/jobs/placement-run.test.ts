@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listSubmissions, type PlacementStatus, placementStatus } from "../../runner/jobs/placement.ts";
 import { SlurmClient } from "../../runner/jobs/slurm.ts";
 import { submitTask } from "../../runner/jobs/submit.ts";
-import { loadSam } from "../../runner/loop/setup.ts";
+import { loadSam } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
 
 const REPO = new URL("../..", import.meta.url).pathname;

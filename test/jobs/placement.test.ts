@@ -15,7 +15,7 @@ import {
 import { DEFAULT_JOBS_POLICY, jobsPolicySchema } from "../../runner/jobs/policy.ts";
 import { SlurmClient } from "../../runner/jobs/slurm.ts";
 import { submitTask } from "../../runner/jobs/submit.ts";
-import { loadSam } from "../../runner/loop/setup.ts";
+import { loadSam } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { samMetadata } from "./fixtures.ts";
 

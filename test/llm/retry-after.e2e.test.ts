@@ -1,12 +1,12 @@
-// A long retry-after in a real run (the CLI's wiring: runner/loop/setup.ts, Docker, the scripted
+// A long retry-after in a real run (the CLI's wiring: runner/run/setup.ts, Docker, the scripted
 // model with a real `retry-after` header): the pre-scan's 429 asking for more than maxDelayMs is
 // waited for and the live status says so, then the run passes; when the run has less wall time
 // left than the provider asks for, the run fails at once, saying why.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runTask } from "../../runner/loop/setup.ts";
-import type { RunStatus } from "../../runner/loop/status.ts";
+import { runTask } from "../../runner/run/setup.ts";
+import type { RunStatus } from "../../runner/run/status.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, fixture, workspace } from "../loop/harness.ts";
 import { writeScript } from "./helpers.ts";

@@ -4,8 +4,8 @@
 import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { runTask } from "../../runner/loop/setup.ts";
 import { readHistory } from "../../runner/memory/history.ts";
+import { runTask } from "../../runner/run/setup.ts";
 import { fixture, workspace } from "./harness.ts";
 
 export const SWAPS = [

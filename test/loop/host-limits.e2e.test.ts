@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runTask } from "../../runner/loop/setup.ts";
 import { readHistory } from "../../runner/memory/history.ts";
+import { runTask } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, workspace } from "./harness.ts";
 

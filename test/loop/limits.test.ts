@@ -1,6 +1,6 @@
 // The orchestrator's limits, step by step, as the work pass applies them.
 import { describe, expect, it } from "vitest";
-import { callKey, DEFAULT_LIMITS, PassLimits, parseLimitFlags, RunBudget } from "../../runner/loop/limits.ts";
+import { callKey, DEFAULT_LIMITS, PassLimits, parseLimitFlags, RunBudget } from "../../runner/run/limits.ts";
 
 const bash = (command: string) => ({ name: "bash", input: { command }, effect: "exec" as const });
 const read = (path: string) => ({ name: "read_file", input: { path }, effect: "read" as const });

@@ -1,5 +1,5 @@
 // The runner's pristine copies: what restorePristine finds and repairs in a task folder the agent
-// had, without following any link (runner/loop/pristine.ts), and the grant comparison (grant.ts).
+// had, without following any link (runner/run/pristine.ts), and the grant comparison (grant.ts).
 
 import { execFileSync } from "node:child_process";
 import {
@@ -16,14 +16,14 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { grantDifferences } from "../../runner/loop/grant.ts";
+import { grantDifferences } from "../../runner/run/grant.ts";
 import {
   capturePristine,
   deliverableLinks,
   hideAssets,
   type PristineSet,
   restorePristine,
-} from "../../runner/loop/pristine.ts";
+} from "../../runner/run/pristine.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 let root: string;

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { openRunFolder } from "../../runner/loop/records.ts";
-import { lockRun, RunLocked } from "../../runner/loop/run-lock.ts";
-import { runTask } from "../../runner/loop/setup.ts";
+import { lockRun, RunLocked } from "../../runner/run/run-lock.ts";
+import { runTask } from "../../runner/run/setup.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
 

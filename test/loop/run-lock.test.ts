@@ -7,8 +7,8 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openRunFolder } from "../../runner/loop/records.ts";
-import { lockRun, RunLocked, refuseLiveRun } from "../../runner/loop/run-lock.ts";
 import { isZombie, processStart } from "../../runner/pid-lock.ts";
+import { lockRun, RunLocked, refuseLiveRun } from "../../runner/run/run-lock.ts";
 
 function runFolder() {
   const home = mkdtempSync(join(tmpdir(), "scifi-run-lock-"));

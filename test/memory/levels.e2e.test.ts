@@ -10,11 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
-import { runTask } from "../../runner/loop/setup.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { acceptProposal, listProposals, rejectProposal } from "../../runner/memory/proposals.ts";
 import { homePaths } from "../../runner/paths.ts";
 import { writeRunReport } from "../../runner/report/report.ts";
+import { runTask } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../loop/harness.ts";
 

@@ -82,12 +82,12 @@ async function terminalApproval(
 async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
   // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
-  const { exitCodeOf, InvalidInput, runErrorKind, runTask } = await import("../../loop/setup.ts");
-  const { RunLocked } = await import("../../loop/run-lock.ts");
-  const { createDisplay } = await import("../../loop/display.ts");
+  const { exitCodeOf, InvalidInput, runErrorKind, runTask } = await import("../../run/setup.ts");
+  const { RunLocked } = await import("../../run/run-lock.ts");
+  const { createDisplay } = await import("../../run/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
-  const { parseLimitFlags } = await import("../../loop/limits.ts");
+  const { parseLimitFlags } = await import("../../run/limits.ts");
   const limits = parseLimitFlags(flags.limit ?? []);
   if (typeof limits === "string") return usage(limits);
   const display = await createDisplay(process.stderr);
@@ -259,7 +259,7 @@ function replayed(dir: string): string {
   }
 }
 
-function summary(result: import("../../loop/run.ts").RunResult, model: string | undefined): string {
+function summary(result: import("../../run/deps.ts").RunResult, model: string | undefined): string {
   const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"];
   // A scripted run must never pass for a real one: say so next to the verdict.
   const scripted = model?.startsWith("scripted")

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
+import { ENDING, type Ending, type EndsRun } from "../../run-ending.ts";
 import { ModelError } from "../types.ts";
 
 export const SCRIPT_ROLES = [
@@ -76,8 +77,10 @@ export interface Script {
 }
 
 /** A script that cannot be used, or a request the script did not expect. Names file:line. */
-export class ScriptError extends ModelError {
+export class ScriptError extends ModelError implements EndsRun {
   override name = "ScriptError";
+  /** In a run, a reply the script cannot give ends it; at setup, a bad script is exit code 2. */
+  readonly [ENDING]: Ending = { status: "failed", limit: "agent_reply" };
 }
 
 export function loadScript(file: string): Script {

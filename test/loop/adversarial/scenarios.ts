@@ -28,9 +28,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { readTape } from "../../../runner/audit/verify.ts";
-import type { RunResult } from "../../../runner/loop/run.ts";
-import { runTask } from "../../../runner/loop/setup.ts";
 import { type HistoryRecord, readHistory } from "../../../runner/memory/history.ts";
+import type { RunResult } from "../../../runner/run/deps.ts";
+import { runTask } from "../../../runner/run/setup.ts";
 
 const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathname;
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decide, pendingApprovals } from "../../../runner/approval/store.ts";
-import { runTask } from "../../../runner/loop/setup.ts";
+import { runTask } from "../../../runner/run/setup.ts";
 import { REPO } from "../../loop/harness.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures", "approval");

@@ -14,11 +14,14 @@ import { ModelsConfigError } from "../llm/config.ts";
 import { ScriptError } from "../llm/scripted/script.ts";
 import { homePaths } from "../paths.ts";
 import { PolicyRefused } from "../policy/refused.ts";
+import type { SitePolicy } from "../policy/site.ts";
 import { newRunId } from "../run-id.ts";
 import type { Diagnostic, SamDocument } from "../sam/types.ts";
 import type { RunEnd, RunExtension } from "../tools/extension.ts";
+import type { RunDeps, RunResult } from "./deps.ts";
 import type { LimitConfig } from "./limits.ts";
-import { effectiveLimits, type RunDeps, type RunResult, resumeRun, startRun } from "./run.ts";
+import { effectiveLimits } from "./sam-limits.ts";
+import { resumeRun, startRun } from "./start.ts";
 import type { RunStatus } from "./status.ts";
 
 export interface RunTaskOptions {
@@ -106,19 +109,13 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   const backend = options.sandboxBackend ?? (await backendNamed(options.backend ?? "docker"));
   const model = options.model ?? defaultModel(options.home);
   const runId = options.runId ?? newRunId(sam.metadata.name);
-  return aroundLoop(options, sam, runId, undefined, async (run) =>
+  const inputs = await runInputs(options);
+  const wallLeftMs = effectiveLimits(sam, options.limits).walltimeSec * 1000;
+  return aroundLoop(inputs, sam, runId, undefined, async (run) =>
     startRun(
       { home: options.home, sam, limits: options.limits, runId, model },
       {
-        ...(run.approvals ? { approval: run.approvals } : {}),
-        ...(await deps(
-          run.options,
-          backend,
-          model,
-          sam,
-          run.extensions,
-          effectiveLimits(sam, options.limits).walltimeSec * 1000,
-        )),
+        ...(await run.deps(backend, model, wallLeftMs)),
         onCreated: (dir) => {
           run.created(dir);
           options.onRunId?.(runId, dir);
@@ -129,13 +126,20 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
 }
 
 async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunResult> {
-  const { readState } = await import("./state.ts");
-  const { openRunFolder, readSamJson } = await import("./records.ts");
+  const { readState } = await import("../loop/state.ts");
+  const { openRunFolder, readSamJson } = await import("../loop/records.ts");
   const folder = openRunFolder(options.home, runId);
   if (!existsSync(folder.files.state)) {
     throw new InvalidInput(`no run '${runId}' under ${homePaths(options.home).runs} (no state.json there)`);
   }
   const state = readState(folder.files.state);
+  // Every run folder this scifi writes has the SAM as parsed at its start; resuming without it would
+  // prune sandboxes and then fail, so it is refused before anything is touched.
+  if (!existsSync(folder.files.samJson)) {
+    throw new InvalidInput(
+      `run '${runId}' cannot be resumed: its run folder has no sam.json (the SAM as parsed at its start); start the task again`,
+    );
+  }
   const backend = options.sandboxBackend ?? (await backendNamed(options.backend ?? state.backend));
   // A run still driven by a live process is refused before anything is touched, its sandbox too
   // (resumeRun takes the lock itself; this only checks it earlier).
@@ -146,54 +150,65 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
   await backend.prune({ home: options.home }).catch(() => []);
   const model = options.model ?? state.model ?? defaultModel(options.home);
   // The SAM as parsed at the run's start (the run folder's copy), never the file as it is now.
-  const sam = existsSync(folder.files.samJson) ? readSamJson(folder) : undefined;
+  const sam = readSamJson(folder);
   options.onRunId?.(state.runId, folder.dir);
-  return aroundLoop(options, sam, runId, folder.dir, async (run) =>
-    resumeRun(options.home, runId, {
-      ...(run.approvals ? { approval: run.approvals } : {}),
-      ...(await deps(
-        run.options,
-        backend,
-        model,
-        sam,
-        run.extensions,
-        state.limits.walltimeSec * 1000 - state.spent.elapsedMs,
-      )),
-    }),
+  const inputs = await runInputs(options);
+  const wallLeftMs = state.limits.walltimeSec * 1000 - state.spent.elapsedMs;
+  return aroundLoop(inputs, sam, runId, folder.dir, async (run) =>
+    resumeRun(options.home, runId, await run.deps(backend, model, wallLeftMs)),
   );
+}
+
+/** What every part of a run's wiring reads from outside, read once: the options, the site policy. */
+interface RunInputs {
+  options: RunTaskOptions;
+  site: SitePolicy;
+  sitePolicyFile: string;
+  /** `SCIFI_APPROVAL_POLL_MS` (tests): how often a waiting gate looks for a decision. */
+  pollMs: number | undefined;
+}
+
+async function runInputs(options: RunTaskOptions): Promise<RunInputs> {
+  const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
+  const sitePolicyFile = sitePolicyPath(options.home, options.sitePolicy);
+  const site = loadSitePolicy(sitePolicyFile, options.sitePolicy !== undefined).policy;
+  const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
+  return { options, site, sitePolicyFile, pollMs: poll > 0 ? poll : undefined };
 }
 
 /** What the loop gets from the pieces a start and a resume share. */
 interface AroundLoop {
-  approvals: ApprovalGate | undefined;
-  extensions: RunExtension[];
-  /** The caller's options with the change tracker watching its statuses. */
-  options: RunTaskOptions;
+  /** The run's dependencies, composed once for a start or a resume. */
+  deps(backend: RunDeps["backend"], model: string, wallLeftMs: number): Promise<RunDeps>;
   /** Tells the change tracker where the run folder is. */
   created(dir: string): void;
 }
 
 /**
- * What a start and a resume share: the approval gate and the extensions (both need the SAM; a resume
- * from an old run folder without one gets only the caller's extensions), and the change snapshots
- * and the extensions' end around the loop.
+ * What a start and a resume share: the approval gate, the extensions, the run's dependencies, and
+ * the change snapshots and the extensions' end around the loop.
  */
 async function aroundLoop(
-  options: RunTaskOptions,
-  sam: SamDocument | undefined,
+  inputs: RunInputs,
+  sam: SamDocument,
   runId: string,
   resumedDir: string | undefined,
   loop: (run: AroundLoop) => Promise<RunResult>,
 ): Promise<RunResult> {
-  const approvals = sam ? await approvalGateFor(options, sam, runId) : undefined;
-  const extensions = sam
-    ? await extensionsFor(options, sam, runId, resumedDir !== undefined, approvals)
-    : [...(options.extensions ?? [])];
-  const changes = await changesTracker(sam ? dirname(sam.file) : undefined, resumedDir);
-  const watched = { ...options, onStatus: changes.onStatus(options.onStatus) };
+  const { options } = inputs;
+  const approvals = await approvalGateFor(inputs, sam, runId);
+  const extensions = await extensionsFor(inputs, sam, runId, resumedDir !== undefined, approvals);
+  const changes = await changesTracker(dirname(sam.file), resumedDir);
+  const onStatus = changes.onStatus(options.onStatus);
   return changes.around(options, () =>
     endingExtensions(extensions, () =>
-      loop({ approvals, extensions, options: watched, created: (dir) => changes.created(dir) }),
+      loop({
+        deps: async (backend, model, wallLeftMs) => ({
+          ...(approvals ? { approval: approvals } : {}),
+          ...(await deps(inputs, onStatus, backend, model, sam, extensions, wallLeftMs)),
+        }),
+        created: (dir) => changes.created(dir),
+      }),
     ),
   );
 }
@@ -205,7 +220,7 @@ async function aroundLoop(
  * page and the runs index are written. Nothing here fails the run: a snapshot that cannot be taken is
  * partial, a report that cannot be written is reported through onReport.
  */
-async function changesTracker(taskDir: string | undefined, resumedDir: string | undefined) {
+async function changesTracker(taskDir: string, resumedDir: string | undefined) {
   const changes = await import("../report/changes.ts");
   let runDir = resumedDir;
   const start =
@@ -340,20 +355,14 @@ async function writeReports(
  * undefined when nothing needs a person.
  */
 async function approvalGateFor(
-  options: RunTaskOptions,
+  { options, site, pollMs }: RunInputs,
   sam: SamDocument,
   runId: string,
 ): Promise<ApprovalGate | undefined> {
-  const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
   const { requiredActions } = await import("../approval/actions.ts");
   const { ApprovalGate } = await import("../approval/gate.ts");
-  const site = loadSitePolicy(
-    sitePolicyPath(options.home, options.sitePolicy),
-    options.sitePolicy !== undefined,
-  ).policy;
   const required = requiredActions(sam.metadata.approval, site.approvalRequired);
   if (required.length === 0) return undefined;
-  const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
   return new ApprovalGate({
     home: options.home,
     runId,
@@ -361,14 +370,14 @@ async function approvalGateFor(
     siteRequired: site.approvalRequired ?? [],
     timeoutSec: sam.metadata.approvalTimeoutSec ?? site.approvalTimeoutSec,
     ...(site.onApproval ? { onApproval: site.onApproval } : {}),
-    ...(poll > 0 ? { pollMs: poll } : {}),
+    ...(pollMs ? { pollMs } : {}),
     ...(options.approvalPrompt ? { prompt: options.approvalPrompt } : {}),
   });
 }
 
 /** The caller's extensions, plus the SLURM job tools when the SAM asks for `jobs: slurm`. */
 async function extensionsFor(
-  options: RunTaskOptions,
+  { options, site, sitePolicyFile, pollMs }: RunInputs,
   sam: SamDocument,
   runId: string,
   resume: boolean,
@@ -384,12 +393,6 @@ async function extensionsFor(
   // `network` in approval: a host not on the list can be asked for, and approved, at run time.
   if (sam.metadata.networkHosts?.length && approvals?.requires("network")) {
     const { hostApprovalExtension } = await import("../network/approve-hosts.ts");
-    const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
-    const site = loadSitePolicy(
-      sitePolicyPath(options.home, options.sitePolicy),
-      options.sitePolicy !== undefined,
-    ).policy;
-    const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
     own.push(
       hostApprovalExtension({
         home: options.home,
@@ -398,7 +401,7 @@ async function extensionsFor(
         listed: sam.metadata.networkHosts,
         site,
         gate: approvals,
-        ...(poll > 0 ? { pollMs: poll } : {}),
+        ...(pollMs ? { pollMs } : {}),
       }),
     );
   }
@@ -412,12 +415,11 @@ async function extensionsFor(
   }
   if (sam.metadata.jobs !== "slurm") return own;
   const { jobsExtension } = await import("../jobs/run-jobs.ts");
-  const { sitePolicyPath } = await import("../policy/site.ts");
   const jobs = jobsExtension({
     home: options.home,
     runId,
     sam,
-    sitePolicyFile: sitePolicyPath(options.home, options.sitePolicy),
+    sitePolicyFile,
     resume,
     ...(approvals ? { approvals } : {}),
   });
@@ -448,29 +450,23 @@ async function backendNamed(name: string): Promise<RunDeps["backend"]> {
 }
 
 async function deps(
-  options: RunTaskOptions,
+  { options, site }: RunInputs,
+  onStatus: RunTaskOptions["onStatus"],
   backend: RunDeps["backend"],
   model: string,
-  sam: SamDocument | undefined,
+  sam: SamDocument,
   extensions: readonly RunExtension[],
   /** Wall time the run has left when the loop opens the gateway (at its start). */
   wallLeftMs: number,
 ): Promise<RunDeps> {
-  const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
   const { resolveSpec } = await import("../policy/resolve.ts");
   const { createModel } = await import("../llm/create-model.ts");
-  const site = loadSitePolicy(
-    sitePolicyPath(options.home, options.sitePolicy),
-    options.sitePolicy !== undefined,
-  );
   // The live display's last status, so the gateway's notice (a long retry-after it waits for) is
   // shown with it, and cleared by the next status the loop sends.
   let last: RunStatus | undefined;
-  const onStatus = options.onStatus;
   return {
     backend,
-    resolveSpec: (sam, runId, grant) =>
-      resolveSpec(sam, site.policy, { home: options.home, runId, ...grant }),
+    resolveSpec: (sam, runId, grant) => resolveSpec(sam, site, { home: options.home, runId, ...grant }),
     openModel: (audit: AuditTape, budget) =>
       createModel(model, audit, {
         budget,
@@ -480,8 +476,8 @@ async function deps(
         ...(onStatus ? { onNotice: (notice) => last && onStatus({ ...last, notice }) } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
       }),
-    skills: await skillsFor(options.home, sam, site.policy.prescanAddsSkills),
-    memoryTokens: site.policy.memoryTokens,
+    skills: await skillsFor(options.home, sam, site.prescanAddsSkills),
+    memoryTokens: site.memoryTokens,
     extensions,
     ...(onStatus
       ? {
@@ -501,17 +497,13 @@ async function deps(
  * pre-scan's index holds only them, unless the site policy's `prescanAddsSkills` lets it add others
  * from the whole index (those its grants allow).
  */
-async function skillsFor(
-  home: string,
-  sam: SamDocument | undefined,
-  prescanAdds: boolean,
-): Promise<RunDeps["skills"]> {
+async function skillsFor(home: string, sam: SamDocument, prescanAdds: boolean): Promise<RunDeps["skills"]> {
   const { loadSkills, skillIndex, renderSkillIndex, skillText } = await import("../skills/index.ts");
   const { grantsOf, skillDirs } = await import("../skills/library.ts");
-  const grants = sam ? grantsOf(sam.metadata) : new Set<never>();
+  const grants = grantsOf(sam.metadata);
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
   const all = skillIndex(skills, grants);
-  const requested = sam?.metadata.skills ?? [];
+  const requested = sam.metadata.skills ?? [];
   const granted = requested.filter((name) => all.some((entry) => entry.name === name));
   const index = prescanAdds ? all : all.filter((entry) => granted.includes(entry.name));
   return {

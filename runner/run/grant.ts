@@ -3,14 +3,16 @@
 // link, the site policy changed, the image changed), the sandbox is not started and the run says what
 // changed, instead of binding a path that now means something else.
 import type { SandboxSpec } from "../policy/spec.ts";
+import { RunEnding } from "../run-ending.ts";
 
-export class GrantChanged extends Error {
+export class GrantChanged extends RunEnding {
   override name = "GrantChanged";
   readonly changes: readonly string[];
   constructor(sandbox: string, changes: readonly string[]) {
     super(
       `the grant resolved for sandbox ${sandbox} differs from the one recorded at run start: ${changes.join("; ")}. ` +
         "Nothing was started. If the change is intended, start the task again (a new run records the new grant).",
+      { status: "failed", limit: "grant", prefix: "grant" },
     );
     this.changes = changes;
   }

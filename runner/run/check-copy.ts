@@ -17,6 +17,7 @@ import {
   symlinkSync,
 } from "node:fs";
 import { join } from "node:path";
+import { RunEnding } from "../run-ending.ts";
 
 export interface CopyOptions {
   /** Allocated bytes the copy may take. */
@@ -27,8 +28,11 @@ export interface CopyOptions {
   maxEntries?: number;
 }
 
-export class CopyTooLarge extends Error {
+export class CopyTooLarge extends RunEnding {
   override name = "CopyTooLarge";
+  constructor(message: string) {
+    super(message, { status: "failed", limit: "checks_copy", prefix: "checks" });
+  }
 }
 
 /** Copies `src` into a new folder `dest`; returns the special files it left out (relative paths). */

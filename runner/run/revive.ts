@@ -1,12 +1,17 @@
 // A phase's sandbox that survives one death. A container killed from outside (docker kill, the OOM
 // killer, an engine restart) is not the agent's failure and not a failed check: the runner says so,
 // starts a fresh sandbox and runs the interrupted call once more. A second death ends the run.
+
+import { RunEnding } from "../run-ending.ts";
 import type { ExecOptions, ExecResult, Sandbox } from "../sandbox/types.ts";
 import { SandboxError } from "../sandbox/types.ts";
 
 /** The sandbox died more often than a phase allows: the run ends (exit code 4, not a task failure). */
-export class SandboxLost extends Error {
+export class SandboxLost extends RunEnding {
   override name = "SandboxLost";
+  constructor(message: string) {
+    super(message, { status: "failed", limit: "sandbox", prefix: "sandbox", cause: "sandbox" });
+  }
 }
 
 export interface ReviveOptions {

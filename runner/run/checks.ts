@@ -1,7 +1,8 @@
 // The runner's own checks: the Expectation `check` blocks of a node and of every sub-SAM under it,
 // run in a sandbox of their own (fresh /tmp, no process of the work pass alive), after the SAM files
-// and check assets were put back from the runner's pristine copies (runner/loop/pristine.ts).
+// and check assets were put back from the runner's pristine copies (runner/run/pristine.ts).
 import type { CheckOutcome } from "../agents/review.ts";
+import { RunEnding } from "../run-ending.ts";
 import type { Check, SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { Tampered } from "./pristine.ts";
@@ -13,7 +14,7 @@ export const CHECK_OUTPUT_BYTES = 64 * 1024;
 /** One tampered path, as the run reports it. */
 export type TamperedFile = Tampered & { what: string; absolute: string; expected: string; actual: string };
 
-export class Tampering extends Error {
+export class Tampering extends RunEnding {
   override name = "Tampering";
   readonly found: readonly TamperedFile[];
   constructor(found: readonly TamperedFile[]) {
@@ -22,6 +23,7 @@ export class Tampering extends Error {
       first
         ? `${first.what} ${first.absolute} changed during the run: ${first.problem}${found.length > 1 ? ` (and ${found.length - 1} more)` : ""}: tampering`
         : "tampering",
+      { status: "failed", limit: "tampering" },
     );
     this.found = found;
   }

@@ -1,0 +1,58 @@
+// The one way an error ends a run with an outcome instead of crashing the process. An error class
+// that ends runs either extends RunEnding or, when it must extend another base (ModelError,
+// SandboxError), carries an `[ENDING]` of its own; `error instanceof RunEnding` is true for both, so
+// the driver and the tools test one type, and renaming a class cannot turn an outcome into a crash.
+
+/** How an error ends a run. */
+export interface Ending {
+  status: "failed" | "blocked";
+  /** The name of the history's `limit` event (tampering is recorded per file instead). */
+  limit: string;
+  /** Put before the message in the outcome's reason ("budget: ..."). */
+  prefix?: string;
+  /** Why a failed run failed when it was not the task: `sandbox` (exit code 4). */
+  cause?: "sandbox";
+}
+
+export const ENDING: unique symbol = Symbol("scifi.run-ending");
+
+export interface EndsRun {
+  readonly [ENDING]: Ending;
+}
+
+export class RunEnding extends Error implements EndsRun {
+  override name = "RunEnding";
+  readonly [ENDING]: Ending;
+  constructor(message: string, ending: Ending) {
+    super(message);
+    this[ENDING] = ending;
+  }
+
+  /** `x instanceof RunEnding` also holds for the errors that carry an ending on another base. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: a subclass's instanceof tests its own prototype chain
+    if (this !== RunEnding) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return endingOf(value) !== undefined;
+  }
+}
+
+function endingOf(value: unknown): Ending | undefined {
+  return value instanceof Error ? (value as Partial<EndsRun>)[ENDING] : undefined;
+}
+
+/** The outcome an ending error gives the run, with the history's limit name. */
+export function outcomeOfEnding(error: Error): {
+  status: Ending["status"];
+  reason: string;
+  limit: string;
+  cause?: "sandbox";
+} {
+  const ending = endingOf(error);
+  if (!ending) throw new TypeError(`${error.name} does not end a run: ${error.message}`);
+  return {
+    status: ending.status,
+    reason: ending.prefix ? `${ending.prefix}: ${error.message}` : error.message,
+    limit: ending.limit,
+    ...(ending.cause ? { cause: ending.cause } : {}),
+  };
+}

@@ -1,0 +1,66 @@
+// What a run needs from outside (a sandbox backend, the gateway, the policy, the run's extensions),
+// what starts one, and what it returns. Composed once by the run's setup (setup.ts) for a start
+// and a resume alike.
+import type { ApprovalGate } from "../approval/gate.ts";
+import type { AuditTape } from "../audit/tape.ts";
+import type { Model } from "../llm/types.ts";
+import type { Outcome, RunState } from "../loop/state.ts";
+import type { SandboxSpec } from "../policy/spec.ts";
+import type { SamDocument } from "../sam/types.ts";
+import type { SandboxBackend } from "../sandbox/types.ts";
+import type { RunExtension } from "../tools/extension.ts";
+import type { LimitConfig } from "./limits.ts";
+import type { RunStatus } from "./status.ts";
+
+export interface RunDeps {
+  backend: SandboxBackend;
+  /** Opens the gateway for this run; every call goes to `audit`. */
+  openModel(
+    audit: AuditTape,
+    budget: { usd: number; tokens: number; spent: { usd: number; tokens: number } },
+  ): Promise<Model & { close(): Promise<void> }>;
+  /** Default-deny policy: the spec granted to this SAM. */
+  resolveSpec(
+    sam: SamDocument,
+    runId: string,
+    grant?: { taskFolderBaseBytes?: number },
+  ): Promise<SandboxSpec> | SandboxSpec;
+  /** Skill index and texts (optional: no skills when absent). */
+  skills?: {
+    index: string;
+    names: readonly string[];
+    /** The skills the SAM lists (those that exist): its work agent always gets them. */
+    granted?: readonly string[];
+    /** Site policy `prescanAddsSkills`: `names` then holds more than `granted`. */
+    prescanAdds?: boolean;
+    text(name: string): { text: string; sha256: string };
+  };
+  /** Token budgets of the group and global memory views (site policy `memory`). */
+  memoryTokens?: { group: number; global: number };
+  /** Host-side additions (e.g. SLURM job tools when the SAM asks for jobs): work tools, a history view. */
+  extensions?: readonly RunExtension[];
+  /** Actions a person must approve (SAM `approval:` and the site policy): runner/approval/gate.ts. */
+  approval?: ApprovalGate;
+  onStatus?: (status: RunStatus) => void;
+  /** Called once the run folder exists. */
+  onCreated?: (dir: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface StartOptions {
+  home: string;
+  sam: SamDocument;
+  limits?: Partial<LimitConfig>;
+  /** Minted once by the run's setup (setup.ts). */
+  runId: string;
+  /** The model spec, kept in the state so `--resume` uses the same one. */
+  model?: string;
+}
+
+export interface RunResult {
+  runId: string;
+  dir: string;
+  outcome: Outcome;
+  iterations: number;
+  spent: RunState["spent"];
+}

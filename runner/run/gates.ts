@@ -1,0 +1,145 @@
+// Every place a run waits for a person (runner/approval/gate.ts, docs/approval.md): `run` before the
+// first iteration, `network` before a sandbox with network starts, `delete` around the work pass and
+// the checks that run the agent's code in the task folder, `finish` before a PASS. Each request and
+// decision goes on the history and the audit tape.
+import { join } from "node:path";
+import { DeletionGuard } from "../approval/deletion.ts";
+import type { ApprovalRecord } from "../approval/gate.ts";
+import type { SandboxSpec } from "../policy/spec.ts";
+import type { SandboxRole } from "./sandboxes.ts";
+import type { RunSession } from "./session.ts";
+
+export class RunGates {
+  readonly #session: RunSession;
+  constructor(session: RunSession) {
+    this.#session = session;
+  }
+
+  /** Tells the gate where its records go and what the live display says while it waits. */
+  attach(): void {
+    const session = this.#session;
+    const { state } = session;
+    session.deps.approval?.attach({
+      record: (record) => this.#record(record),
+      iteration: () => state.iteration,
+      onWaiting: (request) =>
+        session.emit({
+          notice: request
+            ? `awaiting approval ${request.id} (${request.action}): scifi approve ${state.runId} ${request.id} | scifi deny ${state.runId} ${request.id} --reason TEXT`
+            : undefined,
+        }),
+    });
+  }
+
+  /** `approval: [run]`: undefined when the task may start, else why not (the run ends blocked). */
+  async mayStart(): Promise<string | undefined> {
+    const { deps, sam } = this.#session;
+    if (!deps.approval?.requires("run")) return undefined;
+    const answer = await deps.approval.ask(
+      { action: "run", summary: `start task ${sam.metadata.name}`, detail: `SAM ${sam.file}` },
+      { once: true },
+    );
+    if (answer.approved) return undefined;
+    const d = answer.decision;
+    return `a person (${d.who}) did not let the task start: ${d.note ?? "no reason given"}`;
+  }
+
+  /**
+   * The network a sandbox starts with: `approval: [network]` asks once a run before one with network
+   * starts (a denial starts it without); hosts a person approved at run time join its host list
+   * (after the grant comparison).
+   */
+  async network(spec: SandboxSpec, role: SandboxRole): Promise<SandboxSpec> {
+    const { deps, sam } = this.#session;
+    let granted = spec;
+    if ((granted.network || granted.networkRules) && deps.approval?.requires("network")) {
+      const answer = await deps.approval.ask(
+        {
+          action: "network",
+          summary: `start the ${role} sandbox of ${sam.metadata.name} with network access`,
+          detail: granted.network
+            ? `image ${granted.image}; network: on (the SAM asks for it and the site allows it)`
+            : `image ${granted.image}; network: only ${granted.networkRules?.allow.join(", ")}, through the run's proxy`,
+        },
+        { once: true },
+      );
+      if (!answer.approved) granted = { ...granted, network: false, networkRules: undefined };
+    }
+    const approvedHosts = (deps.extensions ?? []).flatMap((e) => e.networkAllow?.() ?? []);
+    if (granted.networkRules && approvedHosts.length > 0)
+      granted = {
+        ...granted,
+        networkRules: { ...granted.networkRules, allow: [...granted.networkRules.allow, ...approvedHosts] },
+      };
+    return granted;
+  }
+
+  /**
+   * `approval: [delete]`: the files of the task folder at the first work pass are copied into the run
+   * folder and compared after every tool call (runner/approval/deletion.ts); undefined without it.
+   */
+  deletionGuard(): DeletionGuard | undefined {
+    const { deps } = this.#session;
+    if (!deps.approval?.requires("delete")) return undefined;
+    return DeletionGuard.open({
+      taskDir: this.#session.spec.taskDir,
+      dir: this.#deletionDir(),
+      gate: deps.approval,
+    });
+  }
+
+  /** `approval: [delete]`: the agent's code a check ran in the task folder may have removed start files. */
+  async afterChecksInTaskFolder(): Promise<void> {
+    await this.deletionGuard()?.afterPass("while the checks ran the agent's code");
+  }
+
+  /**
+   * `approval: [finish]`: a person confirms the PASS (the run waits, no sandbox open). Returns the
+   * failure reason when they deny it, undefined when confirmed or not required.
+   */
+  async confirmPass(): Promise<string | undefined> {
+    const { deps, sam, state } = this.#session;
+    if (!deps.approval?.requires("finish")) return undefined;
+    const checks = (state.checks ?? []).map((c) => `${c.passed ? "PASS" : "FAIL"} ${c.id}`);
+    const answer = await deps.approval.ask({
+      action: "finish",
+      summary: `mark ${sam.metadata.name} passed after ${state.iteration} iteration(s)`,
+      detail: [`checks: ${checks.join(", ") || "(none)"}`, `review: passed`].join("\n"),
+    });
+    if (answer.approved) return undefined;
+    return `a person (${answer.decision.who}) did not confirm the PASS: ${answer.decision.note ?? "no reason given"}`;
+  }
+
+  #deletionDir(): string {
+    return join(this.#session.folder.dir, "deletion");
+  }
+
+  /** A request or decision of the approval gate, on the history tape and the audit tape. */
+  #record(record: ApprovalRecord): void {
+    const session = this.#session;
+    const { request } = record;
+    const decision = "decision" in record ? record.decision : undefined;
+    session.history.append({
+      type: "approval",
+      iteration: session.state.iteration,
+      id: request.id,
+      action: request.action,
+      state: record.state,
+      summary: request.summary,
+      ...(decision ? { who: decision.who, at: decision.time } : {}),
+      ...(decision?.note ? { note: decision.note } : {}),
+    });
+    session.audit.append({
+      kind: "event",
+      event: `approval_${record.state}`,
+      data: {
+        id: request.id,
+        action: request.action,
+        summary: request.summary,
+        why: request.why,
+        ...(record.state === "requested" ? { detail: request.detail, deadline: request.deadline } : {}),
+        ...(decision ? { who: decision.who, at: decision.time, note: decision.note ?? "" } : {}),
+      },
+    });
+  }
+}

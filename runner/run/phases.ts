@@ -1,0 +1,29 @@
+// The phase table: the last completed phase (state.json's `phase`) names the one that runs next. A
+// resumed run starts here too. To add a phase: a file exporting `(session) => Promise<Phase>`, a
+// `Phase` value for it in the run-folder state, and its row below (docs/architecture.md).
+import type { Phase } from "../loop/state.ts";
+import { checksPhase } from "./checks-phase.ts";
+import { closeRun } from "./final.ts";
+import { endIteration } from "./iteration-end.ts";
+import { beginIteration } from "./prescan.ts";
+import { reviewPhase } from "./review.ts";
+import type { RunSession } from "./session.ts";
+import { workPhase } from "./work.ts";
+
+/** Runs one phase; returns the phase it completed (checkpointed by the driver). */
+export type PhaseStep = (session: RunSession) => Promise<Phase>;
+
+const AFTER: Record<Phase, PhaseStep> = {
+  created: beginIteration,
+  iteration_end: beginIteration,
+  prescan: workPhase,
+  work: checksPhase,
+  checks: reviewPhase,
+  review: endIteration,
+  final_review: closeRun,
+  ended: async () => "ended",
+};
+
+export function nextPhase(completed: Phase): PhaseStep {
+  return AFTER[completed];
+}

@@ -1,0 +1,99 @@
+// Review: the control model judges the node's Expectation items with read-only tools, in a sandbox
+// of its own that sees the task folder read-only. The node passes only when every check passed AND
+// the review passed every item; a review cannot pass what the checks failed.
+import { hiddenChecksNote } from "../agents/prompt.ts";
+import { type CheckOutcome, type ReviewVerdict, reviewSystem } from "../agents/review.ts";
+import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review.ts";
+import { BudgetExceeded } from "../llm/types.ts";
+import type { Phase } from "../loop/state.ts";
+import type { SamNode } from "../sam/types.ts";
+import { reviewTools } from "../tools/registry.ts";
+import { type PassEvent, runPass } from "./conversation.ts";
+import { exitReason } from "./outcomes.ts";
+import type { RunSession } from "./session.ts";
+
+export async function reviewPhase(session: RunSession): Promise<Phase> {
+  const { state } = session;
+  const node = session.node(session.plan().node);
+  session.taskFolder.restore();
+  session.emit({ phase: "review", step: 0, toolCalls: 0 });
+  const checks = state.checks ?? [];
+  const verdict: ReviewVerdict = await reviewNode(session, node, checks).catch((error: unknown) => {
+    // No valid verdict after one retry: the iteration fails (recorded as a failed review).
+    if (!(error instanceof ReviewFailed)) throw error;
+    return { items: [], findings: [error.message], fixes: [], rank_adjustment: 0 as const };
+  });
+  const checksPassed = checks.every((c) => c.passed);
+  const itemsPassed = node.items.every((item) => verdict.items.find((v) => v.id === item.id)?.pass === true);
+  const passed = checksPassed && itemsPassed && !verdict.blocked;
+  state.verdict = { ...verdict, passed };
+  session.history.append({
+    type: "verdict",
+    iteration: state.iteration,
+    node: node.id,
+    passed,
+    items: verdict.items.map((i) => ({ id: i.id, pass: i.pass, evidence: i.evidence })),
+    checksPassed,
+    findings: verdict.findings,
+    fixes: verdict.fixes,
+    rankAdjustment: verdict.rank_adjustment,
+    ...(verdict.blocked ? { blocked: verdict.blocked.reason } : {}),
+  });
+  session.result(verdictResult(node.id, passed, checksPassed, verdict));
+  return "review";
+}
+
+function verdictResult(
+  node: string,
+  passed: boolean,
+  checksPassed: boolean,
+  verdict: { items: { id: string; pass: boolean }[]; blocked?: { reason: string } },
+): string {
+  const failed = verdict.items.filter((i) => !i.pass).map((i) => i.id);
+  const why = verdict.blocked
+    ? `: blocked: ${verdict.blocked.reason}`
+    : !checksPassed
+      ? ": checks failed"
+      : failed.length
+        ? `: failed items ${failed.join(", ")}`
+        : "";
+  return `review of ${node} ${passed ? "passed" : "FAILED"}${why}`;
+}
+
+/** The review agent, in a sandbox of its own that sees the task folder read-only. */
+function reviewNode(session: RunSession, node: SamNode, checks: CheckOutcome[]): Promise<ReviewVerdict> {
+  const request = {
+    role: "review" as const,
+    kind: "control" as const,
+    rank: session.sam.metadata.rank?.control ?? 1,
+    system: reviewSystem(),
+    meta: session.meta(),
+  };
+  return runReview({
+    node,
+    note: hiddenChecksNote(session.hiddenCount),
+    work: session.state.work ?? { exit: "none" },
+    checks,
+    openSandbox: () => session.sandboxes.open("review"),
+    converse: async (brief, sandbox): Promise<ReviewAnswer> => {
+      const { exit } = await runPass({
+        model: session.model,
+        tools: reviewTools,
+        toolContext: { ...session.toolContext, sandbox, allowCommands: undefined },
+        limits: session.limits,
+        budget: session.budget,
+        request,
+        brief,
+        textReply: "answer",
+        blockerNudge: () => "The runner: your tool calls keep failing. Answer now with the JSON verdict.",
+        onEvent: (event: PassEvent) => session.onPassEvent(event),
+        signal: session.deps.signal,
+      });
+      // A spent budget ends the run as such, never as a bad verdict that starts another paid iteration.
+      if (exit.type === "budget") throw new BudgetExceeded(exit.reason);
+      return exit.type === "answer"
+        ? { json: exit.response.json, text: exit.text }
+        : { noAnswer: `${exit.type}: ${exitReason(exit)}` };
+    },
+  });
+}

@@ -1,0 +1,205 @@
+// One run's session: the records (run folder, state, history), the live pieces of the process that
+// drives it (model, budget, audit tape, tool settings, status) and the run's concerns, one home each:
+// the per-phase sandboxes, the task-folder guard, the gates. Phases get the session and return the
+// phase they completed; only the session writes the state (checkpoint, end).
+
+import type { PrescanPlan } from "../agents/prescan.ts";
+import { findNode } from "../agents/tree.ts";
+import type { AuditTape } from "../audit/tape.ts";
+import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import type { RunFolder } from "../loop/records.ts";
+import type { Outcome, Phase, RunState } from "../loop/state.ts";
+import { writeState } from "../loop/state.ts";
+import type { HistoryTape } from "../memory/history.ts";
+import { fileSize } from "../memory/history.ts";
+import type { SandboxSpec } from "../policy/spec.ts";
+import type { SamDocument, SamNode } from "../sam/types.ts";
+import type { ToolContext } from "../tools/tool.ts";
+import { type PassEvent, totalTokens } from "./conversation.ts";
+import type { RunDeps } from "./deps.ts";
+import { RunGates } from "./gates.ts";
+import type { LimitConfig, RunBudget } from "./limits.ts";
+import { PhaseSandboxes } from "./sandboxes.ts";
+import type { RunStatus } from "./status.ts";
+import type { TaskFolderGuard } from "./task-folder.ts";
+
+/** What a run is made of on disk: the same for a start and a resume. */
+export interface RunRecords {
+  home: string;
+  folder: RunFolder;
+  sam: SamDocument;
+  spec: SandboxSpec;
+  state: RunState;
+  limits: LimitConfig;
+  history: HistoryTape;
+}
+
+export class RunSession {
+  readonly home: string;
+  readonly folder: RunFolder;
+  readonly sam: SamDocument;
+  /** The spec recorded at run start: evidence (each sandbox start resolves the grant again). */
+  readonly spec: SandboxSpec;
+  readonly state: RunState;
+  readonly limits: LimitConfig;
+  readonly history: HistoryTape;
+  readonly deps: RunDeps;
+  readonly model: Model & { close(): Promise<void> };
+  readonly budget: RunBudget;
+  readonly audit: AuditTape;
+  /** Tool settings of this run; each phase adds its own sandbox. */
+  readonly toolContext: Omit<ToolContext, "sandbox">;
+  readonly status: RunStatus;
+  readonly sandboxes: PhaseSandboxes;
+  readonly taskFolder: TaskFolderGuard;
+  readonly gates: RunGates;
+
+  constructor(
+    records: RunRecords,
+    deps: RunDeps,
+    live: {
+      model: Model & { close(): Promise<void> };
+      budget: RunBudget;
+      audit: AuditTape;
+      signal: AbortSignal;
+      taskFolder: TaskFolderGuard;
+    },
+  ) {
+    this.home = records.home;
+    this.folder = records.folder;
+    this.sam = records.sam;
+    this.spec = records.spec;
+    this.state = records.state;
+    this.limits = records.limits;
+    this.history = records.history;
+    this.deps = deps;
+    this.model = live.model;
+    this.budget = live.budget;
+    this.audit = live.audit;
+    this.toolContext = {
+      allowCommands: records.sam.metadata.allowCommands,
+      bashTimeoutMs: records.limits.bashTimeoutSec * 1000,
+      maxOutputChars: records.limits.toolOutputChars,
+      signal: live.signal,
+    };
+    this.status = initialStatus(records);
+    this.taskFolder = live.taskFolder;
+    this.gates = new RunGates(this);
+    this.sandboxes = new PhaseSandboxes(this);
+  }
+
+  /** Hidden check assets of this task (the agents are told how many, never which). */
+  get hiddenCount(): number {
+    return this.state.pristine.files.filter((f) => f.hidden).length;
+  }
+
+  /** The plan of the iteration under way (a phase after the pre-scan). */
+  plan(): PrescanPlan {
+    if (!this.state.plan)
+      throw new Error(`run ${this.state.runId}: phase ${this.state.phase} has no plan (corrupt state.json?)`);
+    return this.state.plan;
+  }
+
+  node(id: string): SamNode {
+    const node = findNode(this.sam.root, id);
+    if (!node) throw new Error(`SAM has no node '${id}'`);
+    return node;
+  }
+
+  /** The live display's status, patched. */
+  emit(patch: Partial<RunStatus>): void {
+    Object.assign(this.status, patch, { elapsedMs: this.budget.elapsedMs() });
+    this.deps.onStatus?.({ ...this.status });
+  }
+
+  /** A result line for the live display (a check's, a review's), said once. */
+  result(result: string): void {
+    this.deps.onStatus?.({ ...this.status, result });
+  }
+
+  /** Every model response counts against the run's budget as it arrives. */
+  account(response: ModelResponse): void {
+    this.budget.add(totalTokens(response), response.costUsd);
+    this.emit({ tokens: this.budget.tokens, usd: this.budget.usd });
+  }
+
+  meta(): ModelRequest["meta"] {
+    return {
+      runId: this.state.runId,
+      iteration: this.state.iteration,
+      sam: { file: this.sam.file, sha256: this.sam.sha256 },
+    };
+  }
+
+  /** A hard limit or refusal on the history. */
+  limit(limit: string, detail: string): void {
+    this.history.append({ type: "limit", iteration: this.state.iteration, limit, detail });
+  }
+
+  onPassEvent(event: PassEvent): void {
+    if (event.type === "limit") {
+      this.limit(event.limit, event.detail);
+    } else if (event.type === "step") {
+      this.emit({
+        step: event.step,
+        stepsLeft: event.limits.stepsLeft(),
+        toolCallsLeft: event.limits.toolCallsLeft(),
+      });
+    } else if (event.type === "tool") {
+      this.emit({
+        toolCalls: event.limits.toolCalls,
+        lastTool: `${event.name}${event.ok ? "" : " (failed)"}`,
+      });
+    } else {
+      this.emit({ tokens: this.budget.tokens, usd: this.budget.usd });
+    }
+  }
+
+  /** The phase that completed, on disk with the spend, the history length and the tape's head. */
+  checkpoint(phase: Phase): void {
+    const { state } = this;
+    if (state.phase === "ended" && phase === "ended") return;
+    state.phase = phase;
+    state.spent = {
+      tokens: this.budget.tokens,
+      usd: this.budget.usd,
+      elapsedMs: this.budget.elapsedMs(),
+      at: new Date().toISOString(),
+    };
+    state.historyBytes = fileSize(this.folder.files.history);
+    // The tape's head, anchored outside the tape: `audit verify` catches a dropped tail or a rewrite.
+    state.auditHead = this.audit.anchor();
+    writeState(this.folder.files.state, state);
+  }
+
+  /** The run is over (the first outcome set stays): `run_end` on the history, last checkpoint. */
+  end(outcome: Outcome): void {
+    const { state } = this;
+    state.outcome ??= outcome;
+    this.history.append({
+      type: "run_end",
+      outcome: state.outcome.status,
+      reason: state.outcome.reason,
+      audit: this.audit.anchor(),
+    });
+    this.checkpoint("ended");
+  }
+}
+
+function initialStatus(records: RunRecords): RunStatus {
+  const { state, limits } = records;
+  return {
+    runId: state.runId,
+    iteration: state.iteration,
+    phase: state.phase,
+    node: state.plan?.node,
+    step: 0,
+    toolCalls: 0,
+    tokens: state.spent.tokens,
+    usd: state.spent.usd,
+    elapsedMs: state.spent.elapsedMs,
+    stepsLeft: limits.stepsPerPass,
+    toolCallsLeft: limits.toolCallsPerPass,
+    limits,
+  };
+}

@@ -1,0 +1,193 @@
+// Starting and resuming a run: both compose the same records (run folder, state, history) and the
+// same session, then hand it to the driver. A start copies what the verdict depends on before any
+// agent runs and writes the first checkpoint; a resume brings the spend up to what the tape says,
+// cuts the history back to the last checkpoint and hides the hidden assets again.
+import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
+import { AuditTape } from "../audit/tape.ts";
+import {
+  createRunFolder,
+  openRunFolder,
+  type RunFolder,
+  readSamJson,
+  readSpecJson,
+} from "../loop/records.ts";
+import { type RunState, readState, writeState } from "../loop/state.ts";
+import { cutBack, fileSize, HistoryTape, readHistory } from "../memory/history.ts";
+import { measureTaskFolder } from "../policy/host-paths.ts";
+import type { RunDeps, RunResult, StartOptions } from "./deps.ts";
+import { drive } from "./driver.ts";
+import { RunBudget } from "./limits.ts";
+import { hideAssets } from "./pristine.ts";
+import { lockRun } from "./run-lock.ts";
+import { clampRank, effectiveLimits, rankRange } from "./sam-limits.ts";
+import { type RunRecords, RunSession } from "./session.ts";
+import { TaskFolderGuard, takePristine } from "./task-folder.ts";
+
+/** Start a new run of a parsed SAM. */
+export async function startRun(options: StartOptions, deps: RunDeps): Promise<RunResult> {
+  const { runId, sam } = options;
+  const spec = await deps.resolveSpec(sam, runId);
+  const folder = createRunFolder(options.home, runId, sam, spec);
+  const unlock = lockRun(folder, runId);
+  try {
+    deps.onCreated?.(folder.dir);
+    const limits = effectiveLimits(sam, options.limits);
+    const pristine = takePristine(sam, spec.taskDir, folder.files.pristine);
+    // The task-folder quota counts what the whole run adds to what the folder held at start.
+    const { allocatedBytes } = await measureTaskFolder(spec.taskDir);
+    const state: RunState = {
+      version: 1,
+      runId,
+      samFile: sam.file,
+      samSha256: sam.sha256,
+      samFiles: sam.files,
+      pristine,
+      taskFolderBaseBytes: allocatedBytes,
+      backend: deps.backend.name,
+      ...(options.model ? { model: options.model } : {}),
+      phase: "created",
+      iteration: 0,
+      attempts: {},
+      completeNodes: [],
+      workRank: clampRank(sam.metadata.rank?.work ?? 1, rankRange(sam)),
+      spent: { tokens: 0, usd: 0, elapsedMs: 0 },
+      limits,
+      historyBytes: 0,
+      resumes: 0,
+    };
+    const history = new HistoryTape(folder.files.history);
+    history.append({ type: "run_start", sam: sam.file, sha256: sam.sha256, backend: deps.backend.name });
+    for (const extension of deps.extensions ?? []) extension.onHistory?.((event) => history.append(event));
+    // First checkpoint before anything can fail, so even a run killed while starting can be resumed.
+    state.historyBytes = fileSize(folder.files.history);
+    writeState(folder.files.state, state);
+    return await runSession({ home: options.home, folder, sam, spec, state, limits, history }, deps);
+  } finally {
+    unlock();
+  }
+}
+
+/** Continue a run whose process died, from its last completed phase, with a fresh sandbox. */
+export async function resumeRun(home: string, runId: string, deps: RunDeps): Promise<RunResult> {
+  const folder = openRunFolder(home, runId);
+  // Before anything is read or cut back: a run still driven by a live process is refused.
+  const unlock = lockRun(folder, runId);
+  try {
+    return await resumeLocked(home, runId, deps, folder);
+  } finally {
+    unlock();
+  }
+}
+
+async function resumeLocked(
+  home: string,
+  runId: string,
+  deps: RunDeps,
+  folder: RunFolder,
+): Promise<RunResult> {
+  const state = readState(folder.files.state);
+  const sam = readSamJson(folder);
+  if (!state.pristine) {
+    throw new Error(
+      `run ${runId} was started by an older scifi without pristine copies of its check assets; start the task again`,
+    );
+  }
+  if (state.outcome && state.phase === "ended") return resultOf(folder, state);
+  // Money, tokens and time as the tape has them: every call was written before it returned, so the
+  // tape knows what the dead process spent after its last checkpoint; the state may not.
+  state.spent = spentSince(state.spent, spentOnTape(folder.files.audit));
+  // Events of the interrupted phase were never checkpointed: cut them so nothing is duplicated.
+  const before = readHistory(folder.files.history).length;
+  cutBack(folder.files.history, state.historyBytes);
+  const history = new HistoryTape(folder.files.history);
+  const discarded = before - history.length;
+  state.resumes++;
+  // The recorded spec is evidence, never input: every sandbox start resolves the grant again and
+  // compares it with this (grant.ts).
+  const spec = readSpecJson(folder);
+  // A run killed during its checks left its hidden assets in the task folder.
+  hideAssets(spec.taskDir, state.pristine);
+  history.append({
+    type: "resumed",
+    fromPhase: state.phase,
+    iteration: state.iteration,
+    discardedEvents: discarded,
+  });
+  for (const extension of deps.extensions ?? []) extension.onHistory?.((event) => history.append(event));
+  const audit = new AuditTape(folder.files.audit, { runId });
+  audit.append({
+    kind: "event",
+    event: "resumed",
+    data: { fromPhase: state.phase, iteration: state.iteration, resumes: state.resumes },
+  });
+  audit.close();
+  return runSession({ home, folder, sam, spec, state, limits: state.limits, history }, deps);
+}
+
+/**
+ * Opens the live pieces (tape, gateway, wall-time deadline), drives the run, and closes them, the
+ * hidden assets going back into the task folder whatever happened.
+ */
+async function runSession(records: RunRecords, deps: RunDeps): Promise<RunResult> {
+  const { state, limits } = records;
+  const budget = new RunBudget(limits, state.spent);
+  const audit = new AuditTape(records.folder.files.audit, { runId: state.runId });
+  const taskFolder = new TaskFolderGuard(records);
+  let model: RunSession["model"] | undefined;
+  // Wall time is also enforced inside the sandbox: at the deadline every running command (a tool
+  // call, a check) is killed, whatever the agent's files do; the next budget check ends the run.
+  const wall = new AbortController();
+  const deadline = setTimeout(
+    () => wall.abort(),
+    Math.max(0, limits.walltimeSec * 1000 - budget.elapsedMs()),
+  );
+  deadline.unref();
+  const signal = deps.signal ? AbortSignal.any([deps.signal, wall.signal]) : wall.signal;
+  try {
+    // One count of money and tokens: the gateway checks the run's caps before every call (every
+    // role), starting from what the run has really spent, earlier processes included.
+    model = await deps.openModel(audit, {
+      usd: limits.usd,
+      tokens: limits.tokens,
+      spent: { usd: budget.usd, tokens: budget.tokens },
+    });
+    const session = new RunSession(records, deps, { model, budget, audit, signal, taskFolder });
+    session.emit({});
+    session.gates.attach();
+    for (const extension of deps.extensions ?? [])
+      extension.onAudit?.((event, data) => audit.append({ kind: "event", event, data }));
+    await drive(session);
+  } finally {
+    clearTimeout(deadline);
+    state.spent = { tokens: budget.tokens, usd: budget.usd, elapsedMs: budget.elapsedMs() };
+    await model?.close().catch(() => undefined);
+    audit.close();
+    // Hidden assets are back in the user's task folder once the run is over (or stopped).
+    taskFolder.returnHidden();
+  }
+  return resultOf(records.folder, state);
+}
+
+function resultOf(folder: RunFolder, state: RunState): RunResult {
+  return {
+    runId: state.runId,
+    dir: folder.dir,
+    outcome: state.outcome ?? { status: "failed", reason: "the run stopped without an outcome" },
+    iterations: state.iteration,
+    spent: state.spent,
+  };
+}
+
+/**
+ * Spend at the last checkpoint, brought up to what the tape says: its calls' money and tokens, and
+ * the time the dead process ran after the checkpoint (up to its last record).
+ */
+function spentSince(spent: RunState["spent"], tape: TapeSpent): RunState["spent"] {
+  const ranOn = spent.at && tape.lastTime ? Math.max(0, Date.parse(tape.lastTime) - Date.parse(spent.at)) : 0;
+  return {
+    usd: Math.max(spent.usd, tape.usd),
+    tokens: Math.max(spent.tokens, tape.tokens),
+    elapsedMs: spent.elapsedMs + ranOn,
+    ...(spent.at ? { at: spent.at } : {}),
+  };
+}

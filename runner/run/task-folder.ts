@@ -1,0 +1,168 @@
+// The task-folder guard: the runner's pristine copies of what the verdict depends on (SAM files and
+// check assets, taken before any agent runs), hidden assets kept out of the folder until the checks
+// that see them and given back when the run ends, SAM files and assets put back before the checks
+// and the review (anything else at their paths is tampering), and the checks' throw-away copy.
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import type { CheckOutcome } from "../agents/review.ts";
+import type { SamDocument } from "../sam/types.ts";
+import { copyForChecks, removeLinks } from "./check-copy.ts";
+import { Tampering } from "./checks.ts";
+import { messageOf } from "./outcomes.ts";
+import {
+  capturePristine,
+  deliverableLinks,
+  hideAssets,
+  type PristineRequest,
+  type PristineSet,
+  restorePristine,
+} from "./pristine.ts";
+import type { RunRecords } from "./session.ts";
+
+/** The checks' copy of the task folder stops at this many allocated bytes (the run fails beyond). */
+const CHECK_COPY_MAX_BYTES = 16 * 1024 ** 3;
+
+/**
+ * At run start: the runner's own copies of the SAM files and check assets (into `pristineDir`);
+ * hidden assets then leave the task folder until the checks (and come back when the run ends).
+ */
+export function takePristine(sam: SamDocument, taskDir: string, pristineDir: string): PristineSet {
+  const pristine = capturePristine(taskDir, pristineRequests(sam, taskDir), pristineDir);
+  hideAssets(taskDir, pristine);
+  return pristine;
+}
+
+export class TaskFolderGuard {
+  readonly #records: RunRecords;
+  constructor(records: RunRecords) {
+    this.#records = records;
+  }
+
+  /**
+   * Puts SAM files and check assets back from the runner's copies and cleans asset folders. Anything
+   * at those paths that was not the same regular file is tampering, and ends the run.
+   */
+  restore(): void {
+    const { state, spec, folder, history } = this.#records;
+    const report = restorePristine(spec.taskDir, folder.files.pristine, state.pristine, false);
+    if (report.removed.length > 0) {
+      history.append({ type: "asset_cleanup", iteration: state.iteration, removed: report.removed });
+    }
+    if (report.tampering.length === 0) return;
+    const byRel = new Map(state.pristine.files.map((f) => [f.rel, f]));
+    throw new Tampering(
+      report.tampering.map((t) => {
+        const file = byRel.get(t.file);
+        return {
+          ...t,
+          absolute: join(spec.taskDir, t.file),
+          what: file?.kind === "sam" ? "SAM file" : file ? "check asset" : "check asset folder",
+          expected: file?.sha256 ?? "folder",
+          actual: t.problem,
+        };
+      }),
+    );
+  }
+
+  /** Symlinks that are not deliverables, on the history; the notice the checks print, if any. */
+  linksNotice(): string | undefined {
+    const { state, spec, history } = this.#records;
+    const links = deliverableLinks(spec.taskDir);
+    if (links.length === 0) return undefined;
+    history.append({ type: "deliverable_links", iteration: state.iteration, links });
+    return `scifi: ${links.length} symlink(s) in the task folder point outside it or nowhere (they are not deliverables):\n${links
+      .slice(0, 20)
+      .map((l) => `  ${l.path} -> ${l.target} (${l.problem})`)
+      .join("\n")}`;
+  }
+
+  /** Where the checks' copy of the task folder goes (in the run folder, no sandbox mounts it). */
+  get checksCopyDir(): string {
+    return join(this.#records.folder.dir, "checks-copy");
+  }
+
+  /** The task folder as the agent left it, in a folder of the run's own. */
+  copyForChecks(checkDir: string): void {
+    const { state, spec, history } = this.#records;
+    const root = process.getuid?.() === 0;
+    const skipped = copyForChecks(spec.taskDir, checkDir, {
+      maxBytes: CHECK_COPY_MAX_BYTES,
+      ...(root ? { owner: spec.user } : {}),
+    });
+    if (skipped.length > 0) {
+      history.append({ type: "asset_cleanup", iteration: state.iteration, removed: skipped });
+    }
+  }
+
+  dropChecksCopy(checkDir: string): void {
+    rmSync(checkDir, { recursive: true, force: true });
+  }
+
+  /**
+   * Puts the hidden assets into the checks' copy for checks that see them, and takes them out for the
+   * others. Before they go in, every symlink in the copy goes: a deliverable linked to a hidden
+   * asset's path (made by the agent, or by its code during an earlier check) would hand the
+   * reference itself to the comparison.
+   */
+  showHidden(checkDir: string, show: boolean): void {
+    const { state, folder, history } = this.#records;
+    if (!show) {
+      hideAssets(checkDir, state.pristine);
+      return;
+    }
+    const links = removeLinks(checkDir);
+    if (links.length > 0) {
+      history.append({ type: "asset_cleanup", iteration: state.iteration, removed: links });
+    }
+    const hidden = state.pristine.files.filter((f) => f.hidden);
+    restorePristine(checkDir, folder.files.pristine, { files: hidden, folders: [] }, true);
+  }
+
+  /**
+   * The output of a check that sees hidden assets can carry them (the agent's code, run by the check,
+   * may print the reference), and the history, the review brief and task memory all reach agents. The
+   * output goes to `runs/<id>/check-output/` for people instead; agents learn pass or fail and the exit code.
+   */
+  withheld(outcome: CheckOutcome): CheckOutcome {
+    const { folder, state } = this.#records;
+    const dir = join(folder.dir, "check-output");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = join(dir, `it${state.iteration}-${outcome.id.replace(/[^A-Za-z0-9._-]+/g, "_")}.txt`);
+    writeFileSync(file, outcome.output, { mode: 0o600 });
+    return {
+      ...outcome,
+      output: `(output withheld from the agents: this task has hidden check assets; see ${relative(folder.dir, file)} in the run folder)`,
+    };
+  }
+
+  /** At the end of a run the user's task folder holds the hidden assets again. */
+  returnHidden(): void {
+    const { state, spec, folder, history } = this.#records;
+    const hidden = state.pristine.files.filter((f) => f.hidden);
+    if (hidden.length === 0) return;
+    try {
+      restorePristine(spec.taskDir, folder.files.pristine, { files: hidden, folders: [] }, true);
+    } catch (error) {
+      history.append({
+        type: "limit",
+        iteration: state.iteration,
+        limit: "hidden_assets",
+        detail: `could not put the hidden assets back into the task folder (copies are in ${folder.files.pristine}): ${messageOf(error)}`,
+      });
+    }
+  }
+}
+
+/** SAM files and check assets, relative to the (real) task folder; hidden assets marked. */
+function pristineRequests(sam: SamDocument, taskDir: string): PristineRequest[] {
+  const samDir = dirname(sam.file);
+  const rel = (file: string) => relative(taskDir, realpathSync(file)).split("\\").join("/");
+  const hidden = new Set((sam.metadata.hiddenAssets ?? []).map((a) => rel(resolve(samDir, a))));
+  return [
+    ...sam.files.map((f) => ({ rel: rel(f.file), kind: "sam" as const, hidden: false })),
+    ...sam.metadata.checkAssets.map((a) => {
+      const path = rel(resolve(samDir, a));
+      return { rel: path, kind: "asset" as const, hidden: hidden.has(path) };
+    }),
+  ];
+}
