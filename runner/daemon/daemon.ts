@@ -408,7 +408,7 @@ export class Daemon {
     this.#log("awaiting_approval", { task: record.key, run: runId, action: "run" });
     const current = () => record.state === "queued" && record.runApproval?.runId === runId;
     gate
-      // The same words as the run's own question (runner/loop/run.ts beginIteration), so the worker
+      // The same words as the run's own question (runner/run/gates.ts mayStart), so the worker
       // finds this decision instead of asking again.
       .ask(
         { action: "run", summary: `start task ${record.name}`, detail: `SAM ${record.samFile}` },

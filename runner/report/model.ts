@@ -500,7 +500,7 @@ function itemOfCheck(node: SamNode | undefined, checkId: string): ExpectationIte
   return node?.items.find((item) => item.checks.some((c) => c.id === checkId));
 }
 
-/** The whole verdict as the runner wrote it to the history (runner/loop/run.ts). */
+/** The whole verdict as the runner wrote it to the history (runner/run/review.ts). */
 function verdictView(
   event: Extract<HistoryRecord, { type: "verdict" }>,
   nodes: Map<string, SamNode>,

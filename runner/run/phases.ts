@@ -2,13 +2,13 @@
 // resumed run starts here too. To add a phase: a file exporting `(session) => Promise<Phase>`, a
 // `Phase` value for it in the run-folder state, and its row below (docs/architecture.md).
 import type { Phase } from "../loop/state.ts";
-import { checksPhase } from "./checks-phase.ts";
-import { closeRun } from "./final.ts";
-import { endIteration } from "./iteration-end.ts";
-import { beginIteration } from "./prescan.ts";
-import { reviewPhase } from "./review.ts";
+import { checksPhase } from "./phases/checks.ts";
+import { closeRun } from "./phases/final.ts";
+import { endIteration } from "./phases/iteration-end.ts";
+import { beginIteration } from "./phases/prescan.ts";
+import { reviewPhase } from "./phases/review.ts";
+import { workPhase } from "./phases/work.ts";
 import type { RunSession } from "./session.ts";
-import { workPhase } from "./work.ts";
 
 /** Runs one phase; returns the phase it completed (checkpointed by the driver). */
 export type PhaseStep = (session: RunSession) => Promise<Phase>;

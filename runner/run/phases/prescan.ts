@@ -1,15 +1,15 @@
 // Pre-scan: a new iteration starts (after the `run` gate, before anything runs); the control model
 // reads the SAM, task memory, the bounded group and global memory views and the history tail, and
 // picks the node, the work rank, the skills and the direction.
-import { type PrescanPlan, runPrescan } from "../agents/prescan.ts";
-import { MalformedReply } from "../agents/structured.ts";
-import type { Phase } from "../loop/state.ts";
-import { readMemory, sha256 } from "../memory/entries.ts";
-import type { HistoryEvent } from "../memory/history.ts";
+import { type PrescanPlan, runPrescan } from "../../agents/prescan.ts";
+import { MalformedReply } from "../../agents/structured.ts";
+import type { Phase } from "../../loop/state.ts";
+import { readMemory, sha256 } from "../../memory/entries.ts";
+import type { HistoryEvent } from "../../memory/history.ts";
+import { rankRange } from "../sam-limits.ts";
+import type { RunSession } from "../session.ts";
+import { memoryViewEvents, type SharedMemory, sharedMemory } from "../shared-memory.ts";
 import { finish } from "./final.ts";
-import { rankRange } from "./sam-limits.ts";
-import type { RunSession } from "./session.ts";
-import { memoryViewEvents, type SharedMemory, sharedMemory } from "./shared-memory.ts";
 
 export async function beginIteration(session: RunSession): Promise<Phase> {
   const { state, sam, history } = session;

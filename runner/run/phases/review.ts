@@ -1,16 +1,16 @@
 // Review: the control model judges the node's Expectation items with read-only tools, in a sandbox
 // of its own that sees the task folder read-only. The node passes only when every check passed AND
 // the review passed every item; a review cannot pass what the checks failed.
-import { hiddenChecksNote } from "../agents/prompt.ts";
-import { type CheckOutcome, type ReviewVerdict, reviewSystem } from "../agents/review.ts";
-import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review.ts";
-import { BudgetExceeded } from "../llm/types.ts";
-import type { Phase } from "../loop/state.ts";
-import type { SamNode } from "../sam/types.ts";
-import { reviewTools } from "../tools/registry.ts";
-import { type PassEvent, runPass } from "./conversation.ts";
-import { exitReason } from "./outcomes.ts";
-import type { RunSession } from "./session.ts";
+import { hiddenChecksNote } from "../../agents/prompt.ts";
+import { type CheckOutcome, type ReviewVerdict, reviewSystem } from "../../agents/review.ts";
+import { type ReviewAnswer, ReviewFailed, runReview } from "../../agents/run-review.ts";
+import { BudgetExceeded } from "../../llm/types.ts";
+import type { Phase } from "../../loop/state.ts";
+import type { SamNode } from "../../sam/types.ts";
+import { reviewTools } from "../../tools/registry.ts";
+import { type PassEvent, runPass } from "../conversation.ts";
+import { exitReason } from "../outcomes.ts";
+import type { RunSession } from "../session.ts";
 
 export async function reviewPhase(session: RunSession): Promise<Phase> {
   const { state } = session;

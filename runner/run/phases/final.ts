@@ -1,14 +1,14 @@
 // The end of a run: `finish` sets the outcome and runs the final review, which writes task-group
 // and global suggestions (a failed final review never changes the outcome); `closeRun`, the phase
 // after it, records `run_end`.
-import { runFinalReview } from "../agents/final-review.ts";
-import { RecordWriteFailed } from "../atomic-write.ts";
-import type { Outcome, Phase } from "../loop/state.ts";
-import { readMemory, sha256 } from "../memory/entries.ts";
-import { readHistory } from "../memory/history.ts";
-import { writeSuggestions } from "./memory-writes.ts";
-import { messageOf } from "./outcomes.ts";
-import type { RunSession } from "./session.ts";
+import { runFinalReview } from "../../agents/final-review.ts";
+import { RecordWriteFailed } from "../../atomic-write.ts";
+import type { Outcome, Phase } from "../../loop/state.ts";
+import { readMemory, sha256 } from "../../memory/entries.ts";
+import { readHistory } from "../../memory/history.ts";
+import { writeSuggestions } from "../memory-writes.ts";
+import { messageOf } from "../outcomes.ts";
+import type { RunSession } from "../session.ts";
 
 export async function finish(session: RunSession, outcome: Outcome): Promise<Phase> {
   const { state, sam } = session;

@@ -1,17 +1,17 @@
 // Work: the work agent's pass on the planned node, with its tools in a fresh sandbox of its own
 // (stopped when the pass ends, whatever happens). A blocker, a stall, a spent budget or a task
 // folder over its quota end the run; otherwise the checks come next.
-import { hiddenChecksNote } from "../agents/prompt.ts";
-import { parentOf } from "../agents/tree.ts";
-import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
-import type { Phase } from "../loop/state.ts";
-import type { QuotaExceeded } from "../sandbox/types.ts";
-import { extensionTools } from "../tools/extension.ts";
-import { workTools } from "../tools/registry.ts";
-import { runPass } from "./conversation.ts";
+import { hiddenChecksNote } from "../../agents/prompt.ts";
+import { parentOf } from "../../agents/tree.ts";
+import { blockerNudge, workBrief, workSystem } from "../../agents/work.ts";
+import type { Phase } from "../../loop/state.ts";
+import type { QuotaExceeded } from "../../sandbox/types.ts";
+import { extensionTools } from "../../tools/extension.ts";
+import { workTools } from "../../tools/registry.ts";
+import { runPass } from "../conversation.ts";
+import { exitReason } from "../outcomes.ts";
+import type { RunSession } from "../session.ts";
 import { finish } from "./final.ts";
-import { exitReason } from "./outcomes.ts";
-import type { RunSession } from "./session.ts";
 
 export async function workPhase(session: RunSession): Promise<Phase> {
   const { state, sam, deps } = session;
