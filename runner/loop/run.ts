@@ -15,7 +15,7 @@ import { MalformedReply } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
 import { DeletionGuard } from "../approval/deletion.ts";
-import type { ApprovalGate, ApprovalRecord } from "../approval/gate.ts";
+import { type ApprovalGate, type ApprovalRecord, runStartRequest } from "../approval/gate.ts";
 import { RecordWriteFailed } from "../atomic-write.ts";
 import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
 import { AuditTape } from "../audit/tape.ts";
@@ -534,10 +534,9 @@ async function beginIteration(ctx: RunContext, live: Live, deps: RunDeps): Promi
   const { state, sam } = ctx;
   // `approval: [run]`: before the first iteration a person says the task may start (nothing runs yet).
   if (state.iteration === 0 && deps.approval?.requires("run")) {
-    const answer = await deps.approval.ask(
-      { action: "run", summary: `start task ${sam.metadata.name}`, detail: `SAM ${sam.file}` },
-      { once: true },
-    );
+    const answer = await deps.approval.ask(runStartRequest({ name: sam.metadata.name, samFile: sam.file }), {
+      once: true,
+    });
     if (!answer.approved) {
       const d = answer.decision;
       endRun(ctx, live, {
