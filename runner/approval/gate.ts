@@ -43,6 +43,15 @@ export interface AskRequest {
   facts?: Record<string, string>;
 }
 
+/**
+ * The question whether a task may start (`approval: [run]`). The daemon asks it before a worker starts
+ * (runner/daemon/run-approval.ts) and the run before its first iteration: one question, so both make
+ * the same request id and the run finds the daemon's decision instead of asking again.
+ */
+export function runStartRequest(task: { name: string | undefined; samFile: string }): AskRequest {
+  return { action: "run", summary: `start task ${task.name}`, detail: `SAM ${task.samFile}` };
+}
+
 export interface GateAnswer {
   approved: boolean;
   request: ApprovalRequest;

@@ -8,16 +8,23 @@ import type { AuditHead } from "../audit/types.ts";
 import type { LimitConfig } from "../run/limits.ts";
 import type { PristineSet } from "../run/pristine.ts";
 
+/**
+ * The phases in the order a run completes them: each iteration runs `prescan` to `iteration_end`,
+ * then `final_review` and `ended` close the run. The report's timeline reads them from here.
+ */
+export const PHASES = [
+  "created",
+  "prescan",
+  "work",
+  "checks",
+  "review",
+  "iteration_end",
+  "final_review",
+  "ended",
+] as const;
+
 /** The last phase that completed. `iteration_end` closes an iteration; `ended` closes the run. */
-export type Phase =
-  | "created"
-  | "prescan"
-  | "work"
-  | "checks"
-  | "review"
-  | "iteration_end"
-  | "final_review"
-  | "ended";
+export type Phase = (typeof PHASES)[number];
 
 export type Outcome = {
   status: "passed" | "failed" | "blocked";

@@ -2,7 +2,7 @@
 // use, picked by file name). A whole text is highlighted at once (a docstring or block comment spans
 // lines) and then split by line. The library's markup never reaches the page as it is: it is parsed
 // back into tokens (text and scope names) and anything but its own <span class="..."> and escaped
-// text makes the text plain; the renderer escapes every token again (runner/report/html.ts).
+// text makes the text plain; the renderer escapes every token again (runner/report/changes-html.ts).
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
 import c from "highlight.js/lib/languages/c";

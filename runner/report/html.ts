@@ -1,33 +1,33 @@
-// Renders a ReportModel to one self-contained HTML page. Every string from the run goes through
-// the escaping `html` template; the only inline script and style are our own asset files, allowed
-// by the Content-Security-Policy through their SHA-256 hashes (no 'unsafe-inline' for scripts),
-// so even markup that slipped through could not run.
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+// Renders a ReportModel to one self-contained HTML page: the header facts, the charts, the timeline
+// of iterations, phases and calls, and the sections on approvals, network, memory and events. Every
+// string from the run goes through the escaping `html` template; the page's frame and its
+// Content-Security-Policy are in page.ts, the changes section in changes-html.ts, number and text
+// formats in format.ts.
 import { gzipSync } from "node:zlib";
 import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
-import type { ChangeSetView, FileChangeView } from "./changes-view.ts";
+import type { CallView, ToolCallView } from "./calls.ts";
+import { changesSection } from "./changes-html.ts";
 import { shareLine, stackedBars } from "./charts.ts";
 import { type Html, html, raw } from "./escape.ts";
-import type { Segment } from "./highlight.ts";
-import type {
-  CallView,
-  CheckView,
-  InjectedView,
-  IterationView,
-  PhaseName,
-  PhaseView,
-  ReportModel,
-  ToolCallView,
-  VerdictView,
-} from "./model.ts";
-
-/** Text longer than this is folded: the head is shown, the rest opens on demand. */
-const FOLD_CHARS = 1_500;
+import {
+  cacheShare,
+  firstLine,
+  fold,
+  gib,
+  percent,
+  seconds,
+  tokenCount,
+  tokenShort,
+  tokens,
+  usd,
+} from "./format.ts";
+import type { InjectedView } from "./injected.ts";
+import type { ReportModel } from "./model.ts";
+import { type PageAssets, pageAssets, pageShell } from "./page.ts";
+import type { CheckView, IterationView, PhaseName, PhaseView, VerdictView } from "./timeline.ts";
 
 /** How a network record's kind reads in the table: the proxy's, or caught outside it (the capture). */
 const KIND_LABEL: Record<string, string> = {
@@ -36,49 +36,6 @@ const KIND_LABEL: Record<string, string> = {
   dns: "DNS query ",
   udp: "UDP ",
 };
-
-export interface PageAssets {
-  css: string;
-  js: string;
-}
-
-let cachedAssets: PageAssets | undefined;
-
-/**
- * The page's CSS and JS, read from the asset files next to this module once per process; the CSS
- * carries highlight.js's GitHub theme for the diffs' syntax colours (embedded: nothing is fetched).
- */
-export function pageAssets(): PageAssets {
-  cachedAssets ??= {
-    css:
-      readFileSync(new URL("./assets/report.css", import.meta.url), "utf8") +
-      readFileSync(createRequire(import.meta.url).resolve("highlight.js/styles/github.css"), "utf8"),
-    js: readFileSync(new URL("./assets/report.js", import.meta.url), "utf8"),
-  };
-  return cachedAssets;
-}
-
-/** The strict policy of every scifi page: nothing may be fetched; only our own script and style run. */
-export function contentSecurityPolicy(assets: { css: string; js?: string }): string {
-  const hash = (text: string): string => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
-  const script = assets.js === undefined ? "'none'" : hash(assets.js);
-  return `default-src 'none'; style-src ${hash(assets.css)}; script-src ${script}; img-src data:; base-uri 'none'; form-action 'none'`;
-}
-
-export function pageShell(title: string, body: Html, assets: { css: string; js?: string }): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(assets)}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${html`${title}`}</title>
-<style>${assets.css}</style>
-</head><body>
-${body}
-${assets.js === undefined ? "" : `<script>${assets.js}</script>`}
-</body></html>
-`;
-}
 
 export function renderReport(model: ReportModel, assets: PageAssets = pageAssets()): string {
   const ctx: RenderContext = { issuedBy: toolCallOwners(model), bodies: [] };
@@ -441,143 +398,3 @@ function eventsSection(model: ReportModel): Html {
     (e) => html`<li>#${e.seq} ${e.time} <b>${e.event}</b> ${e.data ? JSON.stringify(e.data) : ""}</li>`,
   )}</ul>`;
 }
-
-// ---- changes ------------------------------------------------------------------------------------
-
-function changesSection(model: ReportModel): Html {
-  const view = model.changes;
-  const overall = view.overall
-    ? changeSet(view.overall, true)
-    : html`<p class="muted" id="changes-missing">${view.missing ?? "no changes recorded"}</p>`;
-  const perIteration =
-    view.iterations.length > 0
-      ? html`<details class="changes-iterations"><summary>By iteration (${view.iterations.length})</summary>${view.iterations.map(
-          (set) => changeSet(set, false),
-        )}</details>`
-      : "";
-  return html`<section id="changes"><h2>Changes in the task folder</h2>${overall}${perIteration}</section>`;
-}
-
-function changeSet(set: ChangeSetView, open: boolean): Html {
-  const counts = (kind: string): number => set.files.filter((f) => f.kind === kind).length;
-  const head = html`<p class="change-summary">${set.label}: ${counts("created")} created, ${counts("changed")} changed, ${counts("deleted")} deleted${set.partial ? html` <span class="badge fail">partial: ${set.partial}</span>` : ""}</p>`;
-  if (set.files.length === 0) return html`${head}<p class="muted">no files changed</p>`;
-  return html`<div class="change-set">${head}<table class="changes"><tr><th>File</th><th>What</th><th>Size</th><th>sha256</th></tr>${set.files.map(
-    (f) =>
-      html`<tr class="change ${f.kind}" data-path="${f.path}"><td><code>${f.path}</code></td><td><span class="badge ${f.kind === "deleted" ? "fail" : "pass"}">${f.kind}</span>${f.type !== "file" ? html` ${f.type}` : ""}${f.diff ? html` <span class="added">+${f.diff.added}</span> <span class="removed">-${f.diff.removed}</span>` : ""}</td><td>${sizes(f)}</td><td class="sha">${(f.shaAfter ?? f.shaBefore ?? "").slice(0, 16)}</td></tr>`,
-  )}</table>${set.files.map((f) => fileBody(f, open))}</div>`;
-}
-
-function sizes(f: FileChangeView): string {
-  if (f.kind === "created") return bytes(f.sizeAfter ?? 0);
-  if (f.kind === "deleted") return bytes(f.sizeBefore ?? 0);
-  return `${bytes(f.sizeBefore ?? 0)} → ${bytes(f.sizeAfter ?? 0)}`;
-}
-
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-function fileBody(f: FileChangeView, open: boolean): Html {
-  const what =
-    f.linkTarget !== undefined
-      ? html`<p class="muted">symbolic link to <code>${f.linkTarget}</code> (never followed)</p>`
-      : "";
-  const image = f.image
-    ? html`<img class="produced" alt="${f.path}" src="data:${f.image.mime};base64,${f.image.base64}">`
-    : "";
-  const pdf = f.pdfPage
-    ? html`<figure class="pdf-page"><img class="produced pdf-page" alt="first page of ${f.path}" src="data:${f.pdfPage.mime};base64,${f.pdfPage.base64}"><figcaption>First page of the PDF (rendered by pdftoppm in a sandbox without network)</figcaption></figure>`
-    : f.pdfNote
-      ? html`<p class="muted pdf-note">First page of the PDF not shown: ${f.pdfNote}</p>`
-      : "";
-  const note = f.note
-    ? html`<p class="muted">${f.note}${f.shaAfter ? html` (sha256 ${f.shaAfter})` : ""}</p>`
-    : "";
-  const diff = f.diff ? diffTable(f) : "";
-  if (!what && !image && !pdf && !note && !diff) return html``;
-  // Large diffs start folded; small ones and images start open on the whole-run view.
-  const startOpen =
-    open &&
-    (image !== "" ||
-      f.pdfPage !== undefined ||
-      (f.diff !== undefined && f.diff.added + f.diff.removed <= 200));
-  return html`<details class="change-file"${startOpen ? raw(" open") : ""} data-path="${f.path}"><summary><code>${f.path}</code> ${f.kind}</summary>${what}${image}${pdf}${note}${diff}</details>`;
-}
-
-function diffTable(f: FileChangeView): Html {
-  const diff = f.diff;
-  if (!diff) return html``;
-  return html`<table class="diff"${diff.lang ? html` data-lang="${diff.lang}"` : ""}>${diff.hunks.map(
-    (h, i) =>
-      html`${i > 0 ? html`<tr class="gap"><td colspan="3">…</td></tr>` : ""}${h.lines.map(
-        (l) =>
-          html`<tr class="${l.op === "+" ? "add" : l.op === "-" ? "del" : "ctx"}"><td class="ln">${l.a ?? ""}</td><td class="ln">${l.b ?? ""}</td><td><pre>${l.op}${l.hl ? segments(l.hl) : highlight(l.text)}</pre></td></tr>`,
-      )}`,
-  )}</table>${diff.cut > 0 ? html`<p class="muted">${diff.cut} more diff line(s) not shown</p>` : ""}`;
-}
-
-/** A line highlighted by runner/report/highlight.ts: its text and scope names escaped here again. */
-function segments(list: Segment[]): Html {
-  return html`${list.map((s) =>
-    typeof s === "string" ? html`${s}` : html`<span class="${s.scope}">${segments(s.children)}</span>`,
-  )}`;
-}
-
-/**
- * Light colouring of a file in no known language: numbers and comments (escaped first; only our
- * spans are markup).
- */
-function highlight(text: string): Html {
-  const line = text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
-  const comment = /(^\s*(#|!|\/\/|%|--).*$)/.exec(line);
-  if (comment) return html`<span class="hl-comment">${line}</span>`;
-  const parts: Html[] = [];
-  let last = 0;
-  for (const m of line.matchAll(/-?\b\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\b/g)) {
-    parts.push(html`${line.slice(last, m.index)}`, html`<span class="hl-num">${m[0]}</span>`);
-    last = (m.index ?? 0) + m[0].length;
-  }
-  parts.push(html`${line.slice(last)}`);
-  return html`${parts}`;
-}
-
-// ---- formatting ---------------------------------------------------------------------------------
-
-/** Long text: the head in a <pre>, the rest behind a <details> (search still finds it). */
-function fold(text: string): Html {
-  if (text.length <= FOLD_CHARS) return html`<pre>${text}</pre>`;
-  const cut =
-    text.lastIndexOf("\n", FOLD_CHARS) > FOLD_CHARS / 2 ? text.lastIndexOf("\n", FOLD_CHARS) : FOLD_CHARS;
-  return html`<pre>${text.slice(0, cut)}</pre><details class="fold"><summary>${(text.length - cut).toLocaleString("en")} more characters</summary><pre>${text.slice(cut)}</pre></details>`;
-}
-
-function firstLine(text: string): string {
-  const line = text.trim().split("\n")[0] ?? "";
-  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
-}
-
-function cacheShare(u: TapeUsage): number {
-  const inputSide = u.input + u.cacheWrite + u.cacheRead;
-  return inputSide === 0 ? 0 : u.cacheRead / inputSide;
-}
-
-export function tokens(u: TapeUsage): string {
-  return `input ${u.input}, cache write ${u.cacheWrite}, cache read ${u.cacheRead}, output ${u.output}${u.reasoning ? ` (reasoning ${u.reasoning})` : ""}`;
-}
-
-function tokenCount(u: TapeUsage): number {
-  return u.input + u.cacheWrite + u.cacheRead + u.output;
-}
-
-function tokenShort(n: number): string {
-  return n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
-}
-
-/** Same precision as `scifi audit stats`, so the two can be compared by eye and by test. */
-export const usd = (n: number): string => `$${n.toFixed(4)}`;
-export const percent = (share: number): string => `${(share * 100).toFixed(1)} %`;
-export const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-const gib = (bytes: number): string => `${(bytes / 2 ** 30).toFixed(1)} GiB`;

@@ -1,7 +1,8 @@
 // The index page over a runs folder: one row per run with state, cost, time and a link to its page.
 import { type Html, html } from "./escape.ts";
-import { pageAssets, pageShell, seconds, usd } from "./html.ts";
+import { seconds, usd } from "./format.ts";
 import type { RunStatusView } from "./model.ts";
+import { pageAssets, pageShell } from "./page.ts";
 
 export interface IndexRow {
   runId: string;

@@ -4,7 +4,7 @@
 // decision goes on the history and the audit tape.
 import { join } from "node:path";
 import { DeletionGuard } from "../approval/deletion.ts";
-import type { ApprovalRecord } from "../approval/gate.ts";
+import { type ApprovalRecord, runStartRequest } from "../approval/gate.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { SandboxRole } from "./sandboxes.ts";
 import type { RunSession } from "./session.ts";
@@ -35,10 +35,10 @@ export class RunGates {
   async mayStart(): Promise<string | undefined> {
     const { deps, sam } = this.#session;
     if (!deps.approval?.requires("run")) return undefined;
-    const answer = await deps.approval.ask(
-      { action: "run", summary: `start task ${sam.metadata.name}`, detail: `SAM ${sam.file}` },
-      { once: true },
-    );
+    // The daemon asks the same question before it starts the worker: one request, one decision.
+    const answer = await deps.approval.ask(runStartRequest({ name: sam.metadata.name, samFile: sam.file }), {
+      once: true,
+    });
     if (answer.approved) return undefined;
     const d = answer.decision;
     return `a person (${d.who}) did not let the task start: ${d.note ?? "no reason given"}`;

@@ -12,9 +12,10 @@ import { AuditTape } from "../../runner/audit/tape.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import { runFiles } from "../../runner/paths.ts";
 import { escapeHtml } from "../../runner/report/escape.ts";
-import { contentSecurityPolicy, pageAssets, renderReport } from "../../runner/report/html.ts";
+import { renderReport } from "../../runner/report/html.ts";
 import { loadRun } from "../../runner/report/load.ts";
 import { buildReportModel } from "../../runner/report/model.ts";
+import { contentSecurityPolicy, pageAssets } from "../../runner/report/page.ts";
 import { writeIndex } from "../../runner/report/report.ts";
 import { synthRun } from "./synth.ts";
 
