@@ -1,6 +1,6 @@
 // The import graph of runner/ keeps the directions of /work/shared/design.md that the wiring relies
 // on: nothing below the CLI imports runner/cli, runner/jobs never imports the loop (its job tools
-// reach a run as an extension, runner/tools/extension.ts), and the run-id and exit-code modules are
+// reach a run as an extension, runner/extension/run-extension.ts), and the run-id and exit-code modules are
 // leaves. Reads every `import`/`export ... from` and `import("...")` of runner/**/*.ts, types too.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -51,7 +51,7 @@ describe("the import graph of runner/", () => {
     const setup = graph.get("runner/loop/setup.ts") ?? [];
     expect(setup).toContain("runner/loop/run.ts");
     expect(setup).toContain("runner/jobs/run-jobs.ts"); // a dynamic import
-    expect(graph.get("runner/jobs/run-jobs.ts")).toContain("runner/tools/extension.ts"); // type-only
+    expect(graph.get("runner/jobs/run-jobs.ts")).toContain("runner/extension/run-extension.ts"); // type-only
   });
 
   it("nothing below the CLI imports runner/cli", () => {
@@ -65,7 +65,7 @@ describe("the import graph of runner/", () => {
   it("the run-id, exit-code and extension modules import no loop, CLI or jobs module", () => {
     const leaves = ["runner/run-id.ts", "runner/exit-codes.ts"];
     for (const leaf of leaves) expect(graph.get(leaf), leaf).toEqual([]);
-    const extension = graph.get("runner/tools/extension.ts") ?? [];
+    const extension = graph.get("runner/extension/run-extension.ts") ?? [];
     expect(extension.filter((m) => under("loop")(m) || under("cli")(m) || under("jobs")(m))).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { runDir } from "../paths.ts";
-import type { ApprovalAction } from "./actions.ts";
+import type { ApprovalAction } from "../sam/approval-actions.ts";
 import {
   type ApprovalDecision,
   type ApprovalRequest,

@@ -4,13 +4,13 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { requiredActions } from "../approval/actions.ts";
 import { ApprovalGate, ApprovalTimedOut } from "../approval/gate.ts";
 import { runApprovals } from "../approval/store.ts";
 import type { SlurmClient } from "../jobs/slurm.ts";
 import { homePaths, runDir, runFiles } from "../paths.ts";
 import { type DaemonPlacement, loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
 import { newRunId } from "../run-id.ts";
+import { requiredActions } from "../sam/approval-actions.ts";
 import { type ControlRequest, newRecord, refusal, requeue, takeRequests } from "./control.ts";
 import { runHook } from "./hook.ts";
 import { type InboxEntry, type InboxWatcher, sha256File, watchInbox } from "./inbox.ts";

@@ -14,11 +14,11 @@ import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review
 import { MalformedReply } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../agents/work.ts";
-import { DeletionGuard } from "../approval/deletion.ts";
 import type { ApprovalGate, ApprovalRecord } from "../approval/gate.ts";
 import { RecordWriteFailed } from "../atomic-write.ts";
 import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
 import { AuditTape } from "../audit/tape.ts";
+import { extensionTools, type RunExtension } from "../extension/run-extension.ts";
 import { BudgetExceeded, type Model, type ModelRequest, type ModelResponse } from "../llm/types.ts";
 import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
 import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
@@ -27,12 +27,12 @@ import { measureTaskFolder } from "../policy/host-paths.ts";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { QuotaExceeded, Sandbox, SandboxBackend } from "../sandbox/types.ts";
-import { extensionTools, type RunExtension } from "../tools/extension.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { copyForChecks, removeLinks } from "./check-copy.ts";
 import { groupByHidden, runChecks, subtreeChecks, Tampering } from "./checks.ts";
 import { type PassEvent, type PassExit, runPass, totalTokens } from "./conversation.ts";
+import { DeletionGuard } from "./deletion.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
 import { DEFAULT_LIMITS, type LimitConfig, RunBudget } from "./limits.ts";
 import {
@@ -671,7 +671,7 @@ async function workPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<Ph
   }));
   let overQuota: QuotaExceeded | undefined;
   // `approval: [delete]`: the files of the task folder at the first work pass are copied into the run
-  // folder and compared after every tool call (runner/approval/deletion.ts).
+  // folder and compared after every tool call (runner/loop/deletion.ts).
   const deletion = deps.approval?.requires("delete")
     ? DeletionGuard.open({
         taskDir: ctx.spec.taskDir,

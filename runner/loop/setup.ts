@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
 import { EXIT } from "../exit-codes.ts";
+import type { RunEnd, RunExtension } from "../extension/run-extension.ts";
 import { SubmitInputError } from "../jobs/submit.ts";
 import { ModelsConfigError } from "../llm/config.ts";
 import { ScriptError } from "../llm/scripted/script.ts";
@@ -16,7 +17,6 @@ import { homePaths } from "../paths.ts";
 import { PolicyRefused } from "../policy/refused.ts";
 import { newRunId } from "../run-id.ts";
 import type { Diagnostic, SamDocument } from "../sam/types.ts";
-import type { RunEnd, RunExtension } from "../tools/extension.ts";
 import type { LimitConfig } from "./limits.ts";
 import { effectiveLimits, type RunDeps, type RunResult, resumeRun, startRun } from "./run.ts";
 import type { RunStatus } from "./status.ts";
@@ -345,7 +345,7 @@ async function approvalGateFor(
   runId: string,
 ): Promise<ApprovalGate | undefined> {
   const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
-  const { requiredActions } = await import("../approval/actions.ts");
+  const { requiredActions } = await import("../sam/approval-actions.ts");
   const { ApprovalGate } = await import("../approval/gate.ts");
   const site = loadSitePolicy(
     sitePolicyPath(options.home, options.sitePolicy),
@@ -378,12 +378,12 @@ async function extensionsFor(
   // A host list, or network: true (Apptainer goes through the run's proxy): every connection the
   // proxy sees or the capture catches goes on the history.
   if (sam.metadata.network || sam.metadata.networkHosts?.length) {
-    const { networkRecordsExtension } = await import("../network/records.ts");
+    const { networkRecordsExtension } = await import("./network-records.ts");
     own.push(networkRecordsExtension(runId));
   }
   // `network` in approval: a host not on the list can be asked for, and approved, at run time.
   if (sam.metadata.networkHosts?.length && approvals?.requires("network")) {
-    const { hostApprovalExtension } = await import("../network/approve-hosts.ts");
+    const { hostApprovalExtension } = await import("./approve-hosts.ts");
     const { loadSitePolicy, sitePolicyPath } = await import("../policy/site.ts");
     const site = loadSitePolicy(
       sitePolicyPath(options.home, options.sitePolicy),

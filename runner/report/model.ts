@@ -146,7 +146,7 @@ function unfinishedStatus(inputs: RunInputs, runId: string): { status: RunStatus
   };
 }
 
-/** One connection through the run's proxy (runner/network/proxy.ts ConnectionRecord). */
+/** One connection through the run's proxy (runner/memory/history-events.ts ConnectionRecord). */
 export interface NetworkRowView {
   time: string;
   sandbox: string;

@@ -8,9 +8,9 @@
 // reasons behind them: docs/sam-format.md, "allow_commands".
 import { basename } from "node:path";
 import sh, { type ShNode, type ShWord } from "mvdan-sh";
+import { programKind } from "../sam/program-kinds.ts";
 import { type ParsedOptions, parseOptions, WRAPPERS, XARGS } from "./allowlist-options.ts";
 import { type Arg, knownArg, refusedName, unknown, wordArg, writableName } from "./allowlist-words.ts";
-import { programKind } from "./program-kinds.ts";
 
 export type AllowVerdict = { ok: true; programs: string[] } | { ok: false; reason: string };
 
