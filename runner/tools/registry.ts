@@ -30,8 +30,9 @@ export const workTools: ToolSet = toolSet([
 ]);
 
 /**
- * The review agent: read-only tools. Its bash runs in a separate sandbox on a throw-away copy of
- * the task folder (see runner/loop/review-view.ts), so nothing it runs can change the work.
+ * The review agent: read-only tools. Its bash runs in a review sandbox of its own that mounts the
+ * task folder read-only (the run's phaseSpec; docs/loop.md, Review), so nothing it runs can change
+ * the work.
  */
 export const reviewTools: ToolSet = toolSet([bashTool, readFileTool, globTool, grepTool]);
 
