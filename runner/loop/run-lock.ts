@@ -4,7 +4,7 @@
 // it touches anything. A run whose process died leaves a stale lock, which the resume takes over.
 import { hostname } from "node:os";
 import { acquirePidLock, LockHeld, ownerAlive, type PidLockOwner, readPidLock } from "../pid-lock.ts";
-import type { RunFolder } from "./records.ts";
+import type { RunFolder } from "../run-folder/folder.ts";
 
 export interface RunLockOwner extends PidLockOwner {
   runId: string;

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { runFinalReview } from "../agents/final-review.ts";
 import { type PrescanPlan, runPrescan } from "../agents/prescan.ts";
 import { hiddenChecksNote } from "../agents/prompt.ts";
-import { type CheckOutcome, type ReviewVerdict, reviewSystem } from "../agents/review.ts";
+import { type ReviewVerdict, reviewSystem } from "../agents/review.ts";
 import { type ReviewAnswer, ReviewFailed, runReview } from "../agents/run-review.ts";
 import { MalformedReply } from "../agents/structured.ts";
 import { findNode, parentOf, readyNodes } from "../agents/tree.ts";
@@ -25,6 +25,21 @@ import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "
 import { homePaths } from "../paths.ts";
 import { measureTaskFolder } from "../policy/host-paths.ts";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
+import {
+  createRunFolder,
+  openRunFolder,
+  type RunFolder,
+  readSamJson,
+  readSpecJson,
+} from "../run-folder/folder.ts";
+import {
+  type CheckOutcome,
+  type Outcome,
+  type Phase,
+  type RunState,
+  readState,
+  writeState,
+} from "../run-folder/state.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { QuotaExceeded, Sandbox, SandboxBackend } from "../sandbox/types.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
@@ -43,11 +58,9 @@ import {
   type PristineSet,
   restorePristine,
 } from "./pristine.ts";
-import { createRunFolder, openRunFolder, type RunFolder, readSamJson, readSpecJson } from "./records.ts";
 import { revivable } from "./revive.ts";
 import { lockRun } from "./run-lock.ts";
 import { memoryViewEvents, type SharedMemory, sharedMemory } from "./shared-memory.ts";
-import { type Outcome, type Phase, type RunState, readState, writeState } from "./state.ts";
 import type { RunStatus } from "./status.ts";
 
 /** What the loop needs from outside: a sandbox backend, the gateway, the policy. */

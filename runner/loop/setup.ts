@@ -129,8 +129,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
 }
 
 async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunResult> {
-  const { readState } = await import("./state.ts");
-  const { openRunFolder, readSamJson } = await import("./records.ts");
+  const { readState } = await import("../run-folder/state.ts");
+  const { openRunFolder, readSamJson } = await import("../run-folder/folder.ts");
   const folder = openRunFolder(options.home, runId);
   if (!existsSync(folder.files.state)) {
     throw new InvalidInput(`no run '${runId}' under ${homePaths(options.home).runs} (no state.json there)`);

@@ -1,5 +1,5 @@
 // The history tape of one run: append-only JSONL, one event a line, each with a sequence number.
-// One writer per run. On resume the tape is cut back to the last checkpoint (see runner/loop/state.ts)
+// One writer per run. On resume the tape is cut back to the last checkpoint (see runner/run-folder/state.ts)
 // so events of the interrupted phase are neither duplicated nor torn.
 //
 // Appends are whole or nothing: a write that fails (a full disk) is cut back to the last complete
