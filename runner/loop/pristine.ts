@@ -15,11 +15,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { sha256 } from "../memory/entries.ts";
 import { giveToOwner, lstatOrUndefined, MAX_HASH_BYTES, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import type { PristineFile, PristineSet } from "../run-folder/state.ts";
 import { assetOnlyFolders } from "../sam/asset-folders.ts";
+import { sha256 } from "../sha256.ts";
 
 export type { PristineFile, PristineSet } from "../run-folder/state.ts";
 

@@ -20,7 +20,7 @@ import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
 import { AuditTape } from "../audit/tape.ts";
 import { extensionTools, type RunExtension } from "../extension/run-extension.ts";
 import { BudgetExceeded, type Model, type ModelRequest, type ModelResponse } from "../llm/types.ts";
-import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
+import { appendEntry, readMemory } from "../memory/entries.ts";
 import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
 import { measureTaskFolder } from "../policy/host-paths.ts";
@@ -42,6 +42,7 @@ import {
 } from "../run-folder/state.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { QuotaExceeded, Sandbox, SandboxBackend } from "../sandbox/types.ts";
+import { sha256 } from "../sha256.ts";
 import { reviewTools, workTools } from "../tools/registry.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { copyForChecks, removeLinks } from "./check-copy.ts";

@@ -2,7 +2,6 @@
 // the escaping `html` template; the only inline script and style are our own asset files, allowed
 // by the Content-Security-Policy through their SHA-256 hashes (no 'unsafe-inline' for scripts),
 // so even markup that slipped through could not run.
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
@@ -10,6 +9,7 @@ import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { sha256 } from "../sha256.ts";
 import type { ChangeSetView, FileChangeView } from "./changes-view.ts";
 import { shareLine, stackedBars } from "./charts.ts";
 import { type Html, html, raw } from "./escape.ts";
@@ -60,7 +60,7 @@ export function pageAssets(): PageAssets {
 
 /** The strict policy of every scifi page: nothing may be fetched; only our own script and style run. */
 export function contentSecurityPolicy(assets: { css: string; js?: string }): string {
-  const hash = (text: string): string => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+  const hash = (text: string): string => `'sha256-${sha256(text, "base64")}'`;
   const script = assets.js === undefined ? "'none'" : hash(assets.js);
   return `default-src 'none'; style-src ${hash(assets.css)}; script-src ${script}; img-src data:; base-uri 'none'; form-action 'none'`;
 }

@@ -3,7 +3,6 @@
 // Totals come from `summarizeTape` only, so the terminal and the page cannot disagree.
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { sha256 } from "../audit/chain.ts";
 import { type CallSummary, summarizeTape, type TapeSummary } from "../audit/summary.ts";
 import type {
   CallRecord,
@@ -19,6 +18,7 @@ import { readMemoryView } from "../memory/view.ts";
 import { homePaths, runFiles } from "../paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { ExpectationItem, SamNode } from "../sam/types.ts";
+import { sha256 } from "../sha256.ts";
 import { BUILTIN_SKILLS_DIR } from "../skills/library.ts";
 import { type ChangesView, changesView } from "./changes-view.ts";
 import { type RunInputs, sharedMemoryFiles } from "./load.ts";
