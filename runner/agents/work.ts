@@ -1,5 +1,5 @@
 // Work agent: its system prompt and the brief it starts each pass with. The step loop that runs its
-// tool calls under enforced limits is the orchestrator's (runner/loop/work-pass.ts).
+// tool calls under enforced limits is the orchestrator's (runPass in runner/loop/conversation.ts).
 import type { SamNode } from "../sam/types.ts";
 import type { PrescanPlan } from "./prescan.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
