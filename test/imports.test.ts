@@ -200,8 +200,8 @@ describe("the import graph of runner/", () => {
     expect(edges(graph, under("jobs"), under("loop"))).toEqual([]);
   });
 
-  it("the run-id, exit-code and extension modules import no loop, CLI or jobs module", () => {
-    const leaves = ["runner/run-id.ts", "runner/exit-codes.ts"];
+  it("the run-id, exit-code and sha256 modules are leaves; the extension module imports no loop, CLI or jobs module", () => {
+    const leaves = ["runner/run-id.ts", "runner/exit-codes.ts", "runner/sha256.ts"];
     for (const leaf of leaves) expect(graph.get(leaf), leaf).toEqual([]);
     const extension = graph.get("runner/extension/run-extension.ts") ?? [];
     expect(extension.filter((m) => under("loop")(m) || under("cli")(m) || under("jobs")(m))).toEqual([]);

@@ -2,7 +2,7 @@
 // a view of the history tape, and a hook when the run ends. Built by the component (runner/jobs),
 // passed in by the run's setup (runner/loop/setup.ts) through RunDeps.extensions: the component never
 // imports the loop, and the loop knows extensions only by this shape.
-import type { HistoryEvent } from "../memory/history.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
 import type { Tool } from "../tools/tool.ts";
 
 /** How the run ended, as the extension sees it (`undefined` when it threw before an outcome). */

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ApprovalGate } from "../approval/gate.ts";
 import type { RunExtension } from "../extension/run-extension.ts";
-import type { HistoryEvent } from "../memory/history.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
 import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument, SamMetadata } from "../sam/types.ts";

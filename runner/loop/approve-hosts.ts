@@ -11,7 +11,7 @@
 import type { ApprovalGate } from "../approval/gate.ts";
 import { type ApprovalView, runApprovals } from "../approval/store.ts";
 import type { RunExtension } from "../extension/run-extension.ts";
-import type { HistoryEvent } from "../memory/history.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
 import { Rules } from "../network/proxy.ts";
 import { allowOnRunProxies, onNetworkRecord, onNotListedHost, sandboxOfRun } from "../network/records.ts";
 import { allowedHostsCover } from "../policy/resolve.ts";

@@ -4,9 +4,6 @@
 import type { LimitConfig } from "../run-folder/state.ts";
 import type { ToolEffect } from "../tools/tool.ts";
 
-// The limits' shape is recorded with each run (state.json), so it is written with the state.
-export type { LimitConfig } from "../run-folder/state.ts";
-
 export const DEFAULT_LIMITS: LimitConfig = {
   stepsPerPass: 30,
   toolCallsPerPass: 120,

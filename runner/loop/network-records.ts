@@ -2,7 +2,7 @@
 // that puts the connections of the run's own sandboxes on its history tape. Here, not in network/,
 // because the extension interface sits above the network layer.
 import type { RunExtension } from "../extension/run-extension.ts";
-import type { HistoryEvent } from "../memory/history.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
 import { onNetworkRecord, sandboxOfRun } from "../network/records.ts";
 
 /** Puts the connections of the run's sandboxes on its history, one `network` event each. */

@@ -21,8 +21,6 @@ import type { PristineFile, PristineSet } from "../run-folder/state.ts";
 import { assetOnlyFolders } from "../sam/asset-folders.ts";
 import { sha256 } from "../sha256.ts";
 
-export type { PristineFile, PristineSet } from "../run-folder/state.ts";
-
 export interface Tampered {
   file: string;
   problem: string;

@@ -21,7 +21,8 @@ import { AuditTape } from "../audit/tape.ts";
 import { extensionTools, type RunExtension } from "../extension/run-extension.ts";
 import { BudgetExceeded, type Model, type ModelRequest, type ModelResponse } from "../llm/types.ts";
 import { appendEntry, readMemory } from "../memory/entries.ts";
-import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
+import { cutBack, fileSize, HistoryTape, readHistory } from "../memory/history.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
 import { homePaths } from "../paths.ts";
 import { measureTaskFolder } from "../policy/host-paths.ts";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
@@ -32,6 +33,7 @@ import {
   readSamJson,
   readSpecJson,
 } from "../run-folder/folder.ts";
+import type { LimitConfig, PristineSet } from "../run-folder/state.ts";
 import {
   type CheckOutcome,
   type Outcome,
@@ -50,13 +52,12 @@ import { groupByHidden, runChecks, subtreeChecks, Tampering } from "./checks.ts"
 import { type PassEvent, type PassExit, runPass, totalTokens } from "./conversation.ts";
 import { DeletionGuard } from "./deletion.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
-import { DEFAULT_LIMITS, type LimitConfig, RunBudget } from "./limits.ts";
+import { DEFAULT_LIMITS, RunBudget } from "./limits.ts";
 import {
   capturePristine,
   deliverableLinks,
   hideAssets,
   type PristineRequest,
-  type PristineSet,
   restorePristine,
 } from "./pristine.ts";
 import { revivable } from "./revive.ts";

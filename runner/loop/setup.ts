@@ -15,9 +15,9 @@ import { ModelsConfigError } from "../llm/config.ts";
 import { ScriptError } from "../llm/scripted/script.ts";
 import { homePaths } from "../paths.ts";
 import { PolicyRefused } from "../policy/refused.ts";
+import type { LimitConfig } from "../run-folder/state.ts";
 import { newRunId } from "../run-id.ts";
 import type { Diagnostic, SamDocument } from "../sam/types.ts";
-import type { LimitConfig } from "./limits.ts";
 import { effectiveLimits, type RunDeps, type RunResult, resumeRun, startRun } from "./run.ts";
 import type { RunStatus } from "./status.ts";
 

@@ -13,9 +13,6 @@ import { appendDurably } from "./entries.ts";
 import type { HistoryEvent, HistoryRecord } from "./history-events.ts";
 import { promptEvent, taskDirOf } from "./prompt-history.ts";
 
-// The event types have a file of their own (prompt-history.ts reads them without the tape).
-export type { HistoryEvent, HistoryRecord } from "./history-events.ts";
-
 export class HistoryTape {
   readonly file: string;
   #seq: number;

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
 import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
-import type { HistoryRecord } from "../memory/history.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { sha256 } from "../sha256.ts";
 import type { ChangeSetView, FileChangeView } from "./changes-view.ts";

@@ -13,7 +13,7 @@ import type {
   VerifyResult,
 } from "../audit/types.ts";
 import { parseEntries } from "../memory/entries.ts";
-import type { HistoryRecord } from "../memory/history.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
 import { readMemoryView } from "../memory/view.ts";
 import { homePaths, runFiles } from "../paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";

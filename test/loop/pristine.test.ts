@@ -21,9 +21,9 @@ import {
   capturePristine,
   deliverableLinks,
   hideAssets,
-  type PristineSet,
   restorePristine,
 } from "../../runner/loop/pristine.ts";
+import type { PristineSet } from "../../runner/run-folder/state.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 let root: string;

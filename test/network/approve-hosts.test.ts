@@ -20,7 +20,7 @@ import {
   MAX_PENDING_HOST_REQUESTS,
   siteAllowsHost,
 } from "../../runner/loop/approve-hosts.ts";
-import type { HistoryEvent } from "../../runner/memory/history.ts";
+import type { HistoryEvent } from "../../runner/memory/history-events.ts";
 import { adviseNotListed } from "../../runner/network/records.ts";
 import { type RunProxy, startRunProxy } from "../../runner/network/run-proxy.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { networkRecordsExtension } from "../../runner/loop/network-records.ts";
-import type { HistoryEvent } from "../../runner/memory/history.ts";
+import type { HistoryEvent } from "../../runner/memory/history-events.ts";
 import { sandboxOfRun } from "../../runner/network/records.ts";
 import { startRunProxy } from "../../runner/network/run-proxy.ts";
 import { networkRows } from "../../runner/report/model.ts";

@@ -30,7 +30,8 @@ import { expect } from "vitest";
 import { readTape } from "../../../runner/audit/verify.ts";
 import type { RunResult } from "../../../runner/loop/run.ts";
 import { runTask } from "../../../runner/loop/setup.ts";
-import { type HistoryRecord, readHistory } from "../../../runner/memory/history.ts";
+import { readHistory } from "../../../runner/memory/history.ts";
+import type { HistoryRecord } from "../../../runner/memory/history-events.ts";
 
 const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathname;
 
