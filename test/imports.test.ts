@@ -47,14 +47,14 @@ function edges(graph: Map<string, string[]>, from: (m: string) => boolean, to: (
  * The layers of runner/, lowest first, each a list of folders (`(root)`: the files directly in
  * runner/). A module may import its own folder and the folders of lower layers; folders of one
  * layer are siblings that import neither each other nor anything above. Why each sits where it does:
- * - root utilities (atomic-write, exit-codes, frozen, paths, pid-lock, run-id, sha256) import nothing;
+ * - the root utilities (atomic-write, exit-codes, frozen, paths, pid-lock, run-id, sha256) import no folder;
  * - sam owns the vocabularies it validates (approval actions, host rules, program kinds);
  * - audit, skills, policy and memory never reach a model, a sandbox, the network or the run;
  * - run-folder is the schema of `runs/<id>/` (state, layout) that the run writes and the report reads;
  * - llm knows nothing of sandboxes and sandbox nothing of models: siblings;
  * - extension is what a component adds to a run (jobs builds one), above the tools it carries;
  * - report reads the run folder, never the loop; the loop (the run) composes everything below it;
- * - the helpers, the daemon and the CLI use the run; nothing imports the CLI.
+ * - above the run: the LLM helpers, the daemon (it starts runs) and the CLI, which nothing imports.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["(root)"],
