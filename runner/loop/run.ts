@@ -33,11 +33,12 @@ import {
   readSamJson,
   readSpecJson,
 } from "../run-folder/folder.ts";
-import type { LimitConfig, PristineSet } from "../run-folder/state.ts";
 import {
   type CheckOutcome,
+  type LimitConfig,
   type Outcome,
   type Phase,
+  type PristineSet,
   type RunState,
   readState,
   writeState,
