@@ -2,6 +2,7 @@
 // skill index; returns a validated plan for the next work pass.
 import { z } from "zod";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import type { RecordedPlan } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
@@ -14,7 +15,7 @@ export const PrescanPlan = z.object({
   context: z.string().describe("Facts the work agent needs beyond the node text."),
   plan: z.string().describe("Ordered steps for the work agent."),
   direction: z.string().min(1).describe("One line naming the approach."),
-});
+}) satisfies z.ZodType<RecordedPlan>;
 export type PrescanPlan = z.infer<typeof PrescanPlan>;
 
 export interface PrescanInput {

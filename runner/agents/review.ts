@@ -2,6 +2,7 @@
 // read-only tools, and returns a structured verdict. The runner combines it with the check results:
 // the review can fail a node whose checks passed, never pass one whose checks failed.
 import { z } from "zod";
+import type { CheckOutcome, RecordedVerdict, WorkReport } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 
@@ -13,27 +14,8 @@ export const ReviewVerdict = z.object({
   fixes: z.array(z.string()),
   rank_adjustment: z.union([z.literal(-1), z.literal(0), z.literal(1)]),
   blocked: z.object({ reason: z.string().min(1) }).optional(),
-});
+}) satisfies z.ZodType<RecordedVerdict>;
 export type ReviewVerdict = z.infer<typeof ReviewVerdict>;
-
-export interface CheckOutcome {
-  id: string;
-  itemId: string;
-  /** The sub-SAM the check belongs to, when it is not the node under review (whole-subtree checks). */
-  node?: string;
-  command: string;
-  passed: boolean;
-  exitCode: number;
-  timedOut: boolean;
-  /** Tail of the output, for the reviewer and the history. */
-  output: string;
-}
-
-export interface WorkReport {
-  exit: string;
-  claim?: string;
-  summary?: string;
-}
 
 export function reviewSystem(): string {
   return promptFile("review.md");

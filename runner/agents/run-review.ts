@@ -4,9 +4,10 @@
 // check outcomes; a review can fail a node whose checks passed, never pass one whose checks failed.
 
 import { RunEnding } from "../run-ending.ts";
+import type { CheckOutcome, WorkReport } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import { type CheckOutcome, ReviewVerdict, reviewInput, verdictProblems, type WorkReport } from "./review.ts";
+import { ReviewVerdict, reviewInput, verdictProblems } from "./review.ts";
 import { parseJsonText } from "./structured.ts";
 
 /** How one review conversation ended: with an answer (JSON or text), or without one and why. */

@@ -4,12 +4,12 @@
 // process, after any restart). A decision is written to the history and the audit tape by the run
 // itself (one writer per tape), with who, when and the note. Past the deadline the run ends blocked.
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { runDir } from "../paths.ts";
 import { RunEnding } from "../run-ending.ts";
-import type { ApprovalAction } from "./actions.ts";
+import type { ApprovalAction } from "../sam/approval-actions.ts";
+import { sha256 } from "../sha256.ts";
 import {
   type ApprovalDecision,
   type ApprovalRequest,
@@ -289,10 +289,7 @@ export class ApprovalGate {
 
 /** The stable part of a request id: the action and a hash of what is asked. */
 function baseId(ask: AskRequest): string {
-  const hash = createHash("sha256")
-    .update(`${ask.action}\n${ask.summary}\n${ask.detail}`)
-    .digest("hex")
-    .slice(0, 8);
+  const hash = sha256(`${ask.action}\n${ask.summary}\n${ask.detail}`).slice(0, 8);
   return `${ask.action}-${hash}`;
 }
 

@@ -6,7 +6,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { homePaths, runDir } from "../paths.ts";
-import type { ApprovalAction } from "./actions.ts";
+import type { ApprovalAction } from "../sam/approval-actions.ts";
 
 export const APPROVALS_FILE = "approvals.jsonl";
 
@@ -29,7 +29,7 @@ export interface ApprovalRequest {
   deadline: string;
   /**
    * `false`: the run does not wait for this request and goes on (a host asked for at run time,
-   * runner/network/approve-hosts.ts); past its deadline it is timed out and nothing ends. Absent: the
+   * runner/run/approve-hosts.ts); past its deadline it is timed out and nothing ends. Absent: the
    * run waits.
    */
   waits?: false;

@@ -9,10 +9,6 @@ import { createHash, createHmac } from "node:crypto";
 
 const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"(?:,"mac":"([0-9a-f]{64})")?\}$/;
 
-export function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
 /** The MAC of a line: HMAC-SHA256 under the audit key over the line's hash (hex). */
 export function lineMac(key: Buffer, hash: string): string {
   return createHmac("sha256", key).update(hash).digest("hex");

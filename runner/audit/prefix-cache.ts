@@ -3,7 +3,7 @@
 // the prefix ending there; a later request reads the longest earlier entry found at or up to 20
 // blocks before one of its breakpoints. Used by the scripted server to report realistic usage and
 // by `audit stats` / the benchmark to recompute the cache-read share from the wire bodies on a tape.
-import { createHash } from "node:crypto";
+import { sha256 } from "../sha256.ts";
 
 /** Anthropic checks this many blocks back from a breakpoint for an earlier cache entry. */
 const LOOKBACK_BLOCKS = 20;
@@ -76,9 +76,9 @@ function sumTokens(blocks: Block[], from: number, to: number): number {
 
 function prefixHashes(blocks: Block[], model: string): string[] {
   const hashes: string[] = [];
-  let running = createHash("sha256").update(model).digest("hex");
+  let running = sha256(model);
   for (const block of blocks) {
-    running = createHash("sha256").update(running).update(block.text).digest("hex");
+    running = sha256(running + block.text);
     hashes.push(running);
   }
   return hashes;

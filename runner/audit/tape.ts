@@ -24,7 +24,8 @@ import {
 import { dirname } from "node:path";
 import { appendWhole } from "../atomic-write.ts";
 import { freezeDeep } from "../frozen.ts";
-import { sealLineHashed, sha256 } from "./chain.ts";
+import { sha256 } from "../sha256.ts";
+import { sealLineHashed } from "./chain.ts";
 import { compactCall, TapeExpander } from "./incremental.ts";
 import { auditKeyFromEnv } from "./key.ts";
 import { Redactor } from "./redact.ts";

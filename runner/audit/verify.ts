@@ -10,7 +10,8 @@
 //
 // readTape is the one way to read a tape: it reconstructs every call's full request and wire body.
 import { readFileSync } from "node:fs";
-import { lineMac, sha256, unsealLine } from "./chain.ts";
+import { sha256 } from "../sha256.ts";
+import { lineMac, unsealLine } from "./chain.ts";
 import { TapeExpander } from "./incremental.ts";
 import type { AuditRecord, StoredCallRecord, StoredRecord, TapeAnchor, VerifyResult } from "./types.ts";
 

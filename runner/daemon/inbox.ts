@@ -1,13 +1,13 @@
 // The inbox: which paths are tasks, their content hash, validation with full diagnostics, and a
 // watcher that reports a SAM only once it has stopped changing (size and mtime stable for the
 // settle period), so a file still being written is never picked up half-written.
-import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, join, relative, sep } from "node:path";
 import { type FSWatcher, watch } from "chokidar";
 import { formatDiagnostic } from "../sam/diagnostics.ts";
 import { parseSamSync } from "../sam/parse.ts";
 import type { SamMetadata } from "../sam/types.ts";
+import { sha256 } from "../sha256.ts";
 
 /** A folder task holds its SAM under this name. */
 export const FOLDER_SAM = "task.md";
@@ -45,8 +45,9 @@ export function scanInbox(inbox: string): InboxEntry[] {
   return entries;
 }
 
+/** The hash of a SAM file as the daemon records it (the bytes on disk). */
 export function sha256File(file: string): string {
-  return createHash("sha256").update(readFileSync(file)).digest("hex");
+  return sha256(readFileSync(file));
 }
 
 export type Validation = { ok: true; metadata: SamMetadata } | { ok: false; report: string };

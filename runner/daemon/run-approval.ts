@@ -3,11 +3,11 @@
 // itself asks (runStartRequest), so the run started under that id finds the decision instead of
 // asking again. Approved, the task starts; denied or timed out, it ends blocked with no run.
 import { mkdirSync } from "node:fs";
-import { requiredActions } from "../approval/actions.ts";
 import { ApprovalGate, ApprovalTimedOut, runStartRequest } from "../approval/gate.ts";
 import { runDir } from "../paths.ts";
 import type { DaemonPlacement } from "../policy/site.ts";
 import { newRunId } from "../run-id.ts";
+import { requiredActions } from "../sam/approval-actions.ts";
 import { type DaemonCore, errorText } from "./context.ts";
 import { finishTask } from "./ending.ts";
 import type { TaskRecord } from "./records.ts";

@@ -2,13 +2,14 @@
 // its tools call this broker, which validates every request against the task's grant, submits with
 // sbatch, answers only for the task's own jobs, and reports every call to an event sink (the run's
 // history tape). `cancelAll()` ends the task's jobs when the task ends, fails or is cancelled.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { constants, type FileHandle, lstat, mkdir, open, realpath, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import { HostPathRefused, readTaskFile } from "../policy/host-paths.ts";
 import type { SamMetadata } from "../sam/types.ts";
+import { sha256 } from "../sha256.ts";
 import { agentJobArgs, findSbatchDirectives, type JobSandbox, renderAgentJobScript } from "./batch-script.ts";
 import { JobRefused } from "./errors.ts";
 import { describeGrant, type JobGrant, type JobsPolicy, jobGrant } from "./policy.ts";
@@ -404,7 +405,7 @@ export class JobBroker {
     // No link followed on the way, no FIFO or device opened, at most MAX_SCRIPT_BYTES: the agent may
     // have swapped the file since it was checked.
     const text = readScript(script, this.#taskDir, request.script);
-    const sha256 = createHash("sha256").update(text).digest("hex");
+    const scriptHash = sha256(text);
     // Freeze the validated script where the agent cannot change it before the job starts.
     await mkdir(join(this.#recordsDir, "scripts"), { recursive: true });
     const scriptCopy = join(
@@ -417,7 +418,7 @@ export class JobBroker {
     const args = (request.args ?? []).map(String);
     // The person approves exactly the frozen copy that sbatch gets.
     const denied = await this.#approve?.(
-      { script: script.relative, text, sha256, name, args, resources },
+      { script: script.relative, text, sha256: scriptHash, name, args, resources },
       wait,
     );
     if (denied !== undefined) {
@@ -445,7 +446,7 @@ export class JobBroker {
       jobId,
       name,
       script: script.relative,
-      scriptSha256: sha256,
+      scriptSha256: scriptHash,
       args,
       stdoutPath: job.stdoutPath.replace("%j", jobId),
       stderrPath: job.stderrPath.replace("%j", jobId),

@@ -6,13 +6,13 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ApprovalGate } from "../approval/gate.ts";
-import type { HistoryEvent } from "../memory/history.ts";
+import type { RunExtension } from "../extension/run-extension.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
 import { runDir } from "../paths.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument, SamMetadata } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
 import { trackLive } from "../sandbox/live.ts";
-import type { RunExtension } from "../tools/extension.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
 import {

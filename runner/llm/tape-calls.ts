@@ -7,7 +7,7 @@
 // continues each role's queue after the replies the standing calls used.
 import type { AuditRecord, CallRecord } from "../audit/types.ts";
 
-/** The loop's checkpoints in order (runner/loop/state.ts). */
+/** The loop's checkpoints in order (runner/run-folder/state.ts). */
 const PHASES = ["created", "prescan", "work", "checks", "review", "iteration_end", "final_review", "ended"];
 /** The checkpoint each role's calls lead to. Other roles (helpers) are not part of the loop. */
 const ROLE_PHASE: Record<string, string> = {

@@ -11,7 +11,6 @@
 // an entry with the same id *and* the same title and body is already there (a resumed run
 // repeating itself), so a mark planted earlier (in a file written before neutralising) never
 // suppresses the real entry; the real one is written after it, and a reader sees both.
-import { createHash } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import lockfile from "proper-lockfile";
@@ -143,10 +142,6 @@ export function parseEntries(text: string): { id: string; title: string; meta: s
       body: rest.join("\n").trim(),
     };
   });
-}
-
-export function sha256(text: string | Buffer): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 /**

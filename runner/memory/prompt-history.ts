@@ -6,7 +6,7 @@
 // is named by its file name. Memory entries lose their time and run id (runner/memory/entries.ts).
 import { basename, dirname } from "node:path";
 import { TASK_MOUNT } from "../policy/spec.ts";
-import type { HistoryEvent, HistoryRecord } from "./history.ts";
+import type { HistoryEvent, HistoryRecord } from "./history-events.ts";
 
 /** One history record as agents read it; `taskDir`: the task folder on the host, if known. */
 export function promptEvent(record: HistoryRecord | HistoryEvent, taskDir?: string): HistoryEvent {

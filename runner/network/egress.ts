@@ -6,7 +6,7 @@
 
 import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
-import type { NetworkRules } from "./proxy.ts";
+import type { NetworkRules } from "../sam/host-rules.ts";
 import { SPECIAL_RANGES } from "./proxy.ts";
 
 /** The host's own addresses (all interfaces but loopback): never reachable from `network: true`. */

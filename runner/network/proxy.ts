@@ -8,48 +8,14 @@
 // answers 403 with a readable reason.
 import { lookup } from "node:dns/promises";
 import { BlockList, connect, createServer, isIP, type Server, type Socket } from "node:net";
-
-/** One rule: `data.example.org`, `*.example.org` (subdomains only), either with `:port`. */
-export interface HostRule {
-  /** The rule as written, for the record. */
-  text: string;
-  host: string;
-  wildcard: boolean;
-  /** Absent: the default ports (80 and 443). */
-  port?: number;
-}
-
-export interface NetworkRules {
-  allow: string[];
-  deny: string[];
-  /** CIDR ranges in the special ranges that answers may still fall in (the site's `allowedPrivateRanges`). */
-  allowedPrivateRanges: string[];
-}
-
-/**
- * `http` and `connect` came through the proxy; `direct` (a TCP connection that ignored the proxy),
- * `dns` (a query for a name) and `udp` (any other datagram) were caught in the sandbox's namespace
- * by the capture (runner/network/run-proxy.ts) and are always refused.
- */
-export type ConnectionKind = "http" | "connect" | "direct" | "dns" | "udp";
-
-export interface ConnectionRecord {
-  /** ISO time the request arrived. */
-  time: string;
-  kind: ConnectionKind;
-  host: string;
-  port: number;
-  /** The address connected to (allowed ones). */
-  address?: string;
-  allowed: boolean;
-  /** The allow rule that matched, or the deny rule / reason kind that refused. */
-  rule: string;
-  reason?: string;
-  /** Bytes from the sandbox to the host, and back. */
-  bytesOut: number;
-  bytesIn: number;
-  durationMs: number;
-}
+import type { ConnectionKind, ConnectionRecord } from "../memory/history-events.ts";
+import {
+  DEFAULT_PORTS,
+  type HostRule,
+  type NetworkRules,
+  parseCidr,
+  parseHostRule,
+} from "../sam/host-rules.ts";
 
 export interface ProxyOptions {
   rules: NetworkRules;
@@ -69,8 +35,6 @@ export interface ProxyOptions {
   onNotListed?: (host: string, port: number) => string | undefined;
 }
 
-export const DEFAULT_PORTS = [80, 443];
-
 const HOP_BY_HOP = [
   "proxy-connection",
   "proxy-authorization",
@@ -81,27 +45,6 @@ const HOP_BY_HOP = [
   "trailer",
   "upgrade",
 ];
-
-const HOST_RE = /^(\*\.)?([a-z0-9]([a-z0-9-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-
-/** Parses `host`, `*.host`, `host:port`; undefined when it is not one of those. */
-export function parseHostRule(text: string): HostRule | undefined {
-  const t = text.trim().toLowerCase();
-  const m = /^(.*?)(?::(\d{1,5}))?$/.exec(t);
-  if (!m) return undefined;
-  const hostPart = m[1] ?? "";
-  const port = m[2] === undefined ? undefined : Number(m[2]);
-  if (port !== undefined && (port < 1 || port > 65535)) return undefined;
-  const ipOk = isIP(hostPart) === 4;
-  if (!ipOk && (!HOST_RE.test(hostPart) || hostPart.length > 253)) return undefined;
-  const wildcard = hostPart.startsWith("*.");
-  return {
-    text: t,
-    host: wildcard ? hostPart.slice(2) : hostPart,
-    wildcard,
-    ...(port !== undefined ? { port } : {}),
-  };
-}
 
 /** An allow rule without a port allows 80 and 443; a deny rule without a port denies every port. */
 function matches(rule: HostRule, host: string, port: number, deny = false): boolean {
@@ -130,21 +73,6 @@ export const SPECIAL_RANGES: readonly [string, number, "ipv4" | "ipv6"][] = [
   ["ff00::", 8, "ipv6"],
   ["64:ff9b::", 96, "ipv6"],
 ];
-
-function parseCidr(cidr: string): { net: string; prefix: number; type: "ipv4" | "ipv6" } | undefined {
-  const [net, p] = cidr.trim().split("/");
-  const type = isIP(net ?? "");
-  if (!net || !type) return undefined;
-  const max = type === 4 ? 32 : 128;
-  const prefix = p === undefined ? max : Number(p);
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) return undefined;
-  return { net, prefix, type: type === 4 ? "ipv4" : "ipv6" };
-}
-
-/** Whether a string is a CIDR range (`10.1.0.0/16`) or a single address. */
-export function isCidr(text: string): boolean {
-  return parseCidr(text) !== undefined;
-}
 
 export class Rules {
   readonly allow: HostRule[];

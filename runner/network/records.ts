@@ -1,8 +1,7 @@
 // Every run proxy's connection records, as they happen, to whoever listens: the run's history (a
-// RunExtension from runner/run/setup.ts) picks those of its own sandboxes by sandbox run id.
-import type { HistoryEvent } from "../memory/history.ts";
-import type { RunExtension } from "../tools/extension.ts";
-import type { ConnectionRecord, NetworkProxy } from "./proxy.ts";
+// RunExtension, runner/run/network-records.ts) picks those of its own sandboxes by sandbox run id.
+import type { ConnectionRecord } from "../memory/history-events.ts";
+import type { NetworkProxy } from "./proxy.ts";
 
 type Listener = (sandboxRunId: string, record: ConnectionRecord) => void;
 const listeners = new Set<Listener>();
@@ -72,21 +71,4 @@ export function allowOnRunProxies(runId: string, rule: string): number {
 export function sandboxOfRun(sandboxRunId: string, runId: string): boolean {
   if (!sandboxRunId.startsWith(`${runId}-`)) return false;
   return /^(r\d+-)?[a-z-]+\d*$/.test(sandboxRunId.slice(runId.length + 1));
-}
-
-/** Puts the connections of the run's sandboxes on its history, one `network` event each. */
-export function networkRecordsExtension(runId: string): RunExtension {
-  let unsubscribe: (() => void) | undefined;
-  return {
-    onHistory(append: (event: HistoryEvent) => void) {
-      unsubscribe?.();
-      unsubscribe = onNetworkRecord((sandbox, r) => {
-        if (sandboxOfRun(sandbox, runId)) append({ type: "network", sandbox, ...r });
-      });
-    },
-    async end() {
-      unsubscribe?.();
-      unsubscribe = undefined;
-    },
-  };
 }

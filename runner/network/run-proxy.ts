@@ -7,8 +7,9 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ConnectionRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
-import { type ConnectionRecord, NetworkProxy } from "./proxy.ts";
+import { NetworkProxy } from "./proxy.ts";
 import { adviseNotListed, emitNetworkRecord, registerRunProxy } from "./records.ts";
 
 /** Where the proxy's folder appears inside the sandbox. */

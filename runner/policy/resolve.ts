@@ -6,7 +6,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname, isAbsolute, posix, relative, resolve } from "node:path";
-import { DEFAULT_PORTS, type HostRule, type NetworkRules, parseHostRule } from "../network/proxy.ts";
+import { DEFAULT_PORTS, type HostRule, type NetworkRules, parseHostRule } from "../sam/host-rules.ts";
 import type { MountRequest, SamDocument } from "../sam/types.ts";
 import { type DeniedPath, deniedPaths, sensitiveByName } from "./denied.ts";
 import { hostGpuCount } from "./host-gpus.ts";

@@ -5,15 +5,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { homePaths } from "../paths.ts";
 import {
   type ApprovalAction,
   isApprovalAction,
   notEnforcedMessage,
   requiredActions,
   unknownActionMessage,
-} from "../approval/actions.ts";
-import { isCidr, parseHostRule } from "../network/proxy.ts";
-import { homePaths } from "../paths.ts";
+} from "../sam/approval-actions.ts";
+import { isCidr, parseHostRule } from "../sam/host-rules.ts";
 import { parseDuration, parseSize } from "../sam/units.ts";
 import { PolicyRefused } from "./refused.ts";
 

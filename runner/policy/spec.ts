@@ -1,6 +1,6 @@
 // The resolved sandbox specification: what a run is granted, after default-deny policy.
 // Produced by runner/policy from a SamDocument plus the site policy; consumed by every sandbox backend.
-import type { NetworkRules } from "../network/proxy.ts";
+import type { NetworkRules } from "../sam/host-rules.ts";
 
 export interface MountSpec {
   /** Absolute, symlink-free host path. */

@@ -6,7 +6,7 @@
 import { gzipSync } from "node:zlib";
 import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
-import type { HistoryRecord } from "../memory/history.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { CallView, ToolCallView } from "./calls.ts";
 import { changesSection } from "./changes-html.ts";

@@ -3,12 +3,12 @@
 // again), and the memory entries the run wrote.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { sha256 } from "../audit/chain.ts";
 import type { InjectedRecord } from "../audit/types.ts";
 import { parseEntries } from "../memory/entries.ts";
-import type { HistoryRecord } from "../memory/history.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
 import { readMemoryView } from "../memory/view.ts";
 import { homePaths, runFiles } from "../paths.ts";
+import { sha256 } from "../sha256.ts";
 import { BUILTIN_SKILLS_DIR } from "../skills/library.ts";
 import { type RunInputs, sharedMemoryFiles } from "./load.ts";
 

@@ -4,10 +4,11 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { AuditRecord, VerifyResult } from "../audit/types.ts";
 import { readTape, verifyTape } from "../audit/verify.ts";
-import type { RunState } from "../loop/state.ts";
-import { type HistoryRecord, readHistory } from "../memory/history.ts";
+import { readHistory } from "../memory/history.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
 import { homePaths, runFiles, scifiHome } from "../paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import type { RunState } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { readSnapshots, type StoredSnapshots } from "./changes.ts";
 

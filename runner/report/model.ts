@@ -5,7 +5,7 @@
 import { basename } from "node:path";
 import { summarizeTape, type TapeSummary } from "../audit/summary.ts";
 import type { EventRecord, TapeUsage, VerifyResult } from "../audit/types.ts";
-import type { HistoryRecord } from "../memory/history.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { callViews } from "./calls.ts";
 import { type ChangesView, changesView } from "./changes-view.ts";

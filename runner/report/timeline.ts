@@ -1,10 +1,10 @@
 // The report's timeline: the run's iterations, each with its phases (the model calls, checks and
 // verdicts in it, and how long it took) and the history events that are not phases. The phases
-// and their order are the run's own (runner/loop/state.ts PHASES), not a second model of them.
+// and their order are the run's own (runner/run-folder/state.ts PHASES), not a second model of them.
 import type { CallSummary } from "../audit/summary.ts";
 import type { TapeUsage } from "../audit/types.ts";
-import { PHASES, type Phase } from "../loop/state.ts";
-import type { HistoryRecord } from "../memory/history.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
+import { PHASES, type Phase } from "../run-folder/state.ts";
 import type { ExpectationItem, SamNode } from "../sam/types.ts";
 import type { CallView } from "./calls.ts";
 import type { RunInputs } from "./load.ts";

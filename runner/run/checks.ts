@@ -1,8 +1,8 @@
 // The runner's own checks: the Expectation `check` blocks of a node and of every sub-SAM under it,
 // run in a sandbox of their own (fresh /tmp, no process of the work pass alive), after the SAM files
 // and check assets were put back from the runner's pristine copies (runner/run/pristine.ts).
-import type { CheckOutcome } from "../agents/review.ts";
 import { RunEnding } from "../run-ending.ts";
+import type { CheckOutcome } from "../run-folder/state.ts";
 import type { Check, SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { Tampered } from "./pristine.ts";

@@ -1,9 +1,10 @@
 // The step loop of a tool-using agent (work or review), with the orchestrator's limits applied
 // between model calls. mini-swe-agent's shape: query -> execute -> repeat, ending in typed exits.
 import type { ContentBlock, Message, Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import type { LimitConfig } from "../run-folder/state.ts";
 import { runTool, type ToolSet, toolSpecs } from "../tools/registry.ts";
 import type { ToolContext, ToolSignal } from "../tools/tool.ts";
-import { type LimitConfig, PassLimits, type RunBudget } from "./limits.ts";
+import { PassLimits, type RunBudget } from "./limits.ts";
 
 export type PassExit =
   | { type: "done"; claim: string; summary: string }

@@ -3,13 +3,12 @@
 // and a resume alike.
 import type { ApprovalGate } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
+import type { RunExtension } from "../extension/run-extension.ts";
 import type { Model } from "../llm/types.ts";
-import type { Outcome, RunState } from "../loop/state.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import type { LimitConfig, Outcome, RunState } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import type { SandboxBackend } from "../sandbox/types.ts";
-import type { RunExtension } from "../tools/extension.ts";
-import type { LimitConfig } from "./limits.ts";
 import type { RunStatus } from "./status.ts";
 
 export interface RunDeps {

@@ -2,7 +2,6 @@
 // phase that follows the last completed one, run it, checkpoint; an error that ends runs (RunEnding)
 // becomes the run's outcome, anything else propagates (the run stays resumable from its checkpoint).
 import { RunEnding } from "../run-ending.ts";
-import { endWithError } from "./outcomes.ts";
 import { nextPhase } from "./phases.ts";
 import type { RunSession } from "./session.ts";
 
@@ -16,6 +15,6 @@ async function step(session: RunSession): Promise<void> {
     session.checkpoint(completed);
   } catch (error) {
     if (!(error instanceof RunEnding)) throw error;
-    endWithError(session, error as Error);
+    session.endWith(error as Error);
   }
 }

@@ -3,15 +3,15 @@
 // the checks that run the agent's code in the task folder, `finish` before a PASS. Each request and
 // decision goes on the history and the audit tape.
 import { join } from "node:path";
-import { DeletionGuard } from "../approval/deletion.ts";
 import { type ApprovalRecord, runStartRequest } from "../approval/gate.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { DeletionGuard } from "../run/deletion.ts";
+import type { RunContext } from "./context.ts";
 import type { SandboxRole } from "./sandboxes.ts";
-import type { RunSession } from "./session.ts";
 
 export class RunGates {
-  readonly #session: RunSession;
-  constructor(session: RunSession) {
+  readonly #session: RunContext;
+  constructor(session: RunContext) {
     this.#session = session;
   }
 
@@ -76,7 +76,7 @@ export class RunGates {
 
   /**
    * `approval: [delete]`: the files of the task folder at the first work pass are copied into the run
-   * folder and compared after every tool call (runner/approval/deletion.ts); undefined without it.
+   * folder and compared after every tool call (runner/run/deletion.ts); undefined without it.
    */
   deletionGuard(): DeletionGuard | undefined {
     const { deps } = this.#session;

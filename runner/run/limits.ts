@@ -1,34 +1,8 @@
 // Hard limits, enforced by the orchestrator between model calls (CodeScribe's lesson: prompted
 // limits are ignored). Nothing the model says can raise them; a rejected call becomes an error
 // text the model can act on.
+import type { LimitConfig } from "../run-folder/state.ts";
 import type { ToolEffect } from "../tools/tool.ts";
-
-export interface LimitConfig {
-  /** Model steps (calls) per work pass. */
-  stepsPerPass: number;
-  /** Tool calls per work pass. */
-  toolCallsPerPass: number;
-  /** Tool calls in one model step; the rest of that step's calls are rejected. */
-  toolCallsPerStep: number;
-  /** An identical call (same tool, same input) is blocked after this many runs... */
-  maxRepeats: number;
-  /** ...or this many for read-only tools. A successful write resets the counters. */
-  maxRepeatsRead: number;
-  /** Consecutive steps whose every call failed before the agent is told to report a blocker. */
-  failingStepsBeforeBlocker: number;
-  /** Iterations (pre-scan, work, checks, review) per run; the SAM's `iterations` overrides. */
-  iterations: number;
-  /** Wall time of the whole run in seconds; the SAM's `walltime` overrides. */
-  walltimeSec: number;
-  /** Tokens (input + output + cache) per run. */
-  tokens: number;
-  /** Money per run; the SAM's `budget` overrides. */
-  usd: number;
-  /** Default and maximum bash timeout. */
-  bashTimeoutSec: number;
-  /** Characters of one tool result the model sees. */
-  toolOutputChars: number;
-}
 
 export const DEFAULT_LIMITS: LimitConfig = {
   stepsPerPass: 30,

@@ -1,10 +1,10 @@
 // What a run writes into memory: after a failed review, task memory (what was tried, what failed,
 // what to fix: the next pre-scan reads it); after the final review, the group's memory and the
 // global proposals (only `scifi memory accept` puts a proposal into global memory).
-import type { CheckOutcome } from "../agents/review.ts";
-import type { Outcome } from "../loop/state.ts";
+
 import { appendEntry } from "../memory/entries.ts";
 import { homePaths } from "../paths.ts";
+import type { CheckOutcome, Outcome } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { RunSession } from "./session.ts";
 

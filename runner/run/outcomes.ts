@@ -1,35 +1,7 @@
-// How a run's outcome is said: an error that ends runs (RunEnding) becomes the outcome with its
-// record (tampering per file, any other a `limit` event); a failed iteration's reason names the
-// failed checks and review items.
-import type { RunState } from "../loop/state.ts";
-import { outcomeOfEnding } from "../run-ending.ts";
-import { Tampering } from "./checks.ts";
+// How a run's outcome is said: a failed iteration's reason names the failed checks and review
+// items; a pass's exit says why it ended.
+import type { RunState } from "../run-folder/state.ts";
 import type { PassExit } from "./conversation.ts";
-import type { RunSession } from "./session.ts";
-
-/** Ends the run with the outcome an ending error gives it, recorded on the history first. */
-export function endWithError(session: RunSession, error: Error): void {
-  const outcome = outcomeOfEnding(error);
-  if (error instanceof Tampering) {
-    for (const found of error.found) {
-      session.history.append({
-        type: "tampering",
-        iteration: session.state.iteration,
-        file: found.absolute,
-        problem: found.problem,
-        expected: found.expected,
-        actual: found.actual,
-      });
-    }
-  } else {
-    session.limit(outcome.limit, outcome.reason);
-  }
-  session.end({
-    status: outcome.status,
-    reason: outcome.reason,
-    ...(outcome.cause ? { cause: outcome.cause } : {}),
-  });
-}
 
 export function failureReason(state: RunState): string {
   const failed = (state.checks ?? [])

@@ -1,7 +1,7 @@
 // The phase table: the last completed phase (state.json's `phase`) names the one that runs next. A
 // resumed run starts here too. To add a phase: a file exporting `(session) => Promise<Phase>`, a
 // `Phase` value for it in the run-folder state, and its row below (docs/architecture.md).
-import type { Phase } from "../loop/state.ts";
+import type { Phase } from "../run-folder/state.ts";
 import { checksPhase } from "./phases/checks.ts";
 import { closeRun } from "./phases/final.ts";
 import { endIteration } from "./phases/iteration-end.ts";

@@ -15,27 +15,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { sha256 } from "../memory/entries.ts";
 import { giveToOwner, lstatOrUndefined, MAX_HASH_BYTES, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
+import type { PristineFile, PristineSet } from "../run-folder/state.ts";
 import { assetOnlyFolders } from "../sam/asset-folders.ts";
-
-export interface PristineFile {
-  /** Path relative to the task folder, `/`-separated. */
-  rel: string;
-  sha256: string;
-  /** Permission bits at start (setuid, setgid and sticky bits dropped). */
-  mode: number;
-  kind: "sam" | "asset";
-  /** Hidden check asset: out of the task folder while agents run, present only for the checks. */
-  hidden: boolean;
-}
-
-export interface PristineSet {
-  files: PristineFile[];
-  /** Folders (relative) that held only check assets at start: restored to exactly that content. */
-  folders: string[];
-}
+import { sha256 } from "../sha256.ts";
 
 export interface Tampered {
   file: string;

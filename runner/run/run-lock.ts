@@ -3,8 +3,8 @@
 // `scifi run --resume` of a run that is still going, or a worker racing another, is refused before
 // it touches anything. A run whose process died leaves a stale lock, which the resume takes over.
 import { hostname } from "node:os";
-import type { RunFolder } from "../loop/records.ts";
 import { acquirePidLock, LockHeld, ownerAlive, type PidLockOwner, readPidLock } from "../pid-lock.ts";
+import type { RunFolder } from "../run-folder/folder.ts";
 
 export interface RunLockOwner extends PidLockOwner {
   runId: string;

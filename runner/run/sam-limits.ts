@@ -1,7 +1,9 @@
 // What the SAM itself asks of a run's limits and ranks: its requests override the defaults and the
 // caller's options; the work rank moves within one rank of the SAM's hint (1 to 3 without one).
+
+import type { LimitConfig } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
-import { DEFAULT_LIMITS, type LimitConfig } from "./limits.ts";
+import { DEFAULT_LIMITS } from "./limits.ts";
 
 /** Defaults, overridden by options, then by what the SAM itself requests. */
 export function effectiveLimits(sam: SamDocument, overrides: Partial<LimitConfig> = {}): LimitConfig {

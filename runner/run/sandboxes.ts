@@ -4,11 +4,11 @@
 // ends, whatever happens: the checks and the review never run where the work agent ran.
 import { join } from "node:path";
 import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
+import type { PristineSet } from "../run-folder/state.ts";
 import type { Sandbox } from "../sandbox/types.ts";
+import type { RunContext } from "./context.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
-import type { PristineSet } from "./pristine.ts";
 import { revivable } from "./revive.ts";
-import type { RunSession } from "./session.ts";
 
 export type SandboxRole = "work" | "checks" | "review";
 
@@ -20,9 +20,12 @@ export interface PhaseOptions {
 }
 
 export class PhaseSandboxes {
-  readonly #session: RunSession;
-  constructor(session: RunSession) {
+  readonly #session: RunContext;
+  /** The network a sandbox starts with, after the gates (gates.ts `network`). */
+  readonly #network: (spec: SandboxSpec, role: SandboxRole) => Promise<SandboxSpec>;
+  constructor(session: RunContext, network: (spec: SandboxSpec, role: SandboxRole) => Promise<SandboxSpec>) {
     this.#session = session;
+    this.#network = network;
   }
 
   /** A sandbox for one phase, stopped when `use` ends; it survives one death (revive.ts). */
@@ -53,7 +56,7 @@ export class PhaseSandboxes {
     const changes = grantDifferences(this.#session.spec, granted);
     if (changes.length > 0) throw new GrantChanged(name, changes);
     const shaped = phaseSpec(granted, role, state.pristine, phase.seesHidden === true);
-    const spec = await this.#session.gates.network(shaped, role);
+    const spec = await this.#network(shaped, role);
     return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
   }
 }

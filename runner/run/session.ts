@@ -7,34 +7,26 @@ import type { PrescanPlan } from "../agents/prescan.ts";
 import { findNode } from "../agents/tree.ts";
 import type { AuditTape } from "../audit/tape.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
-import type { RunFolder } from "../loop/records.ts";
-import type { Outcome, Phase, RunState } from "../loop/state.ts";
-import { writeState } from "../loop/state.ts";
 import type { HistoryTape } from "../memory/history.ts";
 import { fileSize } from "../memory/history.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { outcomeOfEnding } from "../run-ending.ts";
+import type { RunFolder } from "../run-folder/folder.ts";
+import type { LimitConfig, Outcome, Phase, RunState } from "../run-folder/state.ts";
+import { writeState } from "../run-folder/state.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { ToolContext } from "../tools/tool.ts";
+import { Tampering } from "./checks.ts";
+import type { RunContext, RunRecords } from "./context.ts";
 import { type PassEvent, totalTokens } from "./conversation.ts";
 import type { RunDeps } from "./deps.ts";
 import { RunGates } from "./gates.ts";
-import type { LimitConfig, RunBudget } from "./limits.ts";
+import type { RunBudget } from "./limits.ts";
 import { PhaseSandboxes } from "./sandboxes.ts";
 import type { RunStatus } from "./status.ts";
 import type { TaskFolderGuard } from "./task-folder.ts";
 
-/** What a run is made of on disk: the same for a start and a resume. */
-export interface RunRecords {
-  home: string;
-  folder: RunFolder;
-  sam: SamDocument;
-  spec: SandboxSpec;
-  state: RunState;
-  limits: LimitConfig;
-  history: HistoryTape;
-}
-
-export class RunSession {
+export class RunSession implements RunContext {
   readonly home: string;
   readonly folder: RunFolder;
   readonly sam: SamDocument;
@@ -85,7 +77,7 @@ export class RunSession {
     this.status = initialStatus(records);
     this.taskFolder = live.taskFolder;
     this.gates = new RunGates(this);
-    this.sandboxes = new PhaseSandboxes(this);
+    this.sandboxes = new PhaseSandboxes(this, (spec, role) => this.gates.network(spec, role));
   }
 
   /** Hidden check assets of this task (the agents are told how many, never which). */
@@ -170,6 +162,30 @@ export class RunSession {
     // The tape's head, anchored outside the tape: `audit verify` catches a dropped tail or a rewrite.
     state.auditHead = this.audit.anchor();
     writeState(this.folder.files.state, state);
+  }
+
+  /** Ends the run with the outcome an ending error (RunEnding) gives it, recorded on the history first. */
+  endWith(error: Error): void {
+    const outcome = outcomeOfEnding(error);
+    if (error instanceof Tampering) {
+      for (const found of error.found) {
+        this.history.append({
+          type: "tampering",
+          iteration: this.state.iteration,
+          file: found.absolute,
+          problem: found.problem,
+          expected: found.expected,
+          actual: found.actual,
+        });
+      }
+    } else {
+      this.limit(outcome.limit, outcome.reason);
+    }
+    this.end({
+      status: outcome.status,
+      reason: outcome.reason,
+      ...(outcome.cause ? { cause: outcome.cause } : {}),
+    });
   }
 
   /** The run is over (the first outcome set stays): `run_end` on the history, last checkpoint. */

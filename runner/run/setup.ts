@@ -9,17 +9,17 @@ import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
 import { EXIT } from "../exit-codes.ts";
+import type { RunEnd, RunExtension } from "../extension/run-extension.ts";
 import { SubmitInputError } from "../jobs/submit.ts";
 import { ModelsConfigError } from "../llm/config.ts";
 import { ScriptError } from "../llm/scripted/script.ts";
 import { homePaths } from "../paths.ts";
 import { PolicyRefused } from "../policy/refused.ts";
 import type { SitePolicy } from "../policy/site.ts";
+import type { LimitConfig } from "../run-folder/state.ts";
 import { newRunId } from "../run-id.ts";
 import type { Diagnostic, SamDocument } from "../sam/types.ts";
-import type { RunEnd, RunExtension } from "../tools/extension.ts";
 import type { RunDeps, RunResult } from "./deps.ts";
-import type { LimitConfig } from "./limits.ts";
 import { effectiveLimits } from "./sam-limits.ts";
 import { resumeRun, startRun } from "./start.ts";
 import type { RunStatus } from "./status.ts";
@@ -126,8 +126,8 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
 }
 
 async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunResult> {
-  const { readState } = await import("../loop/state.ts");
-  const { openRunFolder, readSamJson } = await import("../loop/records.ts");
+  const { readState } = await import("../run-folder/state.ts");
+  const { openRunFolder, readSamJson } = await import("../run-folder/folder.ts");
   const folder = openRunFolder(options.home, runId);
   if (!existsSync(folder.files.state)) {
     throw new InvalidInput(`no run '${runId}' under ${homePaths(options.home).runs} (no state.json there)`);
@@ -359,7 +359,7 @@ async function approvalGateFor(
   sam: SamDocument,
   runId: string,
 ): Promise<ApprovalGate | undefined> {
-  const { requiredActions } = await import("../approval/actions.ts");
+  const { requiredActions } = await import("../sam/approval-actions.ts");
   const { ApprovalGate } = await import("../approval/gate.ts");
   const required = requiredActions(sam.metadata.approval, site.approvalRequired);
   if (required.length === 0) return undefined;
@@ -387,12 +387,12 @@ async function extensionsFor(
   // A host list, or network: true (Apptainer goes through the run's proxy): every connection the
   // proxy sees or the capture catches goes on the history.
   if (sam.metadata.network || sam.metadata.networkHosts?.length) {
-    const { networkRecordsExtension } = await import("../network/records.ts");
+    const { networkRecordsExtension } = await import("./network-records.ts");
     own.push(networkRecordsExtension(runId));
   }
   // `network` in approval: a host not on the list can be asked for, and approved, at run time.
   if (sam.metadata.networkHosts?.length && approvals?.requires("network")) {
-    const { hostApprovalExtension } = await import("../network/approve-hosts.ts");
+    const { hostApprovalExtension } = await import("../run/approve-hosts.ts");
     own.push(
       hostApprovalExtension({
         home: options.home,

@@ -2,10 +2,10 @@
 // view.ts), never the file itself, with a ref and hash for the tape and a history event naming the
 // entries the view drew on (the report lists them). A run without `group:` reads no group memory.
 
-import { sha256 } from "../memory/entries.ts";
-import type { HistoryEvent } from "../memory/history.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
 import { type MemoryView, readMemoryView } from "../memory/view.ts";
 import { homePaths } from "../paths.ts";
+import { sha256 } from "../sha256.ts";
 
 export interface SharedView {
   view: MemoryView;

@@ -4,23 +4,24 @@
 // cuts the history back to the last checkpoint and hides the hidden assets again.
 import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
 import { AuditTape } from "../audit/tape.ts";
+import { cutBack, fileSize, HistoryTape, readHistory } from "../memory/history.ts";
+import { measureTaskFolder } from "../policy/host-paths.ts";
 import {
   createRunFolder,
   openRunFolder,
   type RunFolder,
   readSamJson,
   readSpecJson,
-} from "../loop/records.ts";
-import { type RunState, readState, writeState } from "../loop/state.ts";
-import { cutBack, fileSize, HistoryTape, readHistory } from "../memory/history.ts";
-import { measureTaskFolder } from "../policy/host-paths.ts";
+} from "../run-folder/folder.ts";
+import { type RunState, readState, writeState } from "../run-folder/state.ts";
+import type { RunRecords } from "./context.ts";
 import type { RunDeps, RunResult, StartOptions } from "./deps.ts";
 import { drive } from "./driver.ts";
 import { RunBudget } from "./limits.ts";
 import { hideAssets } from "./pristine.ts";
 import { lockRun } from "./run-lock.ts";
 import { clampRank, effectiveLimits, rankRange } from "./sam-limits.ts";
-import { type RunRecords, RunSession } from "./session.ts";
+import { RunSession } from "./session.ts";
 import { TaskFolderGuard, takePristine } from "./task-folder.ts";
 
 /** Start a new run of a parsed SAM. */

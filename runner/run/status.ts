@@ -1,5 +1,5 @@
 // What the live display shows while a run goes on.
-import type { LimitConfig } from "./limits.ts";
+import type { LimitConfig } from "../run-folder/state.ts";
 
 export interface RunStatus {
   runId: string;

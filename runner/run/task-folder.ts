@@ -4,20 +4,19 @@
 // and the review (anything else at their paths is tampering), and the checks' throw-away copy.
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import type { CheckOutcome } from "../agents/review.ts";
+import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { copyForChecks, removeLinks } from "./check-copy.ts";
 import { Tampering } from "./checks.ts";
+import type { RunRecords } from "./context.ts";
 import { messageOf } from "./outcomes.ts";
 import {
   capturePristine,
   deliverableLinks,
   hideAssets,
   type PristineRequest,
-  type PristineSet,
   restorePristine,
 } from "./pristine.ts";
-import type { RunRecords } from "./session.ts";
 
 /** The checks' copy of the task folder stops at this many allocated bytes (the run fails beyond). */
 const CHECK_COPY_MAX_BYTES = 16 * 1024 ** 3;

@@ -3,7 +3,7 @@
 // ways the allowlist does not read are refused by the bash tool even when listed. The bash tool's
 // rules are in runner/tools/allowlist.ts; the kinds of programs are shared with it.
 import { readFileSync } from "node:fs";
-import { programKind } from "../tools/program-kinds.ts";
+import { programKind } from "./program-kinds.ts";
 import type { Diagnostic, ParseResult, SamDocument } from "./types.ts";
 
 export function allowlistWarnings(sam: SamDocument, file: string = sam.file): Diagnostic[] {

@@ -8,9 +8,9 @@ import {
   isApprovalAction,
   notEnforcedMessage,
   unknownActionMessage,
-} from "../approval/actions.ts";
-import { parseHostRule } from "../network/proxy.ts";
+} from "./approval-actions.ts";
 import type { DiagnosticSink } from "./diagnostics.ts";
+import { parseHostRule } from "./host-rules.ts";
 import { closest } from "./suggest.ts";
 import type { MountRequest, SamMetadata } from "./types.ts";
 import { parseDuration, parseSize, parseUsd } from "./units.ts";

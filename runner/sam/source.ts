@@ -1,7 +1,7 @@
 // Reading a SAM file's bytes safely: a size cap before reading, strict UTF-8, and the SHA-256 of
 // the exact bytes (the runner records it on the tape, so it must hash what was parsed).
-import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
+import { sha256 } from "../sha256.ts";
 import type { Diagnostic } from "./types.ts";
 
 /** SAM files are prose and metadata; anything larger is data that belongs in a separate file. */
@@ -12,10 +12,6 @@ export type SourceRead =
   | { ok: false; diagnostic: Omit<Diagnostic, "file"> };
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 /** Reads and decodes a file, or says precisely why it cannot be a SAM. */
 export function readSource(path: string): SourceRead {
@@ -47,7 +43,7 @@ export function decodeSource(bytes: Uint8Array): SourceRead {
       `file is not valid UTF-8 (byte 0x${byte} at byte offset ${bad}); save the file with UTF-8 encoding`,
     );
   }
-  return { ok: true, text, sha256: sha256Hex(bytes) };
+  return { ok: true, text, sha256: sha256(bytes) };
 }
 
 function tooLargeMessage(size: number): string {

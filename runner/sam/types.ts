@@ -85,7 +85,7 @@ export interface SamMetadata {
   difficulty?: "easy" | "medium" | "hard";
   /** Model rank hints: rank 1 is the cheapest/smallest tier, higher is stronger. */
   rank?: { work?: number; control?: number };
-  /** Human approval required before the named actions (runner/approval/actions.ts: `submit_job`, `finish`...). */
+  /** Human approval required before the named actions (runner/sam/approval-actions.ts: `submit_job`, `finish`...). */
   approval?: string[];
   /** How long a run waits for a decision before it ends blocked (default: the site's, 24h). */
   approvalTimeoutSec?: number;

@@ -6,7 +6,6 @@
 // access (core.ts over policy/host-paths.ts), owners and prune (core.ts), live registry and signals
 // (live.ts).
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, constants as fsc, readFileSync } from "node:fs";
 import { access, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
 import { availableParallelism, constants as osConstants, tmpdir } from "node:os";
@@ -21,6 +20,7 @@ import {
   startRunProxy,
 } from "../network/run-proxy.ts";
 import type { MountSpec, SandboxSpec } from "../policy/spec.ts";
+import { sha256 } from "../sha256.ts";
 import * as core from "./core.ts";
 import { startGuarded } from "./guard.ts";
 import { trackLive } from "./live.ts";
@@ -322,7 +322,7 @@ async function cpuPinning(cpus: number, name: string): Promise<string[]> {
 
 /** `want` of the allowed CPUs, consecutive (wrapping), starting at a place the key decides. */
 export function pickCpus(allowed: number[], want: number, key: string): number[] {
-  const start = createHash("sha256").update(key).digest().readUInt32BE(0) % allowed.length;
+  const start = Number.parseInt(sha256(key).slice(0, 8), 16) % allowed.length;
   return Array.from({ length: want }, (_, i) => allowed[(start + i) % allowed.length] as number).sort(
     (a, b) => a - b,
   );

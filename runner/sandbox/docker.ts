@@ -7,8 +7,8 @@ import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { type Duplex, PassThrough } from "node:stream";
 import Docker from "dockerode";
+import type { ConnectionRecord } from "../memory/history-events.ts";
 import { egressFilterScript } from "../network/egress.ts";
-import type { ConnectionRecord } from "../network/proxy.ts";
 import {
   noteCaptureOff,
   PROXY_MOUNT,

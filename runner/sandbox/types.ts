@@ -1,4 +1,4 @@
-// The one sandbox contract every backend (docker, apptainer, kubernetes) implements, and its errors.
+// The one sandbox contract every backend (docker, apptainer) implements, and its errors.
 // Backends are registered by name in runner/sandbox/registry.ts and share test/sandbox/conformance.ts.
 import type { SandboxSpec } from "../policy/spec.ts";
 

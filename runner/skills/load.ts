@@ -1,10 +1,10 @@
 // Reading and validating skill files. Errors are `file:line:col` diagnostics like the SAM validator's,
 // pointing at the front-matter key that is wrong.
-import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import type { Diagnostic } from "../sam/types.ts";
+import { sha256 } from "../sha256.ts";
 import { SKILL_KEYS, skillFrontMatter } from "./schema.ts";
 import { didYouMean } from "./suggest.ts";
 import { GRANTS, type Skill } from "./types.ts";
@@ -117,7 +117,7 @@ export function parseSkillText(text: string, file: string): SkillParse {
       file,
       body: parts.body,
       text,
-      sha256: createHash("sha256").update(text).digest("hex"),
+      sha256: sha256(text),
       bodyLine: parts.bodyLine,
     },
   };

@@ -4,10 +4,10 @@
 // files, standard input, interpreters of other languages, login and interactive shells, compiler
 // plugins). The shell syntax around the programs is read by runner/tools/allowlist.ts.
 import { basename } from "node:path";
+import { programKind } from "../sam/program-kinds.ts";
 import { ARITHMETIC_VARIABLE, type Check, MAX_DEPTH, refuse, type Tail } from "./allowlist-check.ts";
 import { type ParsedOptions, parseOptions, WRAPPERS, XARGS } from "./allowlist-options.ts";
 import { type Arg, knownArg, refusedName, unknown, writableName } from "./allowlist-words.ts";
-import { programKind } from "./program-kinds.ts";
 
 /** Checks one command's words: the program must be listed, and what it runs must be checkable. */
 export function checkArgv(args: readonly Arg[], check: Check, tail: Tail): undefined {

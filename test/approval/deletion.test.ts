@@ -6,9 +6,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DeleteGuardTooLarge, DeletionGuard } from "../../runner/approval/deletion.ts";
 import { ApprovalGate } from "../../runner/approval/gate.ts";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
+import { DeleteGuardTooLarge, DeletionGuard } from "../../runner/run/deletion.ts";
 
 const roots: string[] = [];
 afterAll(() => {

@@ -8,11 +8,12 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { readAnchors } from "../../runner/audit/anchor.ts";
-import { sealLine, sha256 } from "../../runner/audit/chain.ts";
+import { sealLine } from "../../runner/audit/chain.ts";
 import { AuditKeyError, auditKeyFromEnv } from "../../runner/audit/key.ts";
 import { AuditTape } from "../../runner/audit/tape.ts";
 import type { AuditHead } from "../../runner/audit/types.ts";
 import { verifyTape } from "../../runner/audit/verify.ts";
+import { sha256 } from "../../runner/sha256.ts";
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, "..", "..", "bin", "scifi.js");

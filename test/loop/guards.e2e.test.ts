@@ -6,8 +6,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
-import { parseEntries, readMemory, sha256 } from "../../runner/memory/entries.ts";
+import { parseEntries, readMemory } from "../../runner/memory/entries.ts";
 import { readHistory } from "../../runner/memory/history.ts";
+import { sha256 } from "../../runner/sha256.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, fixture, REPO, runScripted, workspace } from "./harness.ts";
 

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readHistory } from "../../runner/memory/history.ts";
 import type { RunResult } from "../../runner/run/deps.ts";
-import type { LimitConfig } from "../../runner/run/limits.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import type { RunStatus } from "../../runner/run/status.ts";
+import type { LimitConfig } from "../../runner/run-folder/state.ts";
 
 export const REPO = new URL("../..", import.meta.url).pathname;
 export const IMAGE = "scifi-sci:local";

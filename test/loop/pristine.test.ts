@@ -17,13 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { grantDifferences } from "../../runner/run/grant.ts";
-import {
-  capturePristine,
-  deliverableLinks,
-  hideAssets,
-  type PristineSet,
-  restorePristine,
-} from "../../runner/run/pristine.ts";
+import { capturePristine, deliverableLinks, hideAssets, restorePristine } from "../../runner/run/pristine.ts";
+import type { PristineSet } from "../../runner/run-folder/state.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 let root: string;

@@ -7,9 +7,9 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { openRunFolder } from "../../runner/loop/records.ts";
 import { lockRun, RunLocked } from "../../runner/run/run-lock.ts";
 import { runTask } from "../../runner/run/setup.ts";
+import { openRunFolder } from "../../runner/run-folder/folder.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
 

@@ -6,9 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openRunFolder } from "../../runner/loop/records.ts";
 import { isZombie, processStart } from "../../runner/pid-lock.ts";
 import { lockRun, RunLocked, refuseLiveRun } from "../../runner/run/run-lock.ts";
+import { openRunFolder } from "../../runner/run-folder/folder.ts";
 
 function runFolder() {
   const home = mkdtempSync(join(tmpdir(), "scifi-run-lock-"));

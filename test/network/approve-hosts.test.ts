@@ -13,16 +13,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalGate, type ApprovalRecord } from "../../runner/approval/gate.ts";
 import { decide, runApprovals } from "../../runner/approval/store.ts";
-import type { HistoryEvent } from "../../runner/memory/history.ts";
+import type { HistoryEvent } from "../../runner/memory/history-events.ts";
+import { adviseNotListed } from "../../runner/network/records.ts";
+import { type RunProxy, startRunProxy } from "../../runner/network/run-proxy.ts";
 import {
   type HostApprovals,
   hostApprovalExtension,
   MAX_HOST_REQUESTS,
   MAX_PENDING_HOST_REQUESTS,
   siteAllowsHost,
-} from "../../runner/network/approve-hosts.ts";
-import { adviseNotListed } from "../../runner/network/records.ts";
-import { type RunProxy, startRunProxy } from "../../runner/network/run-proxy.ts";
+} from "../../runner/run/approve-hosts.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 const roots: string[] = [];

@@ -8,7 +8,7 @@ import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConnectionRecord } from "../../runner/network/proxy.ts";
+import type { ConnectionRecord } from "../../runner/memory/history-events.ts";
 import type { SandboxSpec } from "../../runner/policy/spec.ts";
 import { homeKey } from "../../runner/sandbox/core.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";

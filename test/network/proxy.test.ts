@@ -10,13 +10,9 @@ import {
   type Server as TcpServer,
 } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type ConnectionRecord,
-  MAX_CAPTURE_RECORDS,
-  NetworkProxy,
-  parseHostRule,
-  Rules,
-} from "../../runner/network/proxy.ts";
+import type { ConnectionRecord } from "../../runner/memory/history-events.ts";
+import { MAX_CAPTURE_RECORDS, NetworkProxy, Rules } from "../../runner/network/proxy.ts";
+import { parseHostRule } from "../../runner/sam/host-rules.ts";
 
 let web: Server;
 let webPort: number;

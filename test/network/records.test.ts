@@ -5,10 +5,11 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent } from "../../runner/memory/history.ts";
-import { networkRecordsExtension, sandboxOfRun } from "../../runner/network/records.ts";
+import type { HistoryEvent } from "../../runner/memory/history-events.ts";
+import { sandboxOfRun } from "../../runner/network/records.ts";
 import { startRunProxy } from "../../runner/network/run-proxy.ts";
 import { networkRows } from "../../runner/report/model.ts";
+import { networkRecordsExtension } from "../../runner/run/network-records.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 describe("network records on the history", () => {

@@ -4,12 +4,12 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type HostRule, parseHostRule } from "../../runner/network/proxy.ts";
-import { planTask } from "../../runner/policy/plan.ts";
+import { planTask } from "../../runner/cli/plan-task.ts";
 import { PolicyRefused } from "../../runner/policy/refused.ts";
 import { covers, resolveSpec } from "../../runner/policy/resolve.ts";
 import { BUILTIN_SITE_POLICY, parseSitePolicy, type SitePolicy } from "../../runner/policy/site.ts";
 import { formatDiagnostic } from "../../runner/sam/diagnostics.ts";
+import { type HostRule, parseHostRule } from "../../runner/sam/host-rules.ts";
 import { parseSamString } from "../../runner/sam/parse.ts";
 import type { SamDocument } from "../../runner/sam/types.ts";
 

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../runner/cli/main.ts";
+import { planTask } from "../../runner/cli/plan-task.ts";
 import { hostGpuCount } from "../../runner/policy/host-gpus.ts";
-import { planTask } from "../../runner/policy/plan.ts";
 import { runScifi } from "../helpers/cli.ts";
 
 function sink() {

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AuditTape } from "../../runner/audit/tape.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../../runner/audit/types.ts";
-import type { HistoryEvent } from "../../runner/memory/history.ts";
+import type { HistoryEvent } from "../../runner/memory/history-events.ts";
 import { runFiles } from "../../runner/paths.ts";
 import type { SandboxSpec } from "../../runner/policy/spec.ts";
 

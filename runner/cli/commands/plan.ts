@@ -17,7 +17,7 @@ export function register(program: Command): void {
       "site policy YAML (default: env SCIFI_SITE_POLICY, then <home>/site-policy.yaml)",
     )
     .action(async (task: string, options: { json?: boolean; sitePolicy?: string }) => {
-      const { planTask } = await import("../../policy/plan.ts");
+      const { planTask } = await import("../plan-task.ts");
       const outcome = planTask(task, {
         json: options.json === true,
         ...(options.sitePolicy ? { sitePolicy: options.sitePolicy } : {}),

@@ -6,10 +6,10 @@
 // The agent role comes from the `x-scifi-role` header (the providers set it); each role has its own
 // queue. A request for an exhausted queue or one that fails an `expect` is answered with HTTP 400
 // and a message naming the script file and line, which fails the run.
-import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { estimateTokens, PrefixCache } from "../../audit/prefix-cache.ts";
+import { sha256 } from "../../sha256.ts";
 import { ROLE_HEADER } from "./protocol.ts";
 import { loadScript, type Script, type ScriptEntry, type ScriptReply } from "./script.ts";
 
@@ -29,7 +29,7 @@ class ScriptMismatch extends Error {}
 
 /** Signature the scripted model puts on its thinking blocks and checks when they come back. */
 export function thinkingSignature(thinking: string): string {
-  return `scripted-sig-${createHash("sha256").update(`scifi-scripted:${thinking}`).digest("base64url")}`;
+  return `scripted-sig-${sha256(`scifi-scripted:${thinking}`, "base64url")}`;
 }
 
 export class ScriptedServer {

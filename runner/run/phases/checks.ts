@@ -1,8 +1,7 @@
 // Checks: the runner's own checks of the node's subtree, in fresh sandboxes the agent never ran in,
 // after the SAM files and check assets were put back from the runner's copies. With hidden assets
 // they run on a throw-away copy of the task folder, and only the checks marked `hidden` see them.
-import type { CheckOutcome } from "../../agents/review.ts";
-import type { Phase } from "../../loop/state.ts";
+import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
 import { groupByHidden, runChecks, subtreeChecks } from "../checks.ts";
 import type { RunSession } from "../session.ts";
 

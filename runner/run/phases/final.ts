@@ -3,9 +3,10 @@
 // after it, records `run_end`.
 import { runFinalReview } from "../../agents/final-review.ts";
 import { RecordWriteFailed } from "../../atomic-write.ts";
-import type { Outcome, Phase } from "../../loop/state.ts";
-import { readMemory, sha256 } from "../../memory/entries.ts";
+import { readMemory } from "../../memory/entries.ts";
 import { readHistory } from "../../memory/history.ts";
+import type { Outcome, Phase } from "../../run-folder/state.ts";
+import { sha256 } from "../../sha256.ts";
 import { writeSuggestions } from "../memory-writes.ts";
 import { messageOf } from "../outcomes.ts";
 import type { RunSession } from "../session.ts";

@@ -1,7 +1,7 @@
 // End of an iteration: a passed node is complete (the root's pass goes through the `finish` gate);
 // a failed one writes what was tried and what to fix into task memory, moves the work rank by the
 // review's adjustment, and the next iteration starts unless a limit or a blocker ends the run.
-import type { Phase } from "../../loop/state.ts";
+import type { Phase } from "../../run-folder/state.ts";
 import { writeFailureMemory } from "../memory-writes.ts";
 import { failureReason } from "../outcomes.ts";
 import { clampRank, rankRange } from "../sam-limits.ts";

@@ -3,9 +3,10 @@
 // picks the node, the work rank, the skills and the direction.
 import { type PrescanPlan, runPrescan } from "../../agents/prescan.ts";
 import { MalformedReply } from "../../agents/structured.ts";
-import type { Phase } from "../../loop/state.ts";
-import { readMemory, sha256 } from "../../memory/entries.ts";
-import type { HistoryEvent } from "../../memory/history.ts";
+import { readMemory } from "../../memory/entries.ts";
+import type { HistoryEvent } from "../../memory/history-events.ts";
+import type { Phase } from "../../run-folder/state.ts";
+import { sha256 } from "../../sha256.ts";
 import { rankRange } from "../sam-limits.ts";
 import type { RunSession } from "../session.ts";
 import { memoryViewEvents, type SharedMemory, sharedMemory } from "../shared-memory.ts";

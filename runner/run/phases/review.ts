@@ -2,10 +2,10 @@
 // of its own that sees the task folder read-only. The node passes only when every check passed AND
 // the review passed every item; a review cannot pass what the checks failed.
 import { hiddenChecksNote } from "../../agents/prompt.ts";
-import { type CheckOutcome, type ReviewVerdict, reviewSystem } from "../../agents/review.ts";
+import { type ReviewVerdict, reviewSystem } from "../../agents/review.ts";
 import { type ReviewAnswer, ReviewFailed, runReview } from "../../agents/run-review.ts";
 import { BudgetExceeded } from "../../llm/types.ts";
-import type { Phase } from "../../loop/state.ts";
+import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
 import type { SamNode } from "../../sam/types.ts";
 import { reviewTools } from "../../tools/registry.ts";
 import { type PassEvent, runPass } from "../conversation.ts";

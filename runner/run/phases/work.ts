@@ -4,9 +4,9 @@
 import { hiddenChecksNote } from "../../agents/prompt.ts";
 import { parentOf } from "../../agents/tree.ts";
 import { blockerNudge, workBrief, workSystem } from "../../agents/work.ts";
-import type { Phase } from "../../loop/state.ts";
+import { extensionTools } from "../../extension/run-extension.ts";
+import type { Phase } from "../../run-folder/state.ts";
 import type { QuotaExceeded } from "../../sandbox/types.ts";
-import { extensionTools } from "../../tools/extension.ts";
 import { workTools } from "../../tools/registry.ts";
 import { runPass } from "../conversation.ts";
 import { exitReason } from "../outcomes.ts";

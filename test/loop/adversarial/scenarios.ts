@@ -28,7 +28,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { readTape } from "../../../runner/audit/verify.ts";
-import { type HistoryRecord, readHistory } from "../../../runner/memory/history.ts";
+import { readHistory } from "../../../runner/memory/history.ts";
+import type { HistoryRecord } from "../../../runner/memory/history-events.ts";
 import type { RunResult } from "../../../runner/run/deps.ts";
 import { runTask } from "../../../runner/run/setup.ts";
 

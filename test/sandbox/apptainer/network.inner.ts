@@ -6,7 +6,7 @@ import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConnectionRecord } from "../../../runner/network/proxy.ts";
+import type { ConnectionRecord } from "../../../runner/memory/history-events.ts";
 import { createApptainerBackend } from "../../../runner/sandbox/apptainer.ts";
 import type { Sandbox } from "../../../runner/sandbox/types.ts";
 import { taskSpec } from "./fixtures.ts";

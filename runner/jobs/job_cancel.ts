@@ -1,8 +1,8 @@
 // job_cancel: cancels one of the task's own jobs (scancel, host side).
 import { z } from "zod";
-import type { JobBroker } from "../jobs/broker.ts";
+import { defineTool, type Tool } from "../tools/tool.ts";
+import type { JobBroker } from "./broker.ts";
 import { jobCall, jobRef } from "./submit_job.ts";
-import { defineTool, type Tool } from "./tool.ts";
 
 export function jobCancelTool(broker: JobBroker): Tool {
   return defineTool({

@@ -10,12 +10,13 @@
 // first connection through the host are on the history and the audit tape.
 import type { ApprovalGate } from "../approval/gate.ts";
 import { type ApprovalView, runApprovals } from "../approval/store.ts";
-import type { HistoryEvent } from "../memory/history.ts";
+import type { RunExtension } from "../extension/run-extension.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
+import { Rules } from "../network/proxy.ts";
+import { allowOnRunProxies, onNetworkRecord, onNotListedHost, sandboxOfRun } from "../network/records.ts";
 import { allowedHostsCover } from "../policy/resolve.ts";
 import type { SitePolicy } from "../policy/site.ts";
-import type { RunExtension } from "../tools/extension.ts";
-import { parseHostRule, Rules } from "./proxy.ts";
-import { allowOnRunProxies, onNetworkRecord, onNotListedHost, sandboxOfRun } from "./records.ts";
+import { parseHostRule } from "../sam/host-rules.ts";
 
 /** Requests for hosts pending at once, per run; past it nothing more is filed until some are decided. */
 export const MAX_PENDING_HOST_REQUESTS = 5;

@@ -1,9 +1,9 @@
 // job_output: the end of a job's stdout or stderr file, read host side (no symlinks followed).
 import { z } from "zod";
-import type { JobBroker } from "../jobs/broker.ts";
-import { describeBytes } from "../jobs/units.ts";
+import { defineTool, type Tool } from "../tools/tool.ts";
+import type { JobBroker } from "./broker.ts";
 import { jobCall, jobRef } from "./submit_job.ts";
-import { defineTool, type Tool } from "./tool.ts";
+import { describeBytes } from "./units.ts";
 
 export function jobOutputTool(broker: JobBroker): Tool {
   return defineTool({

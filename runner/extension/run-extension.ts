@@ -2,8 +2,8 @@
 // a view of the history tape, and a hook when the run ends. Built by the component (runner/jobs),
 // passed in by the run's setup (runner/run/setup.ts) through RunDeps.extensions: the component never
 // imports the loop, and the loop knows extensions only by this shape.
-import type { HistoryEvent } from "../memory/history.ts";
-import type { Tool } from "./tool.ts";
+import type { HistoryEvent } from "../memory/history-events.ts";
+import type { Tool } from "../tools/tool.ts";
 
 /** How the run ended, as the extension sees it (`undefined` when it threw before an outcome). */
 export interface RunEnd {
@@ -22,7 +22,7 @@ export interface RunExtension {
    */
   onAudit?(append: (event: string, data: Record<string, unknown>) => void): void;
   /**
-   * Allow rules a person added at run time (runner/network/approve-hosts.ts), joined to the host list
+   * Allow rules a person added at run time (runner/run/approve-hosts.ts), joined to the host list
    * of every later sandbox that has one; asked at each sandbox start, after the grant comparison.
    */
   networkAllow?(): readonly string[];

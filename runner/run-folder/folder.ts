@@ -1,5 +1,7 @@
 // The run folder `runs/<runId>/`: SAM copy and hash, parsed SAM, granted spec, state, history,
-// audit and task memory. Records live outside the task folder, out of the agent's reach.
+// audit and task memory (file names: runFiles in runner/paths.ts). Records live outside the task
+// folder, out of the agent's reach. A leaf with state.ts: the run creates the folder, the report
+// and the CLI open it, and none of them needs the loop for that.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { runDir, runFiles } from "../paths.ts";

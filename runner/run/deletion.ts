@@ -20,12 +20,12 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, posix } from "node:path";
-import { sha256 } from "../memory/entries.ts";
+import type { ApprovalGate } from "../approval/gate.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import type { ApprovalGate } from "./gate.ts";
+import { sha256 } from "../sha256.ts";
 
 /** Default cap on what the runner copies at start (all files together). */
 export const DEFAULT_DELETE_GUARD_BYTES = 2 * 1024 ** 3;

@@ -1,9 +1,9 @@
 // submit_job: submits a batch script from the task folder to SLURM through the task's job broker
 // (host side: the sandbox has no SLURM client or munge socket). Offered only when the task is granted jobs.
 import { z } from "zod";
-import type { JobBroker } from "../jobs/broker.ts";
-import { JobRefused } from "../jobs/errors.ts";
-import { defineTool, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import { defineTool, type Tool, type ToolContext, type ToolOutcome } from "../tools/tool.ts";
+import type { JobBroker } from "./broker.ts";
+import { JobRefused } from "./errors.ts";
 
 export function submitJobTool(broker: JobBroker, networkNote?: string): Tool {
   return defineTool({

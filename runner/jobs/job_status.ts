@@ -1,10 +1,10 @@
 // job_status: the SLURM state of one of the task's jobs; with wait_seconds it waits host-side
 // (backing off between queries) until the job ends or the time is up, so the model need not poll.
 import { z } from "zod";
-import type { JobBroker } from "../jobs/broker.ts";
-import { LIVE_STATES, type SlurmJobInfo } from "../jobs/slurm.ts";
+import { defineTool, type Tool } from "../tools/tool.ts";
+import type { JobBroker } from "./broker.ts";
+import { LIVE_STATES, type SlurmJobInfo } from "./slurm.ts";
 import { jobCall, jobRef } from "./submit_job.ts";
-import { defineTool, type Tool } from "./tool.ts";
 
 export const MAX_WAIT_SECONDS = 300;
 

@@ -1,7 +1,7 @@
 // The fixed vocabulary of actions a human may have to approve (SAM key `approval:`, site policy
 // `approval.require`). A name outside it is an error with a "did you mean": a safety key either
 // works or is an error (docs/approval.md says what each action covers and what it does not).
-import { closest } from "../sam/suggest.ts";
+import { closest } from "./suggest.ts";
 
 export const APPROVAL_ACTIONS = ["submit_job", "network", "delete", "finish", "run"] as const;
 export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
@@ -17,7 +17,7 @@ export const APPROVAL_ACTION_HELP: Readonly<Record<ApprovalAction, string>> = {
 
 /**
  * Actions named in the vocabulary that this version does not gate yet: naming one is an error, never
- * a silent no-op (trust.md rule 7). None at present (`delete` is enforced by runner/approval/deletion.ts).
+ * a silent no-op (trust.md rule 7). None at present (`delete` is enforced by runner/run/deletion.ts).
  */
 export const NOT_ENFORCED: ReadonlySet<ApprovalAction> = new Set([]);
 

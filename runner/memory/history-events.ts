@@ -1,0 +1,153 @@
+// What a run's history tape holds (runner/memory/history.ts writes and reads it): one event a
+// line, each with a sequence number and a time. The types only, so that what reads the events
+// (runner/memory/prompt-history.ts, the report) needs no tape.
+import type { AuditHead } from "../audit/types.ts";
+
+/**
+ * `http` and `connect` came through the proxy; `direct` (a TCP connection that ignored the proxy),
+ * `dns` (a query for a name) and `udp` (any other datagram) were caught in the sandbox's namespace
+ * by the capture (runner/network/run-proxy.ts) and are always refused.
+ */
+export type ConnectionKind = "http" | "connect" | "direct" | "dns" | "udp";
+
+export interface ConnectionRecord {
+  /** ISO time the request arrived. */
+  time: string;
+  kind: ConnectionKind;
+  host: string;
+  port: number;
+  /** The address connected to (allowed ones). */
+  address?: string;
+  allowed: boolean;
+  /** The allow rule that matched, or the deny rule / reason kind that refused. */
+  rule: string;
+  reason?: string;
+  /** Bytes from the sandbox to the host, and back. */
+  bytesOut: number;
+  bytesIn: number;
+  durationMs: number;
+}
+
+export type HistoryEvent =
+  | { type: "run_start"; sam: string; sha256: string; backend: string }
+  | ({
+      /** One connection through the run's proxy, allowed or refused (runner/network/proxy.ts). */
+      type: "network";
+      sandbox: string;
+    } & ConnectionRecord)
+  | {
+      /** The first connection through a host a person approved at run time (runner/run/approve-hosts.ts). */
+      type: "approved_host_used";
+      /** The approval request that added it. */
+      id: string;
+      rule: string;
+      sandbox: string;
+      host: string;
+      port: number;
+      address?: string;
+    }
+  | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
+  | { type: "iteration_start"; iteration: number }
+  | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string; audit?: AuditHead }
+  | {
+      type: "prescan";
+      iteration: number;
+      node: string;
+      rank: number;
+      skills: string[];
+      direction: string;
+      /** Skills the pre-scan added beyond the SAM's list (site policy `prescanAddsSkills`). */
+      addedSkills?: string[];
+    }
+  | {
+      /** The view of group or global memory the pre-scan got (runner/run/shared-memory.ts). */
+      type: "memory_view";
+      iteration: number;
+      level: "group" | "global";
+      ref: string;
+      sha256: string;
+      /** Ids of the entries it drew on (the last 50), and how many there were. */
+      entries: string[];
+      entryCount: number;
+      items: number;
+      omitted: number;
+      tokens: number;
+      budget: number;
+      before?: string;
+    }
+  | { type: "direction_change"; iteration: number; from: string; to: string }
+  | { type: "work_end"; iteration: number; node: string; exit: string; steps: number; toolCalls: number }
+  | {
+      type: "check";
+      iteration: number;
+      node: string;
+      check: string;
+      passed: boolean;
+      exitCode: number;
+      timedOut?: boolean;
+      /** Tail of the check's output (runner/run/checks.ts caps it). Older runs wrote `detail`. */
+      output?: string;
+      detail?: string;
+    }
+  | {
+      type: "verdict";
+      iteration: number;
+      node: string;
+      passed: boolean;
+      items: { id: string; pass: boolean; evidence?: string }[];
+      checksPassed: boolean;
+      /** The review's whole verdict (runs before these fields only have items and checksPassed). */
+      findings?: string[];
+      fixes?: string[];
+      rankAdjustment?: number;
+      blocked?: string;
+    }
+  | { type: "node_complete"; iteration: number; node: string }
+  | {
+      /** A request of the approval gate and what became of it (runner/approval/gate.ts). */
+      type: "approval";
+      iteration: number;
+      id: string;
+      action: string;
+      state: "requested" | "approved" | "denied" | "timed_out";
+      summary: string;
+      who?: string;
+      at?: string;
+      note?: string;
+    }
+  | { type: "limit"; iteration: number; limit: string; detail: string }
+  | {
+      type: "tampering";
+      iteration: number;
+      file: string;
+      expected: string;
+      actual: string;
+      /** What was wrong: changed content, a link, a FIFO, a missing or replaced folder. */
+      problem?: string;
+    }
+  | { type: "asset_cleanup"; iteration: number; removed: string[] }
+  | { type: "sandbox_died"; iteration: number; phase: string; deaths: number; detail: string }
+  | {
+      type: "deliverable_links";
+      iteration: number;
+      links: { path: string; target: string; problem: "outside" | "dangling" }[];
+    }
+  | { type: "final_review"; groupSuggestions: number; globalSuggestions: number }
+  | {
+      /** A SLURM job request of the agent, as the host-side broker decided it (details: runs/<id>/jobs/). */
+      type: "job";
+      action: string;
+      decision: "allowed" | "refused" | "failed";
+      jobId?: string;
+      rule?: string;
+      message?: string;
+    }
+  | {
+      type: "run_end";
+      outcome: "passed" | "failed" | "blocked";
+      reason: string;
+      /** The audit tape's head when the run ended (runs before this field have none). */
+      audit?: AuditHead;
+    };
+
+export type HistoryRecord = HistoryEvent & { seq: number; time: string };

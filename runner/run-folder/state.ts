@@ -1,0 +1,175 @@
+// The run checkpoint `state.json`: written after every phase, atomically (temp file, fsync, rename,
+// fsync of the folder), so a process killed at any moment leaves the last completed phase on disk.
+// A leaf of the run-folder schema: the run writes it, the report reads it, and neither imports the
+// other. So the recorded shapes are written here (the plan, the work report, the check outcomes,
+// the verdict, the limits, the pristine set); the agents and the loop that produce them import them
+// from here (the agents' zod schemas are checked against these types with `satisfies`).
+import { existsSync, readFileSync } from "node:fs";
+import { writeJsonAtomic } from "../atomic-write.ts";
+import type { AuditHead } from "../audit/types.ts";
+
+/** The pre-scan's plan for the next work pass (runner/agents/prescan.ts validates it). */
+export interface RecordedPlan {
+  node: string;
+  rank: number;
+  skills: string[];
+  context: string;
+  plan: string;
+  direction: string;
+}
+
+/** How the work pass ended, as the review reads it. */
+export interface WorkReport {
+  exit: string;
+  claim?: string;
+  summary?: string;
+}
+
+/** One deterministic check's result (runner/run/checks.ts runs them). */
+export interface CheckOutcome {
+  id: string;
+  itemId: string;
+  /** The sub-SAM the check belongs to, when it is not the node under review (whole-subtree checks). */
+  node?: string;
+  command: string;
+  passed: boolean;
+  exitCode: number;
+  timedOut: boolean;
+  /** Tail of the output, for the reviewer and the history. */
+  output: string;
+}
+
+/** The review's verdict on one node (runner/agents/review.ts validates it). */
+export interface RecordedVerdict {
+  items: { id: string; pass: boolean; evidence: string }[];
+  findings: string[];
+  fixes: string[];
+  rank_adjustment: -1 | 0 | 1;
+  blocked?: { reason: string } | undefined;
+}
+
+/** The hard limits of one run (defaults in runner/run/limits.ts, which enforces them). */
+export interface LimitConfig {
+  /** Model steps (calls) per work pass. */
+  stepsPerPass: number;
+  /** Tool calls per work pass. */
+  toolCallsPerPass: number;
+  /** Tool calls in one model step; the rest of that step's calls are rejected. */
+  toolCallsPerStep: number;
+  /** An identical call (same tool, same input) is blocked after this many runs... */
+  maxRepeats: number;
+  /** ...or this many for read-only tools. A successful write resets the counters. */
+  maxRepeatsRead: number;
+  /** Consecutive steps whose every call failed before the agent is told to report a blocker. */
+  failingStepsBeforeBlocker: number;
+  /** Iterations (pre-scan, work, checks, review) per run; the SAM's `iterations` overrides. */
+  iterations: number;
+  /** Wall time of the whole run in seconds; the SAM's `walltime` overrides. */
+  walltimeSec: number;
+  /** Tokens (input + output + cache) per run. */
+  tokens: number;
+  /** Money per run; the SAM's `budget` overrides. */
+  usd: number;
+  /** Default and maximum bash timeout. */
+  bashTimeoutSec: number;
+  /** Characters of one tool result the model sees. */
+  toolOutputChars: number;
+}
+
+/** One file of the runner's pristine copies (runner/run/pristine.ts takes and restores them). */
+export interface PristineFile {
+  /** Path relative to the task folder, `/`-separated. */
+  rel: string;
+  sha256: string;
+  /** Permission bits at start (setuid, setgid and sticky bits dropped). */
+  mode: number;
+  kind: "sam" | "asset";
+  /** Hidden check asset: out of the task folder while agents run, present only for the checks. */
+  hidden: boolean;
+}
+
+export interface PristineSet {
+  files: PristineFile[];
+  /** Folders (relative) that held only check assets at start: restored to exactly that content. */
+  folders: string[];
+}
+
+/**
+ * The phases in the order a run completes them: each iteration runs `prescan` to `iteration_end`,
+ * then `final_review` and `ended` close the run. The report's timeline reads them from here.
+ */
+export const PHASES = [
+  "created",
+  "prescan",
+  "work",
+  "checks",
+  "review",
+  "iteration_end",
+  "final_review",
+  "ended",
+] as const;
+
+/** The last phase that completed. `iteration_end` closes an iteration; `ended` closes the run. */
+export type Phase = (typeof PHASES)[number];
+
+export type Outcome = {
+  status: "passed" | "failed" | "blocked";
+  reason: string;
+  /** Why a failed run failed when it was not the task: `sandbox` (it died twice; exit code 4). */
+  cause?: "sandbox";
+};
+
+export interface RunState {
+  version: 1;
+  runId: string;
+  /** Absolute path of the SAM file the run started from. */
+  samFile: string;
+  samSha256: string;
+  /** Every SAM file (root and referenced sub-SAMs) with its hash at start. */
+  samFiles: { file: string; sha256: string }[];
+  /** The runner's copies of SAM files and check assets (runs/<id>/pristine/), hashed at start. */
+  pristine: PristineSet;
+  /** Allocated bytes of the task folder at start: the base of the task-folder quota. */
+  taskFolderBaseBytes?: number;
+  backend: string;
+  /** Model spec the run was started with (`scripted:FILE`, a models config path). */
+  model?: string;
+  phase: Phase;
+  iteration: number;
+  /** Failed attempts per node id (the `iterations` limit is per node). */
+  attempts: Record<string, number>;
+  completeNodes: string[];
+  plan?: RecordedPlan;
+  work?: WorkReport & { steps: number; toolCalls: number };
+  checks?: CheckOutcome[];
+  verdict?: RecordedVerdict & { passed: boolean };
+  /** Rank the next pre-scan suggests, moved by review rank adjustments. */
+  workRank: number;
+  direction?: string;
+  outcome?: Outcome;
+  /** Spend at the checkpoint; `at` is when it was taken (a resume adds what the tape holds after it). */
+  spent: { tokens: number; usd: number; elapsedMs: number; at?: string };
+  /** The limits this run was started with (defaults, options, SAM requests). */
+  limits: LimitConfig;
+  /** History tape length (bytes) at this checkpoint: a resume cuts the tape back to it. */
+  historyBytes: number;
+  /**
+   * The audit tape's head at this checkpoint (AuditTape.anchor()): `scifi audit verify` reports a
+   * tape cut back before it or re-chained against it. Absent before the first call and in older runs.
+   */
+  auditHead?: AuditHead;
+  resumes: number;
+}
+
+export function writeState(file: string, state: RunState): void {
+  // Private to the user (0600); a missing run folder stays an error rather than being created.
+  writeJsonAtomic(file, state, { mode: 0o600, tempFile: `${file}.tmp`, createFolder: false });
+}
+
+export function readState(file: string): RunState {
+  if (!existsSync(file))
+    throw new Error(`no run state at ${file}: is the run id right? (runs live under runs/<runId>/)`);
+  const state = JSON.parse(readFileSync(file, "utf8")) as RunState;
+  if (state.version !== 1) throw new Error(`${file}: unsupported state version ${String(state.version)}`);
+  return state;
+}
