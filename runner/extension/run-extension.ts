@@ -26,6 +26,12 @@ export interface RunExtension {
    * of every later sandbox that has one; asked at each sandbox start, after the grant comparison.
    */
   networkAllow?(): readonly string[];
+  /**
+   * Ends everything of the agent's that this component runs (SLURM jobs), `keep_jobs` or not, and
+   * waits for it with a bound: called before the checks of each iteration and before the hidden
+   * assets go back at the run's end. Returns what is still alive after the bound (empty: nothing).
+   */
+  endAgentWork?(reason: string): Promise<string[]>;
   /** Called once when the run returns (with its outcome) or throws (without one). */
   end?(outcome: RunEnd | undefined): Promise<void>;
 }

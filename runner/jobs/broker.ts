@@ -244,19 +244,24 @@ export class JobBroker {
    * Cancels every live job of the task (unless the SAM says `keep_jobs`) and waits up to `waitMs`
    * for SLURM to list none of them as live. Returns the ids it cancelled.
    */
-  cancelAll(reason: string, waitMs = 15_000): Promise<{ cancelled: string[]; kept: boolean }> {
+  cancelAll(
+    reason: string,
+    waitMs = 15_000,
+    options: { evenKept?: boolean } = {},
+  ): Promise<{ cancelled: string[]; kept: boolean; stillLive: string[] }> {
     return this.#record("cancel_all", { reason }, async () => {
-      if (this.#sam.keepJobs) return { cancelled: [], kept: true };
+      if (this.#sam.keepJobs && !options.evenKept) return { cancelled: [], kept: true, stillLive: [] };
       const ids = this.jobIds;
       const live = [...(await this.#slurm.squeue(ids)).values()].filter((j) => LIVE_STATES.has(j.state));
       const cancelled = live.map((j) => j.jobId);
       await this.#slurm.scancel(cancelled);
       const deadline = Date.now() + waitMs;
-      while (cancelled.length > 0 && Date.now() < deadline) {
-        const still = [...(await this.#slurm.squeue(cancelled)).values()].filter((j) =>
-          LIVE_STATES.has(j.state),
-        );
-        if (still.length === 0) break;
+      let stillLive: string[] = cancelled;
+      while (stillLive.length > 0) {
+        stillLive = [...(await this.#slurm.squeue(cancelled)).values()]
+          .filter((j) => LIVE_STATES.has(j.state))
+          .map((j) => j.jobId);
+        if (stillLive.length === 0 || Date.now() >= deadline) break;
         await new Promise((r) => setTimeout(r, 250));
       }
       for (const id of cancelled) {
@@ -264,7 +269,7 @@ export class JobBroker {
         if (record) record.lastState = "CANCELLED";
       }
       await this.#saveRecords();
-      return { cancelled, kept: false };
+      return { cancelled, kept: false, stillLive };
     });
   }
 

@@ -31,6 +31,11 @@ export interface RunJobs {
   broker?: JobBroker;
   /** Cancels the task's live jobs (unless the SAM keeps them). Safe to call twice. */
   finish(reason: string): Promise<void>;
+  /**
+   * Cancels every live job of the task, `keep_jobs` or not (their outputs stay), and waits for SLURM
+   * to list none as live; returns the ids still live after the bound.
+   */
+  endJobs(reason: string): Promise<string[]>;
   /** Best-effort synchronous `scancel` for the process 'exit' event. */
   finishSync(): void;
 }
@@ -85,8 +90,12 @@ export function jobNetworkNote(
   return "a job has no network";
 }
 
+/** How long the checks wait for the agent's cancelled jobs to be gone before the run fails closed. */
+const END_JOBS_WAIT_MS = 60_000;
+
 export function jobsForRun(o: JobsForRunOptions): RunJobs {
-  if (o.sam.metadata.jobs !== "slurm") return { tools: [], finish: async () => {}, finishSync: () => {} };
+  if (o.sam.metadata.jobs !== "slurm")
+    return { tools: [], finish: async () => {}, endJobs: async () => [], finishSync: () => {} };
   const recordsDir = join(runDir(o.home, o.runId), "jobs");
   const policy = loadJobsPolicy(o.sitePolicyFile);
   const site = loadSitePolicy(o.sitePolicyFile, false).policy;
@@ -110,6 +119,10 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
       o.sam.metadata.networkHosts?.length ? jobNetworkNote(o.sam.metadata, sandbox) : undefined,
     ),
     broker,
+    async endJobs(reason) {
+      if (broker.jobIds.length === 0) return [];
+      return (await broker.cancelAll(reason, END_JOBS_WAIT_MS, { evenKept: true })).stillLive;
+    },
     async finish(reason) {
       if (finished || broker.jobIds.length === 0) return;
       finished = true;
@@ -170,6 +183,7 @@ export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtensi
     onHistory: (append) => {
       toHistory = append;
     },
+    endAgentWork: (reason) => jobs.endJobs(reason),
     async end() {
       untrack();
       await jobs.finish("the task's run ended");

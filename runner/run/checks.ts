@@ -46,6 +46,8 @@ export interface CheckRunOptions {
   /** Kills a running check (the run's wall-time deadline). */
   signal?: AbortSignal;
   onCheck?: (outcome: CheckOutcome) => void;
+  /** After each check, before it is told (a run stage's outputs are copied out here); may change it. */
+  afterCheck?: (outcome: CheckOutcome, planned: PlannedCheck) => Promise<CheckOutcome> | CheckOutcome;
 }
 
 /** Every check of the subtree, children before their parent, in document order. */
@@ -56,25 +58,42 @@ export function subtreeChecks(node: SamNode): PlannedCheck[] {
   ];
 }
 
-/** Consecutive checks that see the hidden assets, or do not, as one group each (document order kept). */
-export function groupByHidden(
+/**
+ * A compare stage: ```compare```, or ```check hidden``` (a SAM parsed before stages keeps `hidden`
+ * in its recorded sam.json). Everything else runs the agent's work.
+ */
+export function isCompare(check: Check): boolean {
+  return check.stage === "compare" || check.hidden === true;
+}
+
+/** Consecutive run stages, or compare stages, as one group each (document order kept). */
+export function groupByStage(
   checks: readonly PlannedCheck[],
-): { hidden: boolean; checks: PlannedCheck[] }[] {
-  const groups: { hidden: boolean; checks: PlannedCheck[] }[] = [];
+): { compare: boolean; checks: PlannedCheck[] }[] {
+  const groups: { compare: boolean; checks: PlannedCheck[] }[] = [];
   for (const planned of checks) {
-    const hidden = planned.check.hidden === true;
+    const compare = isCompare(planned.check);
     const last = groups.at(-1);
-    if (last && last.hidden === hidden) last.checks.push(planned);
-    else groups.push({ hidden, checks: [planned] });
+    if (last && last.compare === compare) last.checks.push(planned);
+    else groups.push({ compare, checks: [planned] });
   }
   return groups;
+}
+
+/**
+ * How a check's script runs: bash with pipefail, so a failing command anywhere in a pipeline fails
+ * the check (`test | tail -n 5` no longer passes whatever the test does). Every image has bash.
+ */
+export function checkArgv(command: string): string[] {
+  return ["bash", "-o", "pipefail", "-c", command];
 }
 
 /** Runs the given checks, in order, in the given (fresh) sandbox. */
 export async function runChecks(options: CheckRunOptions): Promise<CheckOutcome[]> {
   const outcomes: CheckOutcome[] = [];
-  for (const { node, item, check } of options.checks) {
-    const result = await options.sandbox.exec(["sh", "-c", check.command], {
+  for (const planned of options.checks) {
+    const { node, item, check } = planned;
+    const result = await options.sandbox.exec(checkArgv(check.command), {
       timeoutMs: check.timeoutSec * 1000,
       maxOutputBytes: CHECK_OUTPUT_BYTES,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -90,8 +109,9 @@ export async function runChecks(options: CheckRunOptions): Promise<CheckOutcome[
       timedOut: result.timedOut,
       output: outputTail(output),
     };
-    outcomes.push(outcome);
-    options.onCheck?.(outcome);
+    const checked = (await options.afterCheck?.(outcome, planned)) ?? outcome;
+    outcomes.push(checked);
+    options.onCheck?.(checked);
   }
   return outcomes;
 }

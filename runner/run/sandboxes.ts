@@ -10,13 +10,12 @@ import type { RunContext } from "./context.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
 import { revivable } from "./revive.ts";
 
-export type SandboxRole = "work" | "checks" | "review";
+export type SandboxRole = "work" | "checks" | "compare" | "review";
 
-/** How a phase's sandbox differs: its name, a copy of the task folder, whether it sees hidden assets. */
+/** How a phase's sandbox differs: its name, and a folder mounted at /task instead of the task folder. */
 export interface PhaseOptions {
   name?: string;
   taskCopy?: string;
-  seesHidden?: boolean;
 }
 
 export class PhaseSandboxes {
@@ -55,7 +54,7 @@ export class PhaseSandboxes {
     });
     const changes = grantDifferences(this.#session.spec, granted);
     if (changes.length > 0) throw new GrantChanged(name, changes);
-    const shaped = phaseSpec(granted, role, state.pristine, phase.seesHidden === true);
+    const shaped = phaseSpec(granted, role, state.pristine);
     const spec = await this.#network(shaped, role);
     return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
   }
@@ -72,51 +71,40 @@ const CHECK_ENV = {
 };
 
 /**
- * The work sandbox gets the grant as resolved. The check sandbox also gets the hidden assets and
- * whole asset folders bound read-only (a check that runs the agent's code cannot plant a module
- * beside an asset for the next check), no network, and a HOME that does not exist, so no hook in
- * a home folder (`usercustomize.py`, `.Rprofile`, `.profile`) that agent code wrote during one
- * check runs in the next. The review sees the task folder read-only.
+ * The work sandbox gets the grant as resolved. A check sandbox (a run stage) also gets whole asset
+ * folders bound read-only (a check that runs the agent's code cannot plant a module beside an asset
+ * for the next check), no network, and a HOME that does not exist, so no hook in a home folder
+ * (`usercustomize.py`, `.Rprofile`, `.profile`) that agent code wrote during one check runs in the
+ * next; it never sees hidden assets. A compare sandbox gets no task folder at all: its /task is the
+ * runner-built folder (stages.ts), read-only, with no scratch and no mount inside the task folder.
+ * The review sees the task folder read-only.
  */
-export function phaseSpec(
-  spec: SandboxSpec,
-  role: SandboxRole,
-  pristine: PristineSet,
-  seesHidden = false,
-): SandboxSpec {
+export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: PristineSet): SandboxSpec {
   if (role === "work") return spec;
+  const closed = { ...spec, network: false, networkRules: undefined };
   if (role === "checks") {
-    const readOnly = (rel: string, reason: string): MountSpec => ({
-      source: join(spec.taskDir, rel),
-      target: `${TASK_MOUNT}/${rel}`,
-      readOnly: true,
-      reason,
-    });
-    const folders = pristine.folders
+    const folders: MountSpec[] = pristine.folders
       .filter((f) => !pristine.folders.some((outer) => f.startsWith(`${outer}/`)))
-      .map((f) => readOnly(f, "check asset folder"));
-    const hidden = seesHidden
-      ? pristine.files.filter((f) => f.hidden).map((f) => readOnly(f.rel, "hidden check asset"))
-      : [];
-    // Checks that see hidden assets get the task folder (the checks' copy) read-only: nothing they
-    // write there (a diff against the reference) can reach a later check that runs the agent's code.
-    const mounts = seesHidden
-      ? spec.mounts.map((m) => (m.target === TASK_MOUNT ? { ...m, readOnly: true } : m))
-      : spec.mounts;
+      .map((f) => ({
+        source: join(spec.taskDir, f),
+        target: `${TASK_MOUNT}/${f}`,
+        readOnly: true,
+        reason: "check asset folder",
+      }));
+    return { ...closed, mounts: [...spec.mounts, ...folders], env: { ...spec.env, ...CHECK_ENV } };
+  }
+  if (role === "compare") {
+    const inTask = (path: string) => path === spec.taskDir || path.startsWith(`${spec.taskDir}/`);
+    const { scratch: _scratch, taskFolderQuota: _quota, ...rest } = closed;
     return {
-      ...spec,
-      network: false,
-      networkRules: undefined,
-      mounts: [...mounts, ...folders, ...hidden],
+      ...rest,
+      mounts: spec.mounts
+        .filter((m) => m.target === TASK_MOUNT || !inTask(m.source))
+        .map((m) => ({ ...m, readOnly: true })),
       env: { ...spec.env, ...CHECK_ENV },
     };
   }
-  return {
-    ...spec,
-    network: false,
-    networkRules: undefined,
-    mounts: spec.mounts.map((m) => ({ ...m, readOnly: true })),
-  };
+  return { ...closed, mounts: spec.mounts.map((m) => ({ ...m, readOnly: true })) };
 }
 
 /** The same spec with the task folder (and every mount source inside it) moved to `copy`. */

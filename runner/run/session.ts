@@ -10,7 +10,7 @@ import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import type { HistoryTape } from "../memory/history.ts";
 import { fileSize } from "../memory/history.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
-import { outcomeOfEnding } from "../run-ending.ts";
+import { outcomeOfEnding, RunEnding } from "../run-ending.ts";
 import type { RunFolder } from "../run-folder/folder.ts";
 import type { LimitConfig, Outcome, Phase, RunState } from "../run-folder/state.ts";
 import { writeState } from "../run-folder/state.ts";
@@ -164,6 +164,17 @@ export class RunSession implements RunContext {
     writeState(this.folder.files.state, state);
   }
 
+  /**
+   * Ends everything of the agent's that outlives its sandbox (the SLURM jobs it submitted: cancelled,
+   * `keep_jobs` or not, and waited for); what is still alive after the bound fails the run closed.
+   */
+  async endAgentWork(reason: string): Promise<void> {
+    const alive: string[] = [];
+    for (const extension of this.deps.extensions ?? [])
+      alive.push(...((await extension.endAgentWork?.(reason)) ?? []));
+    if (alive.length > 0) throw new AgentWorkAlive(alive);
+  }
+
   /** Ends the run with the outcome an ending error (RunEnding) gives it, recorded on the history first. */
   endWith(error: Error): void {
     const outcome = outcomeOfEnding(error);
@@ -199,6 +210,17 @@ export class RunSession implements RunContext {
       audit: this.audit.anchor(),
     });
     this.checkpoint("ended");
+  }
+}
+
+/** Jobs of the agent still alive after their cancel and its bound: no verdict beside them. */
+export class AgentWorkAlive extends RunEnding {
+  override name = "AgentWorkAlive";
+  constructor(alive: readonly string[]) {
+    super(
+      `jobs of the agent are still running after they were cancelled (${alive.join(", ")}); no check runs beside them. Cancel them (scancel) and resume the run`,
+      { status: "failed", limit: "jobs" },
+    );
   }
 }
 

@@ -163,10 +163,36 @@ async function runSession(records: RunRecords, deps: RunDeps): Promise<RunResult
     state.spent = { tokens: budget.tokens, usd: budget.usd, elapsedMs: budget.elapsedMs() };
     await model?.close().catch(() => undefined);
     audit.close();
-    // Hidden assets are back in the user's task folder once the run is over (or stopped).
-    taskFolder.returnHidden();
+    // Every exit: nothing of the agent's still runs, the SAM files and assets are compared and put
+    // back (tampering recorded), and only then are the hidden assets back in the user's task folder.
+    const ended = await endAgentWorkAtExit(records, deps);
+    taskFolder.restoreAtEnd();
+    if (ended) taskFolder.returnHidden();
   }
   return resultOf(records.folder, state);
+}
+
+/**
+ * The agent's jobs ended before the hidden assets go back. False when some are still alive: the
+ * hidden assets then stay in the run folder's pristine copies (said on the history), out of reach.
+ */
+async function endAgentWorkAtExit(records: RunRecords, deps: RunDeps): Promise<boolean> {
+  let ended = true;
+  for (const extension of deps.extensions ?? []) {
+    const alive = await extension
+      .endAgentWork?.("the run is ending")
+      .catch((error: unknown) => [String(error)]);
+    if (alive && alive.length > 0) {
+      records.history.append({
+        type: "limit",
+        iteration: records.state.iteration,
+        limit: "jobs",
+        detail: `jobs of the agent still running at the end of the run (${alive.join(", ")}): the hidden assets stay in ${records.folder.files.pristine} until they are gone`,
+      });
+      ended = false;
+    }
+  }
+  return ended;
 }
 
 function resultOf(folder: RunFolder, state: RunState): RunResult {

@@ -2,13 +2,14 @@
 // check assets, taken before any agent runs), hidden assets kept out of the folder until the checks
 // that see them and given back when the run ends, SAM files and assets put back before the checks
 // and the review (anything else at their paths is tampering), and the checks' throw-away copy.
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
-import { copyForChecks, removeLinks } from "./check-copy.ts";
+import { copyForChecks } from "./check-copy.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
+import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "./delivered.ts";
 import { messageOf } from "./outcomes.ts";
 import {
   capturePristine,
@@ -97,24 +98,66 @@ export class TaskFolderGuard {
     rmSync(checkDir, { recursive: true, force: true });
   }
 
+  /** Records what the checks judged (delivered.ts): the task folder as it is after them. */
+  async recordDelivered(): Promise<void> {
+    const { state, spec } = this.#records;
+    writeManifest(this.#deliveredFile(state.iteration), await deliveredManifest(spec.taskDir));
+  }
+
   /**
-   * Puts the hidden assets into the checks' copy for checks that see them, and takes them out for the
-   * others. Before they go in, every symlink in the copy goes: a deliverable linked to a hidden
-   * asset's path (made by the agent, or by its code during an earlier check) would hand the
-   * reference itself to the comparison.
+   * Whether the task folder still holds what the checks of this iteration judged: undefined when it
+   * does, else what changed (the run then fails).
    */
-  showHidden(checkDir: string, show: boolean): void {
-    const { state, folder, history } = this.#records;
-    if (!show) {
-      hideAssets(checkDir, state.pristine);
-      return;
+  async deliveredChanges(): Promise<string | undefined> {
+    const { state, spec } = this.#records;
+    const file = this.#deliveredFile(state.iteration);
+    if (!existsSync(file)) return undefined;
+    const changes = manifestDifferences(readManifest(file), await deliveredManifest(spec.taskDir));
+    if (changes.length === 0) return undefined;
+    return `the task folder changed after the checks judged it (${changes.join(", ")}): the verdict does not cover what is delivered`;
+  }
+
+  #deliveredFile(iteration: number): string {
+    return join(this.#records.folder.dir, `delivered-it${iteration}.json`);
+  }
+
+  /**
+   * At every end of a run (passed, failed, blocked, limit, cancelled, crashed): SAM files and assets
+   * compared with the runner's copies and put back, tampering recorded, before anything else (the
+   * hidden assets) goes back into the task folder. Never throws: the run is ending.
+   */
+  restoreAtEnd(): void {
+    const { state, history } = this.#records;
+    try {
+      this.restore();
+    } catch (error) {
+      if (!(error instanceof Tampering)) {
+        history.append({
+          type: "limit",
+          iteration: state.iteration,
+          limit: "restore",
+          detail: `could not restore the SAM files and check assets at the end of the run: ${messageOf(error)}`,
+        });
+        return;
+      }
+      for (const found of error.found) {
+        history.append({
+          type: "tampering",
+          iteration: state.iteration,
+          file: found.absolute,
+          problem: found.problem,
+          expected: found.expected,
+          actual: found.actual,
+        });
+      }
+      // restore() put back what it could before reporting; a second pass repairs what the first
+      // only found (a replaced folder chain), so the folder holds the pristine files.
+      try {
+        this.restore();
+      } catch {
+        // Recorded above.
+      }
     }
-    const links = removeLinks(checkDir);
-    if (links.length > 0) {
-      history.append({ type: "asset_cleanup", iteration: state.iteration, removed: links });
-    }
-    const hidden = state.pristine.files.filter((f) => f.hidden);
-    restorePristine(checkDir, folder.files.pristine, { files: hidden, folders: [] }, true);
   }
 
   /**

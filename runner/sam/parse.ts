@@ -10,7 +10,7 @@ import { splitFrontMatter } from "./frontmatter.ts";
 import { readMetadata, SUB_SAM_KEYS } from "./metadata.ts";
 import { assignIds, parseBody } from "./sections.ts";
 import { decodeSource, readSource, type SourceRead } from "./source.ts";
-import type { Diagnostic, ParseResult, SamDocument, SamMetadata, SamNode } from "./types.ts";
+import type { Check, Diagnostic, ParseResult, SamDocument, SamMetadata, SamNode } from "./types.ts";
 
 interface ParseState {
   diagnostics: Diagnostic[];
@@ -63,7 +63,7 @@ function parseRoot(input: FileInput): ParseResult {
     included: new Map(),
   };
   const parsed = parseFile(state, input, "root", () => [realOr(input.absolute)]);
-  if (parsed) state.diagnostics.push(...hiddenCheckDiagnostics(parsed.node, parsed.metadata, input));
+  if (parsed) state.diagnostics.push(...stageDiagnostics(state, parsed.node, parsed.metadata, input));
   const diagnostics = sortDiagnostics(state.diagnostics);
   if (!parsed || hasErrors(diagnostics) || input.source.ok === false) return { ok: false, diagnostics };
   assignIds(parsed.node);
@@ -226,43 +226,109 @@ function warnSharedAssetFolders(
 }
 
 /**
- * `hidden` on a check means something only with hidden_assets; hidden_assets mean something only
- * when some check may see them.
+ * What the stages of a SAM's checks can be told before a run: hidden_assets mean something only when
+ * a compare stage sees them; a compare stage never sees the task folder, so one that names a file
+ * of it (other than a check asset) would compare against nothing the agent cannot write, and one
+ * that starts with an output would run the agent's file; a check whose exit status is forced to 0
+ * passes whatever failed before it.
  */
-function hiddenCheckDiagnostics(root: SamNode, metadata: SamMetadata, input: FileInput): Diagnostic[] {
+function stageDiagnostics(
+  state: ParseState,
+  root: SamNode,
+  metadata: SamMetadata,
+  input: FileInput,
+): Diagnostic[] {
   const found: Diagnostic[] = [];
-  const hiddenChecks: { file: string; line: number }[] = [];
+  const compares: { file: string; line: number; check: Check }[] = [];
+  const all: { file: string; line: number; check: Check }[] = [];
   const walk = (node: SamNode): void => {
     const file = node.source.file === input.absolute ? input.display : node.source.file;
     for (const item of node.items)
-      for (const check of item.checks) if (check.hidden) hiddenChecks.push({ file, line: check.line });
+      for (const check of item.checks) {
+        all.push({ file, line: check.line, check });
+        if (check.stage === "compare") compares.push({ file, line: check.line, check });
+      }
     node.children.forEach(walk);
   };
   walk(root);
-  const hasHidden = (metadata.hiddenAssets ?? []).length > 0;
-  if (!hasHidden) {
-    for (const at of hiddenChecks) {
-      found.push({
-        ...at,
-        column: 1,
-        severity: "error",
-        message:
-          "check option `hidden` lets a check see the SAM's hidden_assets, and this SAM has none; list them in `hidden_assets: [...]` or remove `hidden`",
-      });
-    }
-  } else if (hiddenChecks.length === 0) {
+  const at = (where: { file: string; line: number }, severity: "error" | "warning", message: string) =>
+    found.push({ file: where.file, line: where.line, column: 1, severity, message });
+  if ((metadata.hiddenAssets ?? []).length > 0 && compares.length === 0) {
     const text = input.source.ok ? input.source.text : "";
     const keyLine = text.split("\n").findIndex((line) => line.startsWith("hidden_assets:"));
-    found.push({
-      file: input.display,
-      line: keyLine + 1 || 1,
-      column: 1,
-      severity: "warning",
-      message:
-        "hidden_assets are listed but no check can see them: mark the check blocks that compare against them with ```check hidden``` (only those; other checks run without them)",
-    });
+    at(
+      { file: input.display, line: keyLine + 1 || 1 },
+      "warning",
+      "hidden_assets are listed but no compare stage can see them: compare against them in a ```compare``` block (only compare stages see them; ```check``` blocks run the agent's work without them)",
+    );
+  }
+  if (compares.length > 0) {
+    const samDir = dirname(input.absolute);
+    const assets = metadata.checkAssets.map((a) =>
+      relative(state.rootDir, resolve(samDir, a)).split(sep).join("/"),
+    );
+    for (const compare of compares) {
+      const problem = compareProblem(compare.check.command, state.rootDir, assets);
+      if (problem) at(compare, "error", problem);
+    }
+  }
+  for (const check of all) {
+    const forced = forcedSuccess(check.check.command);
+    if (forced)
+      at(
+        check,
+        "warning",
+        `this check's exit status is forced to 0 by \`${forced}\`: whatever fails before it passes the check; remove it (checks run with bash -o pipefail, so a failing command anywhere in a pipeline fails the check)`,
+      );
   }
   return found;
+}
+
+/** Why a compare stage's command cannot do what it means, or undefined. */
+function compareProblem(command: string, rootDir: string, assets: readonly string[]): string | undefined {
+  const words = shellWords(command);
+  const first = words[0];
+  if (first !== undefined && isOutputPath(first)) {
+    return `a compare stage starts with a check asset or a program of the image, never with an output (\`${first}\` is a file the agent's work made); run it as an argument of an asset, e.g. \`python3 checks/compare.py ${first}\``;
+  }
+  for (const word of words) {
+    if (isOutputPath(word) || word.startsWith("-") || /[$*?=`]/.test(word) || word.startsWith("/")) continue;
+    const rel = posix.normalize(word).replace(/\/$/, "");
+    if (rel === "." || rel.startsWith("..")) continue;
+    const isAsset = assets.some((a) => a === rel || a.startsWith(`${rel}/`));
+    if (isAsset || !existsSync(join(rootDir, rel))) continue;
+    return `a compare stage names \`${word}\`, a file of the task folder that is not a check asset: a compare stage never sees the task folder (only the check assets and, under outputs/, the declared outputs). Declare it as an output of the run stage (\`\`\`check outputs=${rel}\`) and read it as \`outputs/${rel}\`, or list it in check_assets if it is the runner's`;
+  }
+  return undefined;
+}
+
+function isOutputPath(word: string): boolean {
+  return /^(?:\.\/)?outputs(?:\/|$)/.test(word);
+}
+
+/** The words of a shell command, quotes removed, split at blanks and operators (a lint, not a parser). */
+function shellWords(command: string): string[] {
+  return command
+    .split(/[\s;&|()<>]+/)
+    .map((w) => w.replace(/^['"]|['"]$/g, ""))
+    .filter((w) => w !== "");
+}
+
+/** `|| true`, `|| :`, `|| exit 0`, `set +o pipefail`, or a last command `true`/`:`/`exit 0`, if any. */
+function forcedSuccess(command: string): string | undefined {
+  const or = /\|\|\s*(true|:|exit\s+0)\b/.exec(command);
+  if (or) return or[0];
+  const pipefail = /\bset\s+\+o\s+pipefail\b/.exec(command);
+  if (pipefail) return pipefail[0];
+  // A check that is only `true` verifies nothing, but hides nothing either: that is for the review.
+  const commands = command
+    .trim()
+    .split(/[;\n]/)
+    .map((c) => c.trim())
+    .filter(Boolean);
+  const last = commands.at(-1);
+  if (commands.length > 1 && (last === "true" || last === ":" || last === "exit 0")) return last;
+  return undefined;
 }
 
 /** `task.md` takes its folder's name; any other file its own base name. Made into a valid name. */

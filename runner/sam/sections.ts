@@ -357,10 +357,16 @@ function trimBlankLines(text: string): string {
   return text.replace(/^(?:[^\S\n]*\n)+/, "").trimEnd();
 }
 
+/** ```check``` (a run stage) and ```compare``` (a compare stage) are the two kinds of check block. */
+function isCheckFence(lang: string | null | undefined): boolean {
+  const kind = lang?.toLowerCase();
+  return kind === "check" || kind === "compare";
+}
+
 function findChecks(nodes: readonly Nodes[]): Code[] {
   const found: Code[] = [];
   const visit = (n: Nodes): void => {
-    if (n.type === "code" && n.lang?.toLowerCase() === "check") found.push(n);
+    if (n.type === "code" && isCheckFence(n.lang)) found.push(n);
     if ("children" in n) for (const child of n.children) visit(child);
   };
   for (const n of nodes) visit(n);
@@ -436,10 +442,20 @@ function cutChecks(body: string, from: number, to: number, checks: readonly Code
 function readCheck(walk: Walk, code: Code): Check {
   const offset = walk.bodyStart + startOf(code);
   let timeoutSec = DEFAULT_CHECK_TIMEOUT_SEC;
-  let hidden = false;
+  const fence = code.lang?.toLowerCase() === "compare" ? "compare" : "check";
+  let compare = fence === "compare";
+  let outputs: string[] | undefined;
   for (const option of (code.meta ?? "").split(/\s+/).filter(Boolean)) {
     if (option === "hidden") {
-      hidden = true;
+      // The older spelling of a compare stage: it sees the hidden assets, never the task folder.
+      compare = true;
+      continue;
+    }
+    const declared = /^outputs=(.*)$/.exec(option);
+    if (declared) {
+      const parsed = parseOutputs(declared[1] ?? "");
+      if (typeof parsed === "string") walk.sink.error(offset, parsed);
+      else outputs = [...(outputs ?? []), ...parsed];
       continue;
     }
     const timeout = /^timeout=(.*)$/.exec(option);
@@ -453,14 +469,22 @@ function readCheck(walk: Walk, code: Code): Check {
     } else {
       walk.sink.error(
         offset,
-        `unknown check option \`${option}\`; the options are \`timeout=<duration>\` (e.g. \`timeout=30s\`) and \`hidden\` (the check sees the SAM's hidden_assets)`,
+        fence === "compare"
+          ? `unknown compare option \`${option}\`; the option is \`timeout=<duration>\` (e.g. \`timeout=30s\`)`
+          : `unknown check option \`${option}\`; the options are \`timeout=<duration>\` (e.g. \`timeout=30s\`), \`outputs=<path>,...\` (files the runner copies out for a compare stage) and \`hidden\` (the older spelling of a \`compare\` block)`,
       );
     }
+  }
+  if (compare && outputs) {
+    walk.sink.error(
+      offset,
+      "a compare stage (```compare``` or ```check hidden```) declares no outputs: it reads them; put `outputs=` on the ```check``` block that runs the agent's work",
+    );
   }
   if (code.value.trim() === "") {
     walk.sink.error(
       offset,
-      "empty `check` block; write the shell command that must exit 0 when the item holds",
+      `empty \`${fence}\` block; write the shell command that must exit 0 when the item holds`,
     );
   }
   // A CRLF file must not hand `sh` commands ending in `\r`.
@@ -468,9 +492,34 @@ function readCheck(walk: Walk, code: Code): Check {
     id: "",
     command: code.value.replace(/\r\n?/g, "\n"),
     timeoutSec,
-    ...(hidden ? { hidden: true } : {}),
+    ...(compare ? { stage: "compare" as const } : {}),
+    ...(outputs && !compare ? { outputs } : {}),
     line: walk.sink.position(offset).line,
   };
+}
+
+/** Most outputs one run stage declares. */
+const MAX_OUTPUTS = 32;
+
+/**
+ * `outputs=a,b`: task-folder paths, relative, each component a plain name (no `..`, no glob, no
+ * empty or dot component), so the runner copies out exactly what was named. An error text otherwise.
+ */
+function parseOutputs(list: string): string[] | string {
+  const paths = list.split(",").filter((p) => p !== "");
+  if (paths.length === 0)
+    return "`outputs=` names no file; write `outputs=result.json` or `outputs=out/a.csv,out/b.csv`";
+  if (paths.length > MAX_OUTPUTS) return `\`outputs=\` names ${paths.length} files; at most ${MAX_OUTPUTS}`;
+  for (const path of paths) {
+    const parts = path.split("/");
+    const bad =
+      path.startsWith("/") ||
+      Buffer.byteLength(path) > 255 ||
+      parts.some((p) => p === "" || p === "." || p === ".." || /[*?[\]\\\0]/.test(p));
+    if (bad)
+      return `output \`${path}\` is not a plain relative path in the task folder (no leading /, no . or .., no globs, at most 255 bytes)`;
+  }
+  return [...new Set(paths)];
 }
 
 /** Ids in document order: `root`, `root/1`, `root/1/2`; items `<node>/e<n>`, checks `<node>/check-<n>`. */

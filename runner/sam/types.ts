@@ -21,9 +21,16 @@ export interface Check {
   /** Seconds before the check is killed and counted as failed. */
   timeoutSec: number;
   /**
-   * The check sees the SAM's hidden assets (```check hidden```). Checks without it run in a sandbox
-   * where they are absent, so the agent's code they run cannot read them.
+   * `compare` (```compare```, or ```check hidden```): the trusted stage. It runs in a fresh sandbox
+   * whose working folder the runner builds from its pristine check assets (hidden ones included)
+   * and, read-only under `outputs/`, the declared outputs of the run stages of the same node; no
+   * file the agent wrote is anywhere else in it. It reports pass or fail only. Absent: a run stage
+   * (```check```), which runs the agent's work in the task folder and never sees hidden assets.
    */
+  stage?: "compare";
+  /** A run stage's declared outputs (```check outputs=a,b```): task-folder paths the runner copies out. */
+  outputs?: string[];
+  /** Run folders written before stages: ```check hidden```, read as a compare stage. */
   hidden?: boolean;
   /** Source line of the fenced block, for error messages and reports. */
   line: number;

@@ -14,8 +14,8 @@ const spec = taskFolderSpec(
 describe("network by phase", () => {
   it("the work sandbox keeps the host list; checks and review lose it", () => {
     expect(phaseSpec(spec, "work", { files: [], folders: [] }).networkRules).toEqual(rules);
-    for (const role of ["checks", "review"] as const) {
-      const s = phaseSpec(spec, role, { files: [], folders: [] }, true);
+    for (const role of ["checks", "compare", "review"] as const) {
+      const s = phaseSpec(spec, role, { files: [], folders: [] });
       expect(s.networkRules, role).toBeUndefined();
       expect(s.network, role).toBe(false);
     }

@@ -1,26 +1,67 @@
 // Checks: the runner's own checks of the node's subtree, in fresh sandboxes the agent never ran in,
-// after the SAM files and check assets were put back from the runner's copies. With hidden assets
-// they run on a throw-away copy of the task folder, and only the checks marked `hidden` see them.
+// after the SAM files and check assets were put back from the runner's copies and every job of the
+// agent's ended. Run stages run the agent's work (on a throw-away copy of the task folder when the
+// task has hidden assets) and their declared outputs are copied out; compare stages run in a folder
+// the runner builds (run/stages.ts) and report pass or fail only.
+import { join } from "node:path";
 import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
-import { groupByHidden, runChecks, subtreeChecks } from "../checks.ts";
+import { groupByStage, type PlannedCheck, runChecks, subtreeChecks } from "../checks.ts";
 import type { RunSession } from "../session.ts";
+import { buildCompareFolder, StageOutputs } from "../stages.ts";
 
 export async function checksPhase(session: RunSession): Promise<Phase> {
   const { state, taskFolder } = session;
   const node = session.node(session.plan().node);
   session.emit({ phase: "checks" });
-  // The work sandbox is gone: nothing of the agent runs while the runner restores and checks.
+  // The work sandbox is gone; so are the agent's jobs: nothing of the agent runs from here on.
+  await session.endAgentWork("the checks begin");
   taskFolder.restore();
   const notice = taskFolder.linksNotice();
-  // What the agent's code writes while a check runs on the copy never reaches the real folder.
+  // What the agent's code writes while a run stage runs on the copy never reaches the real folder.
   const checkDir = session.hiddenCount > 0 ? taskFolder.checksCopyDir : undefined;
+  const outputs = new StageOutputs(join(session.folder.dir, "outputs", `it${state.iteration}`));
+  const compareDir = join(session.folder.dir, "compare");
   try {
     if (checkDir) taskFolder.copyForChecks(checkDir);
     const shown: CheckOutcome[] = [];
-    for (const [index, group] of groupByHidden(subtreeChecks(node)).entries()) {
-      const seesHidden = checkDir !== undefined && group.hidden;
-      if (checkDir) taskFolder.showHidden(checkDir, seesHidden);
-      const phase = { name: `checks${index > 0 ? `.${index + 1}` : ""}`, taskCopy: checkDir, seesHidden };
+    const record = (c: CheckOutcome) => {
+      shown.push(c);
+      session.history.append({
+        type: "check",
+        iteration: state.iteration,
+        node: c.node ?? node.id,
+        check: c.id,
+        passed: c.passed,
+        exitCode: c.exitCode,
+        ...(c.timedOut ? { timedOut: true } : {}),
+        output: c.output,
+      });
+      session.result(checkResult(c));
+    };
+    let runGroups = 0;
+    let compareGroups = 0;
+    for (const group of groupByStage(subtreeChecks(node))) {
+      if (group.compare) {
+        compareGroups++;
+        buildCompareFolder(compareDir, session.folder.files.pristine, state.pristine, outputs.dir);
+        const phase = {
+          name: `compare${compareGroups > 1 ? `.${compareGroups}` : ""}`,
+          taskCopy: compareDir,
+        };
+        await session.sandboxes.use("compare", phase, (sandbox) =>
+          runChecks({
+            sandbox,
+            node,
+            checks: group.checks,
+            signal: session.toolContext.signal,
+            // Pass or fail only for the agents: the output may quote the reference.
+            onCheck: (outcome) => record(taskFolder.withheld(outcome)),
+          }),
+        );
+        continue;
+      }
+      runGroups++;
+      const phase = { name: `checks${runGroups > 1 ? `.${runGroups}` : ""}`, taskCopy: checkDir };
       await session.sandboxes.use("checks", phase, (sandbox) =>
         runChecks({
           sandbox,
@@ -28,31 +69,40 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
           checks: group.checks,
           notice,
           signal: session.toolContext.signal,
-          onCheck: (outcome) => {
-            const c = seesHidden ? taskFolder.withheld(outcome) : outcome;
-            shown.push(c);
-            session.history.append({
-              type: "check",
-              iteration: state.iteration,
-              node: c.node ?? node.id,
-              check: c.id,
-              passed: c.passed,
-              exitCode: c.exitCode,
-              ...(c.timedOut ? { timedOut: true } : {}),
-              output: c.output,
-            });
-            session.result(checkResult(c));
-          },
+          afterCheck: (outcome, planned) =>
+            collectOutputs(outcome, planned, outputs, checkDir ?? session.spec.taskDir),
+          onCheck: record,
         }),
       );
     }
     state.checks = shown;
   } finally {
     if (checkDir) taskFolder.dropChecksCopy(checkDir);
+    taskFolder.dropChecksCopy(compareDir);
   }
   // `approval: [delete]`: the agent's code a check ran in the task folder may have removed start files.
   if (!checkDir) await session.gates.afterChecksInTaskFolder();
+  // What the checks judged is what is delivered: verified again before a PASS.
+  await session.taskFolder.recordDelivered();
   return "checks";
+}
+
+/** A run stage's declared outputs, copied out; one that is missing or refused fails the stage. */
+function collectOutputs(
+  outcome: CheckOutcome,
+  planned: PlannedCheck,
+  outputs: StageOutputs,
+  fromDir: string,
+): CheckOutcome {
+  const declared = planned.check.outputs ?? [];
+  if (declared.length === 0) return outcome;
+  const problems = outputs.collect(fromDir, declared);
+  if (problems.length === 0) return outcome;
+  return {
+    ...outcome,
+    passed: false,
+    output: `${outcome.output}\nscifi: ${problems.join("\nscifi: ")}`.trimStart(),
+  };
 }
 
 /** One line for the live display: a check's result (piped output shows it as a line of its own). */

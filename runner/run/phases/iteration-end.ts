@@ -22,8 +22,13 @@ export async function endIteration(session: RunSession): Promise<Phase> {
       audit: session.audit.anchor(),
     });
     if (node.id !== sam.root.id) return "iteration_end";
+    // The PASS covers the folder the checks judged; a person confirms that folder, and only that.
+    const changed = await session.taskFolder.deliveredChanges();
+    if (changed) return finish(session, { status: "failed", reason: changed });
     const denied = await session.gates.confirmPass();
     if (denied !== undefined) return finish(session, { status: "failed", reason: denied });
+    const changedWhileAsked = await session.taskFolder.deliveredChanges();
+    if (changedWhileAsked) return finish(session, { status: "failed", reason: changedWhileAsked });
     return finish(session, { status: "passed", reason: "every check and review item passed" });
   }
   state.attempts[node.id] = (state.attempts[node.id] ?? 0) + 1;

@@ -8,9 +8,9 @@
 // sumfix-tree (the fix is a sub-SAM), sumfix-hidden (check 1 compares against a hidden reference),
 // sumfix-allowlist (allow_commands: [cat, sh, ls]), sumfix-inline (check 2 is inline `python3 -c`),
 // sumfix-mixed (checks/ also holds a file that is not an asset, so it is no asset folder),
-// sumfix-hiddenout (check 2 compares result.txt with a hidden expected output), sumfix-parts (the
-// fix is a referenced sub-SAM file, parts/fix.md), sumfix-hiddenorder (a hidden comparison that
-// leaves a diff behind, then a check that runs the agent's code).
+// sumfix-hiddenout (a compare stage compares result.txt with a hidden expected output), sumfix-parts
+// (the fix is a referenced sub-SAM file, parts/fix.md), sumfix-hiddenorder (a compare stage that
+// prints a diff, then a check that runs the agent's code).
 // Agents: test/fixtures/adversarial/agents/.
 import {
   chmodSync,
@@ -40,7 +40,7 @@ export const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
 const HIDDEN_FILE = "checks/secret.json";
 /** The marker in sumfix-hiddenorder's hidden expected output. */
 const HIDDEN_OUT_MARKER = "HIDDEN-OUT-9d3e1f70";
-/** In sumfix-hidden: check 1 builds and runs the agent's code, check 2 (`hidden`) compares. */
+/** In sumfix-hidden: check 1 (a run stage) builds and runs the agent's code, check 2 (a compare stage) compares. */
 const HIDDEN_CHECK = "root/check-2";
 const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "checks/expected.json"];
 
@@ -469,11 +469,11 @@ export const scenarios: Scenario[] = [
     },
   },
   {
-    name: "7g. what a hidden check leaves in the checks' copy does not reach a later check's output",
+    name: "7g. a compare stage leaves nothing behind for a later check that runs the agent's code",
     task: "sumfix-hiddenorder",
     agent: "hidden-diff-leak.yaml",
     verify(run) {
-      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
       const at = run.records.indexOf(HIDDEN_OUT_MARKER);
       expect(
         at,
