@@ -10,6 +10,9 @@ import type { RunContext } from "./context.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
 import { revivable } from "./revive.ts";
 
+/** Where a compare stage finds the run stages' outputs, inside its working folder. */
+export const COMPARE_OUTPUTS = "outputs";
+
 export type SandboxRole = "work" | "checks" | "compare" | "review";
 
 /** How a phase's sandbox differs: its name, and a folder mounted at /task instead of the task folder. */
@@ -76,7 +79,8 @@ const CHECK_ENV = {
  * for the next check), no network, and a HOME that does not exist, so no hook in a home folder
  * (`usercustomize.py`, `.Rprofile`, `.profile`) that agent code wrote during one check runs in the
  * next; it never sees hidden assets. A compare sandbox gets no task folder at all: its /task is the
- * runner-built folder (stages.ts), read-only, with no scratch and no mount inside the task folder.
+ * runner-built folder (stages.ts) with the outputs bound read-only, no scratch, and no mount inside
+ * the task folder.
  * The review sees the task folder read-only.
  */
 export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: PristineSet): SandboxSpec {
@@ -96,11 +100,22 @@ export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: Pristi
   if (role === "compare") {
     const inTask = (path: string) => path === spec.taskDir || path.startsWith(`${spec.taskDir}/`);
     const { scratch: _scratch, taskFolderQuota: _quota, ...rest } = closed;
+    // The runner's folder is the working folder (a compiler may write its module files there); the
+    // outputs in it are bound read-only (their files have no exec bit), other mounts read-only.
+    const outputs: MountSpec = {
+      source: join(spec.taskDir, COMPARE_OUTPUTS),
+      target: `${TASK_MOUNT}/${COMPARE_OUTPUTS}`,
+      readOnly: true,
+      reason: "the run stages' declared outputs",
+    };
     return {
       ...rest,
-      mounts: spec.mounts
-        .filter((m) => m.target === TASK_MOUNT || !inTask(m.source))
-        .map((m) => ({ ...m, readOnly: true })),
+      mounts: [
+        ...spec.mounts
+          .filter((m) => m.target === TASK_MOUNT || !inTask(m.source))
+          .map((m) => (m.target === TASK_MOUNT ? m : { ...m, readOnly: true })),
+        outputs,
+      ],
       env: { ...spec.env, ...CHECK_ENV },
     };
   }

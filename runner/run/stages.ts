@@ -57,9 +57,10 @@ export class StageOutputs {
 }
 
 /**
- * The compare stage's working folder (mounted read-only as /task): the check assets from the
- * runner's copies, and the outputs under `outputs/`. Readable by the sandbox's user, writable by
- * none; an asset keeps its exec bit (a check script run directly), an output never has one.
+ * The compare stage's working folder (its /task): the check assets from the runner's copies, and
+ * the outputs under `outputs/` (bound read-only by the sandbox, sandboxes.ts). An asset keeps its
+ * exec bit (a check script run directly), an output never has one; a compiler may write its own
+ * files beside the assets, in this throw-away folder.
  */
 export function buildCompareFolder(
   dest: string,
@@ -75,12 +76,14 @@ export function buildCompareFolder(
     const to = join(dest, file.rel);
     makeFolders(dest, dirname(file.rel));
     copyFileSync(join(pristineDir, file.rel), to);
-    chmodSync(to, (file.mode & 0o111 ? 0o555 : 0o444) & 0o555);
+    chmodSync(to, file.mode & 0o111 ? 0o755 : 0o644);
   }
   copyTree(outputsDir, join(dest, "outputs"));
 }
 
 function makeFolders(root: string, rel: string): void {
+  // The sandbox's user writes here (a module file beside the assets); the runner's copies of the
+  // assets stay in runs/<id>/pristine/.
   let at = root;
   for (const part of rel.split("/").filter((p) => p !== "" && p !== ".")) {
     at = join(at, part);
