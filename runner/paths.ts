@@ -16,6 +16,8 @@ export const homePaths = (home: string) => ({
   globalProposed: join(home, "memory", "global.proposed.md"),
   groupMemory: (group: string) => join(home, "memory", "groups", `${group}.md`),
   skills: join(home, "skills"),
+  /** Per task folder, the SAM and asset hashes its last run captured (runner/run/last-assets.ts). */
+  lastAssets: join(home, "memory", ".last-assets"),
   sitePolicy: join(home, "site-policy.yaml"),
   modelsConfig: join(home, "models.yaml"),
 });

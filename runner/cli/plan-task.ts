@@ -15,6 +15,7 @@ import type { SandboxSpec } from "../policy/spec.ts";
 import { MAX_PENDING_HOST_REQUESTS } from "../run/approve-hosts.ts";
 import { newRunId } from "../run-id.ts";
 import { requiredActions } from "../sam/approval-actions.ts";
+import { checkSummary, reviewOnlyLine } from "../sam/check-summary.ts";
 import { formatDiagnostic } from "../sam/diagnostics.ts";
 import { findSamFiles } from "../sam/discover.ts";
 import { parseSamSync } from "../sam/parse.ts";
@@ -84,7 +85,13 @@ function samFileOf(task: string, err: PlanOptions["err"]): string | undefined {
 }
 
 function planNotes(sam: SamDocument, site: SitePolicy, policyFile: string, spec: SandboxSpec): PlanNotes {
-  const notes: PlanNotes = {};
+  const summary = checkSummary(sam.root);
+  const stages = `${summary.runStages} run stage(s) (the agent's work, no hidden assets), ${summary.compareStages} compare stage(s) (the runner's assets and declared outputs only); bash -o pipefail`;
+  const reviewOnly = reviewOnlyLine(summary);
+  const notes: PlanNotes = {
+    checks: reviewOnly ? `${stages}; ${reviewOnly}` : stages,
+    reviewOnly: summary.reviewOnly,
+  };
   if (spec.networkRules && requiredActions(sam.metadata.approval, site.approvalRequired).includes("network"))
     notes.hostApproval = `a host not on the list that the site's allowedHosts cover can be asked for at run time: the refusal files an approval request (at most ${MAX_PENDING_HOST_REQUESTS} pending), and once approved (scifi approve) the host is reachable from the work sandboxes for the rest of the run`;
   if (sam.metadata.jobs === "slurm") {

@@ -132,6 +132,17 @@ export type HistoryEvent =
       iteration: number;
       links: { path: string; target: string; problem: "outside" | "dangling" }[];
     }
+  | {
+      /**
+       * At start: SAM files and check assets that differ from what the last run of the same task
+       * folder captured (a person's edit, or what an earlier run left): named, for a person to tell.
+       */
+      type: "assets_changed";
+      iteration: number;
+      /** The run that captured them last. */
+      since: string;
+      files: { rel: string; was: string; now: string }[];
+    }
   | { type: "final_review"; groupSuggestions: number; globalSuggestions: number }
   | {
       /** A SLURM job request of the agent, as the host-side broker decided it (details: runs/<id>/jobs/). */

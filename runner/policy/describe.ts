@@ -10,6 +10,9 @@ export interface PlanNotes {
   hostApproval?: string;
   /** The network of the SLURM jobs the agent submits (`jobs: slurm`). */
   jobsNetwork?: string;
+  /** The checks: run and compare stages, and the items the review alone judges. */
+  checks?: string;
+  reviewOnly?: { id: string; text: string }[];
 }
 
 function networkLine(spec: SandboxSpec): string {
@@ -51,6 +54,7 @@ export function describeSpec(
     ...(notes.jobsNetwork
       ? [["jobs", `SLURM (submit_job); network: ${notes.jobsNetwork}`] as [string, string]]
       : []),
+    ...(notes.checks ? [["checks", notes.checks] as [string, string]] : []),
     ["gpus", spec.gpus > 0 ? String(spec.gpus) : "none"],
     ["cpus", String(spec.cpus)],
     ["memory", `${formatBytes(spec.memoryBytes)} (no swap)`],

@@ -3,11 +3,13 @@
 // string from the run goes through the escaping `html` template; the page's frame and its
 // Content-Security-Policy are in page.ts, the changes section in changes-html.ts, number and text
 // formats in format.ts.
+
 import { gzipSync } from "node:zlib";
 import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import type { CheckSummary } from "../sam/check-summary.ts";
 import type { CallView, ToolCallView } from "./calls.ts";
 import { changesSection } from "./changes-html.ts";
 import { shareLine, stackedBars } from "./charts.ts";
@@ -58,6 +60,7 @@ function header(model: ReportModel): Html {
 <table class="facts">
 <tr><th>Run</th><td>${model.runId}</td></tr>
 <tr><th>SAM</th><td>${model.sam.file ?? "(not recorded)"}<br><span class="muted">sha256 ${model.sam.sha256 ?? "(not recorded)"}</span></td></tr>
+${model.sam.checks ? html`<tr><th>Checks</th><td id="fact-checks">${checksFact(model.sam.checks)}</td></tr>` : ""}
 <tr><th>Iterations</th><td id="fact-iterations">${model.iterations}</td></tr>
 <tr><th>Wall time</th><td id="fact-wall">${seconds(model.wallMs)}</td></tr>
 <tr><th>Calls</th><td id="fact-calls">${t.calls} (${t.failedCalls} failed, ${t.retries} retries, ${t.fallbacks} fallbacks)</td></tr>
@@ -68,6 +71,14 @@ function header(model: ReportModel): Html {
 <tr><th>Sandbox granted</th><td>${model.spec ? sandbox(model.spec) : html`<span class="muted">spec.json not found</span>`}</td></tr>
 <tr><th>Audit chain</th><td id="fact-chain">${chain(model)}</td></tr>
 </table></header>`;
+}
+
+function checksFact(checks: CheckSummary): Html {
+  const stages = `${checks.runStages} run stage(s), ${checks.compareStages} compare stage(s)`;
+  if (checks.reviewOnly.length === 0) return html`${stages}; every Expectation item has a check`;
+  return html`${stages}<br><strong>judged by the review alone (no check):</strong> ${checks.reviewOnly.map(
+    (i, k) => html`${k > 0 ? ", " : ""}<code>${i.id}</code> ${i.text}`,
+  )}`;
 }
 
 function modelsUsed(byModel: Record<string, Totals>): Html {
@@ -181,6 +192,8 @@ function noteText(event: HistoryRecord): string {
       return `Links in the task folder that point outside it or nowhere: ${event.links.map((l) => `${l.path} → ${l.target} (${l.problem})`).join(", ")}`;
     case "direction_change":
       return `Direction changed: ${event.from} → ${event.to}`;
+    case "assets_changed":
+      return `SAM files and check assets that differ from what the last run of this task folder (${event.since}) captured: ${event.files.map((f) => `${f.rel} (${f.was === "(none)" ? "new" : f.now === "(none)" ? "gone" : `sha256 ${f.was.slice(0, 12)}… → ${f.now.slice(0, 12)}…`})`).join(", ")}. A person's edit, or something an earlier run left behind`;
     case "resumed":
       return `Resumed from phase ${event.fromPhase} (${event.discardedEvents} events discarded)`;
     case "memory_view":

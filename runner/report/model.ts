@@ -2,11 +2,13 @@
 // joined with the history tape, the checkpoint, the granted spec, the parsed SAM and memory.
 // Totals come from `summarizeTape` only, so the terminal and the page cannot disagree. The parts:
 // calls.ts (each model call), timeline.ts (iterations and phases), injected.ts (memory and skills).
+
 import { basename } from "node:path";
 import { summarizeTape, type TapeSummary } from "../audit/summary.ts";
 import type { EventRecord, TapeUsage, VerifyResult } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { type CheckSummary, checkSummary } from "../sam/check-summary.ts";
 import { callViews } from "./calls.ts";
 import { type ChangesView, changesView } from "./changes-view.ts";
 import { type InjectedView, injectedViews, type MemoryWrittenView, memoryWritten } from "./injected.ts";
@@ -76,7 +78,13 @@ export interface ApprovalRowView {
 export interface ReportModel {
   runId: string;
   runDir: string;
-  sam: { name: string; file?: string; sha256?: string };
+  sam: {
+    name: string;
+    file?: string;
+    sha256?: string;
+    /** Run and compare stages; the Expectation items no check covers (judged by the review alone). */
+    checks?: CheckSummary;
+  };
   status: RunStatusView;
   reason: string;
   iterations: number;
@@ -190,7 +198,12 @@ function samFacts(inputs: RunInputs): ReportModel["sam"] {
   const name = sam?.metadata.name ?? sam?.root.title ?? inputs.state?.samFile ?? "(SAM not recorded)";
   const file = sam?.file ?? inputs.state?.samFile;
   const hash = inputs.state?.samSha256 ?? sam?.sha256;
-  return { name, ...(file ? { file } : {}), ...(hash ? { sha256: hash } : {}) };
+  return {
+    name,
+    ...(file ? { file } : {}),
+    ...(hash ? { sha256: hash } : {}),
+    ...(sam ? { checks: checkSummary(sam.root) } : {}),
+  };
 }
 
 function historySpan(history: HistoryRecord[]): number | undefined {

@@ -165,6 +165,7 @@ function addHistoryEvent(
     case "tampering":
     case "asset_cleanup":
     case "deliverable_links":
+    case "assets_changed":
     case "direction_change":
     case "resumed":
     case "memory_view":

@@ -17,6 +17,7 @@ import { type RunState, readState, writeState } from "../run-folder/state.ts";
 import type { RunRecords } from "./context.ts";
 import type { RunDeps, RunResult, StartOptions } from "./deps.ts";
 import { drive } from "./driver.ts";
+import { assetsSinceLastRun } from "./last-assets.ts";
 import { RunBudget } from "./limits.ts";
 import { hideAssets } from "./pristine.ts";
 import { lockRun } from "./run-lock.ts";
@@ -58,6 +59,8 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
     };
     const history = new HistoryTape(folder.files.history);
     history.append({ type: "run_start", sam: sam.file, sha256: sam.sha256, backend: deps.backend.name });
+    const changed = assetsSinceLastRun(options.home, spec.taskDir, runId, pristine);
+    if (changed) history.append({ type: "assets_changed", iteration: 0, ...changed });
     for (const extension of deps.extensions ?? []) extension.onHistory?.((event) => history.append(event));
     // First checkpoint before anything can fail, so even a run killed while starting can be resumed.
     state.historyBytes = fileSize(folder.files.history);

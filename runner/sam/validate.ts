@@ -1,8 +1,10 @@
 // The work behind `scifi validate`: expand folders, parse each SAM (sub-SAM files are validated as
 // part of their parent, not on their own), print diagnostics or canonical JSON, pick the exit code.
+
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { withAllowlistWarnings } from "./allowlist-warnings.ts";
+import { checkSummary } from "./check-summary.ts";
 import { formatDiagnostic } from "./diagnostics.ts";
 import { findSamFiles } from "./discover.ts";
 import { canonicalJson } from "./json.ts";
@@ -86,8 +88,12 @@ function printHuman(file: string, result: ParseResult, options: ValidateOptions)
     const checks = countChecks(sam.root);
     const hidden = sam.metadata.hiddenAssets ?? [];
     const hiddenText = hidden.length ? `; hidden from the agents: ${hidden.join(", ")}` : "";
+    // Items no check covers are judged by the review alone: said on the same line (`scifi plan` and
+    // --json give their text).
+    const reviewOnly = checkSummary(sam.root).reviewOnly.map((i) => i.id);
+    const reviewText = reviewOnly.length ? `; judged by the review alone: ${reviewOnly.join(", ")}` : "";
     options.out.write(
-      `${file}: OK (${sam.metadata.name}: ${nodes} SAM${nodes === 1 ? "" : "s"}, ${checks} check${checks === 1 ? "" : "s"}${hiddenText})\n`,
+      `${file}: OK (${sam.metadata.name}: ${nodes} SAM${nodes === 1 ? "" : "s"}, ${checks} check${checks === 1 ? "" : "s"}${hiddenText}${reviewText})\n`,
     );
   }
 }
@@ -98,6 +104,7 @@ function toJsonEntry({ file, result }: { file: string; result: ParseResult }): u
     ok: result.ok,
     diagnostics: result.diagnostics,
     sam: result.ok ? result.sam : undefined,
+    ...(result.ok ? { reviewOnly: checkSummary(result.sam.root).reviewOnly } : {}),
   };
 }
 

@@ -21,7 +21,7 @@ describe("scifi validate", () => {
     const lines = run.stdout.trim().split("\n");
     expect(lines).toEqual(
       expect.arrayContaining([
-        "tasks/examples/gfortran-build-run/task.md: OK (gfortran-build-run: 1 SAM, 2 checks)",
+        "tasks/examples/gfortran-build-run/task.md: OK (gfortran-build-run: 1 SAM, 2 checks; judged by the review alone: root/e3)",
         "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 2 checks)",
         "tasks/examples/root-gaussian-fit/task.md: OK (root-gaussian-fit: 1 SAM, 2 checks)",
         "tasks/examples/two-level-subsams/task.md: OK (two-level-subsams: 3 SAMs, 3 checks)",
