@@ -6,7 +6,8 @@
 // Exit codes as `scifi run` (runner/exit-codes.ts, exitCodeOf).
 import { parseArgs } from "node:util";
 import { EXIT, exitCodeOfOutcome } from "../exit-codes.ts";
-import { exitCodeOf, InvalidInput, runTask } from "../run/setup.ts";
+import { exitCodeOf, InvalidInput } from "../run/errors.ts";
+import { runTask } from "../run/setup.ts";
 import { ownSignals as takeSignals } from "../sandbox/live.ts";
 
 const { values } = parseArgs({

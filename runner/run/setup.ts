@@ -2,24 +2,21 @@
 // daemon's worker, the tests and the benchmark; `scifi submit` takes its SAM from `loadSam` here).
 // It parses the SAM once, mints the run id once, applies the site policy, picks the backend, opens
 // the gateway on the run's audit tape, loads the skills, adds the run's extensions (SLURM job tools
-// for a `jobs: slurm` SAM, from runner/jobs) and starts or resumes the loop. `exitCodeOf` maps what
-// it throws to the exit code the CLI and the worker return.
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+// for a `jobs: slurm` SAM, from runner/jobs) and starts or resumes the run (start.ts). What it
+// throws becomes an exit code in errors.ts; the change snapshots and the report are run-end-records.ts.
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
-import { EXIT } from "../exit-codes.ts";
 import type { RunEnd, RunExtension } from "../extension/run-extension.ts";
-import { SubmitInputError } from "../jobs/submit.ts";
-import { ModelsConfigError } from "../llm/config.ts";
-import { ScriptError } from "../llm/scripted/script.ts";
 import { homePaths } from "../paths.ts";
-import { PolicyRefused } from "../policy/refused.ts";
 import type { SitePolicy } from "../policy/site.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
 import { newRunId } from "../run-id.ts";
-import type { Diagnostic, SamDocument } from "../sam/types.ts";
+import type { SamDocument } from "../sam/types.ts";
 import type { RunDeps, RunResult } from "./deps.ts";
+import { InvalidInput } from "./errors.ts";
+import { changesTracker } from "./run-end-records.ts";
 import { effectiveLimits } from "./sam-limits.ts";
 import { resumeRun, startRun } from "./start.ts";
 import type { RunStatus } from "./status.ts";
@@ -49,37 +46,6 @@ export interface RunTaskOptions {
   onRunId?: (runId: string, dir: string) => void;
   /** Called once the run's report page is written at its end (or with why it could not be). */
   onReport?: (report: { file?: string; index?: string; error?: string }) => void;
-}
-
-/** Bad input the user can fix: exit 2. */
-export class InvalidInput extends Error {
-  override name = "InvalidInput";
-  readonly diagnostics: Diagnostic[];
-  /** The SAM file that did not parse, when that was the problem. */
-  readonly samFile?: string;
-  constructor(message: string, diagnostics: Diagnostic[] = [], samFile?: string) {
-    super(message);
-    this.diagnostics = diagnostics;
-    if (samFile !== undefined) this.samFile = samFile;
-  }
-}
-
-/**
- * The exit code for an error a run (or its setup) threw: 2 for input the user can fix (a bad task,
- * flag, policy refusal, models config or script), 1 for anything else. A run that ended has its
- * code from its outcome (exitCodeOfOutcome in runner/exit-codes.ts).
- */
-export function exitCodeOf(error: unknown): number {
-  if (
-    error instanceof InvalidInput ||
-    error instanceof PolicyRefused ||
-    error instanceof ModelsConfigError ||
-    error instanceof ScriptError ||
-    error instanceof SubmitInputError
-  ) {
-    return EXIT.usage;
-  }
-  return EXIT.failed;
 }
 
 /** The SAM of a task file or folder (its task.md), parsed once; InvalidInput when it is not a valid SAM. */
@@ -211,143 +177,6 @@ async function aroundLoop(
       }),
     ),
   );
-}
-
-/**
- * The run's change snapshots (runner/report/changes.ts) and its report. The start snapshot is taken
- * before the loop (a resumed run keeps the one its start took); one after each work pass, as the
- * checks begin (the work sandbox is gone then); one at the end, with small images. Then the report
- * page and the runs index are written. Nothing here fails the run: a snapshot that cannot be taken is
- * partial, a report that cannot be written is reported through onReport.
- */
-async function changesTracker(taskDir: string, resumedDir: string | undefined) {
-  const changes = await import("../report/changes.ts");
-  let runDir = resumedDir;
-  const start =
-    taskDir && !(resumedDir && existsSync(join(changes.changesDir(resumedDir), "start.json")))
-      ? await changes.snapshotTaskFolder(taskDir, "start")
-      : undefined;
-  const pending: Promise<void>[] = [];
-  let lastCheck = -1;
-  const created = (dir: string): void => {
-    runDir = dir;
-    if (start) changes.writeSnapshot(dir, start, "start");
-  };
-  if (resumedDir) created(resumedDir);
-  return {
-    created,
-    onStatus:
-      (inner: RunTaskOptions["onStatus"]) =>
-      (status: RunStatus): void => {
-        if (status.phase === "checks" && status.iteration !== lastCheck && taskDir && runDir) {
-          lastCheck = status.iteration;
-          const dir = runDir;
-          pending.push(
-            changes
-              .snapshotTaskFolder(taskDir, `after the work of iteration ${status.iteration}`)
-              .then((snap) => changes.writeSnapshot(dir, snap, `iteration-${status.iteration}`))
-              .catch(() => undefined),
-          );
-        }
-        inner?.(status);
-      },
-    around: async (options: RunTaskOptions, run: () => Promise<RunResult>): Promise<RunResult> => {
-      try {
-        const result = await run();
-        // A resumed run that got to an end no longer stopped on the error recorded before.
-        if (runDir) rmSync(join(runDir, RUN_ERROR_FILE), { force: true });
-        return result;
-      } catch (error) {
-        if (runDir) recordRunError(runDir, error);
-        throw error;
-      } finally {
-        await Promise.all(pending);
-        if (runDir) {
-          if (taskDir) {
-            // With the first page of each PDF the run made, rendered in a sandbox (pdf-pages.ts).
-            const { endSnapshotWithPdfPages } = await import("../report/pdf-pages.ts");
-            const end = await endSnapshotWithPdfPages(
-              taskDir,
-              runDir,
-              options.sandboxBackend ?? options.backend,
-            );
-            try {
-              changes.writeSnapshot(runDir, end, "end");
-            } catch {
-              // The report says the end snapshot is missing.
-            }
-          }
-          options.onReport?.(await writeReports(options.home, runDir));
-        }
-      }
-    },
-  };
-}
-
-/**
- * What stopped a run without an outcome: `start` when a sandbox could not be started (the backend
- * or its image is missing: resuming cannot help, the cause must be fixed first), `replay` when a
- * replay diverged from its recording (the task differs there), `other` for anything else (a crash
- * the run can be resumed from).
- */
-export type RunErrorKind = "start" | "replay" | "other";
-
-export function runErrorKind(error: unknown): RunErrorKind {
-  if (!(error instanceof Error)) return "other";
-  if (error.name === "ReplayDivergence") return "replay";
-  if (
-    error.name === "SandboxUnavailable" ||
-    /cannot (create|start) the (container|sandbox|instance)|apptainer: cannot start|image .* not found|No such image/i.test(
-      error.message,
-    )
-  )
-    return "start";
-  return "other";
-}
-
-/** The run folder's `error.json`: why a run stopped without an outcome (the report shows it). */
-export const RUN_ERROR_FILE = "error.json";
-
-function recordRunError(runDir: string, error: unknown): void {
-  try {
-    const record = {
-      time: new Date().toISOString(),
-      kind: runErrorKind(error),
-      name: error instanceof Error ? error.name : "Error",
-      message: error instanceof Error ? error.message : String(error),
-    };
-    writeFileSync(join(runDir, RUN_ERROR_FILE), `${JSON.stringify(record)}\n`);
-  } catch {
-    // The CLI prints the error itself; the report then says only that the run has no end.
-  }
-}
-
-/** Runs folders with more entries get no index rebuilt at each run's end. */
-const MAX_INDEX_RUNS_AT_END = 300;
-
-/** The run's report page and the runs index, rebuilt at a run's end. */
-async function writeReports(
-  home: string,
-  runDir: string,
-): Promise<{ file?: string; index?: string; error?: string }> {
-  try {
-    const { REPORT_FILE, writeIndex, writeRunReport } = await import("../report/report.ts");
-    const { runFiles } = await import("../paths.ts");
-    const file = join(runDir, REPORT_FILE);
-    writeRunReport(runFiles(runDir).audit, file, home);
-    const runs = dirname(runDir);
-    // The index reads every run's tape: past a few hundred runs that is for `scifi report --index`,
-    // not for the end of each run.
-    if (readdirSync(runs).length > MAX_INDEX_RUNS_AT_END) return { file };
-    try {
-      const index = writeIndex(runs, join(runs, "index.html")).file;
-      return { file, index };
-    } catch {
-      return { file };
-    }
-  } catch (error) {
-    return { error: `the report could not be written: ${(error as Error).message}` };
-  }
 }
 
 /**

@@ -5,10 +5,10 @@
 import type { Code, Heading, List, ListItem, Nodes, RootContent } from "mdast";
 import { toString as nodeText } from "mdast-util-to-string";
 import { parseBlocks } from "./blocks.ts";
+import { isCheckFence, readCheck } from "./check-blocks.ts";
 import type { DiagnosticSink } from "./diagnostics.ts";
 import { closest } from "./suggest.ts";
-import type { Check, ExpectationItem, SamNode } from "./types.ts";
-import { parseDuration } from "./units.ts";
+import type { ExpectationItem, SamNode } from "./types.ts";
 
 export type SectionKind = "context" | "todo" | "expectation";
 
@@ -35,9 +35,6 @@ export const SECTION_TITLES: Readonly<Record<SectionKind, string>> = {
 
 /** `Sub-SAM: name`, `SubSAM: name`, `Subtask: name`, `Sub-task: name` (any case). */
 const SUB_SAM_HEADING = /^sub[- ]?(?:sam|task)\s*:\s*(.*)$/i;
-
-/** Seconds a check may run when its block gives no `timeout=`. */
-export const DEFAULT_CHECK_TIMEOUT_SEC = 300;
 
 type HeadingClass =
   | { kind: "section"; section: SectionKind }
@@ -357,12 +354,6 @@ function trimBlankLines(text: string): string {
   return text.replace(/^(?:[^\S\n]*\n)+/, "").trimEnd();
 }
 
-/** ```check``` (a run stage) and ```compare``` (a compare stage) are the two kinds of check block. */
-function isCheckFence(lang: string | null | undefined): boolean {
-  const kind = lang?.toLowerCase();
-  return kind === "check" || kind === "compare";
-}
-
 function findChecks(nodes: readonly Nodes[]): Code[] {
   const found: Code[] = [];
   const visit = (n: Nodes): void => {
@@ -391,7 +382,7 @@ function readItems(walk: Walk, span: RootContent[], sectionText: string, title: 
           looseChecks,
           1,
         ),
-        checks: looseChecks.map((c) => readCheck(walk, c)),
+        checks: looseChecks.map((c) => readCheck(walk.sink, walk.bodyStart + startOf(c), c)),
         line: walk.sink.position(walk.bodyStart + sectionStart).line,
       },
     ];
@@ -420,7 +411,7 @@ function readItem(walk: Walk, item: ListItem): ExpectationItem {
   return {
     id: "",
     text: cutChecks(walk.body, startOf(first), endOf(item), checks, column),
-    checks: checks.map((c) => readCheck(walk, c)),
+    checks: checks.map((c) => readCheck(walk.sink, walk.bodyStart + startOf(c), c)),
     line,
   };
 }
@@ -437,89 +428,6 @@ function cutChecks(body: string, from: number, to: number, checks: readonly Code
   const indent = new RegExp(`^ {0,${Math.max(0, column - 1)}}`);
   const lines = text.split("\n").map((l, i) => (i === 0 ? l : l.replace(indent, "")));
   return trimBlankLines(lines.join("\n").replace(/\n(?:[^\S\n]*\n){2,}/g, "\n\n"));
-}
-
-function readCheck(walk: Walk, code: Code): Check {
-  const offset = walk.bodyStart + startOf(code);
-  let timeoutSec = DEFAULT_CHECK_TIMEOUT_SEC;
-  const fence = code.lang?.toLowerCase() === "compare" ? "compare" : "check";
-  let compare = fence === "compare";
-  let outputs: string[] | undefined;
-  for (const option of (code.meta ?? "").split(/\s+/).filter(Boolean)) {
-    if (option === "hidden") {
-      // The older spelling of a compare stage: it sees the hidden assets, never the task folder.
-      compare = true;
-      continue;
-    }
-    const declared = /^outputs=(.*)$/.exec(option);
-    if (declared) {
-      const parsed = parseOutputs(declared[1] ?? "");
-      if (typeof parsed === "string") walk.sink.error(offset, parsed);
-      else outputs = [...(outputs ?? []), ...parsed];
-      continue;
-    }
-    const timeout = /^timeout=(.*)$/.exec(option);
-    const seconds = timeout ? parseDuration(timeout[1] ?? "") : undefined;
-    if (seconds !== undefined) timeoutSec = seconds;
-    else if (timeout) {
-      walk.sink.error(
-        offset,
-        `invalid check timeout \`${timeout[1]}\`; use a duration such as \`timeout=30s\` or \`timeout=5m\``,
-      );
-    } else {
-      walk.sink.error(
-        offset,
-        fence === "compare"
-          ? `unknown compare option \`${option}\`; the option is \`timeout=<duration>\` (e.g. \`timeout=30s\`)`
-          : `unknown check option \`${option}\`; the options are \`timeout=<duration>\` (e.g. \`timeout=30s\`), \`outputs=<path>,...\` (files the runner copies out for a compare stage) and \`hidden\` (the older spelling of a \`compare\` block)`,
-      );
-    }
-  }
-  if (compare && outputs) {
-    walk.sink.error(
-      offset,
-      "a compare stage (```compare``` or ```check hidden```) declares no outputs: it reads them; put `outputs=` on the ```check``` block that runs the agent's work",
-    );
-  }
-  if (code.value.trim() === "") {
-    walk.sink.error(
-      offset,
-      `empty \`${fence}\` block; write the shell command that must exit 0 when the item holds`,
-    );
-  }
-  // A CRLF file must not hand `sh` commands ending in `\r`.
-  return {
-    id: "",
-    command: code.value.replace(/\r\n?/g, "\n"),
-    timeoutSec,
-    ...(compare ? { stage: "compare" as const } : {}),
-    ...(outputs && !compare ? { outputs } : {}),
-    line: walk.sink.position(offset).line,
-  };
-}
-
-/** Most outputs one run stage declares. */
-const MAX_OUTPUTS = 32;
-
-/**
- * `outputs=a,b`: task-folder paths, relative, each component a plain name (no `..`, no glob, no
- * empty or dot component), so the runner copies out exactly what was named. An error text otherwise.
- */
-function parseOutputs(list: string): string[] | string {
-  const paths = list.split(",").filter((p) => p !== "");
-  if (paths.length === 0)
-    return "`outputs=` names no file; write `outputs=result.json` or `outputs=out/a.csv,out/b.csv`";
-  if (paths.length > MAX_OUTPUTS) return `\`outputs=\` names ${paths.length} files; at most ${MAX_OUTPUTS}`;
-  for (const path of paths) {
-    const parts = path.split("/");
-    const bad =
-      path.startsWith("/") ||
-      Buffer.byteLength(path) > 255 ||
-      parts.some((p) => p === "" || p === "." || p === ".." || /[*?[\]\\\0]/.test(p));
-    if (bad)
-      return `output \`${path}\` is not a plain relative path in the task folder (no leading /, no . or .., no globs, at most 255 bytes)`;
-  }
-  return [...new Set(paths)];
 }
 
 /** Ids in document order: `root`, `root/1`, `root/1/2`; items `<node>/e<n>`, checks `<node>/check-<n>`. */

@@ -82,7 +82,8 @@ async function terminalApproval(
 async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
   // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
-  const { exitCodeOf, InvalidInput, runErrorKind, runTask } = await import("../../run/setup.ts");
+  const { exitCodeOf, InvalidInput, runErrorKind } = await import("../../run/errors.ts");
+  const { runTask } = await import("../../run/setup.ts");
   const { RunLocked } = await import("../../run/run-lock.ts");
   const { createDisplay } = await import("../../run/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
