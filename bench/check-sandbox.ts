@@ -5,10 +5,14 @@
 // folder), so the difference is what the fresh sandbox adds: its start and its stop.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runChecks, subtreeChecks } from "../runner/run/checks.ts";
 import { resolveSpec } from "../runner/policy/resolve.ts";
 import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
 import type { SandboxSpec } from "../runner/policy/spec.ts";
+import { copyForChecks } from "../runner/run/check-copy.ts";
+import { runChecks, subtreeChecks } from "../runner/run/checks.ts";
+import { phaseSpec } from "../runner/run/sandboxes.ts";
+import { buildCompareFolder, StageOutputs } from "../runner/run/stages.ts";
+import type { PristineSet } from "../runner/run-folder/state.ts";
 import { parseSamSync } from "../runner/sam/parse.ts";
 import type { Sandbox, SandboxBackend } from "../runner/sandbox/types.ts";
 
@@ -42,6 +46,15 @@ export interface CheckSandboxResult {
   addedMs: number[];
   /** stop() of a sandbox in which a detached process ignores SIGTERM/SIGHUP (ms, a few rounds). */
   stubbornStopMs: number[];
+  /**
+   * Per round: a hidden comparison as before stages (a fresh sandbox on a copy of the task folder,
+   * `diff` against the expected output) and the same comparison as a compare stage (the output
+   * copied out, the runner-built folder, a fresh compare sandbox); `compareAddedMs` is their paired
+   * difference (ms).
+   */
+  hiddenMs: number[];
+  compareMs: number[];
+  compareAddedMs: number[];
 }
 
 /**
@@ -78,6 +91,9 @@ export async function measureCheckSandbox(options: CheckSandboxOptions): Promise
         stopMs: [],
         addedMs: [],
         stubbornStopMs: [],
+        hiddenMs: [],
+        compareMs: [],
+        compareAddedMs: [],
       };
       const inWork = async () => {
         const t0 = performance.now();
@@ -117,6 +133,7 @@ export async function measureCheckSandbox(options: CheckSandboxOptions): Promise
         result.freshMs.push(b);
         result.addedMs.push(b - a);
       }
+      await measureCompareStage(options, spec, dir, result);
       // A stop that waited for a grace period would cost it here: a process ignores TERM and HUP.
       for (let round = 0; round < STUBBORN_ROUNDS; round++) {
         const sandbox = await options.backend.start({ ...spec, runId: `${spec.runId}-stubborn-${round}` });
@@ -137,6 +154,90 @@ export async function measureCheckSandbox(options: CheckSandboxOptions): Promise
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The expected output as a hidden asset, compared the old way and as a compare stage, paired per round. */
+async function measureCompareStage(
+  options: CheckSandboxOptions,
+  spec: SandboxSpec,
+  dir: string,
+  result: CheckSandboxResult,
+): Promise<void> {
+  const expected = "checks/expected_output.txt";
+  const pristineDir = join(dir, "pristine");
+  mkdirSync(join(pristineDir, "checks"), { recursive: true });
+  cpSync(join(spec.taskDir, expected), join(pristineDir, expected));
+  const pristine: PristineSet = {
+    files: [{ rel: expected, kind: "asset", hidden: true, sha256: "", mode: 0o644 }],
+    folders: [],
+  };
+  const passes = (exitCode: number, side: string) => {
+    if (exitCode !== 0) throw new Error(`bench comparison failed (${side})`);
+  };
+  const hidden = async (round: number) => {
+    const t0 = performance.now();
+    const copy = join(dir, "checks-copy");
+    copyForChecks(spec.taskDir, copy, { maxBytes: 1024 ** 3 });
+    const sandbox = await options.backend.start({
+      ...phaseSpec({ ...spec, taskDir: copy, mounts: onTask(spec, copy) }, "checks", pristine),
+      runId: `${spec.runId}-hidden-${round}`,
+    });
+    try {
+      passes(
+        (await sandbox.exec(["bash", "-o", "pipefail", "-c", `diff -u ${expected} results/stats.txt`]))
+          .exitCode,
+        "hidden",
+      );
+    } finally {
+      await sandbox.stop();
+      rmSync(copy, { recursive: true, force: true });
+    }
+    return performance.now() - t0;
+  };
+  const compare = async (round: number) => {
+    const t0 = performance.now();
+    const outputs = new StageOutputs(join(dir, "outputs"));
+    if (outputs.collect(spec.taskDir, ["results/stats.txt"]).length > 0)
+      throw new Error("bench outputs not copied");
+    const folder = join(dir, "compare");
+    buildCompareFolder(folder, pristineDir, pristine, outputs.dir);
+    const sandbox = await options.backend.start({
+      ...phaseSpec({ ...spec, taskDir: folder, mounts: onTask(spec, folder) }, "compare", pristine),
+      runId: `${spec.runId}-compare-${round}`,
+    });
+    try {
+      passes(
+        (
+          await sandbox.exec([
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            `diff -u ${expected} outputs/results/stats.txt`,
+          ])
+        ).exitCode,
+        "compare",
+      );
+    } finally {
+      await sandbox.stop();
+      rmSync(folder, { recursive: true, force: true });
+    }
+    return performance.now() - t0;
+  };
+  for (let round = 0; round < options.rounds; round++) {
+    const first = round % 2 === 0;
+    const a = first ? await hidden(round) : 0;
+    const b = await compare(round);
+    const c = first ? a : await hidden(round);
+    result.hiddenMs.push(c);
+    result.compareMs.push(b);
+    result.compareAddedMs.push(b - c);
+  }
+}
+
+/** The spec's mounts with the task folder's moved to `folder` (as the run does for its copies). */
+function onTask(spec: SandboxSpec, folder: string): SandboxSpec["mounts"] {
+  return spec.mounts.map((m) => (m.source === spec.taskDir ? { ...m, source: folder } : m));
 }
 
 /** Copies the example into `dir/task` and resolves its spec and check node as a run does. */

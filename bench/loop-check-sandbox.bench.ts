@@ -3,6 +3,8 @@
 // and stopped after, against the same checks in the already-running work sandbox, in the same run.
 // The checks' own time is on both sides, so the difference is one extra sandbox's start + stop.
 // Docker in this process; Apptainer inside the non-root harness (as bench/apptainer.bench.ts does).
+// Also what a compare stage adds against a hidden check as it ran before stages (outputs copied out,
+// the runner-built folder), paired per round.
 // Targets: at most +1.0 s per iteration on Docker, +2.0 s on Apptainer (median of the paired rounds).
 // SCIFI_BENCH_ROUNDS (default 10) rounds per engine, alternating which side goes first.
 import { execFileSync } from "node:child_process";
@@ -65,6 +67,13 @@ function report(engine: string, m: CheckSandboxResult, target: number, where: st
       unit: "s",
       maxValue: target,
       note: `fresh start+checks+stop ${s(median(m.freshMs)).toFixed(2)} s vs checks in the work sandbox ${s(median(m.inWorkMs)).toFixed(2)} s (medians); ${of}`,
+    },
+    {
+      name: `${engine}: added per iteration by a compare stage, against a hidden check as before (median)`,
+      value: s(median(m.compareAddedMs)),
+      unit: "s",
+      maxValue: target,
+      note: `compare stage (outputs copied out, runner-built folder, fresh sandbox) ${s(median(m.compareMs)).toFixed(2)} s vs hidden check on a copy of the task folder ${s(median(m.hiddenMs)).toFixed(2)} s (medians, paired per round)`,
     },
     {
       name: `${engine}: added per iteration by a fresh check sandbox (p90)`,
