@@ -53,13 +53,13 @@ function inImage(taskDir: string, script: string, timeoutSec: number): { status:
   return { status: run.status ?? -1, output: `${run.stdout}${run.stderr}` };
 }
 
-/** Runs every check the way the runner does (`sh -c` in the task folder, with its timeout). */
+/** Runs every check the way the runner runs a run stage (`bash -o pipefail` in the task folder, with its timeout). */
 function runChecks(taskDir: string, checks: Check[]): Map<string, number> {
   const scripts = join(taskDir, ".checks");
   mkdirSync(scripts, { recursive: true });
   const lines = checks.map((check, n) => {
     writeFileSync(join(scripts, `${n}.sh`), check.command);
-    return `timeout ${check.timeoutSec} sh .checks/${n}.sh >/dev/null 2>&1; echo "RESULT ${check.id} $?"`;
+    return `timeout ${check.timeoutSec} bash -o pipefail .checks/${n}.sh >/dev/null 2>&1; echo "RESULT ${check.id} $?"`;
   });
   const total = checks.reduce((s, c) => s + c.timeoutSec, 0);
   const { output } = inImage(taskDir, lines.join("\n"), total);
