@@ -17,7 +17,9 @@ export const homePaths = (home: string) => ({
   groupMemory: (group: string) => join(home, "memory", "groups", `${group}.md`),
   skills: join(home, "skills"),
   /** Per task folder, the SAM and asset hashes its last run captured (runner/run/last-assets.ts). */
-  lastAssets: join(home, "memory", ".last-assets"),
+  lastAssets: join(home, ".scifi", "last-assets"),
+  /** Per task folder, the lock of the one run that uses it (runner/run/run-lock.ts). */
+  taskLocks: join(home, ".scifi", "task-locks"),
   sitePolicy: join(home, "site-policy.yaml"),
   modelsConfig: join(home, "models.yaml"),
 });

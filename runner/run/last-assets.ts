@@ -1,5 +1,5 @@
 // What the last run of a task folder captured as its pristine SAM files and check assets, kept in
-// the home (memory/.last-assets/, out of the agent's reach), one small file per task folder. A new run of the
+// the home (.scifi/last-assets/, out of the agent's reach), one small file per task folder. A new run of the
 // folder compares what it captures with it, so a person can tell their own edit of an asset from
 // something an earlier run left behind (trust rule 10).
 import { existsSync, mkdirSync, readFileSync } from "node:fs";

@@ -20,7 +20,7 @@ import { drive } from "./driver.ts";
 import { assetsSinceLastRun } from "./last-assets.ts";
 import { RunBudget } from "./limits.ts";
 import { hideAssets } from "./pristine.ts";
-import { lockRun } from "./run-lock.ts";
+import { lockRun, lockTaskFolder } from "./run-lock.ts";
 import { clampRank, effectiveLimits, rankRange } from "./sam-limits.ts";
 import { RunSession } from "./session.ts";
 import { TaskFolderGuard, takePristine } from "./task-folder.ts";
@@ -29,9 +29,16 @@ import { TaskFolderGuard, takePristine } from "./task-folder.ts";
 export async function startRun(options: StartOptions, deps: RunDeps): Promise<RunResult> {
   const { runId, sam } = options;
   const spec = await deps.resolveSpec(sam, runId);
-  const folder = createRunFolder(options.home, runId, sam, spec);
-  const unlock = lockRun(folder, runId);
+  // Before anything is written: a folder another run uses is refused (TaskFolderBusy).
+  const releaseFolder = lockTaskFolder(options.home, spec.taskDir, runId);
+  let unlock = releaseFolder;
   try {
+    const folder = createRunFolder(options.home, runId, sam, spec);
+    const unlockRun = lockRun(folder, runId);
+    unlock = () => {
+      unlockRun();
+      releaseFolder();
+    };
     deps.onCreated?.(folder.dir);
     const limits = effectiveLimits(sam, options.limits);
     const pristine = takePristine(sam, spec.taskDir, folder.files.pristine);
@@ -77,7 +84,12 @@ export async function resumeRun(home: string, runId: string, deps: RunDeps): Pro
   // Before anything is read or cut back: a run still driven by a live process is refused.
   const unlock = lockRun(folder, runId);
   try {
-    return await resumeLocked(home, runId, deps, folder);
+    const releaseFolder = lockTaskFolder(home, readSpecJson(folder).taskDir, runId);
+    try {
+      return await resumeLocked(home, runId, deps, folder);
+    } finally {
+      releaseFolder();
+    }
   } finally {
     unlock();
   }

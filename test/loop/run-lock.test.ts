@@ -2,13 +2,28 @@
 // run; a lock left by a dead process, or by a pid that now belongs to another program, is taken over.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isZombie, processStart } from "../../runner/pid-lock.ts";
-import { lockRun, RunLocked, refuseLiveRun } from "../../runner/run/run-lock.ts";
+import {
+  lockRun,
+  lockTaskFolder,
+  RunLocked,
+  refuseLiveRun,
+  TaskFolderBusy,
+} from "../../runner/run/run-lock.ts";
 import { openRunFolder } from "../../runner/run-folder/folder.ts";
+import { REPO } from "./harness.ts";
 
 function runFolder() {
   const home = mkdtempSync(join(tmpdir(), "scifi-run-lock-"));
@@ -107,4 +122,54 @@ describe("a zombie owner", () => {
       parent.kill("SIGKILL");
     }
   });
+});
+
+describe("one run at a time per task folder", () => {
+  it("refuses a second run of a folder another run uses, naming it; free again after release", () => {
+    const home = mkdtempSync(join(tmpdir(), "scifi-task-lock-"));
+    const release = lockTaskFolder(home, "/data/task-a", "run-a");
+    let refused: unknown;
+    try {
+      lockTaskFolder(home, "/data/task-a", "run-b");
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(TaskFolderBusy);
+    expect((refused as Error).message).toMatch(/task folder \/data\/task-a is in use by run run-a \(pid \d+/);
+    // Another folder is not held by it.
+    lockTaskFolder(home, "/data/task-b", "run-c")();
+    release();
+    lockTaskFolder(home, "/data/task-a", "run-b")();
+  });
+
+  it("`scifi run` of a busy folder is refused before anything is written", async () => {
+    const root = mkdtempSync(join(tmpdir(), "scifi-task-busy-"));
+    const home = join(root, "home");
+    const task = join(root, "task");
+    mkdirSync(home);
+    mkdirSync(task);
+    writeFileSync(
+      join(task, "task.md"),
+      "---\nname: busy\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n- Ok.\n  ```check\n  true\n  ```\n",
+    );
+    writeFileSync(join(root, "script.yaml"), "work: []\n");
+    const release = lockTaskFolder(home, realpathSync(task), "run-holding");
+    try {
+      const child = spawn(
+        process.execPath,
+        [join(REPO, "bin/scifi.js"), "run", task, "--model", `scripted:${join(root, "script.yaml")}`],
+        { env: { ...process.env, SCIFI_HOME: home }, stdio: ["ignore", "ignore", "pipe"] },
+      );
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const [code] = await once(child, "exit");
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/is in use by run run-holding/);
+      expect(existsSync(join(home, "runs")) ? readdirSync(join(home, "runs")) : []).toEqual([]);
+    } finally {
+      release();
+    }
+  }, 60_000);
 });

@@ -84,7 +84,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
   // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
   const { exitCodeOf, InvalidInput, runErrorKind } = await import("../../run/errors.ts");
   const { runTask } = await import("../../run/setup.ts");
-  const { RunLocked } = await import("../../run/run-lock.ts");
+  const { RunLocked, TaskFolderBusy } = await import("../../run/run-lock.ts");
   const { createDisplay } = await import("../../run/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
@@ -167,7 +167,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     }
     if (exitCodeOf(error) === EXIT.usage)
       return usage(error instanceof Error ? error.message : String(error));
-    if (error instanceof RunLocked) {
+    if (error instanceof RunLocked || error instanceof TaskFolderBusy) {
       // Nothing was touched: no "records so far" hint, the run belongs to its live process.
       process.stderr.write(`scifi run: ${error.message}\n`);
       return EXIT.failed;
