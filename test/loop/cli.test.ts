@@ -59,6 +59,19 @@ describe("scifi run: invalid input exits 2", () => {
     expect(r.stderr).toMatch(/no run '20991231-000000-none-000000' under .*runs/);
   });
 
+  it("a run folder without sam.json is refused before anything is pruned or read", async () => {
+    const dir = join(home, "runs", "20991231-000000-nosam-000000");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, "state.json"),
+      JSON.stringify({ version: 1, runId: "20991231-000000-nosam-000000", backend: "docker" }),
+    );
+    const r = await scifi(["run", "--resume", "20991231-000000-nosam-000000"], home);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot be resumed: its run folder has no sam.json .*start the task again/);
+    expect(r.stderr).not.toMatch(/ENOENT/);
+  });
+
   it("an unknown backend lists the valid ones", async () => {
     const task = join(REPO, "tasks/examples/gfortran-build-run/task.md");
     const r = await scifi(["run", task, "--backend", "podman", "--model", `scripted:${script}`], home);
