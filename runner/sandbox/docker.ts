@@ -679,7 +679,9 @@ class DockerSandbox implements Sandbox {
   /** Runs a short helper command; true when it ran and exited 0 within a few seconds. */
   private async quickExec(argv: string[]): Promise<boolean> {
     const exec = await this.container.exec({ Cmd: argv, AttachStdout: false, AttachStderr: false });
-    await exec.start({ Detach: true });
+    // dockerode answers even a detached start with the HTTP response as a stream: unread, it holds
+    // its engine socket open, and with it the runner's process after the run (issue 32).
+    (await exec.start({ Detach: true })).destroy();
     const info = await pollUntil(
       async () => {
         const i = await exec.inspect();
