@@ -24,7 +24,13 @@ import { appendEntry, readMemory, sha256 } from "../memory/entries.ts";
 import { cutBack, fileSize, type HistoryEvent, HistoryTape, readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
 import { measureTaskFolder } from "../policy/host-paths.ts";
-import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
+import {
+  type MountSpec,
+  type SandboxIdentity,
+  type SandboxSpec,
+  sandboxName,
+  TASK_MOUNT,
+} from "../policy/spec.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { QuotaExceeded, Sandbox, SandboxBackend } from "../sandbox/types.ts";
 import { extensionTools, type RunExtension } from "../tools/extension.ts";
@@ -376,9 +382,10 @@ async function withSandbox<T>(
   }
 }
 
-/** How a phase's sandbox differs: its name, a copy of the task folder, whether it sees hidden assets. */
+/** How a phase's sandbox differs: its check stage, a copy of the task folder, whether it sees hidden assets. */
 interface PhaseOptions {
-  name?: string;
+  /** A check stage's index (0: the first); part of the sandbox's identity. */
+  stage?: number;
   taskCopy?: string;
   seesHidden?: boolean;
 }
@@ -390,8 +397,14 @@ async function openSandbox(
   phase: PhaseOptions = {},
 ): Promise<Sandbox> {
   const { state } = ctx;
-  const resumed = state.resumes > 0 ? `-r${state.resumes}` : "";
-  const name = `${state.runId}${resumed}-${phase.name ?? role}${state.iteration}`;
+  const identity: SandboxIdentity = {
+    runId: state.runId,
+    role,
+    iteration: state.iteration,
+    resumes: state.resumes,
+    ...(phase.stage ? { stage: phase.stage } : {}),
+  };
+  const name = sandboxName({ runId: state.runId, sandbox: identity });
   // Resolved for the run (its labels and environment name the run), started under the phase's name.
   const granted = await deps.resolveSpec(ctx.sam, state.runId, {
     ...(state.taskFolderBaseBytes !== undefined ? { taskFolderBaseBytes: state.taskFolderBaseBytes } : {}),
@@ -421,7 +434,11 @@ async function openSandbox(
       ...spec,
       networkRules: { ...spec.networkRules, allow: [...spec.networkRules.allow, ...approvedHosts] },
     };
-  return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
+  return deps.backend.start({
+    ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec),
+    runId: state.runId,
+    sandbox: identity,
+  });
 }
 
 /**
@@ -778,7 +795,7 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
     for (const [index, group] of groupByHidden(subtreeChecks(node)).entries()) {
       const seesHidden = checkDir !== undefined && group.hidden;
       if (checkDir) showHiddenInCopy(ctx, checkDir, seesHidden);
-      const phase = { name: `checks${index > 0 ? `.${index + 1}` : ""}`, taskCopy: checkDir, seesHidden };
+      const phase = { stage: index, taskCopy: checkDir, seesHidden };
       await withSandbox(ctx, deps, "checks", phase, (sandbox) =>
         runChecks({
           sandbox,

@@ -15,7 +15,7 @@ import { allowedHostsCover } from "../policy/resolve.ts";
 import type { SitePolicy } from "../policy/site.ts";
 import type { RunExtension } from "../tools/extension.ts";
 import { parseHostRule, Rules } from "./proxy.ts";
-import { allowOnRunProxies, onNetworkRecord, onNotListedHost, sandboxOfRun } from "./records.ts";
+import { allowOnRunProxies, onNetworkRecord, onNotListedHost, type ProxiedSandbox } from "./records.ts";
 
 /** Requests for hosts pending at once, per run; past it nothing more is filed until some are decided. */
 export const MAX_PENDING_HOST_REQUESTS = 5;
@@ -80,7 +80,7 @@ export interface HostApprovals extends RunExtension {
   /** Rules approved so far (`host:port`), in approval order. */
   approved(): string[];
   /** What the proxy adds to a not-listed refusal (exposed for tests; the proxy calls it through records.ts). */
-  advise(sandboxRunId: string, host: string, port: number): string | undefined;
+  advise(sandbox: ProxiedSandbox, host: string, port: number): string | undefined;
   /** Takes up decisions now (the poller does this every `pollMs`). */
   poll(): void;
 }
@@ -151,8 +151,8 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
     timer.unref();
   };
 
-  const advise = (sandboxRunId: string, host: string, port: number): string | undefined => {
-    if (!sandboxOfRun(sandboxRunId, o.runId)) return undefined;
+  const advise = (sandbox: ProxiedSandbox, host: string, port: number): string | undefined => {
+    if (sandbox.runId !== o.runId) return undefined;
     const key = `${host}:${port}`;
     const site = siteAllowsHost(o.site, host, port);
     if (!site.ok) return `${site.why}, so no approval can be asked for it`;
@@ -186,7 +186,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
         "Denied: it stays refused, and the agent reads who denied it and why.",
         `The site policy allows a SAM to list it (allowedHosts: ${o.site.allowedHosts.join(", ")}; deniedHosts: ${o.site.deniedHosts.join(", ") || "none"}).`,
       ].join("\n"),
-      facts: { kind: HOST_REQUEST_KIND, host, port: String(port), rule: site.rule, sandbox: sandboxRunId },
+      facts: { kind: HOST_REQUEST_KIND, host, port: String(port), rule: site.rule, sandbox: sandbox.name },
     });
     requests.set(site.rule, { id: request.id, rule: site.rule, state: "pending" });
     watch();
@@ -195,7 +195,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
 
   const unadvise = onNotListedHost(advise);
   const unlisten = onNetworkRecord((sandbox, record) => {
-    if (!record.allowed || !sandboxOfRun(sandbox, o.runId)) return;
+    if (!record.allowed || sandbox.runId !== o.runId) return;
     const rule = record.rule.replace(/^allow /, "");
     const r = requests.get(rule);
     if (r?.state !== "approved" || used.has(rule)) return;
@@ -203,7 +203,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
     const facts = {
       id: r.id,
       rule,
-      sandbox,
+      sandbox: sandbox.name,
       host: record.host,
       port: record.port,
       ...(record.address ? { address: record.address } : {}),

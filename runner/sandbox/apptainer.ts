@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { noteCaptureOff, PROXY_MOUNT, type RunProxyOptions, startRunProxy } from "../network/run-proxy.ts";
-import type { SandboxSpec } from "../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../policy/spec.ts";
 import { instanceName, instanceStartArgs, proxiedRules, resolveSif } from "./apptainer/args.ts";
 import { setUpCapture } from "./apptainer/capture.ts";
 import { cpuPinning } from "./apptainer/cpus.ts";
@@ -73,7 +73,7 @@ export function createApptainerBackend(options: ApptainerBackendOptions = {}): c
 
 async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<contract.Sandbox> {
   const sif = await resolveSif(ctx, spec.image);
-  const name = instanceName(spec.runId);
+  const name = instanceName(sandboxName(spec));
   const args = ["instance", "start", ...instanceStartArgs(spec, ctx.cgroupLimits)];
   const stateDir = await mkdtemp(join(ctx.stateDir, `${name}-`));
   // `network: [hosts]`: the instance has only loopback (--network none); the run's proxy is reached

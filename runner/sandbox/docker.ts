@@ -7,7 +7,7 @@
 // there), options.ts (the container's create options), net.ts (its network), sandbox.ts (the
 // class: execs, deadlines, stop), prune.ts (owner labels, prune).
 import Docker from "dockerode";
-import type { SandboxSpec } from "../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../policy/spec.ts";
 import { dockerStatus, messageOf, requireImage } from "./docker/engine.ts";
 import { startDockerNet } from "./docker/net.ts";
 import { containerOptions, type DockerBackendOptions } from "./docker/options.ts";
@@ -42,14 +42,18 @@ async function startDockerSandbox(
     container = await docker.createContainer(containerOptions(spec, options, net));
   } catch (error) {
     await net?.close();
-    throw new SandboxError(`docker: cannot create the container for run ${spec.runId}: ${messageOf(error)}`);
+    throw new SandboxError(
+      `docker: cannot create the container for run ${sandboxName(spec)}: ${messageOf(error)}`,
+    );
   }
   const sandbox = new DockerSandbox(docker, container, spec, net);
   try {
     await container.start();
   } catch (error) {
     await sandbox.stop();
-    throw new SandboxError(`docker: cannot start the container for run ${spec.runId}: ${messageOf(error)}`);
+    throw new SandboxError(
+      `docker: cannot start the container for run ${sandboxName(spec)}: ${messageOf(error)}`,
+    );
   }
   return sandbox;
 }

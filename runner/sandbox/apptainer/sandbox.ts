@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdir, rm } from "node:fs/promises";
 import { posix } from "node:path";
 import { PROXY_MOUNT, type RunProxy } from "../../network/run-proxy.ts";
-import type { SandboxSpec } from "../../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import * as core from "../core.ts";
 import { trackLive } from "../live.ts";
 import * as output from "../output.ts";
@@ -61,7 +61,7 @@ export class ApptainerSandbox implements contract.Sandbox {
       stop: () => this.stop(),
       stopSync: () => this.stopSync(),
     });
-    started.set(spec.runId, this);
+    started.set(sandboxName(spec), this);
   }
 
   async exec(command: string[] | string, options: contract.ExecOptions = {}): Promise<contract.ExecResult> {
@@ -216,7 +216,7 @@ export class ApptainerSandbox implements contract.Sandbox {
       await this.#proxy?.close();
     } finally {
       this.#untrack();
-      started.delete(this.spec.runId);
+      started.delete(sandboxName(this.spec));
       await rm(this.#stateDir, { recursive: true, force: true });
     }
   }
@@ -230,15 +230,15 @@ export class ApptainerSandbox implements contract.Sandbox {
 /** Where the runner's node binary appears in an instance with a host list (the forwarder runs on it). */
 export const NODE_IN_SANDBOX = "/run/scifi-node";
 
-/** The sandboxes this process started and has not stopped, by run id (for execCommandLine). */
+/** The sandboxes this process started and has not stopped, by sandbox name (for execCommandLine). */
 export const started = new Map<string, ApptainerSandbox>();
 
 /**
- * The host command line an exec of `argv` in the running sandbox of `runId` would run, for the
+ * The host command line an exec of `argv` in the running sandbox named `name` (sandboxName) would run, for the
  * benchmark (test/sandbox/apptainer/bench-exec.ts); undefined when no such sandbox runs here.
  */
-export function execCommandLine(runId: string, argv: string[]): string[] | undefined {
-  return started.get(runId)?.commandLine(argv);
+export function execCommandLine(name: string, argv: string[]): string[] | undefined {
+  return started.get(name)?.commandLine(argv);
 }
 
 export interface RawExec extends core.InsideResult {

@@ -1,6 +1,6 @@
 // What names and labels a scifi container: its name, and the labels that say whose it is (the
 // engine keeps them; nothing inside the container sees them), which prune reads back.
-import type { SandboxSpec } from "../../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { currentOwner } from "../core.ts";
 import type * as contract from "../types.ts";
 
@@ -14,6 +14,7 @@ export function sandboxLabels(spec: SandboxSpec): Record<string, string> {
     ...spec.labels,
     scifi: "1",
     "scifi.run": spec.runId,
+    "scifi.sandbox": sandboxName(spec),
     "scifi.backend": "docker",
     ...ownerLabels(currentOwner(spec)),
   };

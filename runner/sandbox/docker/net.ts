@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import type Docker from "dockerode";
 import { egressFilterScript } from "../../network/egress.ts";
 import { noteCaptureOff, PROXY_MOUNT, type RunProxy, startRunProxy } from "../../network/run-proxy.ts";
-import type { SandboxSpec } from "../../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { pollUntil } from "../output.ts";
 import { SandboxError } from "../types.ts";
 import { messageOf } from "./engine.ts";
@@ -48,7 +48,7 @@ export async function startNamespaceHolder(
   let container: Docker.Container | undefined;
   try {
     container = await docker.createContainer({
-      name: `${containerName(spec.runId)}-net`,
+      name: `${containerName(sandboxName(spec))}-net`,
       Image: spec.image,
       Entrypoint: o.entrypoint,
       Cmd: [],
@@ -123,7 +123,7 @@ export async function startDockerNet(
     } catch (error) {
       await rp.close();
       throw new SandboxError(
-        `docker: cannot start the network forwarder for run ${spec.runId} (the image needs python3 for it): ${messageOf(error)}`,
+        `docker: cannot start the network forwarder for run ${sandboxName(spec)} (the image needs python3 for it): ${messageOf(error)}`,
       );
     }
     return {
@@ -144,7 +144,7 @@ export async function startDockerNet(
     };
   }
   if (spec.network) {
-    const name = containerName(spec.runId);
+    const name = containerName(sandboxName(spec));
     try {
       await docker.createNetwork({
         Name: name,
@@ -154,7 +154,9 @@ export async function startDockerNet(
         Options: { "com.docker.network.bridge.enable_icc": "false" },
       });
     } catch (error) {
-      throw new SandboxError(`docker: cannot create the network for run ${spec.runId}: ${messageOf(error)}`);
+      throw new SandboxError(
+        `docker: cannot create the network for run ${sandboxName(spec)}: ${messageOf(error)}`,
+      );
     }
     const removeNetwork = () =>
       docker
@@ -180,7 +182,7 @@ export async function startDockerNet(
       await removeNetwork();
       // Fail closed: without the filter the sandbox would reach this host and its LAN.
       throw new SandboxError(
-        `docker: cannot set up network: true for run ${spec.runId} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
+        `docker: cannot set up network: true for run ${sandboxName(spec)} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
       );
     }
     return {

@@ -1,7 +1,7 @@
 // The container's create options: every default-deny setting of a Docker sandbox, in one place.
 import type Docker from "dockerode";
 import type { RunProxyOptions } from "../../network/run-proxy.ts";
-import type { SandboxSpec } from "../../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { containerName, sandboxLabels } from "./labels.ts";
 
 export interface DockerBackendOptions {
@@ -35,7 +35,7 @@ export function containerOptions(
   };
   if (spec.scratch) tmpfs[spec.scratch.target] = tmpfsOptions(spec.scratch.sizeBytes);
   return {
-    name: containerName(spec.runId),
+    name: containerName(sandboxName(spec)),
     Image: spec.image,
     // The container only idles; tools exec into it. Init reaps the zombies execs leave behind.
     Entrypoint: ["sleep", "infinity"],

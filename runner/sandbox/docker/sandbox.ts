@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { type Duplex, PassThrough } from "node:stream";
 import type Docker from "dockerode";
 import type { ConnectionRecord } from "../../network/proxy.ts";
-import type { SandboxSpec } from "../../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { execResult, type InsideRun, readSandboxFile, writeSandboxFile } from "../core.ts";
 import { trackLive } from "../live.ts";
 import {
@@ -148,7 +148,7 @@ export class DockerSandbox implements Sandbox {
   /** Runs argv as an exec, demultiplexing and capping its output, with the watchdog armed. */
   private async runOnce(argv: string[], opts: RunOptions): Promise<RawExec> {
     if (this.restarting) await this.restarting;
-    if (this.stopping) throw new SandboxError(`sandbox for run ${this.spec.runId} is stopped`);
+    if (this.stopping) throw new SandboxError(`sandbox for run ${sandboxName(this.spec)} is stopped`);
     const execId = randomUUID();
     const started = Date.now();
     const exec = await this.call("create an exec", () =>
@@ -347,7 +347,7 @@ export class DockerSandbox implements Sandbox {
     try {
       return await action();
     } catch (error) {
-      throw new SandboxError(`docker: cannot ${what} in run ${this.spec.runId}: ${messageOf(error)}`);
+      throw new SandboxError(`docker: cannot ${what} in run ${sandboxName(this.spec)}: ${messageOf(error)}`);
     }
   }
 }
