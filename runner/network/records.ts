@@ -1,9 +1,16 @@
 // Every run proxy's connection records, as they happen, to whoever listens: the run's history (a
-// RunExtension, runner/run/network-records.ts) picks those of its own sandboxes by sandbox run id.
+// RunExtension, runner/run/network-records.ts) picks those of its own sandboxes by their run id,
+// which each proxy carries as data (SandboxSpec.runId), never read back from a sandbox's name.
 import type { ConnectionRecord } from "../memory/history-events.ts";
 import type { NetworkProxy } from "./proxy.ts";
 
-type Listener = (sandboxRunId: string, record: ConnectionRecord) => void;
+/** The sandbox a run proxy serves: its run, and its name (policy/spec.ts sandboxName) for the records. */
+export interface ProxiedSandbox {
+  runId: string;
+  name: string;
+}
+
+type Listener = (sandbox: ProxiedSandbox, record: ConnectionRecord) => void;
 const listeners = new Set<Listener>();
 
 /** Subscribes to every record; returns the unsubscribe. */
@@ -12,17 +19,17 @@ export function onNetworkRecord(listener: Listener): () => void {
   return () => listeners.delete(listener);
 }
 
-export function emitNetworkRecord(sandboxRunId: string, record: ConnectionRecord): void {
+export function emitNetworkRecord(sandbox: ProxiedSandbox, record: ConnectionRecord): void {
   for (const listener of listeners) {
     try {
-      listener(sandboxRunId, record);
+      listener(sandbox, record);
     } catch {
       // a listener's failure never touches the proxy
     }
   }
 }
 
-type Advisor = (sandboxRunId: string, host: string, port: number) => string | undefined;
+type Advisor = (sandbox: ProxiedSandbox, host: string, port: number) => string | undefined;
 const advisors = new Set<Advisor>();
 
 /**
@@ -34,10 +41,10 @@ export function onNotListedHost(advisor: Advisor): () => void {
   return () => advisors.delete(advisor);
 }
 
-export function adviseNotListed(sandboxRunId: string, host: string, port: number): string | undefined {
+export function adviseNotListed(sandbox: ProxiedSandbox, host: string, port: number): string | undefined {
   for (const advisor of advisors) {
     try {
-      const text = advisor(sandboxRunId, host, port);
+      const text = advisor(sandbox, host, port);
       if (text) return text;
     } catch {
       // an advisor's failure never touches the proxy
@@ -46,29 +53,23 @@ export function adviseNotListed(sandboxRunId: string, host: string, port: number
   return undefined;
 }
 
-/** The proxies running now, by the sandbox run id they serve. */
-const live = new Map<string, NetworkProxy>();
+/** The proxies running now, with the sandbox each serves. */
+const live = new Map<NetworkProxy, ProxiedSandbox>();
 
-export function registerRunProxy(sandboxRunId: string, proxy: NetworkProxy): () => void {
-  live.set(sandboxRunId, proxy);
+export function registerRunProxy(sandbox: ProxiedSandbox, proxy: NetworkProxy): () => void {
+  live.set(proxy, sandbox);
   return () => {
-    if (live.get(sandboxRunId) === proxy) live.delete(sandboxRunId);
+    live.delete(proxy);
   };
 }
 
 /** Adds an allow rule to every running proxy of run `runId` (an approved host); how many got it. */
 export function allowOnRunProxies(runId: string, rule: string): number {
   let n = 0;
-  for (const [sandbox, proxy] of live) {
-    if (!sandboxOfRun(sandbox, runId)) continue;
+  for (const [proxy, sandbox] of live) {
+    if (sandbox.runId !== runId) continue;
     proxy.rules.addAllow(rule);
     n++;
   }
   return n;
-}
-
-/** Whether a sandbox (named `<run>[-rN]-<phase><iteration>` by the loop) belongs to run `runId`. */
-export function sandboxOfRun(sandboxRunId: string, runId: string): boolean {
-  if (!sandboxRunId.startsWith(`${runId}-`)) return false;
-  return /^(r\d+-)?[a-z-]+\d*$/.test(sandboxRunId.slice(runId.length + 1));
 }

@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ConnectionRecord } from "../memory/history-events.ts";
-import type { SandboxSpec } from "../policy/spec.ts";
+import { type SandboxSpec, sandboxName } from "../policy/spec.ts";
 import { NetworkProxy } from "./proxy.ts";
 import { adviseNotListed, emitNetworkRecord, registerRunProxy } from "./records.ts";
 
@@ -242,15 +242,17 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
   writeFileSync(join(dir, "forwarder.py"), FORWARDER_PY, { mode: 0o644 });
   writeFileSync(join(dir, "forwarder.cjs"), FORWARDER_JS, { mode: 0o644 });
   writeFileSync(join(dir, "capture.sh"), CAPTURE_SH, { mode: 0o644 });
+  // Whose records these are: the run as data, the sandbox by its name (never parsed back).
+  const sandbox = { runId: spec.runId, name: sandboxName(spec) };
   const proxy = new NetworkProxy({
     rules,
     ...(options.hosts ? { hosts: options.hosts } : {}),
     ...(options.systemResolver !== undefined ? { systemResolver: options.systemResolver } : {}),
     onRecord: (record) => {
       options.onRecord?.(record);
-      emitNetworkRecord(spec.runId, record);
+      emitNetworkRecord(sandbox, record);
     },
-    onNotListed: (host, port) => adviseNotListed(spec.runId, host, port),
+    onNotListed: (host, port) => adviseNotListed(sandbox, host, port),
   });
   const socket = join(dir, "proxy.sock");
   try {
@@ -260,7 +262,7 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  const unregister = registerRunProxy(spec.runId, proxy);
+  const unregister = registerRunProxy(sandbox, proxy);
   let closed: Promise<void> | undefined;
   return {
     proxy,

@@ -12,9 +12,45 @@ export interface MountSpec {
   reason: string;
 }
 
-export interface SandboxSpec {
-  /** Run id; also names the container/instance and labels it for orphan cleanup. */
+/**
+ * Which sandbox of which run: the data a sandbox's name is made of. The name is formatted in one
+ * place (sandboxName); nothing parses a name back (the network records, approvals and the live
+ * registry read this data).
+ */
+export interface SandboxIdentity {
+  /** The run's id. */
   runId: string;
+  /** What the sandbox is for: the run's `work`, `checks` (a run stage), `compare` or `review`. */
+  role: string;
+  /** The loop iteration it serves. */
+  iteration: number;
+  /** How many times the run had been resumed when it started (0: never). */
+  resumes: number;
+  /** A check sandbox's stage: 0 (or absent) for the first, 1 for the second, ... */
+  stage?: number;
+}
+
+/**
+ * The sandbox's name: `<run>[-r<resumes>]-<role>[.<stage + 1>]<iteration>` for a run's sandbox,
+ * the spec's run id for one started outside a run's phases (tests, benchmarks). Names containers,
+ * instances and their records; the one place it is formatted.
+ */
+export function sandboxName(spec: Pick<SandboxSpec, "runId" | "sandbox">): string {
+  const id = spec.sandbox;
+  if (!id) return spec.runId;
+  const resumed = id.resumes > 0 ? `-r${id.resumes}` : "";
+  const stage = id.stage ? `.${id.stage + 1}` : "";
+  return `${id.runId}${resumed}-${id.role}${stage}${id.iteration}`;
+}
+
+export interface SandboxSpec {
+  /**
+   * The run's id: labels the sandbox for orphan cleanup (prune) and keys the live registry and the
+   * network records. Names the sandbox too when `sandbox` is absent.
+   */
+  runId: string;
+  /** Which of the run's sandboxes this is (its name: sandboxName); absent outside a run's phases. */
+  sandbox?: SandboxIdentity;
   image: string;
   /** Host uid:gid the container runs as, so files in the task folder stay the user's. */
   user: { uid: number; gid: number };

@@ -1,9 +1,10 @@
 // The frame of every scifi page (a run's report, the index): our own CSS and JS embedded, and the
 // Content-Security-Policy that lets only those run, through their SHA-256 hashes (no
 // 'unsafe-inline' for scripts), so even markup that slipped through the escaping could not run.
-import { createHash } from "node:crypto";
+
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { sha256 } from "../sha256.ts";
 import { type Html, html } from "./escape.ts";
 
 export interface PageAssets {
@@ -29,7 +30,7 @@ export function pageAssets(): PageAssets {
 
 /** The strict policy of every scifi page: nothing may be fetched; only our own script and style run. */
 export function contentSecurityPolicy(assets: { css: string; js?: string }): string {
-  const hash = (text: string): string => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+  const hash = (text: string): string => `'sha256-${sha256(text, "base64")}'`;
   const script = assets.js === undefined ? "'none'" : hash(assets.js);
   return `default-src 'none'; style-src ${hash(assets.css)}; script-src ${script}; img-src data:; base-uri 'none'; form-action 'none'`;
 }

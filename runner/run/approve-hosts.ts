@@ -13,7 +13,12 @@ import { type ApprovalView, runApprovals } from "../approval/store.ts";
 import type { RunExtension } from "../extension/run-extension.ts";
 import type { HistoryEvent } from "../memory/history-events.ts";
 import { Rules } from "../network/proxy.ts";
-import { allowOnRunProxies, onNetworkRecord, onNotListedHost, sandboxOfRun } from "../network/records.ts";
+import {
+  allowOnRunProxies,
+  onNetworkRecord,
+  onNotListedHost,
+  type ProxiedSandbox,
+} from "../network/records.ts";
 import { allowedHostsCover } from "../policy/resolve.ts";
 import type { SitePolicy } from "../policy/site.ts";
 import { parseHostRule } from "../sam/host-rules.ts";
@@ -81,7 +86,7 @@ export interface HostApprovals extends RunExtension {
   /** Rules approved so far (`host:port`), in approval order. */
   approved(): string[];
   /** What the proxy adds to a not-listed refusal (exposed for tests; the proxy calls it through records.ts). */
-  advise(sandboxRunId: string, host: string, port: number): string | undefined;
+  advise(sandbox: ProxiedSandbox, host: string, port: number): string | undefined;
   /** Takes up decisions now (the poller does this every `pollMs`). */
   poll(): void;
 }
@@ -152,8 +157,8 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
     timer.unref();
   };
 
-  const advise = (sandboxRunId: string, host: string, port: number): string | undefined => {
-    if (!sandboxOfRun(sandboxRunId, o.runId)) return undefined;
+  const advise = (sandbox: ProxiedSandbox, host: string, port: number): string | undefined => {
+    if (sandbox.runId !== o.runId) return undefined;
     const key = `${host}:${port}`;
     const site = siteAllowsHost(o.site, host, port);
     if (!site.ok) return `${site.why}, so no approval can be asked for it`;
@@ -187,7 +192,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
         "Denied: it stays refused, and the agent reads who denied it and why.",
         `The site policy allows a SAM to list it (allowedHosts: ${o.site.allowedHosts.join(", ")}; deniedHosts: ${o.site.deniedHosts.join(", ") || "none"}).`,
       ].join("\n"),
-      facts: { kind: HOST_REQUEST_KIND, host, port: String(port), rule: site.rule, sandbox: sandboxRunId },
+      facts: { kind: HOST_REQUEST_KIND, host, port: String(port), rule: site.rule, sandbox: sandbox.name },
     });
     requests.set(site.rule, { id: request.id, rule: site.rule, state: "pending" });
     watch();
@@ -196,7 +201,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
 
   const unadvise = onNotListedHost(advise);
   const unlisten = onNetworkRecord((sandbox, record) => {
-    if (!record.allowed || !sandboxOfRun(sandbox, o.runId)) return;
+    if (!record.allowed || sandbox.runId !== o.runId) return;
     const rule = record.rule.replace(/^allow /, "");
     const r = requests.get(rule);
     if (r?.state !== "approved" || used.has(rule)) return;
@@ -204,7 +209,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
     const facts = {
       id: r.id,
       rule,
-      sandbox,
+      sandbox: sandbox.name,
       host: record.host,
       port: record.port,
       ...(record.address ? { address: record.address } : {}),

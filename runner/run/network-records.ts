@@ -3,7 +3,7 @@
 // because the extension interface sits above the network layer.
 import type { RunExtension } from "../extension/run-extension.ts";
 import type { HistoryEvent } from "../memory/history-events.ts";
-import { onNetworkRecord, sandboxOfRun } from "../network/records.ts";
+import { onNetworkRecord } from "../network/records.ts";
 
 /** Puts the connections of the run's sandboxes on its history, one `network` event each. */
 export function networkRecordsExtension(runId: string): RunExtension {
@@ -12,7 +12,7 @@ export function networkRecordsExtension(runId: string): RunExtension {
     onHistory(append: (event: HistoryEvent) => void) {
       unsubscribe?.();
       unsubscribe = onNetworkRecord((sandbox, r) => {
-        if (sandboxOfRun(sandbox, runId)) append({ type: "network", sandbox, ...r });
+        if (sandbox.runId === runId) append({ type: "network", sandbox: sandbox.name, ...r });
       });
     },
     async end() {

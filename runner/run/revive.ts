@@ -1,7 +1,7 @@
 // A phase's sandbox that survives one death. A container killed from outside (docker kill, the OOM
 // killer, an engine restart) is not the agent's failure and not a failed check: the runner says so,
 // starts a fresh sandbox and runs the interrupted call once more. A second death ends the run.
-
+import { sandboxName } from "../policy/spec.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { ExecOptions, ExecResult, Sandbox } from "../sandbox/types.ts";
 import { SandboxError } from "../sandbox/types.ts";
@@ -34,7 +34,7 @@ export function revivable(first: Sandbox, options: ReviveOptions): Sandbox {
   /** Undefined when the sandbox lives (the outcome stands), else what happened. */
   const death = async (what: string): Promise<string | undefined> => {
     if (!current.alive || (await current.alive())) return undefined;
-    return `the ${current.backend} sandbox ${current.spec.runId} stopped running under the run (${what})`;
+    return `the ${current.backend} sandbox ${sandboxName(current.spec)} stopped running under the run (${what})`;
   };
 
   const wake = async (): Promise<void> => {

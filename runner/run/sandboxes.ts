@@ -3,7 +3,13 @@
 // spec), shaped for its role (the checks' and the review's see less), and stopped when the phase
 // ends, whatever happens: the checks and the review never run where the work agent ran.
 import { join } from "node:path";
-import { type MountSpec, type SandboxSpec, TASK_MOUNT } from "../policy/spec.ts";
+import {
+  type MountSpec,
+  type SandboxIdentity,
+  type SandboxSpec,
+  sandboxName,
+  TASK_MOUNT,
+} from "../policy/spec.ts";
 import type { PristineSet } from "../run-folder/state.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { RunContext } from "./context.ts";
@@ -15,9 +21,10 @@ export const COMPARE_OUTPUTS = "outputs";
 
 export type SandboxRole = "work" | "checks" | "compare" | "review";
 
-/** How a phase's sandbox differs: its name, and a folder mounted at /task instead of the task folder. */
+/** How a phase's sandbox differs: its check stage, and a folder mounted at /task instead of the task folder. */
 export interface PhaseOptions {
-  name?: string;
+  /** A check stage's index among the sandboxes of its role (0: the first); part of its identity. */
+  stage?: number;
   taskCopy?: string;
 }
 
@@ -49,8 +56,14 @@ export class PhaseSandboxes {
   /** Starts a sandbox for `role`; the caller stops it. */
   async open(role: SandboxRole, phase: PhaseOptions = {}): Promise<Sandbox> {
     const { state, deps, sam } = this.#session;
-    const resumed = state.resumes > 0 ? `-r${state.resumes}` : "";
-    const name = `${state.runId}${resumed}-${phase.name ?? role}${state.iteration}`;
+    const identity: SandboxIdentity = {
+      runId: state.runId,
+      role,
+      iteration: state.iteration,
+      resumes: state.resumes,
+      ...(phase.stage ? { stage: phase.stage } : {}),
+    };
+    const name = sandboxName({ runId: state.runId, sandbox: identity });
     // Resolved for the run (its labels and environment name the run), started under the phase's name.
     const granted = await deps.resolveSpec(sam, state.runId, {
       ...(state.taskFolderBaseBytes !== undefined ? { taskFolderBaseBytes: state.taskFolderBaseBytes } : {}),
@@ -59,7 +72,11 @@ export class PhaseSandboxes {
     if (changes.length > 0) throw new GrantChanged(name, changes);
     const shaped = phaseSpec(granted, role, state.pristine);
     const spec = await this.#network(shaped, role);
-    return deps.backend.start({ ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec), runId: name });
+    return deps.backend.start({
+      ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec),
+      runId: state.runId,
+      sandbox: identity,
+    });
   }
 }
 

@@ -2,7 +2,9 @@
 // jobs), and the one signal policy that ends them: on SIGINT/SIGTERM stop everything live, then exit
 // 128+n; a second signal exits at once (a stuck cleanup can be forced); at process exit a synchronous
 // best effort runs. The CLI, the daemon worker, the jobs code and both backends use this module alone.
-// A process with its own shutdown (the daemon) keeps it: then only the live things are stopped here.
+// A process with its own shutdown (the daemon) says so (deferSignals): then only the live things are
+// stopped here. Nothing else defers: other listeners (signal-exit in proper-lockfile and execa) never
+// keep the process alive, so a signal after a run's verdict still ends it (issue 32).
 
 /** What the process needs to stop one live thing. */
 export interface LiveSandbox {
@@ -17,6 +19,8 @@ type Announce = (signal: NodeJS.Signals) => void;
 const live = new Set<LiveSandbox>();
 /** Set by ownSignals(): this process ends on the signal, after cleanup, and says so first. */
 const owners: Announce[] = [];
+/** Set by deferSignals(): another part of this process ends it on the signal. */
+let deferrals = 0;
 let installed = false;
 let stopping: NodeJS.Signals | undefined;
 
@@ -54,6 +58,21 @@ export function ownSignals(announce: Announce = () => {}): () => void {
   };
 }
 
+/**
+ * The calling command has its own shutdown on SIGINT/SIGTERM (the daemon: workers checkpoint, the
+ * lock is released) and exits itself: a signal then only stops what is live here, unless a command
+ * owns the signals (ownSignals). Returns the function that gives the deferral up.
+ */
+export function deferSignals(): () => void {
+  // No handler is installed for it: a daemon with nothing live keeps Node's own signal behaviour.
+  deferrals++;
+  let given = false;
+  return () => {
+    if (!given) deferrals--;
+    given = true;
+  };
+}
+
 function installHandlers(): void {
   if (installed) return;
   installed = true;
@@ -70,9 +89,11 @@ function onSignal(signal: NodeJS.Signals): void {
   }
   stopping = signal;
   const owned = owners.length > 0;
-  // Another part of the process (the daemon) owns this signal and decides when to exit: then we
-  // only stop what is live. Otherwise the signal keeps its outcome: exit 128 + n.
-  const ownedElsewhere = !owned && process.listenerCount(signal) > 1;
+  // Another part of the process (the daemon) said it owns this signal and decides when to exit:
+  // then we only stop what is live. Otherwise the signal keeps its outcome: exit 128 + n. (Counting
+  // the signal's listeners instead took signal-exit's for an owner: after a run's verdict, when the
+  // run had given its signals up, SIGTERM then ended nothing.)
+  const ownedElsewhere = !owned && deferrals > 0;
   for (const announce of owners) announce(signal);
   void stopAllLive().finally(() => {
     if (!ownedElsewhere) process.exit(exitCodeOf(signal));

@@ -77,6 +77,8 @@ describe("which hosts can be asked for", () => {
 
 describe("a host approved at run time (real proxy, real gate)", () => {
   const runId = "20261201-000000-hosts-abcd";
+  /** The run's first work sandbox, as its proxy names it in the records. */
+  const work1 = { runId, name: `${runId}-work1` };
   let home = "";
   let gate: ApprovalGate;
   let ext: HostApprovals;
@@ -115,8 +117,9 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     ];
     proxy = await startRunProxy(
       taskFolderSpec(
-        { runId: `${runId}-work1`, image: "x", taskDir: root },
+        { runId, image: "x", taskDir: root },
         {
+          sandbox: { runId, role: "work", iteration: 1, resumes: 0 },
           networkRules: {
             allow: [`data.test:${port}`],
             deny: ["bad.test"],
@@ -160,15 +163,21 @@ describe("a host approved at run time (real proxy, real gate)", () => {
 
   it("a host the site would not let a SAM list gets no request; a site-denied one is refused by the deny rule", async () => {
     const before = runApprovals(home, runId).length;
-    const wrongPort = adviseNotListed(`${runId}-work1`, "other.test", 9);
+    const wrongPort = adviseNotListed(work1, "other.test", 9);
     expect(wrongPort).toMatch(
       /allowedHosts \(\*\.test:\d+\) do not include other.test:9, so no approval can be asked for it/,
     );
-    expect(adviseNotListed(`${runId}-work1`, "evil.org", 443)).toMatch(/no approval can be asked/);
+    expect(adviseNotListed(work1, "evil.org", 443)).toMatch(/no approval can be asked/);
     expect(await fetchVia(proxy, "bad.test")).toMatch(/denied by the site \(bad.test\)$/);
     expect(runApprovals(home, runId)).toHaveLength(before);
     // Another run's sandbox is not this run's business.
-    expect(ext.advise("20261201-000000-other-ffff-work1", "x.test", port)).toBeUndefined();
+    expect(
+      ext.advise(
+        { runId: "20261201-000000-other-ffff", name: "20261201-000000-other-ffff-work1" },
+        "x.test",
+        port,
+      ),
+    ).toBeUndefined();
   });
 
   it(`at most ${MAX_PENDING_HOST_REQUESTS} requests pending at once`, async () => {
@@ -223,8 +232,11 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     // grant) is told at its first refusal, which says so.
     const late = await startRunProxy(
       taskFolderSpec(
-        { runId: `${runId}-work2`, image: "x", taskDir: home },
-        { networkRules: { allow: [], deny: [], allowedPrivateRanges: ["127.0.0.2/32"] } },
+        { runId, image: "x", taskDir: home },
+        {
+          sandbox: { runId, role: "work", iteration: 2, resumes: 0 },
+          networkRules: { allow: [], deny: [], allowedPrivateRanges: ["127.0.0.2/32"] },
+        },
       ),
       { hosts: { "h0.test": ["127.0.0.2"] }, systemResolver: false },
     );
@@ -261,8 +273,8 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     });
     try {
       // This run has filed 5 so far (other.test, h0..h3): one more, then none.
-      expect(few.advise(`${runId}-work1`, "h7.test", port)).toMatch(/was filed/);
-      expect(few.advise(`${runId}-work1`, "h8.test", port)).toMatch(
+      expect(few.advise(work1, "h7.test", port)).toMatch(/was filed/);
+      expect(few.advise(work1, "h8.test", port)).toMatch(
         /has asked for 6 hosts already \(at most 6 a run\), so none was filed for h8.test/,
       );
     } finally {
@@ -274,6 +286,6 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     gate.withdrawPending("the run ended passed");
     await ext.end?.(undefined);
     expect(runApprovals(home, runId).filter((v) => v.state === "pending")).toEqual([]);
-    expect(adviseNotListed(`${runId}-work1`, "h9.test", port)).toBeUndefined();
+    expect(adviseNotListed(work1, "h9.test", port)).toBeUndefined();
   });
 });

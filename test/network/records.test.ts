@@ -6,20 +6,54 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../../runner/memory/history-events.ts";
-import { sandboxOfRun } from "../../runner/network/records.ts";
+
 import { startRunProxy } from "../../runner/network/run-proxy.ts";
+import { sandboxName } from "../../runner/policy/spec.ts";
 import { networkRows } from "../../runner/report/model.ts";
 import { networkRecordsExtension } from "../../runner/run/network-records.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 describe("network records on the history", () => {
-  it("matches the loop's sandbox names of a run, not another run's", () => {
-    expect(sandboxOfRun("run-1-work1", "run-1")).toBe(true);
-    expect(sandboxOfRun("run-1-r2-work3", "run-1")).toBe(true);
-    expect(sandboxOfRun("run-1-checks2", "run-1")).toBe(true);
-    expect(sandboxOfRun("run-10-work1", "run-1")).toBe(false);
-    expect(sandboxOfRun("run-1-x-y-work1", "run-1")).toBe(true);
-    expect(sandboxOfRun("other-work1", "run-1")).toBe(false);
+  it("a sandbox's name is formatted from its identity in one place", () => {
+    const work = { runId: "run-1", role: "work", iteration: 1, resumes: 0 };
+    expect(sandboxName({ runId: "run-1", sandbox: work })).toBe("run-1-work1");
+    expect(sandboxName({ runId: "run-1", sandbox: { ...work, resumes: 2, iteration: 3 } })).toBe(
+      "run-1-r2-work3",
+    );
+    expect(sandboxName({ runId: "run-1", sandbox: { ...work, role: "checks", iteration: 2 } })).toBe(
+      "run-1-checks2",
+    );
+    expect(
+      sandboxName({ runId: "run-1", sandbox: { ...work, role: "checks", stage: 1, iteration: 2 } }),
+    ).toBe("run-1-checks.22");
+    // Outside a run's phases (tests, benchmarks) the spec's run id is the name.
+    expect(sandboxName({ runId: "bench-1" })).toBe("bench-1");
+  });
+
+  it("a later check stage's sandbox is the run's; a run whose id extends this one's is not", async () => {
+    // Names were once parsed back with a pattern: it refused `run-7-r1-checks.22` and took
+    // `run-7-x-work1` (run `run-7-x`) for run-7's. The records now carry the run as data.
+    const events: HistoryEvent[] = [];
+    const ext = networkRecordsExtension("run-7");
+    ext.onHistory?.((e) => events.push(e));
+    const taskDir = mkdtempSync(join(tmpdir(), "scifi-rec-"));
+    const networkRules = { allow: ["data.example.org"], deny: [], allowedPrivateRanges: [] };
+    const specs = [
+      { runId: "run-7", sandbox: { runId: "run-7", role: "checks", stage: 1, iteration: 2, resumes: 1 } },
+      { runId: "run-7-x", sandbox: { runId: "run-7-x", role: "work", iteration: 1, resumes: 0 } },
+    ].map((id) =>
+      taskFolderSpec({ runId: id.runId, image: "scifi-sci:local", taskDir }, { ...id, networkRules }),
+    );
+    for (const s of specs) {
+      const rp = await startRunProxy(s, { systemResolver: false });
+      try {
+        expect(await refusedConnect(rp.dir)).toMatch(/^HTTP\/1.1 403/);
+      } finally {
+        await rp.close();
+      }
+    }
+    await ext.end?.(undefined);
+    expect(events.map((e) => e.type === "network" && e.sandbox)).toEqual(["run-7-r1-checks.22"]);
   });
 
   it("a refused request through the proxy's socket is a network event of the run", async () => {
@@ -27,12 +61,18 @@ describe("network records on the history", () => {
     const ext = networkRecordsExtension("run-7");
     ext.onHistory?.((e) => events.push(e));
     const spec = taskFolderSpec(
-      { runId: "run-7-work1", image: "scifi-sci:local", taskDir: mkdtempSync(join(tmpdir(), "scifi-rec-")) },
-      { networkRules: { allow: ["data.example.org"], deny: [], allowedPrivateRanges: [] } },
+      { runId: "run-7", image: "scifi-sci:local", taskDir: mkdtempSync(join(tmpdir(), "scifi-rec-")) },
+      {
+        sandbox: { runId: "run-7", role: "work", iteration: 1, resumes: 0 },
+        networkRules: { allow: ["data.example.org"], deny: [], allowedPrivateRanges: [] },
+      },
     );
     const other = taskFolderSpec(
-      { ...spec, runId: "run-8-work1", taskDir: spec.taskDir },
-      { networkRules: spec.networkRules },
+      { ...spec, runId: "run-8", taskDir: spec.taskDir },
+      {
+        sandbox: { runId: "run-8", role: "work", iteration: 1, resumes: 0 },
+        networkRules: spec.networkRules,
+      },
     );
     for (const s of [spec, other]) {
       const rp = await startRunProxy(s, { systemResolver: false });
@@ -73,3 +113,15 @@ describe("network records on the history", () => {
     });
   });
 });
+
+/** A CONNECT to a host not on the list, through the proxy's socket in `dir`: the proxy's answer. */
+function refusedConnect(dir: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const c = connect(join(dir, "proxy.sock"));
+    let out = "";
+    c.on("data", (d) => (out += d));
+    c.on("close", () => resolve(out));
+    c.on("error", reject);
+    c.write("CONNECT evil.example.com:443 HTTP/1.1\r\n\r\n");
+  });
+}

@@ -54,6 +54,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "grant.inner.ts",
         "network.inner.ts",
         "pdf-pages.inner.ts",
+        "process-exit.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),

@@ -1,4 +1,4 @@
-// Which CPUs an unprivileged Apptainer sandbox is pinned to (runner/sandbox/apptainer.ts): `want`
+// Which CPUs an unprivileged Apptainer sandbox is pinned to (runner/sandbox/apptainer/cpus.ts): `want`
 // of the allowed ones, consecutive with wrap-around, starting where the sandbox name decides, so
 // that concurrent sandboxes spread over the machine. The pinning itself is tested in the harness.
 import { describe, expect, it } from "vitest";

@@ -63,11 +63,15 @@ async function daemonCommand(flags: DaemonFlags): Promise<number> {
     }
     return usage(error instanceof Error ? error.message : String(error));
   }
+  // The daemon's own shutdown ends the process; the live registry (sandbox/live.ts) defers to it.
+  const { deferSignals } = await import("../../sandbox/live.ts");
+  const undefer = deferSignals();
   await new Promise<void>((resolve) => {
     const stop = () => void daemon.stop().then(resolve);
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
+  undefer();
   return EXIT.ok;
 }
 

@@ -61,7 +61,7 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
         continue;
       }
       runGroups++;
-      const phase = { name: `checks${runGroups > 1 ? `.${runGroups}` : ""}`, taskCopy: checkDir };
+      const phase = { stage: runGroups - 1, taskCopy: checkDir };
       await session.sandboxes.use("checks", phase, (sandbox) =>
         runChecks({
           sandbox,
