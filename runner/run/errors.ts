@@ -5,9 +5,11 @@ import { join } from "node:path";
 import { EXIT } from "../exit-codes.ts";
 import { SubmitInputError } from "../jobs/submit.ts";
 import { ModelsConfigError } from "../llm/config.ts";
+import { ReplayDivergence } from "../llm/providers/replay.ts";
 import { ScriptError } from "../llm/scripted/script.ts";
 import { PolicyRefused } from "../policy/refused.ts";
 import type { Diagnostic } from "../sam/types.ts";
+import { SandboxStartFailed, SandboxUnavailable } from "../sandbox/types.ts";
 
 /** Bad input the user can fix: exit 2. */
 export class InvalidInput extends Error {
@@ -49,15 +51,8 @@ export function exitCodeOf(error: unknown): number {
 export type RunErrorKind = "start" | "replay" | "other";
 
 export function runErrorKind(error: unknown): RunErrorKind {
-  if (!(error instanceof Error)) return "other";
-  if (error.name === "ReplayDivergence") return "replay";
-  if (
-    error.name === "SandboxUnavailable" ||
-    /cannot (create|start) the (container|sandbox|instance)|apptainer: cannot start|image .* not found|No such image/i.test(
-      error.message,
-    )
-  )
-    return "start";
+  if (error instanceof ReplayDivergence) return "replay";
+  if (error instanceof SandboxUnavailable || error instanceof SandboxStartFailed) return "start";
   return "other";
 }
 

@@ -99,7 +99,7 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
     args.push(sif, name);
     const r = await runApptainer(ctx, ["-q", ...args]);
     if (r.exitCode !== 0) {
-      throw new contract.SandboxError(
+      throw new contract.SandboxStartFailed(
         `apptainer instance start ${name} failed (exit ${r.exitCode}): ${r.stderr.trim()}`,
       );
     }

@@ -14,7 +14,7 @@ import { containerOptions, type DockerBackendOptions } from "./docker/options.ts
 import { pruneContainers } from "./docker/prune.ts";
 import { DockerSandbox } from "./docker/sandbox.ts";
 import { startGuarded } from "./guard.ts";
-import { type Sandbox, type SandboxBackend, SandboxError } from "./types.ts";
+import { type Sandbox, type SandboxBackend, SandboxStartFailed } from "./types.ts";
 
 export { containerName } from "./docker/labels.ts";
 export type { DockerNet } from "./docker/net.ts";
@@ -42,7 +42,7 @@ async function startDockerSandbox(
     container = await docker.createContainer(containerOptions(spec, options, net));
   } catch (error) {
     await net?.close();
-    throw new SandboxError(
+    throw new SandboxStartFailed(
       `docker: cannot create the container for run ${sandboxName(spec)}: ${messageOf(error)}`,
     );
   }
@@ -51,7 +51,7 @@ async function startDockerSandbox(
     await container.start();
   } catch (error) {
     await sandbox.stop();
-    throw new SandboxError(
+    throw new SandboxStartFailed(
       `docker: cannot start the container for run ${sandboxName(spec)}: ${messageOf(error)}`,
     );
   }

@@ -122,6 +122,14 @@ export class SandboxUnavailable extends SandboxError {
   }
 }
 
+/**
+ * The engine is there but the sandbox could not be started (its container, network or instance):
+ * resuming cannot help until the cause is fixed (the run's error.json says `start`).
+ */
+export class SandboxStartFailed extends SandboxError {
+  override name = "SandboxStartFailed";
+}
+
 export class PathRefused extends SandboxError {
   override name = "PathRefused";
   readonly path: string;

@@ -175,7 +175,7 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     if (error instanceof RecordWriteFailed) return recordWriteFailed(error, runDir);
     process.stderr.write(`scifi run: ${error instanceof Error ? error.message : String(error)}\n`);
     // A replay that diverged is not a run to continue: the task differs from the recorded one there.
-    if (error instanceof Error && error.name === "ReplayDivergence") {
+    if (runErrorKind(error) === "replay") {
       if (runDir) process.stderr.write(`records of the replay: ${runDir}\n`);
       return EXIT.failed;
     }

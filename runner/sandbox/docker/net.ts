@@ -7,7 +7,7 @@ import { egressFilterScript } from "../../network/egress.ts";
 import { noteCaptureOff, PROXY_MOUNT, type RunProxy, startRunProxy } from "../../network/run-proxy.ts";
 import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { pollUntil } from "../output.ts";
-import { SandboxError } from "../types.ts";
+import { SandboxStartFailed } from "../types.ts";
 import { messageOf } from "./engine.ts";
 import { containerName, sandboxLabels } from "./labels.ts";
 import type { ContainerNet, DockerBackendOptions } from "./options.ts";
@@ -122,7 +122,7 @@ export async function startDockerNet(
       if (off) noteCaptureOff(rp, off);
     } catch (error) {
       await rp.close();
-      throw new SandboxError(
+      throw new SandboxStartFailed(
         `docker: cannot start the network forwarder for run ${sandboxName(spec)} (the image needs python3 for it): ${messageOf(error)}`,
       );
     }
@@ -154,7 +154,7 @@ export async function startDockerNet(
         Options: { "com.docker.network.bridge.enable_icc": "false" },
       });
     } catch (error) {
-      throw new SandboxError(
+      throw new SandboxStartFailed(
         `docker: cannot create the network for run ${sandboxName(spec)}: ${messageOf(error)}`,
       );
     }
@@ -181,7 +181,7 @@ export async function startDockerNet(
     } catch (error) {
       await removeNetwork();
       // Fail closed: without the filter the sandbox would reach this host and its LAN.
-      throw new SandboxError(
+      throw new SandboxStartFailed(
         `docker: cannot set up network: true for run ${sandboxName(spec)} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
       );
     }
