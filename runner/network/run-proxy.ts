@@ -8,6 +8,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandboxSpec } from "../policy/spec.ts";
+import type { ProxyLimits } from "./limits.ts";
 import { type ConnectionRecord, NetworkProxy } from "./proxy.ts";
 import { adviseNotListed, emitNetworkRecord, registerRunProxy } from "./records.ts";
 
@@ -23,6 +24,8 @@ export interface RunProxyOptions {
   /** Whether names not in `hosts` go to the system resolver (default true). */
   systemResolver?: boolean;
   onRecord?: (record: ConnectionRecord) => void;
+  /** Caps on what the sandbox can make the proxy hold or record (runner/network/limits.ts). */
+  limits?: Partial<ProxyLimits>;
 }
 
 /** Where connections that ignore the proxy land (TCP) and where UDP lands (DNS among it), on loopback. */
@@ -245,6 +248,7 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
     rules,
     ...(options.hosts ? { hosts: options.hosts } : {}),
     ...(options.systemResolver !== undefined ? { systemResolver: options.systemResolver } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
     onRecord: (record) => {
       options.onRecord?.(record);
       emitNetworkRecord(spec.runId, record);
