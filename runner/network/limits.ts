@@ -3,7 +3,8 @@
 // directly); without caps, unfinished request heads or idle tunnels grow the runner's descriptors and
 // memory until the run dies, and refusals with huge names grow the run's history. Each cap, when hit,
 // turns into refusal (a connection closed, a record counted instead of written) and one `flood`
-// record for the sandbox, never into growth.
+// record for the sandbox, never into growth. An allowed connection is never made without its record:
+// once no more could be written, new connections are refused.
 
 import { MAX_HOST_LENGTH } from "./host-name.ts";
 import type { ConnectionKind, ConnectionRecord } from "./proxy.ts";
@@ -33,9 +34,12 @@ export const DEFAULT_PROXY_LIMITS: ProxyLimits = {
   idleTimeoutMs: 300_000,
   maxHeadBytes: 64 * 1024,
   maxBufferedBytes: 2 * 1024 * 1024,
-  maxRecords: { allowed: 2000, refused: 500, capture: 500 },
-  maxRecordBytes: 1024 * 1024,
+  maxRecords: { allowed: 10_000, refused: 500, capture: 500 },
+  maxRecordBytes: 4 * 1024 * 1024,
 };
+
+/** Bytes kept free for the record of an allowed connection before it is let through. */
+const ALLOWED_RECORD_RESERVE = 2048;
 
 /** Most characters of a record's reason (agent text inside it is quoted and cut before that). */
 export const MAX_REASON_LENGTH = 600;
@@ -87,6 +91,17 @@ export class RecordBudget {
     this.kept[cls]++;
     this.bytes += size;
     return [bounded];
+  }
+
+  /**
+   * Whether an allowed connection could still be recorded: a connection the records could not
+   * show is refused instead (what reached out is always on the record).
+   */
+  canRecordAllowed(): boolean {
+    return (
+      this.kept.allowed < this.limits.maxRecords.allowed &&
+      this.bytes + ALLOWED_RECORD_RESERVE <= this.limits.maxRecordBytes
+    );
   }
 
   /** A cap was hit (`cap` says which): the flood record the first time, else nothing. */

@@ -108,6 +108,8 @@ export class NetworkProxy {
   private readonly budget: RecordBudget;
   /** Bytes of unfinished request heads held now, all connections together. */
   private headBytes = 0;
+  /** Why no new connection is allowed any more (the run's records quota is spent), when that is so. */
+  private stopped: string | undefined;
 
   constructor(options: ProxyOptions) {
     this.options = options;
@@ -154,6 +156,11 @@ export class NetworkProxy {
     return { open: this.sockets.size, headBytes: this.headBytes, over: { ...this.budget.over } };
   }
 
+  /** From now on every new connection is refused (`why`: the cap that is spent); open ones go on. */
+  stopAllowing(why: string): void {
+    this.stopped ??= why;
+  }
+
   /** A record the proxy did not see itself (the capture could not be set up), on the same path. */
   note(r: ConnectionRecord): void {
     this.record(r);
@@ -188,6 +195,15 @@ export class NetworkProxy {
       throw new Refusal(verdict.rule, reason);
     }
     const shown = formatHost(host);
+    const full =
+      this.stopped ?? (this.budget.canRecordAllowed() ? undefined : "the records of its connections");
+    if (full !== undefined) {
+      this.flood("connect", full);
+      throw new Refusal(
+        "over-cap",
+        `${shown}:${port} is allowed, but this sandbox is over its cap of ${full}: no connection is made that could not be recorded`,
+      );
+    }
     const addresses = await this.resolve(host);
     if (addresses.length === 0) throw new Refusal("no-address", `${shown} does not resolve`);
     const bad = addresses.find((a) => !this.rules.addressAllowed(a));
