@@ -9,7 +9,7 @@
 // so no decoder downstream can read it differently. This file imports nothing of the runner: it can
 // move to whichever leaf owns the host-rule vocabulary.
 import { isIPv6 } from "node:net";
-import { domainToASCII } from "node:url";
+import { domainToASCII, domainToUnicode } from "node:url";
 
 /** The longest host name (RFC 1035, without the trailing dot). */
 export const MAX_HOST_LENGTH = 253;
@@ -94,9 +94,15 @@ export function parseHost(text: string, options: HostOptions = {}): Parsed<Host>
       `${quoteText(text)} ends in a number, which a resolver reads as an address (write the address itself)`,
     );
   // An A-label must decode: what a resolver or a browser makes of it is then the same name.
-  if (labels.some((l) => l.startsWith("xn--")) && domainToASCII(name) !== name)
+  if (labels.some((l) => l.startsWith("xn--") && !validALabel(l)))
     return fail(`${quoteText(text)} holds an A-label (xn--) that is not valid punycode`);
   return { ok: true, value: { kind: "name", name } };
+}
+
+/** An A-label decodes to Unicode that encodes back to it (a label that does not decode is left as it is). */
+function validALabel(label: string): boolean {
+  const unicode = domainToUnicode(label);
+  return unicode !== label && domainToASCII(unicode) === label;
 }
 
 /** A port as written after `:`: 1 to 5 decimal digits, 1 to 65535. */

@@ -206,6 +206,14 @@ export class NetworkProxy {
     }
     const addresses = await this.resolve(host);
     if (addresses.length === 0) throw new Refusal("no-address", `${shown} does not resolve`);
+    for (const a of addresses) {
+      const denied = this.rules.deniedAddress(a, port);
+      if (denied)
+        throw new Refusal(
+          `deny ${denied.text}`,
+          `${shown} resolves to ${a}, which the site denies (${denied.text})`,
+        );
+    }
     const bad = addresses.find((a) => !this.rules.addressAllowed(a));
     if (bad !== undefined)
       throw new Refusal(

@@ -127,6 +127,18 @@ export class Rules {
     };
   }
 
+  /**
+   * The deny rule naming a resolved address, if any: the name check is made again on what is used
+   * (a site that denies an address denies every name that resolves to it).
+   */
+  deniedAddress(address: string, port: number): HostRule | undefined {
+    // A mapped address is the IPv4 address it maps (a rule names that one).
+    const parsed = parseHost(plainAddress(address)[0]);
+    if (!parsed.ok) return undefined;
+    const host = parsed.value;
+    return this.deny.find((r) => matches(r, host, port, true));
+  }
+
   /** Whether an answer may be connected to. */
   addressAllowed(address: string): boolean {
     const [a, t] = plainAddress(address);

@@ -97,6 +97,7 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     const hosts = resolverHosts;
     hosts["data.test"] = [hostIp];
     hosts["alias.data.test"] = [hostIp];
+    hosts["ok.data.test"] = [hostIp];
     hosts["other.test"] = [hostIp];
     hosts["loop.test"] = ["127.0.0.1"];
     hosts["bridge.test"] = [bridgeIp];
@@ -166,6 +167,26 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
       /^NO 403 .*is an address, not a host on the list/,
     );
     expect(last(hostIp)).toMatchObject({ allowed: false, rule: "raw-ip" });
+  });
+
+  it("refuses a zone id under an allowed wildcard and an escape past a deny rule (strict names)", async () => {
+    const send = (request: string) =>
+      probe(sb, "unix", "/run/scifi-net/proxy.sock", `${request}\\r\\n\\r\\n`);
+    // Control: the same wildcard, a plain name, reached.
+    expect(await probe(sb, "fetch", "http://ok.data.test:8000/ctl")).toBe(
+      "OK hello from ok.data.test:8000/ctl",
+    );
+    for (const target of [
+      `[::ffff:${hostIp}%x.data.test]:8000`,
+      "\\alias.data.test:8000",
+      "%61lias.data.test:8000",
+    ]) {
+      const out = await send(`CONNECT ${target} HTTP/1.1`);
+      expect(out, target).toMatch(/^NO HTTP\/1.1 403/);
+      expect(out, target).toContain("X-Scifi-Refused: bad-host");
+    }
+    expect(records.filter((r) => r.rule === "bad-host").length).toBeGreaterThanOrEqual(3);
+    expect(records.some((r) => r.allowed && r.address === hostIp && r.host.includes("%"))).toBe(false);
   });
 
   it("refuses names that resolve to 127.0.0.1 or to the host's bridge address", async () => {
