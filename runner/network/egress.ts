@@ -9,11 +9,20 @@ import { networkInterfaces } from "node:os";
 import type { NetworkRules } from "./proxy.ts";
 import { SPECIAL_RANGES } from "./proxy.ts";
 
-/** The host's own addresses (all interfaces but loopback): never reachable from `network: true`. */
+/**
+ * The host's own addresses and the prefixes on its links (all interfaces but loopback, as CIDRs):
+ * never reachable from `network: true`, so a neighbour on a publicly addressed LAN is refused too.
+ * Read when the filter is made: an address the host gets later is refused by the proxy (which reads
+ * them per connection) but not by a filter already in place.
+ */
 export function hostAddresses(): string[] {
   const out = new Set<string>();
   for (const list of Object.values(networkInterfaces()))
-    for (const a of list ?? []) if (!a.internal) out.add(a.address.replace(/%.*$/, ""));
+    for (const a of list ?? []) {
+      if (a.internal) continue;
+      out.add(a.address.replace(/%.*$/, ""));
+      if (a.cidr && !a.address.includes("%")) out.add(a.cidr);
+    }
   return [...out];
 }
 

@@ -214,12 +214,19 @@ export class NetworkProxy {
           `${shown} resolves to ${a}, which the site denies (${denied.text})`,
         );
     }
-    const bad = addresses.find((a) => !this.rules.addressAllowed(a));
-    if (bad !== undefined)
-      throw new Refusal(
-        "private-address",
-        `${shown} resolves to ${bad}, a private, loopback, link-local or multicast address the site does not allow`,
-      );
+    for (const a of addresses) {
+      const problem = this.rules.addressProblem(a);
+      if (problem === "special")
+        throw new Refusal(
+          "private-address",
+          `${shown} resolves to ${a}, a private, loopback, link-local or multicast address the site does not allow`,
+        );
+      if (problem === "this-host")
+        throw new Refusal(
+          "host-address",
+          `${shown} resolves to ${a}, an address of the runner's host or of a network it is on, which the site does not allow`,
+        );
+    }
     return { rule: verdict.rule, address: addresses[0] as string };
   }
 

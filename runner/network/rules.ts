@@ -3,6 +3,7 @@
 // (none in a special range unless the site lists it). Hosts reach these checks only in the
 // canonical form of the strict grammar (host-name.ts).
 import { BlockList, isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 import { formatHost, type Host, type HostRule, parseHost, parseHostRule, ruleNames } from "./host-name.ts";
 
 /** The rules a proxy enforces (the spec's `networkRules`). */
@@ -141,9 +142,19 @@ export class Rules {
 
   /** Whether an answer may be connected to. */
   addressAllowed(address: string): boolean {
+    return this.addressProblem(address) === undefined;
+  }
+
+  /**
+   * Why an answer may not be connected to: a special range, or this host's own addresses and the
+   * prefixes on its links as they are now (read at each call, so an address the host got after the
+   * proxy started counts too), unless the site lists the range.
+   */
+  addressProblem(address: string): "special" | "this-host" | undefined {
     const [a, t] = plainAddress(address);
-    if (!this.special.check(a, t)) return true;
-    return this.permitted.check(a, t);
+    const problem = this.special.check(a, t) ? "special" : hostRanges().check(a, t) ? "this-host" : undefined;
+    if (problem === undefined || this.permitted.check(a, t)) return undefined;
+    return problem;
   }
 }
 
@@ -159,4 +170,21 @@ function plainAddress(address: string): [string, "ipv4" | "ipv6"] {
     return [`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, "ipv4"];
   }
   return [address, "ipv6"];
+}
+
+/** This host's addresses and the prefixes on its links, every interface, read now. */
+export function hostRanges(): BlockList {
+  const list = new BlockList();
+  for (const addresses of Object.values(networkInterfaces()))
+    for (const a of addresses ?? []) {
+      const type = a.family === "IPv4" ? "ipv4" : "ipv6";
+      const address = a.address.replace(/%.*$/, "");
+      const prefix = Number(a.cidr?.split("/")[1] ?? (type === "ipv4" ? 32 : 128));
+      try {
+        list.addSubnet(address, prefix, type);
+      } catch {
+        list.addAddress(address, type);
+      }
+    }
+  return list;
 }

@@ -35,3 +35,19 @@ describe("egressFilterScript", () => {
     expect(script.startsWith("set -e\n")).toBe(true);
   });
 });
+
+describe("hostAddresses", () => {
+  it("holds this host's addresses and the prefixes on its links", async () => {
+    const { networkInterfaces } = await import("node:os");
+    const { hostAddresses } = await import("../../runner/network/egress.ts");
+    const got = hostAddresses();
+    for (const a of Object.values(networkInterfaces()).flat())
+      if (a && !a.internal && a.cidr) {
+        expect(got).toContain(a.address.replace(/%.*$/, ""));
+        expect(got).toContain(a.cidr);
+      }
+    expect(
+      egressFilterScript({ allow: ["*"], deny: [], allowedPrivateRanges: [] }, ["203.0.113.0/24"]),
+    ).toContain("$ipt -A OUTPUT -d 203.0.113.0/24 -j REJECT");
+  });
+});
