@@ -276,6 +276,13 @@ export class NetworkProxy {
     client.once("close", () => {
       if (!done) release();
     });
+    // A client that ends its side before a whole head has asked nothing: closed now, not at the
+    // deadline (half-open sockets would otherwise hold their place under the connection cap).
+    client.once("end", () => {
+      if (done) return;
+      release();
+      client.destroy();
+    });
     // The end of the head is looked for in each new chunk and the three bytes before it only: a
     // head sent a byte at a time costs no more than one sent at once.
     let tail: Buffer = Buffer.alloc(0);

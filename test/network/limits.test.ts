@@ -72,6 +72,16 @@ describe("proxy limits", () => {
     for (const c of clients) c.socket.destroy();
   });
 
+  it("frees the place of a client that ends before its head is whole, at once", async () => {
+    const records: ConnectionRecord[] = [];
+    const { proxy, port } = await start({ maxConnections: 5, headTimeoutMs: 60_000 }, records);
+    const clients = Array.from({ length: 5 }, () => client(port, "GET http://x.test/ HTTP/1.1\r\n"));
+    await until(() => proxy.stats().open === 5);
+    for (const c of clients) c.socket.end();
+    await until(() => proxy.stats().open === 0, 2000);
+    expect(floods(records)).toHaveLength(0);
+  });
+
   it("closes a connection whose head is not whole within the deadline (a byte at a time too)", async () => {
     const records: ConnectionRecord[] = [];
     const { port } = await start({ headTimeoutMs: 300 }, records);
