@@ -3,7 +3,7 @@
 // (none in a special range unless the site lists it). Hosts reach these checks only in the
 // canonical form of the strict grammar (host-name.ts).
 import { BlockList, isIP } from "node:net";
-import { networkInterfaces } from "node:os";
+import { localRanges } from "./host-addresses.ts";
 import { formatHost, type Host, type HostRule, parseHost, parseHostRule, ruleNames } from "./host-name.ts";
 
 /** The rules a proxy enforces (the spec's `networkRules`). */
@@ -175,16 +175,13 @@ function plainAddress(address: string): [string, "ipv4" | "ipv6"] {
 /** This host's addresses and the prefixes on its links, every interface, read now. */
 export function hostRanges(): BlockList {
   const list = new BlockList();
-  for (const addresses of Object.values(networkInterfaces()))
-    for (const a of addresses ?? []) {
-      const type = a.family === "IPv4" ? "ipv4" : "ipv6";
-      const address = a.address.replace(/%.*$/, "");
-      const prefix = Number(a.cidr?.split("/")[1] ?? (type === "ipv4" ? 32 : 128));
-      try {
-        list.addSubnet(address, prefix, type);
-      } catch {
-        list.addAddress(address, type);
-      }
+  for (const r of localRanges()) {
+    const type = r.family === 4 ? "ipv4" : "ipv6";
+    try {
+      list.addSubnet(r.address, r.prefix, type);
+    } catch {
+      // an entry the kernel shows that is no address: nothing to refuse by it
     }
+  }
   return list;
 }

@@ -3,11 +3,11 @@
 // pids/memory/cpu limits, read-only root filesystem, the invoking user's uid:gid, and only the binds
 // the policy resolved. Docker's exec API cannot kill, so deadlines are enforced in layers: `timeout -k`
 // inside, then a host-side watchdog that kills every process of the exec, then a container restart.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { type Duplex, PassThrough } from "node:stream";
 import Docker from "dockerode";
-import { egressFilterScript } from "../network/egress.ts";
+import { egressAddScript, egressFilterScript, hostAddresses, watchHostAddresses } from "../network/egress.ts";
 import type { ConnectionRecord } from "../network/proxy.ts";
 import {
   noteCaptureOff,
@@ -282,10 +282,11 @@ async function startDockerNet(
     const rules = spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
     const drop = `exec setpriv --reuid=${spec.user.uid} --regid=${spec.user.gid} --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity`;
     let id: string;
+    const known = hostAddresses();
     try {
       const { container } = await startNamespaceHolder(docker, spec, {
         role: "network-holder",
-        entrypoint: ["sh", "-c", `${egressFilterScript(rules)}${drop}\n`],
+        entrypoint: ["sh", "-c", `${egressFilterScript(rules, known)}${drop}\n`],
         networkMode: name,
         capAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
         memoryMiB: 64,
@@ -300,11 +301,26 @@ async function startDockerNet(
         `docker: cannot set up network: true for run ${spec.runId} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
       );
     }
+    // An address this host gets later is refused too (the holder keeps NET_ADMIN for a root exec).
+    const holder = id;
+    const unwatch = watchHostAddresses(
+      known,
+      (fresh) =>
+        new Promise((resolve, reject) =>
+          execFile(
+            "docker",
+            ["exec", "--user", "0:0", holder, "sh", "-c", egressAddScript(fresh)],
+            { timeout: 10_000 },
+            (e) => (e ? reject(e) : resolve(undefined)),
+          ),
+        ),
+    );
     return {
       mode: `container:${id}`,
       mounts: [],
       env: {},
       close: async () => {
+        unwatch();
         await docker
           .getContainer(id)
           .remove({ force: true })
@@ -312,6 +328,7 @@ async function startDockerNet(
         await removeNetwork();
       },
       closeSync: () => {
+        unwatch();
         spawnSync("docker", ["rm", "-f", id], { stdio: "ignore", timeout: 10_000 });
         spawnSync("docker", ["network", "rm", name], { stdio: "ignore", timeout: 10_000 });
       },

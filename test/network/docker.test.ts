@@ -318,6 +318,37 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     );
   });
 
+  it.skipIf(process.getuid?.() !== 0)(
+    "network: true: an address this host gets after the sandbox started is refused too",
+    async () => {
+      const other = await start(`nettest-late-${stamp}`, { network: true });
+      const listed = await start(`nettest-late-ok-${stamp}`, {
+        network: true,
+        openNetwork: {
+          rules: { allow: ["*"], deny: [], allowedPrivateRanges: ["198.51.100.200/32"] },
+          apptainerHostNetwork: false,
+        },
+      });
+      const server = createServer((c) => c.end("host service\n"));
+      await new Promise<void>((r) => server.listen(0, "0.0.0.0", () => r()));
+      const port = String((server.address() as AddressInfo).port);
+      // This host's new address: a veth pair of this test's own, a documentation address on one end.
+      const link = `scifi-l${process.pid % 100000}`;
+      execFileSync("ip", ["link", "add", `${link}a`, "type", "veth", "peer", "name", `${link}b`]);
+      try {
+        execFileSync("ip", ["addr", "add", "198.51.100.200/32", "dev", `${link}a`]);
+        execFileSync("ip", ["link", "set", `${link}a`, "up"]);
+        await new Promise((r) => setTimeout(r, 3000));
+        expect(await probe(other, "direct", "198.51.100.200", port)).toMatch(/^NO .*refused/i);
+        // The control: the site lists it; the same path reaches the host's service.
+        expect(await probe(listed, "direct", "198.51.100.200", port)).toBe("OK connected");
+      } finally {
+        execFileSync("ip", ["link", "del", `${link}a`]);
+        server.close();
+      }
+    },
+  );
+
   it("prune removes a run's network whose owner is dead", async () => {
     const home = mkdtempSync(join(tmpdir(), "scifi-nettest-home-"));
     const name = `scifi-nettest-orphan-${stamp}`;
