@@ -11,7 +11,7 @@ import { lookup } from "node:dns/promises";
 import { connect, createServer, isIP, type Server, type Socket } from "node:net";
 import { formatHost, type Host, parseAuthority, quoteText } from "./host-name.ts";
 import { DEFAULT_PROXY_LIMITS, type ProxyLimits, RecordBudget } from "./limits.ts";
-import { type NetworkRules, Rules } from "./rules.ts";
+import { hostRanges, type NetworkRules, Rules } from "./rules.ts";
 
 /**
  * `http` and `connect` came through the proxy; `direct` (a TCP connection that ignored the proxy),
@@ -214,8 +214,10 @@ export class NetworkProxy {
           `${shown} resolves to ${a}, which the site denies (${denied.text})`,
         );
     }
+    // This host's addresses as they are now, read once for all the answers.
+    const local = hostRanges();
     for (const a of addresses) {
-      const problem = this.rules.addressProblem(a);
+      const problem = this.rules.addressProblem(a, local);
       if (problem === "special")
         throw new Refusal(
           "private-address",

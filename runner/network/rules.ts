@@ -150,9 +150,13 @@ export class Rules {
    * prefixes on its links as they are now (read at each call, so an address the host got after the
    * proxy started counts too), unless the site lists the range.
    */
-  addressProblem(address: string): "special" | "this-host" | undefined {
+  addressProblem(address: string, local?: BlockList): "special" | "this-host" | undefined {
     const [a, t] = plainAddress(address);
-    const problem = this.special.check(a, t) ? "special" : hostRanges().check(a, t) ? "this-host" : undefined;
+    const problem = this.special.check(a, t)
+      ? "special"
+      : (local ?? hostRanges()).check(a, t)
+        ? "this-host"
+        : undefined;
     if (problem === undefined || this.permitted.check(a, t)) return undefined;
     return problem;
   }
