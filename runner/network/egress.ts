@@ -4,16 +4,25 @@
 // site lists the range in `allowedPrivateRanges`. The filter lives in the network namespace, set
 // up by a holder container before the sandbox joins it; the sandbox has no capability to change it.
 
-import { isIP } from "node:net";
-import { networkInterfaces } from "node:os";
+import { BlockList, isIP } from "node:net";
 import type { NetworkRules } from "../sam/host-rules.ts";
-import { SPECIAL_RANGES } from "./proxy.ts";
+import { localRanges } from "./host-addresses.ts";
+import { SPECIAL_RANGES } from "./rules.ts";
 
-/** The host's own addresses (all interfaces but loopback): never reachable from `network: true`. */
+/**
+ * The host's own addresses and the prefixes on its links (all interfaces but loopback, as CIDRs):
+ * never reachable from `network: true`, so a neighbour on a publicly addressed LAN is refused too.
+ * Read when the filter is made; watchHostAddresses adds what the host gets later.
+ */
 export function hostAddresses(): string[] {
   const out = new Set<string>();
-  for (const list of Object.values(networkInterfaces()))
-    for (const a of list ?? []) if (!a.internal) out.add(a.address.replace(/%.*$/, ""));
+  // What the special ranges cover is refused already (loopback is for the namespace's own use).
+  const special = new BlockList();
+  for (const [net, prefix, type] of SPECIAL_RANGES) special.addSubnet(net, prefix, type);
+  for (const r of localRanges()) {
+    if (special.check(r.address, r.family === 4 ? "ipv4" : "ipv6")) continue;
+    out.add(r.prefix === (r.family === 4 ? 32 : 128) ? r.address : `${r.address}/${r.prefix}`);
+  }
   return [...out];
 }
 
@@ -58,14 +67,68 @@ export function egressFilterScript(
     'command -v iptables >/dev/null || { echo "the image has no iptables" >&2; exit 1; }',
     'command -v setpriv >/dev/null || { echo "the image has no setpriv" >&2; exit 1; }',
     "ipt=iptables",
-    "$ipt -L OUTPUT >/dev/null 2>&1 || ipt=iptables-legacy",
+    "$ipt -S OUTPUT >/dev/null 2>&1 || ipt=iptables-legacy",
     block("ipt", "ipv4"),
     'if [ -e /proc/net/if_inet6 ] && [ "$(cat /proc/sys/net/ipv6/conf/all/disable_ipv6 2>/dev/null)" != 1 ]; then',
     "ip6=ip6tables",
-    "$ip6 -L OUTPUT >/dev/null 2>&1 || ip6=ip6tables-legacy",
+    "$ip6 -S OUTPUT >/dev/null 2>&1 || ip6=ip6tables-legacy",
     block("ip6", "ipv6"),
     "fi",
     "echo scifi-net filter on",
     "",
   ].join("\n");
+}
+
+/**
+ * Appends refusals of `entries` (addresses or CIDRs) to a filter already in place: run as root in
+ * the holder's namespace when this host gets an address after the sandbox started. The site's
+ * ranges stay accepted (their rules come first).
+ */
+export function egressAddScript(entries: string[]): string {
+  const safe = entries.filter(shellSafe);
+  const v4 = safe.filter((t) => isIP(t.split("/")[0] ?? "") === 4);
+  const v6 = safe.filter((t) => isIP(t.split("/")[0] ?? "") === 6);
+  return [
+    "export XTABLES_LOCKFILE=/tmp/.scifi-xtables.lock",
+    "ipt=iptables",
+    "$ipt -S OUTPUT >/dev/null 2>&1 || ipt=iptables-legacy",
+    ...v4.map((a) => `$ipt -A OUTPUT -d ${a} -j REJECT`),
+    'if [ -e /proc/net/if_inet6 ] && [ "$(cat /proc/sys/net/ipv6/conf/all/disable_ipv6 2>/dev/null)" != 1 ]; then',
+    "ip6=ip6tables",
+    "$ip6 -S OUTPUT >/dev/null 2>&1 || ip6=ip6tables-legacy",
+    ...v6.map((a) => `$ip6 -A OUTPUT -d ${a} -j REJECT`),
+    ":",
+    "fi",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Watches this host's addresses and on-link prefixes (every `everyMs`): each one not in `known` is
+ * passed to `add` once (which puts it into a running filter). Returns the stop. The window between
+ * an address appearing and its refusal is at most `everyMs` plus the time `add` takes.
+ */
+export function watchHostAddresses(
+  known: Iterable<string>,
+  add: (fresh: string[]) => Promise<unknown>,
+  everyMs = 1000,
+): () => void {
+  const seen = new Set(known);
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    const fresh = hostAddresses().filter((a) => !seen.has(a));
+    if (fresh.length === 0) return;
+    busy = true;
+    add(fresh)
+      .then(() => {
+        for (const a of fresh) seen.add(a);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        busy = false;
+      });
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -5,17 +5,15 @@
 // loopback, link-local, multicast or otherwise special range is refused unless the site lists the
 // range, and the connection goes to the address checked (no second lookup, no DNS rebinding).
 // Every connection, allowed or refused, is recorded (host, port, bytes, time, rule); a refusal
-// answers 403 with a readable reason.
+// answers 403 with a readable reason. Names are parsed by one strict grammar (host-name.ts) before
+// any rule sees them; what one sandbox can make the proxy hold or write is capped (limits.ts).
 import { lookup } from "node:dns/promises";
-import { BlockList, connect, createServer, isIP, type Server, type Socket } from "node:net";
+import { connect, createServer, isIP, type Server, type Socket } from "node:net";
 import type { ConnectionKind, ConnectionRecord } from "../memory/history-events.ts";
-import {
-  DEFAULT_PORTS,
-  type HostRule,
-  type NetworkRules,
-  parseCidr,
-  parseHostRule,
-} from "../sam/host-rules.ts";
+import { formatHost, type Host, parseAuthority, quoteText } from "../sam/host-name.ts";
+import type { NetworkRules } from "../sam/host-rules.ts";
+import { DEFAULT_PROXY_LIMITS, type ProxyLimits, RecordBudget } from "./limits.ts";
+import { hostRanges, Rules } from "./rules.ts";
 
 export interface ProxyOptions {
   rules: NetworkRules;
@@ -33,6 +31,8 @@ export interface ProxyOptions {
    * approval request was filed). Synchronous: the answer does not wait for a person.
    */
   onNotListed?: (host: string, port: number) => string | undefined;
+  /** Caps on what the sandbox can make the proxy hold or record (defaults: DEFAULT_PROXY_LIMITS). */
+  limits?: Partial<ProxyLimits>;
 }
 
 const HOP_BY_HOP = [
@@ -46,110 +46,6 @@ const HOP_BY_HOP = [
   "upgrade",
 ];
 
-/** An allow rule without a port allows 80 and 443; a deny rule without a port denies every port. */
-function matches(rule: HostRule, host: string, port: number, deny = false): boolean {
-  const portOk = rule.port === undefined ? deny || DEFAULT_PORTS.includes(port) : rule.port === port;
-  if (!portOk) return false;
-  return rule.wildcard ? host.endsWith(`.${rule.host}`) : host === rule.host;
-}
-
-/** Special ranges an answer may not fall in unless the site lists it (IPv4 and IPv6). */
-export const SPECIAL_RANGES: readonly [string, number, "ipv4" | "ipv6"][] = [
-  ["0.0.0.0", 8, "ipv4"],
-  ["10.0.0.0", 8, "ipv4"],
-  ["100.64.0.0", 10, "ipv4"],
-  ["127.0.0.0", 8, "ipv4"],
-  ["169.254.0.0", 16, "ipv4"],
-  ["172.16.0.0", 12, "ipv4"],
-  ["192.0.0.0", 24, "ipv4"],
-  ["192.168.0.0", 16, "ipv4"],
-  ["198.18.0.0", 15, "ipv4"],
-  ["224.0.0.0", 4, "ipv4"],
-  ["240.0.0.0", 4, "ipv4"],
-  ["::", 128, "ipv6"],
-  ["::1", 128, "ipv6"],
-  ["fc00::", 7, "ipv6"],
-  ["fe80::", 10, "ipv6"],
-  ["ff00::", 8, "ipv6"],
-  ["64:ff9b::", 96, "ipv6"],
-];
-
-export class Rules {
-  readonly allow: HostRule[];
-  /** `*` in the allow list (`network: true` through the proxy): any host, any port, deny still wins. */
-  readonly anyHost: boolean;
-  readonly deny: HostRule[];
-  private readonly special = new BlockList();
-  private readonly permitted = new BlockList();
-
-  constructor(rules: NetworkRules) {
-    const parse = (t: string) => {
-      const r = parseHostRule(t);
-      if (!r) throw new Error(`not a host rule: ${JSON.stringify(t)} (write host, *.host or host:port)`);
-      return r;
-    };
-    this.anyHost = rules.allow.includes("*");
-    this.allow = rules.allow.filter((t) => t !== "*").map(parse);
-    this.deny = rules.deny.map(parse);
-    for (const [net, prefix, type] of SPECIAL_RANGES) this.special.addSubnet(net, prefix, type);
-    for (const text of rules.allowedPrivateRanges) {
-      const c = parseCidr(text);
-      if (!c) throw new Error(`not an address range: ${JSON.stringify(text)} (write e.g. 10.1.0.0/16)`);
-      this.permitted.addSubnet(c.net, c.prefix, c.type);
-    }
-  }
-
-  /** Adds an allow rule for the rest of the run (an approved request); a rule already there is kept once. */
-  addAllow(text: string): void {
-    const r = parseHostRule(text);
-    if (!r) throw new Error(`not a host rule: ${JSON.stringify(text)}`);
-    if (!this.allow.some((a) => a.text === r.text)) this.allow.push(r);
-  }
-
-  /** The name check: which rule allows `host:port`, or why not. */
-  check(
-    host: string,
-    port: number,
-  ): { allowed: true; rule: string } | { allowed: false; rule: string; reason: string } {
-    const h = host.toLowerCase().replace(/\.$/, "");
-    const denied = this.deny.find((r) => matches(r, h, port, true));
-    if (denied)
-      return {
-        allowed: false,
-        rule: `deny ${denied.text}`,
-        reason: `${h}:${port} is denied by the site (${denied.text})`,
-      };
-    const allowed = this.allow.find((r) => matches(r, h, port));
-    if (allowed) return { allowed: true, rule: `allow ${allowed.text}` };
-    if (this.anyHost) return { allowed: true, rule: "allow * (network: true)" };
-    if (isIP(h.replace(/^\[|\]$/g, "")))
-      return {
-        allowed: false,
-        rule: "raw-ip",
-        reason: `${h} is an address, not a host on the list; only listed host names are reachable`,
-      };
-    return {
-      allowed: false,
-      rule: "not-listed",
-      reason: `${h}:${port} is not on this task's network list (allowed: ${this.allow.map((r) => r.text).join(", ") || "nothing"})`,
-    };
-  }
-
-  /** Whether an answer may be connected to. */
-  addressAllowed(address: string): boolean {
-    const type = isIP(address) === 6 ? "ipv6" : "ipv4";
-    let a = address;
-    let t: "ipv4" | "ipv6" = type;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped?.[1]) {
-      a = mapped[1];
-      t = "ipv4";
-    }
-    if (!this.special.check(a, t)) return true;
-    return this.permitted.check(a, t);
-  }
-}
-
 class Refusal extends Error {
   readonly rule: string;
   readonly reason: string;
@@ -160,11 +56,11 @@ class Refusal extends Error {
   }
 }
 
-/** Most bytes of a request head (request line and headers) the proxy reads before refusing. */
-const MAX_HEAD = 64 * 1024;
-
 /** Capture records a proxy keeps before it only counts (a sandbox can send many on purpose). */
-export const MAX_CAPTURE_RECORDS = 500;
+export const MAX_CAPTURE_RECORDS = DEFAULT_PROXY_LIMITS.maxRecords.capture;
+
+/** How long a refused client has to take its answer before its connection is closed anyway. */
+const REFUSAL_LINGER_MS = 5_000;
 
 /**
  * The proxy reads each client connection's first request head itself. CONNECT: the tunnel to the
@@ -175,15 +71,27 @@ export const MAX_CAPTURE_RECORDS = 500;
  */
 export class NetworkProxy {
   readonly rules: Rules;
+  /** What was recorded (bounded by the limits' record caps). */
   readonly records: ConnectionRecord[] = [];
+  readonly limits: ProxyLimits;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly options: ProxyOptions;
-  private captured = 0;
+  private readonly budget: RecordBudget;
+  /** Bytes of unfinished request heads held now, all connections together. */
+  private headBytes = 0;
+  /** Why no new connection is allowed any more (the run's records quota is spent), when that is so. */
+  private stopped: string | undefined;
 
   constructor(options: ProxyOptions) {
     this.options = options;
     this.rules = new Rules(options.rules);
+    this.limits = {
+      ...DEFAULT_PROXY_LIMITS,
+      ...options.limits,
+      maxRecords: { ...DEFAULT_PROXY_LIMITS.maxRecords, ...options.limits?.maxRecords },
+    };
+    this.budget = new RecordBudget(this.limits);
     // Half-open: a client that ends its side after the request still gets the whole answer.
     this.server = createServer({ allowHalfOpen: true }, (s) => {
       s.setNoDelay(true);
@@ -192,6 +100,11 @@ export class NetworkProxy {
       s.on("error", () => {});
       this.readHead(s);
     });
+    // Past the cap a new connection is closed as it is accepted, before any buffer exists for it.
+    this.server.maxConnections = this.limits.maxConnections;
+    this.server.on("drop", () =>
+      this.flood("connect", `${this.limits.maxConnections} connections open at once`),
+    );
   }
 
   /** Listens on a TCP port (host, port; 0 picks one) or a unix socket path. */
@@ -210,25 +123,42 @@ export class NetworkProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Client connections open now, and what went over a cap so far (by cap). */
+  stats(): { open: number; headBytes: number; over: Record<string, number> } {
+    return { open: this.sockets.size, headBytes: this.headBytes, over: { ...this.budget.over } };
+  }
+
+  /** From now on every new connection is refused (`why`: the cap that is spent); open ones go on. */
+  stopAllowing(why: string): void {
+    this.stopped ??= why;
+  }
+
   /** A record the proxy did not see itself (the capture could not be set up), on the same path. */
   note(r: ConnectionRecord): void {
     this.record(r);
   }
 
   private record(r: ConnectionRecord): void {
+    for (const kept of this.budget.admit(r)) this.emit(kept);
+  }
+
+  private flood(kind: ConnectionKind, cap: string): void {
+    for (const kept of this.budget.flood(kind, cap)) this.emit(kept);
+  }
+
+  private emit(r: ConnectionRecord): void {
     this.records.push(r);
     this.options.onRecord?.(r);
   }
 
   /** Rules, then the proxy's own lookup, then the address check; the address to connect to. */
-  private async admit(host: string, port: number): Promise<{ rule: string; address: string }> {
-    const bare = host.replace(/^\[|\]$/g, "");
-    const verdict = this.rules.check(bare, port);
+  private async admit(host: Host, port: number): Promise<{ rule: string; address: string }> {
+    const verdict = this.rules.check(host, port);
     if (!verdict.allowed) {
       let reason = verdict.reason;
-      if (verdict.rule === "not-listed") {
+      if (verdict.rule === "not-listed" && host.kind === "name") {
         try {
-          const more = this.options.onNotListed?.(bare.toLowerCase().replace(/\.$/, ""), port);
+          const more = this.options.onNotListed?.(host.name, port);
           if (more) reason = `${reason}; ${more}`;
         } catch {
           // an advisor's failure never changes the refusal
@@ -236,53 +166,132 @@ export class NetworkProxy {
       }
       throw new Refusal(verdict.rule, reason);
     }
-    const addresses = await this.resolve(bare);
-    if (addresses.length === 0) throw new Refusal("no-address", `${bare} does not resolve`);
-    const bad = addresses.find((a) => !this.rules.addressAllowed(a));
-    if (bad !== undefined)
+    const shown = formatHost(host);
+    const full =
+      this.stopped ?? (this.budget.canRecordAllowed() ? undefined : "the records of its connections");
+    if (full !== undefined) {
+      this.flood("connect", full);
       throw new Refusal(
-        "private-address",
-        `${bare} resolves to ${bad}, a private, loopback, link-local or multicast address the site does not allow`,
+        "over-cap",
+        `${shown}:${port} is allowed, but this sandbox is over its cap of ${full}: no connection is made that could not be recorded`,
       );
+    }
+    const addresses = await this.resolve(host);
+    if (addresses.length === 0) throw new Refusal("no-address", `${shown} does not resolve`);
+    for (const a of addresses) {
+      const denied = this.rules.deniedAddress(a, port);
+      if (denied)
+        throw new Refusal(
+          `deny ${denied.text}`,
+          `${shown} resolves to ${a}, which the site denies (${denied.text})`,
+        );
+    }
+    // This host's addresses as they are now, read once for all the answers.
+    const local = hostRanges();
+    for (const a of addresses) {
+      const problem = this.rules.addressProblem(a, local);
+      if (problem === "special")
+        throw new Refusal(
+          "private-address",
+          `${shown} resolves to ${a}, a private, loopback, link-local or multicast address the site does not allow`,
+        );
+      if (problem === "this-host")
+        throw new Refusal(
+          "host-address",
+          `${shown} resolves to ${a}, an address of the runner's host or of a network it is on, which the site does not allow`,
+        );
+    }
     return { rule: verdict.rule, address: addresses[0] as string };
   }
 
-  private async resolve(host: string): Promise<string[]> {
-    if (isIP(host)) return [host];
-    const pinned = this.options.hosts?.[host.toLowerCase()];
+  private async resolve(host: Host): Promise<string[]> {
+    if (host.kind === "ip") return [host.address];
+    const pinned = this.options.hosts?.[host.name];
     if (pinned) return pinned;
     if (this.options.systemResolver === false) return [];
     try {
-      return (await lookup(host, { all: true })).map((a) => a.address);
+      // A zone id in an answer (fe80::1%eth0) is no address to check or to connect to.
+      return (await lookup(host.name, { all: true })).map((a) => a.address).filter((a) => isIP(a) !== 0);
     } catch {
       return [];
     }
   }
 
+  /**
+   * Collects the request head, within the head deadline and the byte caps (one head, and all
+   * unfinished heads together); past them the connection is closed.
+   */
   private readHead(client: Socket): void {
-    let buf = Buffer.alloc(0);
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let done = false;
+    const release = () => {
+      done = true;
+      clearTimeout(deadline);
+      client.off("data", onData);
+      this.headBytes -= length;
+    };
+    const deadline = setTimeout(() => {
+      if (done) return;
+      release();
+      this.refuseClient(
+        client,
+        "http",
+        "",
+        0,
+        new Refusal(
+          "head-timeout",
+          `no whole request head within ${this.limits.headTimeoutMs / 1000} s of the connection`,
+        ),
+        Date.now(),
+      );
+    }, this.limits.headTimeoutMs);
+    deadline.unref();
+    client.once("close", () => {
+      if (!done) release();
+    });
+    // A client that ends its side before a whole head has asked nothing: closed now, not at the
+    // deadline (half-open sockets would otherwise hold their place under the connection cap).
+    client.once("end", () => {
+      if (done) return;
+      release();
+      client.destroy();
+    });
+    // The end of the head is looked for in each new chunk and the three bytes before it only: a
+    // head sent a byte at a time costs no more than one sent at once.
+    let tail: Buffer = Buffer.alloc(0);
     const onData = (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      const end = buf.indexOf("\r\n\r\n");
-      if (end < 0) {
-        if (buf.length > MAX_HEAD) {
-          client.off("data", onData);
-          this.refuseClient(
-            client,
-            "http",
-            "",
-            0,
-            new Refusal("bad-request", "the request head is too long"),
-            Date.now(),
-          );
-        }
+      chunks.push(d);
+      length += d.length;
+      this.headBytes += d.length;
+      const window = tail.length ? Buffer.concat([tail, d]) : d;
+      const at = window.indexOf("\r\n\r\n");
+      if (at >= 0) {
+        const end = length - d.length - tail.length + at;
+        const whole = Buffer.concat(chunks, length);
+        release();
+        client.pause();
+        void this.onHead(client, whole.subarray(0, end).toString("latin1"), whole.subarray(end + 4));
         return;
       }
-      client.off("data", onData);
-      client.pause();
-      const head = buf.subarray(0, end).toString("latin1");
-      const rest = buf.subarray(end + 4);
-      void this.onHead(client, head, rest);
+      tail = window.subarray(Math.max(0, window.length - 3));
+      if (length > this.limits.maxHeadBytes) {
+        release();
+        this.refuseClient(
+          client,
+          "http",
+          "",
+          0,
+          new Refusal("bad-request", `the request head is longer than ${this.limits.maxHeadBytes} bytes`),
+          Date.now(),
+        );
+        return;
+      }
+      if (this.headBytes > this.limits.maxBufferedBytes) {
+        release();
+        client.destroy();
+        this.flood("http", `${this.limits.maxBufferedBytes} bytes of unfinished request heads`);
+      }
     };
     client.on("data", onData);
   }
@@ -290,49 +299,58 @@ export class NetworkProxy {
   private async onHead(client: Socket, head: string, rest: Buffer): Promise<void> {
     const start = Date.now();
     const [requestLine = "", ...headerLines] = head.split("\r\n");
-    const [method = "", target = "", version = "HTTP/1.1"] = requestLine.split(" ");
+    const parts = requestLine.split(" ");
+    const [method = "", target = "", version = ""] = parts;
     if (method === "SCIFI-CAPTURE") return this.onCapture(client, requestLine, start);
     let kind: ConnectionKind = "http";
     let host = "";
     let port = 0;
     let upstreamHead: Buffer | undefined;
     try {
-      if (method.toUpperCase() === "CONNECT") {
+      if (parts.length !== 3 || !/^[A-Z]+$/.test(method) || !/^HTTP\/1\.[01]$/.test(version))
+        throw new Refusal("bad-request", `not an HTTP/1.x request line: ${quoteText(requestLine)}`);
+      let parsed: { host: Host; port: number };
+      if (method === "CONNECT") {
         kind = "connect";
-        const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
-        host = (m?.[1] ?? target).toLowerCase();
-        port = Number(m?.[2] ?? 0);
-        if (!m || port < 1 || port > 65535)
-          throw new Refusal("bad-request", `CONNECT needs host:port, got ${JSON.stringify(target)}`);
+        const a = parseAuthority(target, { portRequired: true });
+        if (!a.ok) throw new Refusal("bad-host", `CONNECT ${quoteText(target)}: ${a.why}`);
+        parsed = { host: a.value.host, port: a.value.port ?? 0 };
       } else {
-        let url: URL;
-        try {
-          url = new URL(target);
-        } catch {
+        const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^#]*)$/.exec(target);
+        if (!m)
           throw new Refusal(
             "bad-request",
-            `the proxy takes absolute http:// URLs (or CONNECT), got ${JSON.stringify(target.slice(0, 200))}`,
+            `the proxy takes absolute http:// URLs (or CONNECT), got ${quoteText(target)}`,
           );
-        }
-        host = url.hostname.toLowerCase();
-        port = url.port ? Number(url.port) : 80;
-        if (url.protocol !== "http:")
+        const [, scheme = "", authority = "", path = ""] = m;
+        if (scheme.toLowerCase() !== "http")
           throw new Refusal(
             "bad-request",
-            `only http:// URLs are proxied (https goes through CONNECT), got ${url.protocol}`,
+            `only http:// URLs are proxied (https goes through CONNECT), got ${quoteText(scheme, 20)}:`,
           );
-        if (!/^[A-Z]+$/.test(method) || !/^HTTP\/1\.[01]$/.test(version))
-          throw new Refusal("bad-request", "not an HTTP/1.x request");
-        const kept = headerLines.filter((l) => {
+        const a = parseAuthority(authority);
+        if (!a.ok) throw new Refusal("bad-host", `${quoteText(target)}: ${a.why}`);
+        parsed = { host: a.value.host, port: a.value.port ?? 80 };
+        const kept: string[] = [];
+        for (const l of headerLines) {
           const name = l.slice(0, l.indexOf(":")).trim().toLowerCase();
-          return name !== "host" && !HOP_BY_HOP.includes(name);
-        });
+          if (name === "host") {
+            // The URI names the host (RFC 9112); a Host header that is no host at all is refused.
+            const h = parseAuthority(l.slice(l.indexOf(":") + 1).trim());
+            if (!h.ok) throw new Refusal("bad-host", `the Host header: ${h.why}`);
+          } else if (!HOP_BY_HOP.includes(name)) kept.push(l);
+        }
+        const shownHost = formatHost(parsed.host);
+        const hostHeader = parsed.port === 80 ? shownHost : `${shownHost}:${parsed.port}`;
+        const origin = path === "" ? "/" : path.startsWith("/") ? path : `/${path}`;
         upstreamHead = Buffer.from(
-          `${method} ${url.pathname}${url.search} ${version}\r\nHost: ${url.host}\r\n${kept.map((l) => `${l}\r\n`).join("")}Connection: close\r\n\r\n`,
+          `${method} ${origin} ${version}\r\nHost: ${hostHeader}\r\n${kept.map((l) => `${l}\r\n`).join("")}Connection: close\r\n\r\n`,
           "latin1",
         );
       }
-      const admitted = await this.admit(host, port);
+      host = formatHost(parsed.host);
+      port = parsed.port;
+      const admitted = await this.admit(parsed.host, port);
       this.tunnel(client, kind, host, port, admitted, upstreamHead, rest, start);
     } catch (e) {
       this.refuseClient(client, kind, host, port, e, start);
@@ -341,15 +359,15 @@ export class NetworkProxy {
 
   /**
    * A connection, query or datagram the capture caught (`SCIFI-CAPTURE tcp 10.0.0.5 8080`, `dns
-   * name 53`, `udp - 0`): always refused, recorded (up to MAX_CAPTURE_RECORDS), with the reason
+   * name 53`, `udp - 0`): always refused, recorded (within the capture's record cap), with the reason
    * sent back for the forwarder to pass on. Anyone in the sandbox can send such a line to the socket;
    * it can only add refusals to the record, never open anything.
    */
   private onCapture(client: Socket, requestLine: string, start: number): void {
     const [, what = "", rawHost = "", rawPort = "0"] = requestLine.split(" ");
     const kind: ConnectionKind = what === "tcp" ? "direct" : what === "dns" ? "dns" : "udp";
-    const host = rawHost.replace(/[^0-9A-Za-z.:_-]/g, "?").slice(0, 253);
-    const port = Math.min(65535, Math.max(0, Number.parseInt(rawPort, 10) || 0));
+    const host = rawHost.slice(0, 253).replace(/[^0-9A-Za-z.:_-]/g, "?");
+    const port = Math.min(65535, Math.max(0, Number.parseInt(rawPort.slice(0, 12), 10) || 0));
     const via = `the sandbox reaches the network only through the proxy (HTTP_PROXY/HTTPS_PROXY, http://127.0.0.1:3128), which allows: ${this.rules.allow.map((r) => r.text).join(", ") || "nothing"}`;
     const reason =
       kind === "direct"
@@ -357,27 +375,31 @@ export class NetworkProxy {
         : kind === "dns"
           ? `the DNS query for ${host} is refused: the sandbox has no DNS; the proxy resolves the names on the list itself (use the proxy variables)`
           : "a UDP datagram is refused: the sandbox has no network but the proxy";
-    this.captured++;
-    if (this.captured <= MAX_CAPTURE_RECORDS || this.captured === MAX_CAPTURE_RECORDS + 1)
-      this.record({
-        time: new Date(start).toISOString(),
-        kind,
-        host: this.captured > MAX_CAPTURE_RECORDS ? "-" : host,
-        port: this.captured > MAX_CAPTURE_RECORDS ? 0 : port,
-        allowed: false,
-        rule: this.captured > MAX_CAPTURE_RECORDS ? "capture-flood" : `capture-${kind}`,
-        reason:
-          this.captured > MAX_CAPTURE_RECORDS
-            ? `more than ${MAX_CAPTURE_RECORDS} connections, queries or datagrams outside the proxy: the rest are refused without a record`
-            : reason,
-        bytesOut: 0,
-        bytesIn: 0,
-        durationMs: 0,
-      });
+    this.record({
+      time: new Date(start).toISOString(),
+      kind,
+      host,
+      port,
+      allowed: false,
+      rule: `capture-${kind}`,
+      reason,
+      bytesOut: 0,
+      bytesIn: 0,
+      durationMs: 0,
+    });
     const body = `scifi network proxy: ${reason}\n`;
-    client.end(
+    this.answerAndClose(
+      client,
       `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Scifi-Refused: capture-${kind}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
+  }
+
+  /** Writes the answer, then closes, also when the client never reads or never closes its side. */
+  private answerAndClose(client: Socket, answer: string): void {
+    const linger = setTimeout(() => client.destroy(), REFUSAL_LINGER_MS);
+    linger.unref();
+    client.once("close", () => clearTimeout(linger));
+    client.end(answer, () => client.destroy());
   }
 
   private refuseClient(
@@ -401,8 +423,10 @@ export class NetworkProxy {
       bytesIn: 0,
       durationMs: Date.now() - start,
     });
-    const body = `scifi network proxy: refused ${host}:${port}: ${r.reason}\n`;
-    client.end(
+    const shown = host ? `${host}:${port}` : "the request";
+    const body = `scifi network proxy: refused ${shown}: ${r.reason}\n`;
+    this.answerAndClose(
+      client,
       `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Scifi-Refused: ${r.rule}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
@@ -417,6 +441,7 @@ export class NetworkProxy {
     rest: Buffer,
     start: number,
   ): void {
+    if (client.destroyed) return;
     const upstream = connect({ host: admitted.address, port, noDelay: true, allowHalfOpen: true });
     // The upstream is done: let what it sent reach the client, then close (the record follows).
     const drainClient = () => {
@@ -447,6 +472,12 @@ export class NetworkProxy {
       upstream.destroy();
       drainClient();
     };
+    // Every byte either way passes the client socket, so its inactivity is the tunnel's (an upstream
+    // that never answers the connect included).
+    client.setTimeout(this.limits.idleTimeoutMs, () => {
+      finish(`closed: no byte either way for ${this.limits.idleTimeoutMs / 1000} s`);
+      client.destroy();
+    });
     upstream.on("error", (e) => {
       if (!client.destroyed && bytesIn() === 0)
         client.write(

@@ -56,11 +56,29 @@ export function adviseNotListed(sandbox: ProxiedSandbox, host: string, port: num
 /** The proxies running now, with the sandbox each serves. */
 const live = new Map<NetworkProxy, ProxiedSandbox>();
 
+/** Runs whose history took all the network records it may (why, by run id): their proxies allow nothing new. */
+const spent = new Map<string, string>();
+
 export function registerRunProxy(sandbox: ProxiedSandbox, proxy: NetworkProxy): () => void {
   live.set(proxy, sandbox);
+  const why = spent.get(sandbox.runId);
+  if (why) proxy.stopAllowing(why);
   return () => {
     live.delete(proxy);
   };
+}
+
+/**
+ * The run's history took all the network records it may: every proxy of the run, running or
+ * started later, makes no new connection (it could not be recorded). `undefined`: the run ended.
+ */
+export function stopAllowingForRun(runId: string, why: string | undefined): void {
+  if (why === undefined) {
+    spent.delete(runId);
+    return;
+  }
+  spent.set(runId, why);
+  for (const [proxy, sandbox] of live) if (sandbox.runId === runId) proxy.stopAllowing(why);
 }
 
 /** Adds an allow rule to every running proxy of run `runId` (an approved host); how many got it. */

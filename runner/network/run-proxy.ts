@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ConnectionRecord } from "../memory/history-events.ts";
 import { type SandboxSpec, sandboxName } from "../policy/spec.ts";
+import type { ProxyLimits } from "./limits.ts";
 import { NetworkProxy } from "./proxy.ts";
 import { adviseNotListed, emitNetworkRecord, registerRunProxy } from "./records.ts";
 
@@ -24,6 +25,8 @@ export interface RunProxyOptions {
   /** Whether names not in `hosts` go to the system resolver (default true). */
   systemResolver?: boolean;
   onRecord?: (record: ConnectionRecord) => void;
+  /** Caps on what the sandbox can make the proxy hold or record (runner/network/limits.ts). */
+  limits?: Partial<ProxyLimits>;
 }
 
 /** Where connections that ignore the proxy land (TCP) and where UDP lands (DNS among it), on loopback. */
@@ -242,12 +245,12 @@ export async function startRunProxy(spec: SandboxSpec, options: RunProxyOptions 
   writeFileSync(join(dir, "forwarder.py"), FORWARDER_PY, { mode: 0o644 });
   writeFileSync(join(dir, "forwarder.cjs"), FORWARDER_JS, { mode: 0o644 });
   writeFileSync(join(dir, "capture.sh"), CAPTURE_SH, { mode: 0o644 });
-  // Whose records these are: the run as data, the sandbox by its name (never parsed back).
   const sandbox = { runId: spec.runId, name: sandboxName(spec) };
   const proxy = new NetworkProxy({
     rules,
     ...(options.hosts ? { hosts: options.hosts } : {}),
     ...(options.systemResolver !== undefined ? { systemResolver: options.systemResolver } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
     onRecord: (record) => {
       options.onRecord?.(record);
       emitNetworkRecord(sandbox, record);

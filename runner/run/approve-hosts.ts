@@ -12,13 +12,13 @@ import type { ApprovalGate } from "../approval/gate.ts";
 import { type ApprovalView, runApprovals } from "../approval/store.ts";
 import type { RunExtension } from "../extension/run-extension.ts";
 import type { HistoryEvent } from "../memory/history-events.ts";
-import { Rules } from "../network/proxy.ts";
 import {
   allowOnRunProxies,
   onNetworkRecord,
   onNotListedHost,
   type ProxiedSandbox,
 } from "../network/records.ts";
+import { Rules } from "../network/rules.ts";
 import { allowedHostsCover } from "../policy/resolve.ts";
 import type { SitePolicy } from "../policy/site.ts";
 import { parseHostRule } from "../sam/host-rules.ts";
@@ -28,6 +28,9 @@ export const MAX_PENDING_HOST_REQUESTS = 5;
 
 /** Requests for hosts a run files in all (decided ones included); past it nothing more is asked. */
 export const MAX_HOST_REQUESTS = 20;
+
+/** How often a refusal of a pending host may look at the approvals file for its decision. */
+const ADVISE_SETTLE_MS = 200;
 
 /** `facts.kind` of a request for a host (how a resumed run finds its requests in approvals.jsonl). */
 export const HOST_REQUEST_KIND = "network-host";
@@ -47,6 +50,9 @@ export interface HostApprovalOptions {
   maxRequests?: number;
 }
 
+/** The site's deny rules, parsed once per site policy object (a refusal flood asks for them each time). */
+const siteDenyRules = new WeakMap<object, Rules>();
+
 /** Whether the site policy would let a SAM list `host:port`: its rule, or why not. */
 export function siteAllowsHost(
   site: Pick<SitePolicy, "allowedHosts" | "deniedHosts">,
@@ -61,10 +67,12 @@ export function siteAllowsHost(
       ok: false,
       why: `the site policy's allowedHosts (${site.allowedHosts.join(", ") || "none"}) do not include ${text}`,
     };
-  const denied = new Rules({ allow: [], deny: [...site.deniedHosts], allowedPrivateRanges: [] }).check(
-    host,
-    port,
-  );
+  let deny = siteDenyRules.get(site);
+  if (!deny) {
+    deny = new Rules({ allow: [], deny: [...site.deniedHosts], allowedPrivateRanges: [] });
+    siteDenyRules.set(site, deny);
+  }
+  const denied = deny.check(host, port);
   if (!denied.allowed && denied.rule.startsWith("deny "))
     return { ok: false, why: `the site policy denies ${text} (${denied.rule.slice(5)})` };
   return { ok: true, rule: rule.text };
@@ -112,6 +120,7 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
     });
   }
   const used = new Set<string>();
+  const lastSettle = new Map<string, number>();
   let history: ((event: HistoryEvent) => void) | undefined;
   let audit: ((event: string, data: Record<string, unknown>) => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -164,7 +173,12 @@ export function hostApprovalExtension(o: HostApprovalOptions): HostApprovals {
     if (!site.ok) return `${site.why}, so no approval can be asked for it`;
     const known = requests.get(site.rule);
     if (known) {
-      if (known.state === "pending") settle(known);
+      // A refusal can come thousands of times a second: the approvals file is read for it at most
+      // every ADVISE_SETTLE_MS (the poller reads it too).
+      if (known.state === "pending" && Date.now() - (lastSettle.get(known.id) ?? 0) >= ADVISE_SETTLE_MS) {
+        lastSettle.set(known.id, Date.now());
+        settle(known);
+      }
       switch (known.state) {
         case "approved":
           // Approved after this proxy started and before it was told: it is told now.

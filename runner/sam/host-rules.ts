@@ -1,17 +1,11 @@
 // The host rules a SAM's `network: [..]` and the site policy's network lists are written in, and
-// address ranges: the parser validates them (runner/sam/metadata.ts), so it owns their grammar;
-// the run's proxy (runner/network/proxy.ts) matches connections against them.
+// address ranges: the parser validates them (runner/sam/metadata.ts), so it owns their vocabulary;
+// the grammar of a host itself is host-name.ts, and the run's proxy (runner/network/rules.ts)
+// matches connections against these rules in that canonical form.
 import { isIP } from "node:net";
 
-/** One rule: `data.example.org`, `*.example.org` (subdomains only), either with `:port`. */
-export interface HostRule {
-  /** The rule as written, for the record. */
-  text: string;
-  host: string;
-  wildcard: boolean;
-  /** Absent: the default ports (80 and 443). */
-  port?: number;
-}
+export type { HostRule } from "./host-name.ts";
+export { parseHostRule } from "./host-name.ts";
 
 export interface NetworkRules {
   allow: string[];
@@ -22,27 +16,6 @@ export interface NetworkRules {
 
 /** The ports an allow rule without one allows. */
 export const DEFAULT_PORTS = [80, 443];
-
-const HOST_RE = /^(\*\.)?([a-z0-9]([a-z0-9-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-
-/** Parses `host`, `*.host`, `host:port`; undefined when it is not one of those. */
-export function parseHostRule(text: string): HostRule | undefined {
-  const t = text.trim().toLowerCase();
-  const m = /^(.*?)(?::(\d{1,5}))?$/.exec(t);
-  if (!m) return undefined;
-  const hostPart = m[1] ?? "";
-  const port = m[2] === undefined ? undefined : Number(m[2]);
-  if (port !== undefined && (port < 1 || port > 65535)) return undefined;
-  const ipOk = isIP(hostPart) === 4;
-  if (!ipOk && (!HOST_RE.test(hostPart) || hostPart.length > 253)) return undefined;
-  const wildcard = hostPart.startsWith("*.");
-  return {
-    text: t,
-    host: wildcard ? hostPart.slice(2) : hostPart,
-    wildcard,
-    ...(port !== undefined ? { port } : {}),
-  };
-}
 
 /** Parses `10.1.0.0/16` or a single address; undefined when it is neither. */
 export function parseCidr(cidr: string): { net: string; prefix: number; type: "ipv4" | "ipv6" } | undefined {

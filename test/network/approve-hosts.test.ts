@@ -161,6 +161,23 @@ describe("a host approved at run time (real proxy, real gate)", () => {
     expect(runApprovals(home, runId)).toHaveLength(1);
   });
 
+  it("a flood of refusals of a pending host reads the approvals file a few times, not once each", () => {
+    const takeUp = gate.takeUp.bind(gate);
+    let reads = 0;
+    gate.takeUp = (id) => {
+      reads++;
+      return takeUp(id);
+    };
+    try {
+      for (let i = 0; i < 2000; i++)
+        expect(ext.advise({ runId, name: `${runId}-work1` }, "other.test", port)).toMatch(/is pending/);
+    } finally {
+      gate.takeUp = takeUp;
+    }
+    // Once per 200 ms at most from the refusals (and the poller's own): far from once each.
+    expect(reads).toBeLessThan(20);
+  });
+
   it("a host the site would not let a SAM list gets no request; a site-denied one is refused by the deny rule", async () => {
     const before = runApprovals(home, runId).length;
     const wrongPort = adviseNotListed(work1, "other.test", 9);

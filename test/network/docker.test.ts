@@ -97,6 +97,7 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     const hosts = resolverHosts;
     hosts["data.test"] = [hostIp];
     hosts["alias.data.test"] = [hostIp];
+    hosts["ok.data.test"] = [hostIp];
     hosts["other.test"] = [hostIp];
     hosts["loop.test"] = ["127.0.0.1"];
     hosts["bridge.test"] = [bridgeIp];
@@ -166,6 +167,26 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
       /^NO 403 .*is an address, not a host on the list/,
     );
     expect(last(hostIp)).toMatchObject({ allowed: false, rule: "raw-ip" });
+  });
+
+  it("refuses a zone id under an allowed wildcard and an escape past a deny rule (strict names)", async () => {
+    const send = (request: string) =>
+      probe(sb, "unix", "/run/scifi-net/proxy.sock", `${request}\\r\\n\\r\\n`);
+    // Control: the same wildcard, a plain name, reached.
+    expect(await probe(sb, "fetch", "http://ok.data.test:8000/ctl")).toBe(
+      "OK hello from ok.data.test:8000/ctl",
+    );
+    for (const target of [
+      `[::ffff:${hostIp}%x.data.test]:8000`,
+      "\\alias.data.test:8000",
+      "%61lias.data.test:8000",
+    ]) {
+      const out = await send(`CONNECT ${target} HTTP/1.1`);
+      expect(out, target).toMatch(/^NO HTTP\/1.1 403/);
+      expect(out, target).toContain("X-Scifi-Refused: bad-host");
+    }
+    expect(records.filter((r) => r.rule === "bad-host").length).toBeGreaterThanOrEqual(3);
+    expect(records.some((r) => r.allowed && r.address === hostIp && r.host.includes("%"))).toBe(false);
   });
 
   it("refuses names that resolve to 127.0.0.1 or to the host's bridge address", async () => {
@@ -296,6 +317,37 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
       "OK hello from the peer sandbox",
     );
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "network: true: an address this host gets after the sandbox started is refused too",
+    async () => {
+      const other = await start(`nettest-late-${stamp}`, { network: true });
+      const listed = await start(`nettest-late-ok-${stamp}`, {
+        network: true,
+        openNetwork: {
+          rules: { allow: ["*"], deny: [], allowedPrivateRanges: ["198.51.100.200/32"] },
+          apptainerHostNetwork: false,
+        },
+      });
+      const server = createServer((c) => c.end("host service\n"));
+      await new Promise<void>((r) => server.listen(0, "0.0.0.0", () => r()));
+      const port = String((server.address() as AddressInfo).port);
+      // This host's new address: a veth pair of this test's own, a documentation address on one end.
+      const link = `scifi-l${process.pid % 100000}`;
+      execFileSync("ip", ["link", "add", `${link}a`, "type", "veth", "peer", "name", `${link}b`]);
+      try {
+        execFileSync("ip", ["addr", "add", "198.51.100.200/32", "dev", `${link}a`]);
+        execFileSync("ip", ["link", "set", `${link}a`, "up"]);
+        await new Promise((r) => setTimeout(r, 3000));
+        expect(await probe(other, "direct", "198.51.100.200", port)).toMatch(/^NO .*refused/i);
+        // The control: the site lists it; the same path reaches the host's service.
+        expect(await probe(listed, "direct", "198.51.100.200", port)).toBe("OK connected");
+      } finally {
+        execFileSync("ip", ["link", "del", `${link}a`]);
+        server.close();
+      }
+    },
+  );
 
   it("prune removes a run's network whose owner is dead", async () => {
     const home = mkdtempSync(join(tmpdir(), "scifi-nettest-home-"));

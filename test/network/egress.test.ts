@@ -35,3 +35,39 @@ describe("egressFilterScript", () => {
     expect(script.startsWith("set -e\n")).toBe(true);
   });
 });
+
+describe("hostAddresses", () => {
+  it("holds this host's addresses and the prefixes on its links, outside the special ranges", async () => {
+    const { BlockList } = await import("node:net");
+    const { networkInterfaces } = await import("node:os");
+    const { hostAddresses } = await import("../../runner/network/egress.ts");
+    const { SPECIAL_RANGES } = await import("../../runner/network/rules.ts");
+    const special = new BlockList();
+    for (const [net, prefix, type] of SPECIAL_RANGES) special.addSubnet(net, prefix, type);
+    const got = hostAddresses();
+    for (const a of Object.values(networkInterfaces()).flat()) {
+      if (!a || a.internal || !a.cidr) continue;
+      const type = a.family === "IPv4" ? "ipv4" : "ipv6";
+      if (special.check(a.address, type)) continue;
+      expect(got).toContain(a.address);
+      const [net, prefix] = a.cidr.split("/");
+      // The prefix is there as its network address (e.g. 192.0.2.0/24 for 192.0.2.2/24).
+      expect(
+        got.some((g) => {
+          const [n, p] = g.split("/");
+          if (p !== prefix || !n) return false;
+          const one = new BlockList();
+          one.addSubnet(n, Number(p), type);
+          return one.check(net ?? "", type);
+        }),
+        a.cidr,
+      ).toBe(true);
+    }
+    expect(got.some((g) => special.check(g.split("/")[0] ?? "", g.includes(":") ? "ipv6" : "ipv4"))).toBe(
+      false,
+    );
+    expect(
+      egressFilterScript({ allow: ["*"], deny: [], allowedPrivateRanges: [] }, ["203.0.113.0/24"]),
+    ).toContain("$ipt -A OUTPUT -d 203.0.113.0/24 -j REJECT");
+  });
+});

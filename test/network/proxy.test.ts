@@ -11,7 +11,8 @@ import {
 } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConnectionRecord } from "../../runner/memory/history-events.ts";
-import { MAX_CAPTURE_RECORDS, NetworkProxy, Rules } from "../../runner/network/proxy.ts";
+import { MAX_CAPTURE_RECORDS, NetworkProxy } from "../../runner/network/proxy.ts";
+import { Rules } from "../../runner/network/rules.ts";
 import { parseHostRule } from "../../runner/sam/host-rules.ts";
 
 let web: Server;
@@ -166,7 +167,7 @@ describe("proxy", () => {
   });
 
   it.each([
-    ["a host not on the list", `GET http://other.test:${0}/ HTTP/1.1\r\n\r\n`, "not-listed", "other.test"],
+    ["a host not on the list", "GET http://other.test:8000/ HTTP/1.1\r\n\r\n", "not-listed", "other.test"],
     ["a raw IP", "CONNECT 127.0.0.2:443 HTTP/1.1\r\n\r\n", "raw-ip", "127.0.0.2"],
     ["a denied host under an allowed wildcard", "", "deny", "blocked.archive.test"],
     ["a listed name resolving to 127.0.0.1", "", "private-address", "loop.test"],
@@ -258,6 +259,6 @@ describe("capture records (what the sandbox tried outside the proxy)", () => {
       await Promise.all(Array.from({ length: 20 }, send));
     await p.close();
     expect(flood.length).toBe(MAX_CAPTURE_RECORDS + 1);
-    expect(flood.at(-1)).toMatchObject({ rule: "capture-flood", allowed: false });
+    expect(flood.at(-1)).toMatchObject({ rule: "flood", allowed: false });
   });
 });

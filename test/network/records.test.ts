@@ -1,12 +1,14 @@
 // The run proxy's records reach the run's history: one `network` event per connection, only for
 // the run's own sandboxes.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent } from "../../runner/memory/history-events.ts";
-
+import { HistoryTape, readHistory } from "../../runner/memory/history.ts";
+import type { ConnectionRecord, HistoryEvent } from "../../runner/memory/history-events.ts";
+import { DEFAULT_PROXY_LIMITS, MAX_REASON_LENGTH } from "../../runner/network/limits.ts";
+import { emitNetworkRecord } from "../../runner/network/records.ts";
 import { startRunProxy } from "../../runner/network/run-proxy.ts";
 import { sandboxName } from "../../runner/policy/spec.ts";
 import { networkRows } from "../../runner/report/model.ts";
@@ -125,3 +127,94 @@ function refusedConnect(dir: string): Promise<string> {
     c.write("CONNECT evil.example.com:443 HTTP/1.1\r\n\r\n");
   });
 }
+
+/** Sends `text` to a run proxy's socket; resolves with its answer once it closes. */
+function ask(socket: string, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = connect(socket);
+    let out = "";
+    c.on("data", (d) => (out += d));
+    c.on("close", () => resolve(out));
+    c.on("error", reject);
+    c.write(text);
+  });
+}
+
+describe("network records are bounded", () => {
+  it("refused CONNECTs with 60 KB host names do not grow history.jsonl beyond the cap", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-rec-"));
+    const tape = new HistoryTape(join(dir, "history.jsonl"));
+    const ext = networkRecordsExtension("run-60k");
+    ext.onHistory?.((e) => tape.append(e));
+    const spec = taskFolderSpec(
+      { runId: "run-60k", image: "scifi-sci:local", taskDir: dir },
+      {
+        sandbox: { runId: "run-60k", role: "work", iteration: 1, resumes: 0 },
+        networkRules: { allow: ["*.w.example"], deny: [], allowedPrivateRanges: [] },
+      },
+    );
+    const rp = await startRunProxy(spec, { systemResolver: false });
+    const refused = DEFAULT_PROXY_LIMITS.maxRecords.refused;
+    try {
+      const name = `${"x".repeat(63)}.`.repeat(950);
+      for (let i = 0; i < refused + 100; i += 50)
+        await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            ask(join(rp.dir, "proxy.sock"), `CONNECT ${name}${i + j}.w.example:443 HTTP/1.1\r\n\r\n`),
+          ),
+        );
+    } finally {
+      await rp.close();
+      await ext.end?.(undefined);
+    }
+    const events = readHistory(tape.file);
+    expect(events.filter((e) => e.type === "network" && e.rule === "bad-host")).toHaveLength(refused);
+    expect(events.filter((e) => e.type === "network" && e.rule === "flood")).toHaveLength(1);
+    for (const e of events) {
+      if (e.type !== "network") continue;
+      expect(e.host.length).toBeLessThanOrEqual(253);
+      expect((e.reason ?? "").length).toBeLessThanOrEqual(MAX_REASON_LENGTH + 60);
+    }
+    // 600 names of 60 KB each (36 MB asked for), a few hundred KB written.
+    expect(statSync(tape.file).size).toBeLessThan(refused * 1200);
+  });
+
+  it("the run's quota: past it one flood event, and the run's proxies make no new connection", async () => {
+    const events: HistoryEvent[] = [];
+    const ext = networkRecordsExtension("run-q", { events: 5, bytes: 1024 * 1024 });
+    ext.onHistory?.((e) => events.push(e));
+    const spec = taskFolderSpec(
+      { runId: "run-q", image: "scifi-sci:local", taskDir: mkdtempSync(join(tmpdir(), "scifi-rec-")) },
+      {
+        sandbox: { runId: "run-q", role: "work", iteration: 1, resumes: 0 },
+        networkRules: { allow: ["*.w.example"], deny: [], allowedPrivateRanges: [] },
+      },
+    );
+    const rp = await startRunProxy(spec, { systemResolver: false });
+    try {
+      const r: ConnectionRecord = {
+        time: "2026-12-01T00:00:00Z",
+        kind: "connect",
+        host: "a.w.example",
+        port: 443,
+        allowed: true,
+        rule: "allow *.w.example",
+        bytesOut: 0,
+        bytesIn: 0,
+        durationMs: 0,
+      };
+      for (let i = 0; i < 10; i++) emitNetworkRecord({ runId: "run-q", name: "run-q-work1" }, r);
+      expect(events).toHaveLength(6);
+      expect(events.at(-1)).toMatchObject({ type: "network", rule: "flood" });
+      // An allowed name is refused now: its connection could not be recorded.
+      const answer = await ask(join(rp.dir, "proxy.sock"), "CONNECT b.w.example:443 HTTP/1.1\r\n\r\n");
+      expect(answer).toMatch(/^HTTP\/1.1 403/);
+      expect(answer).toContain("X-Scifi-Refused: over-cap");
+      expect(answer).toContain("records quota");
+    } finally {
+      await rp.close();
+      await ext.end?.(undefined);
+    }
+    expect(events).toHaveLength(6);
+  });
+});

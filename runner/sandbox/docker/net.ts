@@ -1,9 +1,14 @@
 // A Docker sandbox's network, when it has one: the forwarder to the run's proxy (`network: [hosts]`)
 // or a bridge network of the run's own behind the egress filter (`network: true`), each owned by a
 // namespace-holding container the agent cannot stop. The labels every scifi container carries.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import type Docker from "dockerode";
-import { egressFilterScript } from "../../network/egress.ts";
+import {
+  egressAddScript,
+  egressFilterScript,
+  hostAddresses,
+  watchHostAddresses,
+} from "../../network/egress.ts";
 import { noteCaptureOff, PROXY_MOUNT, type RunProxy, startRunProxy } from "../../network/run-proxy.ts";
 import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { pollUntil } from "../output.ts";
@@ -167,10 +172,11 @@ export async function startDockerNet(
     const rules = spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
     const drop = `exec setpriv --reuid=${spec.user.uid} --regid=${spec.user.gid} --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity`;
     let id: string;
+    const known = hostAddresses();
     try {
       const { container } = await startNamespaceHolder(docker, spec, {
         role: "network-holder",
-        entrypoint: ["sh", "-c", `${egressFilterScript(rules)}${drop}\n`],
+        entrypoint: ["sh", "-c", `${egressFilterScript(rules, known)}${drop}\n`],
         networkMode: name,
         capAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
         memoryMiB: 64,
@@ -185,11 +191,26 @@ export async function startDockerNet(
         `docker: cannot set up network: true for run ${sandboxName(spec)} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
       );
     }
+    // An address this host gets later is refused too (the holder keeps NET_ADMIN for a root exec).
+    const holder = id;
+    const unwatch = watchHostAddresses(
+      known,
+      (fresh) =>
+        new Promise((resolve, reject) =>
+          execFile(
+            "docker",
+            ["exec", "--user", "0:0", holder, "sh", "-c", egressAddScript(fresh)],
+            { timeout: 10_000 },
+            (e) => (e ? reject(e) : resolve(undefined)),
+          ),
+        ),
+    );
     return {
       mode: `container:${id}`,
       mounts: [],
       env: {},
       close: async () => {
+        unwatch();
         await docker
           .getContainer(id)
           .remove({ force: true })
@@ -197,6 +218,7 @@ export async function startDockerNet(
         await removeNetwork();
       },
       closeSync: () => {
+        unwatch();
         spawnSync("docker", ["rm", "-f", id], { stdio: "ignore", timeout: 10_000 });
         spawnSync("docker", ["network", "rm", name], { stdio: "ignore", timeout: 10_000 });
       },

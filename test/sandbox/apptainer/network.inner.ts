@@ -50,13 +50,15 @@ describe("network by host allowlist (apptainer, inside the harness)", { timeout:
     hosts["other.test"] = ["127.0.0.2"];
     hosts["loop.test"] = ["127.0.0.1"];
     hosts["own.test"] = [ownAddress];
+    hosts["deny.w.test"] = ["127.0.0.2"];
+    hosts["ok.w.test"] = ["127.0.0.2"];
     sb = await backend.start(
       await taskSpec({
         // Node (the socket probe) reserves gigabytes of address space; the exec limits it (ulimit -v).
         memoryBytes: 16 * 1024 ** 3,
         networkRules: {
-          allow: [`data.test:${port}`, `loop.test:${port}`, `own.test:${port}`],
-          deny: [],
+          allow: [`data.test:${port}`, `loop.test:${port}`, `own.test:${port}`, `*.w.test:${port}`],
+          deny: ["deny.w.test"],
           allowedPrivateRanges: ["127.0.0.2/32"],
         },
       }),
@@ -101,6 +103,37 @@ describe("network by host allowlist (apptainer, inside the harness)", { timeout:
         records.findLast((r) => r.host === host),
         host,
       ).toMatchObject({ allowed: false, rule });
+  });
+
+  it("strict names: a zone id under a wildcard and an escape past a deny rule are refused", async () => {
+    // Control: a plain name under the same wildcard is reached.
+    expect(await get(`http://ok.w.test:${port}/ctl`, "ok.w.test")).toContain(
+      `hello from ok.w.test:${port}/ctl`,
+    );
+    // printf reads the request as its format: a doubled % or backslash is sent as one.
+    for (const target of [`[::ffff:127.0.0.2%%x.w.test]:${port}`, `\\\\deny.w.test:${port}`]) {
+      const out = await tcp("127.0.0.1", 3128, `CONNECT ${target} HTTP/1.1\\r\\n\\r\\n`);
+      expect(out, target).toMatch(/^HTTP\/1.1 403/);
+      expect(out, target).toContain("X-Scifi-Refused: bad-host");
+    }
+    const refused = records.filter((r) => r.rule === "bad-host").map((r) => r.reason ?? "");
+    expect(refused.some((r) => r.includes("127.0.0.2%x.w.test"))).toBe(true);
+    expect(refused.some((r) => r.includes("\\\\deny.w.test"))).toBe(true);
+  });
+
+  it("2,000 unfinished heads to the proxy's socket: closed past the cap, one flood record", async () => {
+    const flood = await sb.exec(
+      [
+        "/run/scifi-node",
+        "-e",
+        `const net=require("net");let closed=0;const all=[];for(let i=0;i<2000;i++){const c=net.connect("/run/scifi-net/proxy.sock");c.on("error",()=>{});c.on("close",()=>closed++);c.write("GET http://ok.w.test/ HTTP/1.1\\r\\nX: ");all.push(c)}setTimeout(()=>{console.log(closed);for(const c of all)c.destroy()},3000)`,
+      ],
+      { timeoutMs: 60_000 },
+    );
+    expect(Number(flood.stdout.trim()), flood.stderr).toBeGreaterThanOrEqual(2000 - 128);
+    expect(records.filter((r) => r.rule === "flood")).toHaveLength(1);
+    // Within its caps again once the flood is gone: the next request is served.
+    expect(await get(`http://data.test:${port}/after`, "data.test")).toContain("hello from data.test");
   });
 
   it("has no other way out: direct connections, DNS, the socket itself", async () => {
@@ -150,6 +183,8 @@ describe("the capture and network: true (apptainer, scientific image)", { timeou
     hosts["data.test"] = ["127.0.0.2"];
     hosts["any.test"] = ["127.0.0.2"];
     hosts["own.test"] = [ownAddress];
+    hosts["deny.w.test"] = ["127.0.0.2"];
+    hosts["ok.w.test"] = ["127.0.0.2"];
     listed = await backend.start(
       await taskSpec({
         image,
