@@ -229,7 +229,9 @@ async function changesTracker(taskDir: string | undefined, resumedDir: string | 
           const dir = runDir;
           pending.push(
             changes
-              .snapshotTaskFolder(taskDir, `after the work of iteration ${status.iteration}`)
+              .snapshotTaskFolder(taskDir, `after the work of iteration ${status.iteration}`, {
+                ...(start ? { since: start } : {}),
+              })
               .then((snap) => changes.writeSnapshot(dir, snap, `iteration-${status.iteration}`))
               .catch(() => undefined),
           );
