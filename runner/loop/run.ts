@@ -758,7 +758,7 @@ async function checksPhase(ctx: RunContext, live: Live, deps: RunDeps): Promise<
   emit(deps, live, { phase: "checks" });
   // The work sandbox is gone: nothing of the agent runs while the runner restores and checks.
   guardTaskFiles(ctx);
-  const links = deliverableLinks(ctx.spec.taskDir);
+  const links = await deliverableLinks(ctx.spec.taskDir);
   if (links.length > 0) {
     ctx.history.append({ type: "deliverable_links", iteration: state.iteration, links });
   }
