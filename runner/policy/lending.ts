@@ -13,6 +13,7 @@ import {
   fchownSync,
   fstatSync,
   lchownSync,
+  lstatSync,
   openSync,
   type Stats,
 } from "node:fs";
@@ -96,8 +97,9 @@ export async function lendTaskFolder(root: string, user: Owner): Promise<Ownersh
  * its recorded owner again and its ACL as it was; its group and other bits get no permission they
  * did not have at the start (the owner's bits stay as the run left them: `chmod +x` on a script
  * survives, `chmod 0777` does not). Entries made during the run get the task folder's owner, no
- * group or other write bit and no ACL. Set-id bits are left to clearPrivilegeBits. Walks the whole
- * folder, then throws WalkIncomplete if some folder could not be entered.
+ * group or other write bit and no ACL. Every set-id bit of a file or folder is cleared (what
+ * clearPrivilegeBits does, in the same walk). Walks the whole folder, then throws WalkIncomplete if
+ * some folder could not be entered.
  */
 export async function returnTaskFolder(record: OwnershipRecord): Promise<void> {
   const withAcl = await currentAcls(record.root);
@@ -113,8 +115,13 @@ export async function returnTaskFolder(record: OwnershipRecord): Promise<void> {
       const startAcl = record.acls.get(key);
       if (startAcl || (withAcl.size > 0 && withAcl.has(entry.relBytes.toString("hex"))))
         await restoreAcl(entry, startAcl);
-      if (startAcl) return undefined; // its mode came back with its ACL's base entries
       const now = stat.mode & 0o7777;
+      if (startAcl) {
+        // Its permission bits came back with its ACL's base entries; set-id bits setfacl leaves.
+        const after = lstatSync(entry.at).mode & 0o7777;
+        if ((after & 0o6000) !== 0) chmodEntry(entry, after & ~0o6000);
+        return undefined;
+      }
       const mode = start ? (now & 0o7700) | (now & start.mode & 0o077) : now & ~0o022;
       // A chown by root clears set-id bits of a file; the mode computed from before the chown may
       // set them again, so they are dropped here (the setuid sweep clears them anyway).

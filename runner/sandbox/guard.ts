@@ -2,7 +2,8 @@
 // - never uid 0: a spec asking for root is refused; a root-run scifi lends the task folder to the
 //   unprivileged sandbox user for the sandbox's life and gives it back at stop (owners as before,
 //   new entries to the task folder's owner);
-// - no privilege leaves: stop() clears setuid/setgid bits in the task folder, after the sandbox is gone;
+// - no privilege leaves: stop() clears setuid/setgid bits in the task folder (in the give back's walk
+//   when it was lent) and in read-write mounts, after the sandbox is gone;
 // - a disk quota on the task folder (allocated blocks, no link followed, bounded walk): measured after
 //   every exec and writeFile, and every second during an exec, whose command is killed when over.
 // Backends wrap their start with `startGuarded`; nothing here knows an engine.
@@ -215,19 +216,26 @@ class GuardedSandbox implements Sandbox {
     await this.#inner.stop().catch((e: unknown) => errors.push(e));
     // Only now, with no process of the sandbox left to race the walks. Each walk does all it can
     // before it fails (WalkIncomplete), and a failure fails the stop with what was left undone.
+    // The give back clears set-id bits in the same walk: the task folder needs no second one then.
+    let returned = false;
     if (this.#lent)
-      await returnTaskFolder(this.#lent).catch((e: unknown) =>
-        errors.push(
-          new SandboxError(
-            `cannot give the task folder ${this.spec.taskDir} back from uid ${this.spec.user.uid} completely: ${messageOf(e)}; what could not be reached may still belong to that user (chown -R it, and remove what you do not need)`,
-          ),
-        ),
+      returned = await returnTaskFolder(this.#lent).then(
+        () => true,
+        (e: unknown) => {
+          errors.push(
+            new SandboxError(
+              `cannot give the task folder ${this.spec.taskDir} back from uid ${this.spec.user.uid} completely: ${messageOf(e)}; what could not be reached may still belong to that user (chown -R it, and remove what you do not need)`,
+            ),
+          );
+          return false;
+        },
       );
     // The task folder and every other folder the sandbox could write (read-write declared mounts).
     const writable = new Set([
       this.spec.taskDir,
       ...this.spec.mounts.filter((m) => !m.readOnly).map((m) => m.source),
     ]);
+    if (returned) writable.delete(this.spec.taskDir);
     for (const folder of writable) {
       await clearPrivilegeBits(folder).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code === "ENOTDIR") return; // a single file mounted: nothing below it

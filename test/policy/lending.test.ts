@@ -95,11 +95,14 @@ describe.runIf(isRoot)("lending the task folder (as root)", () => {
       writeFileSync(join(task, "data"), "x");
       writeFileSync(join(task, "shared"), "x");
       execFileSync("setfacl", ["-m", "u:1234:r", join(task, "shared")]);
+      mkdirSync(join(task, "team"));
+      execFileSync("setfacl", ["-m", "u:1234:rx", join(task, "team")]);
       mkdirSync(join(task, "d"));
       const record = await lendTaskFolder(task, SANDBOX);
       const agent = [
         "setfacl -m u:65534:rwx data",
         "setfacl -b shared",
+        "chmod 2775 team",
         "setfacl -d -m u:65534:rwx d",
         "setfacl -m u:65534:rwx .",
         "echo n > d/new",
@@ -111,6 +114,9 @@ describe.runIf(isRoot)("lending the task folder (as root)", () => {
       await returnTaskFolder(record);
       for (const f of ["data", "d", "d/new", "."]) expect(extendedAcl(join(task, f)), f).toBe("");
       expect(extendedAcl(join(task, "shared"))).toContain("user:1234:r--");
+      expect(extendedAcl(join(task, "team"))).toContain("user:1234:r-x");
+      // A folder's setgid bit survives its chown back; the give back clears it.
+      expect(statSync(join(task, "team")).mode & 0o6000).toBe(0);
       expect(statSync(join(task, "d/new")).uid).toBe(0);
     },
   );
