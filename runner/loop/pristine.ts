@@ -170,11 +170,14 @@ function cleanFolder(taskDir: string, folder: string, set: PristineSet): string[
     ...set.folders.filter((f) => posix.dirname(f) === folder),
   ]);
   const removed: string[] = [];
-  for (const entry of readdirSync(join(taskDir, folder), { withFileTypes: true })) {
-    const rel = `${folder}/${entry.name}`;
-    if (expected.has(rel)) continue;
-    rmSync(join(taskDir, rel), { force: true, recursive: true });
-    removed.push(rel);
+  const dir = Buffer.from(join(taskDir, folder));
+  // Names as bytes: one that is not UTF-8 is never an expected one, and is removed like any other.
+  for (const name of readdirSync(dir, { encoding: "buffer" })) {
+    const text = name.toString("utf8");
+    const rel = `${folder}/${text}`;
+    if (Buffer.from(text).equals(name) && expected.has(rel)) continue;
+    rmSync(Buffer.concat([dir, Buffer.from("/"), name]), { force: true, recursive: true });
+    removed.push(`${folder}/${showPath(name)}`);
   }
   return removed;
 }

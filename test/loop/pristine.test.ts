@@ -128,6 +128,18 @@ describe("restorePristine", () => {
     expect(existsSync(join(task, "checks", "json.py"))).toBe(false);
   });
 
+  it("a file the agent added to an asset folder under a name that is not UTF-8 is removed too", () => {
+    const name = Buffer.concat([
+      Buffer.from(join(task, "checks", "x")),
+      Buffer.from([0xff]),
+      Buffer.from(".txt"),
+    ]);
+    writeFileSync(name, "planted\n");
+    const report = restorePristine(task, copies, set, false);
+    expect(report.removed).toEqual(["checks/x\\xff.txt"]);
+    expect(existsSync(name)).toBe(false);
+  });
+
   it("a hard link to an asset is tampering (its content could change through the twin)", () => {
     execFileSync("ln", [join(task, "checks", "check.py"), join(task, "twin.py")]);
     const report = restorePristine(task, copies, set, false);
