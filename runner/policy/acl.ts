@@ -4,12 +4,12 @@
 // the start. Node has no xattr calls, so this uses getfacl/setfacl (the Debian package `acl`); a
 // root-run scifi without them cannot lend safely and refuses to.
 import { execFile, execFileSync } from "node:child_process";
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync } from "node:fs";
 import { promisify } from "node:util";
 import { showPath, type TreeEntry } from "./tree-walk.ts";
 
 const run = promisify(execFile);
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
 
 /** The extended ACLs an entry had at the start, by the entry's path bytes (hex) relative to the root. */
@@ -156,5 +156,54 @@ export async function restoreAcl(entry: TreeEntry, start: Buffer | undefined): P
     await done;
   } finally {
     if (own) closeSync(fd);
+  }
+}
+
+/** Entries one setfacl call strips at once. */
+const STRIP_BATCH = 256;
+
+/**
+ * Removes every extended ACL (a folder's default ACL too) of many entries with few setfacl calls,
+ * then gives each the permission bits meant for it (after the strip: with an ACL, chmod sets the
+ * mask, and a strip would leave the `group::` entry the agent chose). Each entry is held by a
+ * descriptor of its own, opened without following a link, until its batch is done; `flush` at the
+ * end (also on failure: it closes them).
+ */
+export class AclStripper {
+  #files: { fd: number; mode: number }[] = [];
+  #dirs: { fd: number; mode: number }[] = [];
+
+  async add(entry: TreeEntry, mode: number): Promise<void> {
+    const { stat } = entry;
+    const dir = stat.isDirectory();
+    if (!(dir || stat.isFile() || stat.isFIFO())) return;
+    // A folder is open already (the walk's descriptor, valid during the visit only): opened again
+    // through it, the very same folder; anything else by its name, never following a link.
+    const fd =
+      dir && entry.dirFd !== undefined
+        ? openSync(`/proc/self/fd/${entry.dirFd}`, O_RDONLY | O_DIRECTORY)
+        : openSync(entry.at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    const opened = fstatSync(fd);
+    if (opened.ino !== stat.ino || opened.dev !== stat.dev) {
+      closeSync(fd); // replaced since: not this entry
+      return;
+    }
+    (dir ? this.#dirs : this.#files).push({ fd, mode });
+    if (this.#files.length + this.#dirs.length >= STRIP_BATCH) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const files = this.#files;
+    const dirs = this.#dirs;
+    this.#files = [];
+    this.#dirs = [];
+    const paths = (items: { fd: number }[]) => items.map(({ fd }) => `/proc/${process.pid}/fd/${fd}`);
+    try {
+      if (files.length > 0) await run("setfacl", ["-b", "--", ...paths(files)], { env: ENV });
+      if (dirs.length > 0) await run("setfacl", ["-b", "-k", "--", ...paths(dirs)], { env: ENV });
+      for (const { fd, mode } of [...files, ...dirs]) fchmodSync(fd, mode);
+    } finally {
+      for (const { fd } of [...files, ...dirs]) closeSync(fd);
+    }
   }
 }

@@ -17,7 +17,7 @@ import {
   openSync,
   type Stats,
 } from "node:fs";
-import { currentAcls, readAcls, restoreAcl } from "./acl.ts";
+import { AclStripper, currentAcls, readAcls, restoreAcl } from "./acl.ts";
 import { type TreeEntry, walkTree } from "./tree-walk.ts";
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -103,34 +103,47 @@ export async function lendTaskFolder(root: string, user: Owner): Promise<Ownersh
  */
 export async function returnTaskFolder(record: OwnershipRecord): Promise<void> {
   const withAcl = await currentAcls(record.root);
-  await walkTree(
-    record.root,
-    async (entry) => {
-      const { stat } = entry;
-      const key = inodeKey(stat);
-      const start = record.entries.get(key);
-      const owner = start ?? record.rootOwner;
-      if (stat.uid !== owner.uid || stat.gid !== owner.gid) chownEntry(entry, owner);
-      if (stat.isSymbolicLink()) return undefined; // Linux has no mode (and no ACL) on a link
-      const startAcl = record.acls.get(key);
-      if (startAcl || (withAcl.size > 0 && withAcl.has(entry.relBytes.toString("hex"))))
-        await restoreAcl(entry, startAcl);
-      const now = stat.mode & 0o7777;
-      if (startAcl) {
-        // Its permission bits came back with its ACL's base entries; set-id bits setfacl leaves.
-        const after = lstatSync(entry.at).mode & 0o7777;
-        if ((after & 0o6000) !== 0) chmodEntry(entry, after & ~0o6000);
+  // An ACL the folder did not have at the start: removed in batches (an agent can set thousands).
+  const stripper = new AclStripper();
+  let failure: unknown;
+  try {
+    await walkTree(
+      record.root,
+      async (entry) => {
+        const { stat } = entry;
+        const key = inodeKey(stat);
+        const start = record.entries.get(key);
+        const owner = start ?? record.rootOwner;
+        if (stat.uid !== owner.uid || stat.gid !== owner.gid) chownEntry(entry, owner);
+        if (stat.isSymbolicLink()) return undefined; // Linux has no mode (and no ACL) on a link
+        const startAcl = record.acls.get(key);
+        if (startAcl) {
+          await restoreAcl(entry, startAcl);
+          // Its permission bits came back with its ACL's base entries; set-id bits setfacl leaves.
+          const after = lstatSync(entry.at).mode & 0o7777;
+          if ((after & 0o6000) !== 0) chmodEntry(entry, after & ~0o6000);
+          return undefined;
+        }
+        const now = stat.mode & 0o7777;
+        const mode = start ? (now & 0o7700) | (now & start.mode & 0o077) : now & ~0o022;
+        // A chown by root clears set-id bits of a file; the mode computed from before the chown may
+        // set them again, so they are dropped here.
+        const wanted = mode & ~0o6000;
+        if (withAcl.size > 0 && withAcl.has(entry.relBytes.toString("hex")))
+          await stripper.add(entry, wanted);
+        else if (wanted !== (now & ~0o6000) || (now & 0o6000) !== 0) chmodEntry(entry, wanted);
         return undefined;
-      }
-      const mode = start ? (now & 0o7700) | (now & start.mode & 0o077) : now & ~0o022;
-      // A chown by root clears set-id bits of a file; the mode computed from before the chown may
-      // set them again, so they are dropped here (the setuid sweep clears them anyway).
-      const wanted = mode & ~0o6000;
-      if (wanted !== (now & ~0o6000) || (now & 0o6000) !== 0) chmodEntry(entry, wanted);
-      return undefined;
-    },
-    { maxEntries: Number.POSITIVE_INFINITY },
-  );
+      },
+      { maxEntries: Number.POSITIVE_INFINITY },
+    );
+  } catch (error) {
+    failure = error;
+  }
+  // Also after a failed walk: what was batched is stripped, and its descriptors closed.
+  await stripper.flush().catch((error: unknown) => {
+    failure ??= error;
+  });
+  if (failure !== undefined) throw failure;
 }
 
 function chownEntry(entry: TreeEntry, owner: Owner): void {

@@ -121,6 +121,25 @@ describe.runIf(isRoot)("lending the task folder (as root)", () => {
     },
   );
 
+  it.runIf(haveAcl)(
+    "600 entries the agent gave ACLs (group::rwx among them) all lose them, and group keeps no write",
+    async () => {
+      writeFileSync(join(task, "old"), "x");
+      chmodSync(join(task, "old"), 0o644);
+      const record = await lendTaskFolder(task, SANDBOX);
+      const agent =
+        "i=0; while [ $i -lt 600 ]; do echo > f$i; i=$((i+1)); done; setfacl -m u:65534:rwx,g::rwx,m::rwx old f*";
+      expect(asSandbox(agent)).toBe(0);
+      expect(extendedAcl(join(task, "f599"))).toContain("user:65534:rwx");
+      await returnTaskFolder(record);
+      for (const f of ["old", "f0", "f255", "f256", "f599"]) {
+        expect(extendedAcl(join(task, f)), f).toBe("");
+        expect(statSync(join(task, f)).mode & 0o022, f).toBe(0); // no group write left by group::rwx
+      }
+      expect(statSync(join(task, "old")).mode & 0o7777).toBe(0o644);
+    },
+  );
+
   it("a folder named \\xff is lent and given back, its setuid shell cleared", async () => {
     const ff = Buffer.concat([Buffer.from(`${task}/`), Buffer.from([0xff])]);
     mkdirSync(ff);
