@@ -102,7 +102,8 @@ export async function lendTaskFolder(root: string, user: Owner): Promise<Ownersh
  * some folder could not be entered.
  */
 export async function returnTaskFolder(record: OwnershipRecord): Promise<void> {
-  const withAcl = await currentAcls(record.root);
+  // Which entries have an ACL now; when getfacl cannot say, every entry is stripped (in batches).
+  const withAcl = await currentAcls(record.root).catch(() => undefined);
   // An ACL the folder did not have at the start: removed in batches (an agent can set thousands).
   const stripper = new AclStripper();
   let failure: unknown;
@@ -129,7 +130,7 @@ export async function returnTaskFolder(record: OwnershipRecord): Promise<void> {
         // A chown by root clears set-id bits of a file; the mode computed from before the chown may
         // set them again, so they are dropped here.
         const wanted = mode & ~0o6000;
-        if (withAcl.size > 0 && withAcl.has(entry.relBytes.toString("hex")))
+        if (withAcl === undefined || (withAcl.size > 0 && withAcl.has(entry.relBytes.toString("hex"))))
           await stripper.add(entry, wanted);
         else if (wanted !== (now & ~0o6000) || (now & 0o6000) !== 0) chmodEntry(entry, wanted);
         return undefined;
