@@ -78,8 +78,17 @@ export async function startGuarded(
     const inner = await start(spec);
     return new GuardedSandbox(inner, lent, quota, options.pollMs ?? 1000);
   } catch (error) {
-    if (lent) await returnTaskFolder(lent).catch(() => undefined);
-    throw error;
+    // The start's error is the one to act on; a give back that failed too is said with it.
+    const back = lent
+      ? await returnTaskFolder(lent).then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+      : undefined;
+    if (back === undefined) throw error;
+    throw new SandboxError(
+      `${messageOf(error)}; and the task folder could not be given back from uid ${spec.user.uid} completely: ${messageOf(back)} (chown -R it)`,
+    );
   }
 }
 
