@@ -72,11 +72,10 @@ const SOURCES = [
   "conversation.ts",
   "display.ts",
   "limits.ts",
-  "records.ts",
-  "run.ts",
+  "session.ts",
   "setup.ts",
-  "state.ts",
-].map((f) => `runner/loop/${f}`);
+  "start.ts",
+].map((f) => `runner/run/${f}`);
 
 interface BenchCall {
   name: string;
@@ -88,7 +87,7 @@ function callAt(step: number): BenchCall {
   const n = step + 1;
   switch (step % 5) {
     case 0: {
-      const path = SOURCES[(step / 5) % SOURCES.length] ?? "runner/loop/run.ts";
+      const path = SOURCES[(step / 5) % SOURCES.length] ?? "runner/run/setup.ts";
       return {
         name: "read_file",
         input: { path },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages scifi's engines and tests use. Idempotent: only missing ones are fetched.
 set -euo pipefail
-packages=(docker.io debootstrap debian-archive-keyring xz-utils slurm-wlm munge chromium ca-certificates)
+packages=(docker.io debootstrap debian-archive-keyring xz-utils slurm-wlm munge chromium ca-certificates acl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,25 +20,11 @@ import {
   type Stats,
   writeFileSync,
 } from "node:fs";
-import { type FileHandle, lchown, lstat, open, opendir } from "node:fs/promises";
 import { posix } from "node:path";
+import { HostPathRefused } from "./host-path-refused.ts";
 import type { MountSpec } from "./spec.ts";
 
-/**
- * A host-side path that may not be used. Defined here, not in the sandbox layer, so that leaf
- * components (reports, result collection) can use these functions too; sandbox backends turn it
- * into their contract's PathRefused.
- */
-export class HostPathRefused extends Error {
-  override name = "HostPathRefused";
-  readonly path: string;
-  readonly reason: string;
-  constructor(path: string, reason: string) {
-    super(`refused path '${path}': ${reason}`);
-    this.path = path;
-    this.reason = reason;
-  }
-}
+export { HostPathRefused };
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -280,248 +266,21 @@ function errorCode(error: unknown): string | undefined {
   return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Walking a task folder the agent can change: each folder opened O_NOFOLLOW relative to its already
-// open parent, asynchronously (the event loop never waits on it), bounded in entries and depth.
-
-/** A walk stops (WalkLimitExceeded) past this many entries or this depth. */
-export const MAX_WALK_ENTRIES = 500_000;
-export const MAX_WALK_DEPTH = 256;
-
-export interface WalkLimits {
-  maxEntries?: number;
-  maxDepth?: number;
-}
-
-/** A task folder too large or too deep to walk within the limits. */
-export class WalkLimitExceeded extends HostPathRefused {
-  override name = "WalkLimitExceeded";
-}
-
-export interface TreeEntry {
-  /** Path relative to the root; "" for the root itself. */
-  rel: string;
-  /** lstat of the entry (fstat of the open handle for folders). */
-  stat: import("node:fs").Stats;
-  /** The open folder (the root included); undefined for anything else. */
-  dir?: FileHandle;
-  /** `/proc/self/fd/<parent>/<name>`: names the entry without following a link, during the visit only. */
-  at: string;
-}
-
-const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-
-/** Walks `root` (exported for the run's change snapshot, runner/report/changes.ts). */
-export async function walkTree(
-  root: string,
-  visit: (entry: TreeEntry) => Promise<void> | void,
-  limits: WalkLimits = {},
-): Promise<void> {
-  const maxEntries = limits.maxEntries ?? MAX_WALK_ENTRIES;
-  const maxDepth = limits.maxDepth ?? MAX_WALK_DEPTH;
-  let entries = 0;
-  const walkDir = async (handle: FileHandle, rel: string, depth: number): Promise<void> => {
-    // Streamed: a folder with millions of names is never listed into memory at once.
-    const listing = await opendir(`/proc/self/fd/${handle.fd}`, { bufferSize: 256 });
-    for await (const { name } of listing) {
-      if (++entries > maxEntries)
-        throw new WalkLimitExceeded(root, `the folder holds more than ${maxEntries} entries`);
-      const at = `/proc/self/fd/${handle.fd}/${name}`;
-      const childRel = rel ? `${rel}/${name}` : name;
-      const stat = await lstat(at).catch((e: unknown) => gone(e));
-      if (!stat) continue;
-      if (!stat.isDirectory()) {
-        await visit({ rel: childRel, stat, at });
-        continue;
-      }
-      if (depth + 1 > maxDepth)
-        throw new WalkLimitExceeded(root, `folders nest deeper than ${maxDepth} levels (${childRel})`);
-      const child = await openFolder(at, stat);
-      if (!child) continue;
-      try {
-        await visit({ rel: childRel, stat: await child.stat(), dir: child, at });
-        await walkDir(child, childRel, depth + 1);
-      } finally {
-        await child.close();
-      }
-    }
-  };
-  const rootHandle = await open(root, DIR_FLAGS);
-  try {
-    await visit({
-      rel: "",
-      stat: await rootHandle.stat(),
-      dir: rootHandle,
-      at: `/proc/self/fd/${rootHandle.fd}`,
-    });
-    await walkDir(rootHandle, "", 0);
-  } finally {
-    await rootHandle.close();
-  }
-}
-
-/**
- * Opens a sub-folder without following a link; undefined when it vanished or was swapped for a
- * non-folder. A folder its owner made unreadable (mode 000) is opened up (u+rwx) first: a hidden
- * folder must not hide setuid files or used space from the runner.
- */
-async function openFolder(at: string, stat: import("node:fs").Stats): Promise<FileHandle | undefined> {
-  try {
-    return await open(at, DIR_FLAGS);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === "EACCES" && stat.uid === process.getuid?.()) {
-      const { chmod } = await import("node:fs/promises");
-      // lstat said folder; a link swapped in since would have its target chmod-ed, so lstat again.
-      const again = await lstat(at).catch(() => undefined);
-      if (again?.isDirectory() && again.ino === stat.ino) {
-        await chmod(at, (again.mode & 0o7777) | 0o700).catch(() => undefined);
-        return open(at, DIR_FLAGS).catch(() => undefined);
-      }
-      return undefined;
-    }
-    if (code === "ENOENT" || code === "ELOOP" || code === "ENOTDIR") return undefined;
-    throw error;
-  }
-}
-
-function gone(error: unknown): undefined {
-  if (errorCode(error) === "ENOENT") return undefined;
-  throw error;
-}
-
-function inodeKey(stat: import("node:fs").Stats): string {
-  return `${stat.dev}:${stat.ino}`;
-}
-
-export interface TreeUsage {
-  /** Allocated bytes (st_blocks x 512: a sparse file counts what it really holds), each inode once. */
-  allocatedBytes: number;
-  entries: number;
-}
-
-/**
- * What a task folder takes on disk, without following links (the disk quota's measure). Throws
- * WalkLimitExceeded past the walk limits.
- */
-export async function measureTaskFolder(root: string, limits: WalkLimits = {}): Promise<TreeUsage> {
-  const seen = new Set<string>();
-  let allocatedBytes = 0;
-  let entries = 0;
-  await walkTree(
-    root,
-    ({ stat }) => {
-      entries++;
-      const key = inodeKey(stat);
-      if (seen.has(key)) return;
-      seen.add(key);
-      allocatedBytes += stat.blocks * 512;
-    },
-    limits,
-  );
-  return { allocatedBytes, entries };
-}
-
-/**
- * Clears the setuid and setgid bits of every file and folder in `root` (the root included), never
- * following a link. Returns the relative paths it changed ("" is the root). Run it after the sandbox
- * has stopped: nothing then changes the tree under the walk.
- */
-export async function clearPrivilegeBits(root: string, limits: WalkLimits = {}): Promise<string[]> {
-  const cleared: string[] = [];
-  await walkTree(
-    root,
-    async ({ rel, stat, dir, at }) => {
-      if ((stat.mode & 0o6000) === 0 || !(stat.isFile() || stat.isDirectory())) return;
-      const mode = stat.mode & 0o1777;
-      try {
-        if (dir) await dir.chmod(mode);
-        else await chmodRegular(at, stat, mode);
-      } catch (error) {
-        // Someone else's file (put there by root before the run, not by the sandbox): not ours to change.
-        if (errorCode(error) === "EPERM" && stat.uid !== process.getuid?.()) return;
-        throw error;
-      }
-      cleared.push(rel);
-    },
-    limits,
-  );
-  return cleared;
-}
-
-/** fchmod through an O_NOFOLLOW|O_NONBLOCK open of the same regular file (a path chmod if it is unreadable). */
-async function chmodRegular(at: string, stat: import("node:fs").Stats, mode: number): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (error) {
-    if (errorCode(error) !== "EACCES") throw error;
-    const { chmod } = await import("node:fs/promises");
-    const again = await lstat(at);
-    if (again.isFile() && again.ino === stat.ino) await chmod(at, mode);
-    return;
-  }
-  try {
-    const opened = await handle.stat();
-    if (opened.isFile() && opened.ino === stat.ino) await handle.chmod(mode);
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Who owned what in a task folder before it was lent to a sandbox user (see lendTaskFolder). */
-export interface OwnershipRecord {
-  root: string;
-  /** The owner of the task folder itself: what entries made during the run are given. */
-  rootOwner: { uid: number; gid: number };
-  /** Every entry's owner, by inode. */
-  owners: Map<string, { uid: number; gid: number }>;
-}
-
-/**
- * Gives every entry of `root` (the root included, links themselves, never their targets) to
- * `user`, recording who owned it: a root-run scifi lends the task folder to the unprivileged
- * sandbox user this way. `returnTaskFolder` gives everything back. Needs root.
- */
-export async function lendTaskFolder(
-  root: string,
-  user: { uid: number; gid: number },
-  limits: WalkLimits = {},
-): Promise<OwnershipRecord> {
-  const owners = new Map<string, { uid: number; gid: number }>();
-  let rootOwner = { uid: 0, gid: 0 };
-  await walkTree(
-    root,
-    async (entry) => {
-      const { stat } = entry;
-      if (entry.rel === "") rootOwner = { uid: stat.uid, gid: stat.gid };
-      owners.set(inodeKey(stat), { uid: stat.uid, gid: stat.gid });
-      if (stat.uid !== user.uid || stat.gid !== user.gid) await chownEntry(entry, user);
-    },
-    limits,
-  );
-  return { root, rootOwner, owners };
-}
-
-/**
- * Gives the task folder back after a sandbox ran as another user: every entry that existed before
- * gets its recorded owner again; entries made during the run get the task folder's owner.
- */
-export async function returnTaskFolder(record: OwnershipRecord, limits: WalkLimits = {}): Promise<void> {
-  await walkTree(
-    record.root,
-    async (entry) => {
-      const owner = record.owners.get(inodeKey(entry.stat)) ?? record.rootOwner;
-      if (entry.stat.uid !== owner.uid || entry.stat.gid !== owner.gid) await chownEntry(entry, owner);
-    },
-    limits,
-  );
-}
-
-async function chownEntry(entry: TreeEntry, owner: { uid: number; gid: number }): Promise<void> {
-  if (entry.dir) await entry.dir.chown(owner.uid, owner.gid);
-  else await lchown(entry.at, owner.uid, owner.gid).catch((e: unknown) => gone(e));
-}
+export { lendTaskFolder, type OwnershipRecord, returnTaskFolder } from "./lending.ts";
+// The walks of a task folder (quota, snapshots, setuid sweep, lending) live in tree-walk.ts and
+// lending.ts; re-exported here for the components that reach them through this file.
+export {
+  clearPrivilegeBits,
+  MAX_WALK_ENTRIES,
+  measureTaskFolder,
+  showPath,
+  type TreeEntry,
+  type TreeUsage,
+  WalkIncomplete,
+  WalkLimitExceeded,
+  type WalkLimits,
+  walkTree,
+} from "./tree-walk.ts";
 
 /** lstat, or undefined for a path that is not there (never follows the last component). */
 export function lstatOrUndefined(path: string): Stats | undefined {

@@ -1,25 +1,41 @@
 // What a run changed in its task folder: a snapshot taken host-side at the run's start, after every
 // work pass (when the work sandbox is gone, as the checks begin) and at the end, compared file by
 // file. The task folder is the agent's: the walk never follows a link (host-paths walkTree), never
-// opens a FIFO, socket or device, and reads are capped. A snapshot keeps size and sha256 of every
-// regular file; the contents only of small text files (for the diff) and, at the end, of small
-// images (shown inline in the report). Stored in the run folder as `changes/<name>.json`.
+// opens a FIFO, socket or device, and reads are capped. A snapshot keeps size and times of every
+// entry, and reads only what it keeps: the contents of small text files (for the diff; with their
+// sha256), the hash of PDFs and, at the end, small images (shown inline in the report). It costs a
+// stat per entry and a read per kept file, and a later snapshot reads only what changed (see
+// snapshotTaskFolder). Names of any bytes are keys as showPath writes them. Stored in the run folder
+// as `changes/<name>.json`.
 import { createHash } from "node:crypto";
-import { constants, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { open, readlink } from "node:fs/promises";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
-import { WalkLimitExceeded, walkTree } from "../policy/host-paths.ts";
+import { showPath, WalkLimitExceeded, walkTree } from "../policy/tree-walk.ts";
 
 /** Text files up to this size keep their contents (for the diff). */
 export const MAX_TEXT_BYTES = 256 * 1024;
 /** Images up to this size keep their bytes (shown inline). */
 export const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
-/** Files larger than this are not hashed (size and mtime only). */
-export const MAX_SNAPSHOT_HASH_BYTES = 512 * 1024 * 1024;
 /** All kept contents of one snapshot together. */
 export const MAX_KEPT_BYTES = 16 * 1024 * 1024;
 /** Entries one snapshot walks at most. */
 export const MAX_SNAPSHOT_ENTRIES = 50_000;
+/** PDFs up to this size are hashed (their first page is shown when they change). */
+export const MAX_PDF_HASH_BYTES = 20 * 1024 * 1024;
+/** A path longer than this (bytes) is not listed: the snapshot says so. */
+export const MAX_SNAPSHOT_PATH_BYTES = 4096;
 
 const IMAGE_TYPES: Record<string, string> = {
   png: "image/png",
@@ -34,7 +50,10 @@ export interface SnapshotEntry {
   kind: "file" | "link" | "other";
   size: number;
   mtimeMs: number;
-  /** sha256 of a regular file's bytes; absent when it was too large to hash or unreadable. */
+  /** The inode's change time and number: with size and mtime, what tells a file unchanged without reading it. */
+  ctimeMs?: number;
+  ino?: number;
+  /** sha256 of a regular file's bytes; absent when its contents were not read (not kept, unreadable). */
   sha256?: string;
   /** The contents of a small UTF-8 text file. */
   text?: string;
@@ -76,100 +95,155 @@ export function imageMime(rel: string): string | undefined {
   return rel.includes(".") ? IMAGE_TYPES[ext] : undefined;
 }
 
-/** Snapshots `root` without following links; never throws for what the agent did to the folder. */
+/**
+ * Snapshots `root` without following links; never throws for what the agent did to the folder.
+ * Costs a stat per entry; file contents are read only where they are kept (small text files,
+ * images) or a PDF's hash is wanted, and, with `since` (the run's previous snapshot), only for files
+ * whose inode, size, mtime or ctime differ from it (the rest carry their hash and contents over). A
+ * file not read (a large one) has no sha256 and compares by size and mtime.
+ */
 export async function snapshotTaskFolder(
   root: string,
   label: string,
-  options: { images?: boolean; maxEntries?: number; pdfs?: PdfCollector } = {},
+  options: { images?: boolean; maxEntries?: number; pdfs?: PdfCollector; since?: Snapshot } = {},
 ): Promise<Snapshot> {
   const files: Record<string, SnapshotEntry> = {};
+  const since = options.since ?? options.pdfs?.since;
+  const buffer = Buffer.allocUnsafe(READ_CHUNK);
   let kept = 0;
-  let partial: string | undefined;
+  const partial: string[] = [];
+  const budgetSpent = "content budget spent: some contents not kept";
   try {
     await walkTree(
       root,
-      async ({ rel, stat, dir, at }) => {
-        if (rel === "" || dir) return;
+      (entry) => {
+        if (entry.depth === 0 || entry.dirFd !== undefined) return undefined;
+        const { stat, at } = entry;
+        const relBytes = entry.relBytes;
+        if (relBytes.length > MAX_SNAPSHOT_PATH_BYTES) {
+          const note = `paths longer than ${MAX_SNAPSHOT_PATH_BYTES} bytes are not listed`;
+          if (!partial.includes(note)) partial.push(note);
+          return undefined;
+        }
+        const rel = showPath(relBytes);
+        const times = { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
         if (stat.isSymbolicLink()) {
-          const target = await readlink(at).catch(() => "?");
-          files[rel] = { kind: "link", size: 0, mtimeMs: stat.mtimeMs, target };
-          return;
+          const target = readLinkShown(at);
+          files[rel] = { kind: "link", size: 0, ...times, target };
+          return undefined;
         }
         if (!stat.isFile()) {
-          files[rel] = { kind: "other", size: stat.size, mtimeMs: stat.mtimeMs };
-          return;
+          files[rel] = { kind: "other", size: stat.size, ...times };
+          return undefined;
         }
-        const entry: SnapshotEntry = { kind: "file", size: stat.size, mtimeMs: stat.mtimeMs };
-        files[rel] = entry;
-        if (stat.size > MAX_SNAPSHOT_HASH_BYTES) return;
+        const entryOut: SnapshotEntry = { kind: "file", size: stat.size, ...times };
+        files[rel] = entryOut;
         const mime = imageMime(rel);
-        const keepImage = options.images && mime !== undefined && stat.size <= MAX_IMAGE_BYTES;
+        const keepImage = options.images === true && mime !== undefined && stat.size <= MAX_IMAGE_BYTES;
         const keepText = stat.size <= MAX_TEXT_BYTES && mime === undefined && !isPdf(rel);
-        const wanted = (keepImage || keepText) && kept + stat.size <= MAX_KEPT_BYTES;
-        if ((keepImage || keepText) && !wanted) partial = "content budget spent: some contents not kept";
         const pdfs = options.pdfs;
-        const pdf = pdfs && isPdf(rel) && stat.size <= pdfs.maxBytes && pdfs.found.size < pdfs.max;
-        const read = await readRegular(at, stat.ino, wanted ? stat.size : pdf ? stat.size : 0);
-        if (!read) return;
-        entry.sha256 = read.sha256;
-        if (pdf && read.bytes && pdfs.since?.files[rel]?.sha256 !== read.sha256) {
-          pdfs.found.set(rel, read.bytes);
-          return;
+        const pdf =
+          pdfs !== undefined && isPdf(rel) && stat.size <= pdfs.maxBytes && pdfs.found.size < pdfs.max;
+        // A PDF's hash tells a later snapshot whether it changed when only its ctime did.
+        const hashPdf = isPdf(rel) && stat.size <= MAX_PDF_HASH_BYTES;
+        const before = since?.files[rel];
+        const unchanged =
+          before?.kind === "file" &&
+          before.size === stat.size &&
+          before.mtimeMs === stat.mtimeMs &&
+          before.ctimeMs === stat.ctimeMs &&
+          before.ino === stat.ino;
+        // Unchanged since the last snapshot: what it read carries over, when it has all we keep
+        // (an unchanged PDF is not handed over again).
+        if (
+          unchanged &&
+          (!(keepText || hashPdf) || before.sha256 !== undefined) &&
+          (!keepImage || before.image)
+        ) {
+          if (before.sha256) entryOut.sha256 = before.sha256;
+          const carried = (before.text?.length ?? 0) + (before.image ? stat.size : 0);
+          if ((before.text || before.image) && kept + carried <= MAX_KEPT_BYTES) {
+            kept += carried;
+            if (before.text !== undefined) entryOut.text = before.text;
+            if (before.image && keepImage) entryOut.image = before.image;
+          } else if (before.text || before.image) partial.includes(budgetSpent) || partial.push(budgetSpent);
+          return undefined;
         }
-        if (!read.bytes || !wanted) return;
+        const wanted = (keepImage || keepText) && kept + stat.size <= MAX_KEPT_BYTES;
+        if ((keepImage || keepText) && !wanted && !partial.includes(budgetSpent)) partial.push(budgetSpent);
+        if (!wanted && !pdf && !hashPdf) return undefined; // not kept: no need to read it
+        const read = readRegular(at, stat.ino, stat.size, buffer);
+        if (!read) return undefined;
+        entryOut.sha256 = read.sha256;
+        if (pdf && pdfs && since?.files[rel]?.sha256 !== read.sha256) {
+          pdfs.found.set(rel, read.bytes);
+          return undefined;
+        }
+        if (!wanted) return undefined;
         kept += read.bytes.length;
-        if (keepImage && mime) entry.image = { mime, base64: read.bytes.toString("base64") };
-        else if (keepText && isText(read.bytes)) entry.text = read.bytes.toString("utf8");
+        if (keepImage && mime) entryOut.image = { mime, base64: read.bytes.toString("base64") };
+        else if (keepText && isText(read.bytes)) entryOut.text = read.bytes.toString("utf8");
+        return undefined;
       },
       { maxEntries: options.maxEntries ?? MAX_SNAPSHOT_ENTRIES },
     );
   } catch (error) {
-    partial =
-      error instanceof WalkLimitExceeded ? error.message : `the walk stopped: ${(error as Error).message}`;
+    partial.push(
+      error instanceof WalkLimitExceeded ? error.message : `the walk stopped: ${(error as Error).message}`,
+    );
   }
-  return { label, takenAt: new Date().toISOString(), files, ...(partial ? { partial } : {}) };
+  return {
+    label,
+    takenAt: new Date().toISOString(),
+    files,
+    ...(partial.length > 0 ? { partial: partial.join("; ") } : {}),
+  };
+}
+
+const READ_CHUNK = 256 * 1024;
+
+function readLinkShown(at: Buffer): string {
+  try {
+    return showPath(readlinkSync(at, { encoding: "buffer" }));
+  } catch {
+    return "?";
+  }
 }
 
 /**
- * Hashes the regular file at `at` (a /proc/self/fd path naming it without following links),
- * keeping its first `keep` bytes. O_NOFOLLOW and O_NONBLOCK: a link or a FIFO swapped in after the
- * lstat is refused (or checked by fstat) without blocking; the inode must be the one lstat saw.
+ * Reads the regular file at `at` (a /proc/self/fd path naming it without following links) whole,
+ * at most `size` bytes as lstat saw it (one that grew since is not read: undefined), and hashes it.
+ * O_NOFOLLOW and O_NONBLOCK: a link or a FIFO swapped in after the lstat is refused (or checked by
+ * fstat) without blocking; the inode must be the one lstat saw. `scratch` is reused between files.
  */
-async function readRegular(
-  at: string,
+function readRegular(
+  at: Buffer,
   ino: number,
-  keep: number,
-): Promise<{ sha256: string; bytes?: Buffer } | undefined> {
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  size: number,
+  scratch: Buffer,
+): { sha256: string; bytes: Buffer } | undefined {
+  let fd: number | undefined;
   try {
-    handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    const stat = await handle.stat();
-    if (!stat.isFile() || stat.ino !== ino) return undefined;
-    const hash = createHash("sha256");
-    const chunks: Buffer[] = [];
-    let keptBytes = 0;
+    fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.ino !== ino || stat.size > size) return undefined;
+    // Each read asks for a byte more than lstat saw: a short read of a regular file is its end (one
+    // read for most files), and a file that grew since is not shown partly.
+    const target = size < scratch.length ? scratch : Buffer.allocUnsafe(size + 1);
     let total = 0;
-    const buffer = Buffer.alloc(1024 * 1024);
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-      if (total > MAX_SNAPSHOT_HASH_BYTES) return undefined;
-      const part = buffer.subarray(0, bytesRead);
-      hash.update(part);
-      if (keptBytes < keep) {
-        const take = part.subarray(0, Math.min(bytesRead, keep - keptBytes));
-        chunks.push(Buffer.from(take));
-        keptBytes += take.length;
-      }
+      const want = size + 1 - total;
+      const n = readSync(fd, target, total, want, null);
+      total += n;
+      if (total > size) return undefined;
+      if (n < want) break;
     }
-    const sha256 = hash.digest("hex");
-    // A file that grew past what we meant to keep is not shown partly.
-    return keep > 0 && total <= keep ? { sha256, bytes: Buffer.concat(chunks) } : { sha256 };
+    const bytes = Buffer.from(target.subarray(0, total));
+    return { sha256: createHash("sha256").update(bytes).digest("hex"), bytes };
   } catch {
     return undefined;
   } finally {
-    await handle?.close();
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -255,6 +329,8 @@ function sameEntry(a: SnapshotEntry, b: SnapshotEntry): boolean {
   if (a.kind !== b.kind || a.size !== b.size) return false;
   if (a.kind === "link") return a.target === b.target;
   if (a.sha256 && b.sha256) return a.sha256 === b.sha256;
+  // Not read on one side (a large file): size and mtime say. Not ctime: lending the folder to the
+  // sandbox user (a root-run scifi) changes every entry's ctime.
   return a.mtimeMs === b.mtimeMs;
 }
 

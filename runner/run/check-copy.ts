@@ -7,16 +7,20 @@ import { execFileSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
+  closeSync,
+  constants,
   copyFileSync,
   lchownSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readlinkSync,
+  renameSync,
   rmSync,
   symlinkSync,
 } from "node:fs";
-import { join } from "node:path";
+import { showPath } from "../policy/tree-walk.ts";
 import { RunEnding } from "../run-ending.ts";
 
 export interface CopyOptions {
@@ -35,29 +39,46 @@ export class CopyTooLarge extends RunEnding {
   }
 }
 
-/** Copies `src` into a new folder `dest`; returns the special files it left out (relative paths). */
+const SLASH = Buffer.from("/");
+
+/** `base/rel` as bytes: names that are not UTF-8 stay what they are. */
+function under(base: Buffer, rel: Buffer): Buffer {
+  return rel.length === 0 ? base : Buffer.concat([base, SLASH, rel]);
+}
+
+function child(rel: Buffer, name: Buffer): Buffer {
+  return rel.length === 0 ? name : Buffer.concat([rel, SLASH, name]);
+}
+
+/**
+ * Copies `src` into a new folder `dest`; returns the special files it left out (paths as showPath
+ * writes them). Names are bytes (a name that is not UTF-8 is copied like any other); an explicit
+ * stack, so any depth.
+ */
 export function copyForChecks(src: string, dest: string, options: CopyOptions): string[] {
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { mode: 0o755 });
+  const from0 = Buffer.from(src);
+  const to0 = Buffer.from(dest);
   const skipped: string[] = [];
   const maxEntries = options.maxEntries ?? 500_000;
   let bytes = 0;
   let entries = 0;
-  const stack: string[] = [""];
+  const stack: Buffer[] = [Buffer.alloc(0)];
   while (stack.length > 0) {
-    const rel = stack.pop() as string;
-    for (const name of readdirSync(join(src, rel))) {
+    const rel = stack.pop() as Buffer;
+    for (const name of readdirSync(under(from0, rel), { encoding: "buffer" })) {
       if (++entries > maxEntries)
         throw new CopyTooLarge(`the task folder has more than ${maxEntries} entries`);
-      const childRel = rel ? `${rel}/${name}` : name;
-      const from = join(src, childRel);
-      const to = join(dest, childRel);
+      const childRel = child(rel, name);
+      const from = under(from0, childRel);
+      const to = under(to0, childRel);
       const stat = lstatSync(from);
       if (stat.isDirectory()) {
         mkdirSync(to, { mode: stat.mode & 0o777 });
         stack.push(childRel);
       } else if (stat.isSymbolicLink()) {
-        symlinkSync(readlinkSync(from), to);
+        symlinkSync(readlinkSync(from, { encoding: "buffer" }), to);
       } else if (stat.isFile()) {
         bytes += stat.blocks * 512;
         if (bytes > options.maxBytes) {
@@ -65,11 +86,11 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
             `the task folder takes more than ${options.maxBytes} bytes on disk; the checks' copy stops there`,
           );
         }
-        copyRegular(from, to, stat.size, stat.blocks * 512);
+        copyRegular(from, to, to0, stat.size, stat.blocks * 512);
         // Never a setuid or setgid bit in a copy.
         chmodSync(to, stat.mode & 0o777);
       } else {
-        skipped.push(childRel);
+        skipped.push(showPath(childRel));
         continue;
       }
       if (options.owner) lchownSync(to, options.owner.uid, options.owner.gid);
@@ -79,26 +100,44 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
   return skipped;
 }
 
-function copyRegular(from: string, to: string, size: number, allocated: number): void {
-  // A file with holes is copied by cp, which writes holes back; a dense one by the kernel.
-  if (allocated < size) execFileSync("cp", ["--sparse=always", "--no-dereference", "--", from, to]);
-  else copyFileSync(from, to);
+let sparseCopies = 0;
+
+function copyRegular(from: Buffer, to: Buffer, destRoot: Buffer, size: number, allocated: number): void {
+  if (allocated >= size) {
+    copyFileSync(from, to);
+    return;
+  }
+  // A file with holes is copied by cp, which writes holes back. cp takes names as text, so it
+  // copies from this process's descriptor of the file to a temporary ASCII name, renamed after.
+  const fd = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const temp = Buffer.from(
+    `${destRoot.toString("latin1")}/.scifi-sparse-${process.pid}-${++sparseCopies}`,
+    "latin1",
+  );
+  try {
+    execFileSync("cp", ["--sparse=always", "--", `/proc/${process.pid}/fd/${fd}`, temp.toString("latin1")]);
+    renameSync(temp, to);
+  } finally {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+  }
 }
 
-/** Removes every symlink under `dir` (never following one); returns their relative paths. */
+/** Removes every symlink under `dir` (never following one); returns their paths as showPath writes them. */
 export function removeLinks(dir: string, maxEntries = 500_000): string[] {
   const removed: string[] = [];
+  const root = Buffer.from(dir);
   let entries = 0;
-  const stack: string[] = [""];
+  const stack: Buffer[] = [Buffer.alloc(0)];
   while (stack.length > 0) {
-    const rel = stack.pop() as string;
-    for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
+    const rel = stack.pop() as Buffer;
+    for (const entry of readdirSync(under(root, rel), { withFileTypes: true, encoding: "buffer" })) {
       if (++entries > maxEntries)
         throw new CopyTooLarge(`the checks' copy has more than ${maxEntries} entries`);
-      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
+      const childRel = child(rel, entry.name);
       if (entry.isSymbolicLink()) {
-        rmSync(join(dir, childRel));
-        removed.push(childRel);
+        rmSync(under(root, childRel));
+        removed.push(showPath(childRel));
       } else if (entry.isDirectory()) stack.push(childRel);
     }
   }

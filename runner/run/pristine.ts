@@ -17,6 +17,7 @@ import {
 import { dirname, join, posix } from "node:path";
 import { giveToOwner, lstatOrUndefined, MAX_HASH_BYTES, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
+import { showPath, walkTree } from "../policy/tree-walk.ts";
 import type { PristineFile, PristineSet } from "../run-folder/state.ts";
 import { assetOnlyFolders } from "../sam/asset-folders.ts";
 import { sha256 } from "../sha256.ts";
@@ -153,11 +154,14 @@ function cleanFolder(taskDir: string, folder: string, set: PristineSet): string[
     ...set.folders.filter((f) => posix.dirname(f) === folder),
   ]);
   const removed: string[] = [];
-  for (const entry of readdirSync(join(taskDir, folder), { withFileTypes: true })) {
-    const rel = `${folder}/${entry.name}`;
-    if (expected.has(rel)) continue;
-    rmSync(join(taskDir, rel), { force: true, recursive: true });
-    removed.push(rel);
+  const dir = Buffer.from(join(taskDir, folder));
+  // Names as bytes: one that is not UTF-8 is never an expected one, and is removed like any other.
+  for (const name of readdirSync(dir, { encoding: "buffer" })) {
+    const text = name.toString("utf8");
+    const rel = `${folder}/${text}`;
+    if (Buffer.from(text).equals(name) && expected.has(rel)) continue;
+    rmSync(Buffer.concat([dir, Buffer.from("/"), name]), { force: true, recursive: true });
+    removed.push(`${folder}/${showPath(name)}`);
   }
   return removed;
 }
@@ -189,44 +193,49 @@ export interface DeliverableLink {
 
 /**
  * Symlinks among the deliverables that point outside the task folder or dangle, as the sandbox sees
- * them (`/task/...`). Walks at most `maxEntries` entries without following any link.
+ * them (`/task/...`). Walks the whole folder (runner/policy/tree-walk.ts: names as bytes, any depth)
+ * without following any link. Paths are handled as byte strings (latin1: one character a byte), so
+ * a name that is not UTF-8 is resolved like any other; shown as showPath writes it.
  */
-export function deliverableLinks(taskDir: string, maxEntries = 200_000): DeliverableLink[] {
+export async function deliverableLinks(taskDir: string): Promise<DeliverableLink[]> {
   const found: DeliverableLink[] = [];
-  let seen = 0;
-  const walk = (rel: string): void => {
-    for (const entry of listOrEmpty(join(taskDir, rel))) {
-      if (++seen > maxEntries) return;
-      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isSymbolicLink()) {
-        const problem = linkProblem(taskDir, childRel, 0);
-        if (problem) found.push({ path: childRel, target: safeReadlink(join(taskDir, childRel)), problem });
-      } else if (entry.isDirectory()) walk(childRel);
-    }
-  };
-  walk("");
+  const root = Buffer.from(taskDir).toString("latin1");
+  await walkTree(
+    taskDir,
+    (entry) => {
+      if (!entry.stat.isSymbolicLink()) return undefined;
+      const rel = entry.relBytes.toString("latin1");
+      const target = readlinkBytes(Buffer.from(`${root}/${rel}`, "latin1"));
+      const from = posix.join(TASK_MOUNT, posix.dirname(rel));
+      const problem = resolveInTask(root, posix.resolve(from, target), 0);
+      if (problem)
+        found.push({
+          path: showPath(entry.relBytes),
+          target: showPath(Buffer.from(target, "latin1")),
+          problem,
+        });
+      return undefined;
+    },
+    { maxEntries: Number.POSITIVE_INFINITY },
+  );
   return found;
 }
 
-function listOrEmpty(dir: string) {
+/** A link's target as a byte string (latin1); "?" when it cannot be read. */
+function readlinkBytes(path: Buffer): string {
   try {
-    return readdirSync(dir, { withFileTypes: true });
+    return readlinkSync(path, { encoding: "buffer" }).toString("latin1");
   } catch {
-    return [];
+    return "?";
   }
-}
-
-/** Follows the link at `rel` as the sandbox would, but only while it stays inside the task folder. */
-function linkProblem(taskDir: string, rel: string, depth: number): DeliverableLink["problem"] | undefined {
-  const target = safeReadlink(join(taskDir, rel));
-  return resolveInTask(taskDir, posix.resolve(posix.join(TASK_MOUNT, posix.dirname(rel)), target), depth);
 }
 
 /**
  * Resolves a container path one component at a time, as the sandbox's kernel would (every link on
- * the way, intermediate ones too), reading only what lies inside the task folder on the host.
+ * the way, intermediate ones too), reading only what lies inside the task folder on the host. `root`
+ * and `path` are byte strings (latin1).
  */
-function resolveInTask(taskDir: string, path: string, depth: number): DeliverableLink["problem"] | undefined {
+function resolveInTask(root: string, path: string, depth: number): DeliverableLink["problem"] | undefined {
   if (depth > 32) return "dangling";
   if (path !== TASK_MOUNT && !path.startsWith(`${TASK_MOUNT}/`)) return "outside";
   const parts = path
@@ -236,13 +245,14 @@ function resolveInTask(taskDir: string, path: string, depth: number): Deliverabl
   let current = TASK_MOUNT;
   for (const [i, part] of parts.entries()) {
     const next = `${current}/${part}`;
-    const stat = lstatOrUndefined(join(taskDir, next.slice(TASK_MOUNT.length + 1)));
+    const host = Buffer.from(`${root}/${next.slice(TASK_MOUNT.length + 1)}`, "latin1");
+    const stat = lstatSync(host, { throwIfNoEntry: false });
     if (!stat) return "dangling";
     if (stat.isSymbolicLink()) {
-      const target = safeReadlink(join(taskDir, next.slice(TASK_MOUNT.length + 1)));
+      const target = readlinkBytes(host);
       const rest = parts.slice(i + 1).join("/");
       const resolved = posix.resolve(current, target);
-      return resolveInTask(taskDir, rest ? `${resolved}/${rest}` : resolved, depth + 1);
+      return resolveInTask(root, rest ? `${resolved}/${rest}` : resolved, depth + 1);
     }
     current = next;
   }

@@ -46,7 +46,9 @@ export async function changesTracker(taskDir: string, resumedDir: string | undef
           const dir = runDir;
           pending.push(
             changes
-              .snapshotTaskFolder(taskDir, `after the work of iteration ${status.iteration}`)
+              .snapshotTaskFolder(taskDir, `after the work of iteration ${status.iteration}`, {
+                ...(start ? { since: start } : {}),
+              })
               .then((snap) => changes.writeSnapshot(dir, snap, `iteration-${status.iteration}`))
               .catch(() => undefined),
           );

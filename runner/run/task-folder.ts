@@ -65,9 +65,9 @@ export class TaskFolderGuard {
   }
 
   /** Symlinks that are not deliverables, on the history; the notice the checks print, if any. */
-  linksNotice(): string | undefined {
+  async linksNotice(): Promise<string | undefined> {
     const { state, spec, history } = this.#records;
-    const links = deliverableLinks(spec.taskDir);
+    const links = await deliverableLinks(spec.taskDir);
     if (links.length === 0) return undefined;
     history.append({ type: "deliverable_links", iteration: state.iteration, links });
     return `scifi: ${links.length} symlink(s) in the task folder point outside it or nowhere (they are not deliverables):\n${links

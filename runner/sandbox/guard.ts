@@ -2,7 +2,8 @@
 // - never uid 0: a spec asking for root is refused; a root-run scifi lends the task folder to the
 //   unprivileged sandbox user for the sandbox's life and gives it back at stop (owners as before,
 //   new entries to the task folder's owner);
-// - no privilege leaves: stop() clears setuid/setgid bits in the task folder, after the sandbox is gone;
+// - no privilege leaves: stop() clears setuid/setgid bits in the task folder (in the give back's walk
+//   when it was lent) and in read-write mounts, after the sandbox is gone;
 // - a disk quota on the task folder (allocated blocks, no link followed, bounded walk): measured after
 //   every exec and writeFile, and every second during an exec, whose command is killed when over.
 // Backends wrap their start with `startGuarded`; nothing here knows an engine.
@@ -77,8 +78,17 @@ export async function startGuarded(
     const inner = await start(spec);
     return new GuardedSandbox(inner, lent, quota, options.pollMs ?? 1000);
   } catch (error) {
-    if (lent) await returnTaskFolder(lent).catch(() => undefined);
-    throw error;
+    // The start's error is the one to act on; a give back that failed too is said with it.
+    const back = lent
+      ? await returnTaskFolder(lent).then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+      : undefined;
+    if (back === undefined) throw error;
+    throw new SandboxError(
+      `${messageOf(error)}; and the task folder could not be given back from uid ${spec.user.uid} completely: ${messageOf(back)} (chown -R it)`,
+    );
   }
 }
 
@@ -100,6 +110,8 @@ class GuardedSandbox implements Sandbox {
   #measuring: Promise<QuotaExceeded | undefined> | undefined;
   /** The task folder's size at the last measurement (undefined before the first). */
   #lastUsed: number | undefined;
+  /** Why the last measurement could not count the whole folder (it then counts as over). */
+  #unmeasured: string | undefined;
   /** How long the last measurement took (ms): it stretches the poll period for big folders. */
   #walkMs = 0;
   #stopping: Promise<void> | undefined;
@@ -167,7 +179,9 @@ class GuardedSandbox implements Sandbox {
     }
     await poller;
     const over = killed ?? (await this.#measure());
-    this.#exceeded = over && quotaError(this.#quota, over.usedBytes, killed ? "the command was killed" : "");
+    this.#exceeded =
+      over &&
+      quotaError(this.#quota, over.usedBytes, killed ? "the command was killed" : "", this.#unmeasured);
     if (!this.#exceeded) return result;
     // This call went past the limit (or further past it): it fails. A call that added nothing while
     // the folder was already over (the agent looking for what to delete) returns, and says so.
@@ -185,7 +199,12 @@ class GuardedSandbox implements Sandbox {
       const now = await this.#usage();
       const size = typeof data === "string" ? Buffer.byteLength(data) : data.length;
       if (now + size > this.#quota.limit) {
-        this.#exceeded = quotaError(this.#quota, now + size, `nothing was written to ${path}`);
+        this.#exceeded = quotaError(
+          this.#quota,
+          now + size,
+          `nothing was written to ${path}`,
+          this.#unmeasured,
+        );
         throw this.#exceeded;
       }
     }
@@ -204,30 +223,62 @@ class GuardedSandbox implements Sandbox {
   async #stop(): Promise<void> {
     const errors: unknown[] = [];
     await this.#inner.stop().catch((e: unknown) => errors.push(e));
-    // Only now, with no process of the sandbox left to race the walks.
-    if (this.#lent) await returnTaskFolder(this.#lent).catch((e: unknown) => errors.push(e));
+    // Only now, with no process of the sandbox left to race the walks. Each walk does all it can
+    // before it fails (WalkIncomplete), and a failure fails the stop with what was left undone.
+    // The give back clears set-id bits in the same walk: the task folder needs no second one then.
+    let returned = false;
+    if (this.#lent)
+      returned = await returnTaskFolder(this.#lent).then(
+        () => true,
+        (e: unknown) => {
+          errors.push(
+            new SandboxError(
+              `cannot give the task folder ${this.spec.taskDir} back from uid ${this.spec.user.uid} completely: ${messageOf(e)}; what could not be reached may still belong to that user (chown -R it, and remove what you do not need)`,
+            ),
+          );
+          return false;
+        },
+      );
     // The task folder and every other folder the sandbox could write (read-write declared mounts).
     const writable = new Set([
       this.spec.taskDir,
       ...this.spec.mounts.filter((m) => !m.readOnly).map((m) => m.source),
     ]);
+    if (returned) writable.delete(this.spec.taskDir);
     for (const folder of writable) {
       await clearPrivilegeBits(folder).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code === "ENOTDIR") return; // a single file mounted: nothing below it
-        errors.push(new SandboxError(`cannot clear setuid/setgid bits in ${folder}: ${messageOf(e)}`));
+        errors.push(
+          new SandboxError(
+            `cannot clear setuid/setgid bits in ${folder} completely: ${messageOf(e)}; find what is left with: find ${folder} -perm /6000`,
+          ),
+        );
       });
     }
     this.#untrack();
     if (errors.length > 0) throw errors[0];
   }
 
-  /** The folder's allocated bytes now; a folder too big to walk counts as over the limit. */
+  /**
+   * Entries of the task folder not lent to the sandbox user (hard-linked, another user's, special
+   * files): the sandbox can at most read them. Empty when nothing was lent (scifi not root).
+   */
+  notLent(): readonly { path: string; why: string }[] {
+    return this.#lent?.kept ?? [];
+  }
+
+  /** The folder's allocated bytes now; a folder too big (or impossible) to walk counts as over the limit. */
   async #usage(): Promise<number> {
     const started = performance.now();
     try {
-      return (await measureTaskFolder(this.spec.taskDir)).allocatedBytes;
+      const used = (await measureTaskFolder(this.spec.taskDir)).allocatedBytes;
+      this.#unmeasured = undefined;
+      return used;
     } catch (error) {
-      if (error instanceof WalkLimitExceeded) return Number.POSITIVE_INFINITY;
+      if (error instanceof WalkLimitExceeded) {
+        this.#unmeasured = error.reason;
+        return Number.POSITIVE_INFINITY;
+      }
       throw error;
     } finally {
       this.#walkMs = performance.now() - started;
@@ -241,7 +292,7 @@ class GuardedSandbox implements Sandbox {
     this.#measuring ??= this.#usage()
       .then((used) => {
         this.#lastUsed = used;
-        return used > quota.limit ? quotaError(quota, used, "") : undefined;
+        return used > quota.limit ? quotaError(quota, used, "", this.#unmeasured) : undefined;
       })
       .finally(() => {
         this.#measuring = undefined;
@@ -250,8 +301,10 @@ class GuardedSandbox implements Sandbox {
   }
 }
 
-function quotaError(quota: Quota, used: number, what: string): QuotaExceeded {
-  const usedText = Number.isFinite(used) ? formatBytes(used) : "more than can be measured (too many files)";
+function quotaError(quota: Quota, used: number, what: string, unmeasured?: string): QuotaExceeded {
+  const usedText = Number.isFinite(used)
+    ? formatBytes(used)
+    : `more than can be measured (${unmeasured ?? "too many files"})`;
   return new QuotaExceeded(
     `disk quota of the task folder exceeded: it takes ${usedText}, and this run may add at most ${formatBytes(quota.maxAdd)} to the ${formatBytes(quota.base)} it held at the start (site policy maxTaskFolder)${what ? `; ${what}` : ""}. Delete files you do not need (or write large temporary data to /tmp or /scratch); the run ends if the folder stays over the limit.`,
     used,

@@ -56,6 +56,12 @@ export interface Sandbox {
    */
   quotaExceeded?(): QuotaExceeded | undefined;
   /**
+   * Entries of the task folder a root-run scifi did not lend to the sandbox user (hard-linked
+   * files, other users' entries, special files; runner/policy/lending.ts): the sandbox can at most
+   * read them. Empty or absent when nothing was lent.
+   */
+  notLent?(): readonly { path: string; why: string }[];
+  /**
    * Whether the sandbox itself still runs (its container or instance), asked after an engine error
    * or a command ended by a signal: a sandbox killed from outside is not a failed command.
    */

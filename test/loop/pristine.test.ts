@@ -123,6 +123,18 @@ describe("restorePristine", () => {
     expect(existsSync(join(task, "checks", "json.py"))).toBe(false);
   });
 
+  it("a file the agent added to an asset folder under a name that is not UTF-8 is removed too", () => {
+    const name = Buffer.concat([
+      Buffer.from(join(task, "checks", "x")),
+      Buffer.from([0xff]),
+      Buffer.from(".txt"),
+    ]);
+    writeFileSync(name, "planted\n");
+    const report = restorePristine(task, copies, set, false);
+    expect(report.removed).toEqual(["checks/x\\xff.txt"]);
+    expect(existsSync(name)).toBe(false);
+  });
+
   it("a hard link to an asset is tampering (its content could change through the twin)", () => {
     execFileSync("ln", [join(task, "checks", "check.py"), join(task, "twin.py")]);
     const report = restorePristine(task, copies, set, false);
@@ -149,16 +161,42 @@ describe("restorePristine", () => {
 });
 
 describe("deliverableLinks", () => {
-  it("reports links out of the task folder and dangling links, not links that stay inside", () => {
+  it("reports links out of the task folder and dangling links, not links that stay inside", async () => {
     symlinkSync("/tmp/good.out", join(task, "result.txt"));
     symlinkSync("../../etc/passwd", join(task, "src", "up.txt"));
     symlinkSync("missing.c", join(task, "src", "gone.c"));
     symlinkSync("main.c", join(task, "src", "alias.c"));
     symlinkSync("/task/src/main.c", join(task, "abs.c"));
-    expect(deliverableLinks(task).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+    expect((await deliverableLinks(task)).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
       { path: "result.txt", target: "/tmp/good.out", problem: "outside" },
       { path: "src/gone.c", target: "missing.c", problem: "dangling" },
       { path: "src/up.txt", target: "../../etc/passwd", problem: "outside" },
+    ]);
+  });
+});
+
+describe("deliverableLinks sees every entry", () => {
+  it("a link named \\xff, one in a folder named \\xff and one 300 levels down are all reported", async () => {
+    const ff = Buffer.from([0xff]);
+    const at = (...parts: Buffer[]) =>
+      Buffer.concat([Buffer.from(task), ...parts.flatMap((p) => [Buffer.from("/"), p])]);
+    symlinkSync("/etc/passwd", at(ff));
+    mkdirSync(at(Buffer.concat([Buffer.from("d"), ff])));
+    symlinkSync(
+      Buffer.concat([Buffer.from("../"), ff, Buffer.from("-missing")]),
+      at(Buffer.concat([Buffer.from("d"), ff]), Buffer.from("l")),
+    );
+    let dir = task;
+    for (let i = 0; i < 300; i++) {
+      dir = join(dir, "n");
+      mkdirSync(dir);
+    }
+    symlinkSync("/root", join(dir, "deep"));
+    const links = (await deliverableLinks(task)).sort((a, b) => a.path.localeCompare(b.path));
+    expect(links).toEqual([
+      { path: "\\xff", target: "/etc/passwd", problem: "outside" },
+      { path: "d\\xff/l", target: "../\\xff-missing", problem: "dangling" },
+      { path: `${Array(300).fill("n").join("/")}/deep`, target: "/root", problem: "outside" },
     ]);
   });
 });

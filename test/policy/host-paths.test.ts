@@ -224,22 +224,33 @@ describe("task-folder walks", () => {
   it.runIf(process.getuid?.() === 0)(
     "lendTaskFolder gives every entry to the sandbox user; returnTaskFolder restores each owner, new entries to the folder's",
     async () => {
-      writeFileSync(join(task, "mine"), "x");
-      chownSync(join(task, "mine"), 1234, 1234);
       mkdirSync(join(task, "d"));
       writeFileSync(join(task, "d", "root-file"), "x");
       symlinkSync(join(outside, "secret"), join(task, "link"));
       const record = await lendTaskFolder(task, { uid: 65534, gid: 65534 });
-      for (const f of ["", "mine", "d", "d/root-file"]) expect(statSync(join(task, f)).uid, f).toBe(65534);
+      for (const f of ["", "d", "d/root-file"]) expect(statSync(join(task, f)).uid, f).toBe(65534);
       expect(lstatSync(join(task, "link")).uid).toBe(65534);
       expect(statSync(join(outside, "secret")).uid).toBe(0); // a link's target is never touched
+      expect(record.kept).toEqual([]);
       writeFileSync(join(task, "made-in-sandbox"), "y");
       chownSync(join(task, "made-in-sandbox"), 65534, 65534);
       await returnTaskFolder(record);
-      expect(statSync(join(task, "mine"))).toMatchObject({ uid: 1234, gid: 1234 });
       for (const f of ["", "d", "d/root-file", "made-in-sandbox"])
         expect(statSync(join(task, f)).uid, f).toBe(0);
       expect(lstatSync(join(task, "link")).uid).toBe(0);
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)(
+    "lendTaskFolder never lends another user's file: it stays theirs, recorded, and is theirs after",
+    async () => {
+      writeFileSync(join(task, "theirs"), "x");
+      chownSync(join(task, "theirs"), 1234, 1234);
+      const record = await lendTaskFolder(task, { uid: 65534, gid: 65534 });
+      expect(statSync(join(task, "theirs"))).toMatchObject({ uid: 1234, gid: 1234 });
+      expect(record.kept).toEqual([{ path: "theirs", why: expect.stringMatching(/owned by uid 1234/) }]);
+      await returnTaskFolder(record);
+      expect(statSync(join(task, "theirs"))).toMatchObject({ uid: 1234, gid: 1234 });
     },
   );
 

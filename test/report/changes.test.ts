@@ -1,7 +1,16 @@
 // The task-folder snapshot is host-side code over agent files: links are recorded, never followed;
 // FIFOs are never opened (the walk would block); sizes are capped; the comparison and the diff.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -54,6 +63,21 @@ describe("task-folder snapshots", () => {
     for (let i = 0; i < 20; i++) writeFileSync(join(dir, `f${i}`), "x");
     const snap = await snapshotTaskFolder(dir, "start", { maxEntries: 5 });
     expect(snap.partial).toMatch(/more than 5 entries/);
+  });
+
+  it("a later snapshot carries unchanged files over, and re-reads one whose mtime the agent set back", async () => {
+    const dir = folder();
+    writeFileSync(join(dir, "big.bin"), Buffer.alloc(MAX_TEXT_BYTES + 1, 7));
+    const start = await snapshotTaskFolder(dir, "start");
+    expect(start.files["big.bin"]?.sha256).toBeUndefined(); // not kept, so not read
+    expect(start.files["a.txt"]?.text).toBe("one\ntwo\nthree\n");
+    const { mtime } = statSync(join(dir, "a.txt"));
+    writeFileSync(join(dir, "a.txt"), "one\nTWO\nthree\n"); // same size
+    utimesSync(join(dir, "a.txt"), mtime, mtime); // touch -d: the mtime says "unchanged", the ctime not
+    const end = await snapshotTaskFolder(dir, "end", { since: start });
+    expect(end.files["sub/b.bin"]?.sha256).toBe(start.files["sub/b.bin"]?.sha256);
+    expect(compareSnapshots(start, end).map((c) => [c.path, c.kind])).toEqual([["a.txt", "changed"]]);
+    expect(end.files["a.txt"]?.text).toBe("one\nTWO\nthree\n");
   });
 
   it("compares snapshots: created, changed, deleted, with a line diff", async () => {

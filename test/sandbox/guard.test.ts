@@ -103,7 +103,9 @@ describe("sandbox guard", () => {
       expect(fake.stopped()).toBe(1);
       expect(statSync(s.taskDir).uid).toBe(0);
       expect(statSync(join(s.taskDir, "task.md")).uid).toBe(0);
-      expect(statSync(join(s.taskDir, "task.md")).mode & 0o7777).toBe(0o755);
+      // Set-id bits cleared; group and other get no bit they lacked at the start (0644), the
+      // owner's bits stay as the sandbox left them.
+      expect(statSync(join(s.taskDir, "task.md")).mode & 0o7777).toBe(0o744);
     },
   );
 

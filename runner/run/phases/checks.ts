@@ -16,7 +16,7 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
   // The work sandbox is gone; so are the agent's jobs: nothing of the agent runs from here on.
   await session.endAgentWork("the checks begin");
   taskFolder.restore();
-  const notice = taskFolder.linksNotice();
+  const notice = await taskFolder.linksNotice();
   // What the agent's code writes while a run stage runs on the copy never reaches the real folder.
   const checkDir = session.hiddenCount > 0 ? taskFolder.checksCopyDir : undefined;
   const outputs = new StageOutputs(join(session.folder.dir, "outputs", `it${state.iteration}`));
