@@ -3,38 +3,30 @@
 // sbatch, answers only for the task's own jobs, and reports every call to an event sink (the run's
 // history tape). `cancelAll()` ends the task's jobs when the task ends, fails or is cancelled.
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { constants, type FileHandle, lstat, mkdir, open, realpath, writeFile } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
-import { HostPathRefused, readTaskFile } from "../policy/host-paths.ts";
 import type { SamMetadata } from "../sam/types.ts";
 import { sha256 } from "../sha256.ts";
 import { agentJobArgs, findSbatchDirectives, type JobSandbox, renderAgentJobScript } from "./batch-script.ts";
 import { JobRefused } from "./errors.ts";
 import { describeGrant, type JobGrant, type JobsPolicy, jobGrant } from "./policy.ts";
+import {
+  jobName,
+  readScript,
+  type SubmitRequest,
+  toHostPath,
+  type ValidResources,
+  validateResources,
+} from "./requests.ts";
 import { LIVE_STATES, SlurmClient, type SlurmJobInfo } from "./slurm.ts";
-import { describeBytes, formatSlurmTime, parseSlurmMemory, parseSlurmTime } from "./units.ts";
+import { describeBytes, formatSlurmTime } from "./units.ts";
 
-/** Where the task folder appears inside the sandbox; agents name scripts by either path. */
-const CONTAINER_TASK_DIR = "/task";
+export type { SubmitRequest } from "./requests.ts";
+
 /** Folder in the task folder that receives the jobs' stdout/stderr files. */
 export const JOB_OUTPUT_DIR = "slurm-out";
-
-export interface SubmitRequest {
-  /** The batch script, relative to the task folder (or `/task/...`). */
-  script: string;
-  /** Arguments passed to the script. */
-  args?: string[];
-  /** Job name (letters, digits, `._-`); default: the script's file name. */
-  name?: string;
-  /** SLURM time (`30`, `10:00`, `1:00:00`) or minutes; default: the task's whole time grant. */
-  time?: string | number;
-  cpus?: number;
-  /** Memory like `512M`, `4G` (a number is MiB); default: the task's memory grant. */
-  memory?: string | number;
-  gpus?: number;
-}
 
 export interface SubmittedJob {
   jobId: string;
@@ -527,103 +519,6 @@ export class JobBroker {
     // Whole or not at all: a resume (or a reader) never finds a half-written record of the jobs.
     writeJsonAtomic(join(this.#recordsDir, "jobs.json"), doc);
   }
-}
-
-/** A batch script larger than this is refused. */
-const MAX_SCRIPT_BYTES = 1024 * 1024;
-
-function readScript(script: { relative: string }, taskDir: string, requested: string): string {
-  try {
-    return readTaskFile(realpathSync(taskDir), script.relative, requested, MAX_SCRIPT_BYTES).toString("utf8");
-  } catch (error) {
-    if (error instanceof HostPathRefused)
-      throw new JobRefused("script-not-file", `script '${requested}'`, error.reason);
-    throw error;
-  }
-}
-
-export interface ValidResources {
-  timeSec: number;
-  cpus: number;
-  memoryBytes: number;
-  gpus: number;
-}
-
-/** Checks the requested resources against the grant; absent values take the grant's. */
-export function validateResources(request: SubmitRequest, grant: JobGrant): ValidResources {
-  const timeSec = parsedOrRefused(
-    request.time === undefined ? grant.timeSec : parseSlurmTime(request.time),
-    `time '${request.time}'`,
-    "time must be minutes or SLURM's M:S, H:M:S, D-H:M:S",
-  );
-  if (timeSec > grant.timeSec) {
-    throw new JobRefused(
-      "time-above-grant",
-      `time ${formatSlurmTime(timeSec)}`,
-      `the task is granted at most ${formatSlurmTime(grant.timeSec)} per job (its walltime, capped by the site)`,
-      "Ask for less time or split the work into shorter jobs",
-    );
-  }
-  const gpus = wholeNumberOrRefused("gpus", request.gpus ?? 0, 0);
-  if (gpus > grant.gpus) {
-    throw new JobRefused(
-      "gpus-above-grant",
-      `${gpus} GPU(s)`,
-      `the task is granted ${grant.gpus} GPU(s)`,
-      grant.gpus === 0 ? "Run on CPUs, or the SAM must request `gpu`" : "Ask for fewer GPUs",
-    );
-  }
-  const cpus = wholeNumberOrRefused("cpus", request.cpus ?? Math.min(1, grant.cpus), 1);
-  if (cpus > grant.cpus) {
-    throw new JobRefused(
-      "cpus-above-grant",
-      `${cpus} CPU(s)`,
-      `the task is granted ${grant.cpus} CPU(s) per job`,
-    );
-  }
-  const memoryBytes = parsedOrRefused(
-    request.memory === undefined ? grant.memoryBytes : parseSlurmMemory(request.memory),
-    `memory '${request.memory}'`,
-    "memory must look like 512M or 4G (a number is MiB)",
-  );
-  if (memoryBytes > grant.memoryBytes) {
-    throw new JobRefused(
-      "memory-above-grant",
-      `${describeBytes(memoryBytes)} memory`,
-      `the task is granted ${describeBytes(grant.memoryBytes)} per job`,
-    );
-  }
-  return { timeSec, cpus, memoryBytes, gpus };
-}
-
-/** A parsed request value, or a bad-request refusal naming what was asked and the accepted form. */
-function parsedOrRefused(value: number | undefined, asked: string, rule: string): number {
-  if (value === undefined) throw new JobRefused("bad-request", asked, rule);
-  return value;
-}
-
-/** A count that must be a whole number of at least `min`, or a bad-request refusal. */
-function wholeNumberOrRefused(what: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min)
-    throw new JobRefused("bad-request", `${what} ${value}`, `${what} must be a whole number >= ${min}`);
-  return value;
-}
-
-/** Maps a script path as the agent wrote it (task-relative, `/task/...`, or host-absolute) to the host. */
-function toHostPath(path: string, taskDir: string): string | undefined {
-  if (path === CONTAINER_TASK_DIR || path.startsWith(`${CONTAINER_TASK_DIR}/`)) {
-    return resolve(taskDir, `.${path.slice(CONTAINER_TASK_DIR.length)}`);
-  }
-  return isAbsolute(path) ? resolve(path) : resolve(taskDir, path);
-}
-
-/** A safe job name: letters, digits and `._-`, at most 40 characters. */
-function jobName(raw: string): string {
-  const cleaned = raw
-    .replace(/\.(sh|bash|sbatch|slurm)$/, "")
-    .replace(/[^A-Za-z0-9_.-]/g, "_")
-    .slice(0, 40);
-  return cleaned.replace(/^[._-]+/, "") || "job";
 }
 
 function toRecord(value: unknown): Record<string, unknown> {

@@ -227,9 +227,12 @@ describe.skipIf(!hasEngine("slurm"))("job broker on a real SLURM cluster", () =>
     const kept = await makeBroker({ keepJobs: true });
     await writeScript(kept.taskDir, "s.sh", "sleep 60");
     const k = await kept.broker.submit({ script: "s.sh", time: 1 });
-    expect(await kept.broker.cancelAll("task ended")).toEqual({ cancelled: [], kept: true });
+    expect(await kept.broker.cancelAll("task ended")).toEqual({ cancelled: [], kept: true, stillLive: [] });
     expect(squeueIds([k.jobId])).toEqual([k.jobId]);
-    await kept.broker.cancel(k.jobId);
+    // Before a verdict nothing of the agent's runs, keep_jobs or not: the job is cancelled and gone.
+    const ended = await kept.broker.cancelAll("the checks begin", 15_000, { evenKept: true });
+    expect(ended).toEqual({ cancelled: [k.jobId], kept: false, stillLive: [] });
+    expect(squeueIds([k.jobId])).toEqual([]);
   });
 
   it.skipIf(!hasEngine("docker"))(
