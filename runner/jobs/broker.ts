@@ -2,6 +2,7 @@
 // its tools call this broker, which validates every request against the task's grant, submits with
 // sbatch, answers only for the task's own jobs, and reports every call to an event sink (the run's
 // history tape). `cancelAll()` ends the task's jobs when the task ends, fails or is cancelled.
+// One class over 500 lines on purpose: every method is one broker decision and its record, side by side.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { constants, type FileHandle, lstat, mkdir, open, realpath, writeFile } from "node:fs/promises";
