@@ -112,6 +112,8 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
     ...(o.approvals?.requires("submit_job") ? { approve: submitApproval(o.approvals) } : {}),
   });
   let finished = false;
+  // How many jobs there were when the last endJobs left none live: with no job since, nothing to end.
+  let endedAt = 0;
   return {
     // With a host list the agent reads, at each submission, that the job has no network.
     tools: jobTools(
@@ -120,11 +122,14 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
     ),
     broker,
     async endJobs(reason) {
-      if (broker.jobIds.length === 0) return [];
-      return (await broker.cancelAll(reason, END_JOBS_WAIT_MS, { evenKept: true })).stillLive;
+      const count = broker.jobIds.length;
+      if (count === endedAt) return [];
+      const { stillLive } = await broker.cancelAll(reason, END_JOBS_WAIT_MS, { evenKept: true });
+      if (stillLive.length === 0) endedAt = count;
+      return stillLive;
     },
     async finish(reason) {
-      if (finished || broker.jobIds.length === 0) return;
+      if (finished || broker.jobIds.length === endedAt) return;
       finished = true;
       await broker.cancelAll(reason);
     },

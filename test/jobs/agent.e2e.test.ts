@@ -15,13 +15,13 @@ const REPO = new URL("../..", import.meta.url).pathname;
 const FIXTURES = join(REPO, "test", "fixtures", "slurm");
 const roots: string[] = [];
 
-function workspace(): { home: string; taskDir: string; sam: string } {
+function workspace(fixture = "agent"): { home: string; taskDir: string; sam: string } {
   const root = mkdtempSync(join(tmpdir(), "scifi-slurm-agent-"));
   roots.push(root);
   const home = join(root, "home");
   const taskDir = join(root, "task");
   mkdirSync(home);
-  cpSync(join(FIXTURES, "agent"), taskDir, { recursive: true });
+  cpSync(join(FIXTURES, fixture), taskDir, { recursive: true });
   return { home, taskDir, sam: join(taskDir, "task.md") };
 }
 
@@ -73,7 +73,9 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
         request: { jobId: "sum", waitMs: 90_000 },
         result: { state: "COMPLETED" },
       });
-      expect(recorded[3]?.result).toEqual({ cancelled: [], kept: false });
+      // Before the checks every job of the agent is ended (this one had completed), once: none since.
+      expect(recorded[3]).toMatchObject({ request: { reason: "the checks begin" } });
+      expect(recorded[3]?.result).toEqual({ cancelled: [], kept: false, stillLive: [] });
       // ... and each is one line on the history tape too, in the same order.
       expect(
         history.filter((e) => e.type === "job").map((e) => e.type === "job" && `${e.action}:${e.decision}`),
@@ -135,6 +137,38 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(
         execFileSync("docker", ["ps", "-q", "--filter", `name=^scifi-job-${jobId}$`], { encoding: "utf8" }),
       ).toBe("");
+    }, 300_000);
+
+    it("a job that would swap the deliverable after the checks is ended before them: the folder judged is the folder delivered", async () => {
+      const ws = workspace("hidden");
+      const result = await run(ws, "agent-swap-after-checks.yaml");
+      const history = readHistory(join(result.dir, "history.jsonl"));
+      const firstCheck = history.findIndex((e) => e.type === "check");
+      const ended = history.findIndex((e) => e.type === "job" && e.action === "cancel_all");
+      expect(ended, "the job was ended before the first check").toBeGreaterThanOrEqual(0);
+      expect(ended).toBeLessThan(firstCheck);
+      expect(result.outcome.status, result.outcome.reason).toBe("passed");
+      // The swap never happened: the job was gone before it woke up.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(readFileSync(join(ws.taskDir, "answer.txt"), "utf8")).toBe("5050\n");
+      const submitted = events(result.dir).find((e) => e.action === "submit")?.result?.jobId as string;
+      expect(execFileSync("squeue", ["-h", "-j", submitted, "-o", "%i"], { encoding: "utf8" }).trim()).toBe(
+        "",
+      );
+    }, 300_000);
+
+    it("a job waiting for the hidden reference to come back at the run's end is ended before it does", async () => {
+      const ws = workspace("hidden");
+      const result = await run(ws, "agent-steal-at-end.yaml");
+      expect(result.outcome.status).toBe("failed");
+      // The hidden reference is back in the task folder, and nothing of the agent's was there to see it.
+      expect(readFileSync(join(ws.taskDir, "checks", "reference.txt"), "utf8")).toBe("5050\n");
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(existsSync(join(ws.taskDir, "stolen.txt"))).toBe(false);
+      const submitted = events(result.dir).find((e) => e.action === "submit")?.result?.jobId as string;
+      expect(execFileSync("squeue", ["-h", "-j", submitted, "-o", "%i"], { encoding: "utf8" }).trim()).toBe(
+        "",
+      );
     }, 300_000);
 
     it("cancels the job the agent left running when the run ends", async () => {
