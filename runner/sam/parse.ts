@@ -286,6 +286,8 @@ function stageDiagnostics(
 
 /** Why a compare stage's command cannot do what it means, or undefined. */
 function compareProblem(command: string, rootDir: string, assets: readonly string[]): string | undefined {
+  const runs = runsAnOutput(command);
+  if (runs) return runs;
   const words = shellWords(command);
   const first = words[0];
   if (first !== undefined && isOutputPath(first)) {
@@ -300,6 +302,73 @@ function compareProblem(command: string, rootDir: string, assets: readonly strin
     return `a compare stage names \`${word}\`, a file of the task folder that is not a check asset: a compare stage never sees the task folder (only the check assets and, under outputs/, the declared outputs). Declare it as an output of the run stage (\`\`\`check outputs=${rel}\`) and read it as \`outputs/${rel}\`, or list it in check_assets if it is the runner's`;
   }
   return undefined;
+}
+
+/** Shells and interpreters: the script they are given runs as code. */
+const INTERPRETERS =
+  /^(sh|bash|dash|ash|ksh|zsh|fish|csh|tcsh|python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua|luajit|Rscript|R|julia|octave|tclsh|awk|gawk|mawk)$/;
+/** Compilers, simulators and build tools: whatever they are given is built or run. */
+const BUILDERS =
+  /^(iverilog|vvp|verilator|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|gfortran|f95|ld|make|gmake|cmake|java|javac|go|rustc|cargo)$/;
+/** Builtins that run their argument as code. */
+const SOURCING = /^(\.|source|eval|exec)$/;
+/** Programs that run another program: looked through, with their own options. */
+const WRAPPERS = /^(env|timeout|nice|nohup|setsid|stdbuf|command|builtin|time|xargs)$/;
+
+/** An output's name that says it is code (a source file or a script), however it is passed on. */
+const CODE_FILE =
+  /\.(py|pyc|sh|bash|v|sv|vh|svh|vhd|vhdl|c|h|cc|cpp|cxx|hpp|f|f90|f95|f03|for|mod|so|o|a|r|R|jl|pl|pm|rb|js|mjs|cjs|ts|php|lua|m|tcl|mk|cmake|java|class|jar|go|rs)$/;
+
+/**
+ * A compare stage reads outputs as data (an argument of a check asset, or of a tool like cmp or
+ * diff). One that runs an output, hands it to a shell, an interpreter, a compiler or a simulator as
+ * what it runs, sources it, feeds it to a shell's input, or takes an output that is code at all, runs
+ * the agent's code beside the reference. What it does instead, or undefined. A lint of the text: a
+ * check asset that imports an output it is given is beyond it (docs/loop.md, Checks in stages).
+ */
+function runsAnOutput(command: string): string | undefined {
+  const fix =
+    "run the agent's code in a run stage (```check outputs=...```, no hidden asset there) and let the compare stage read only its results";
+  for (const pipeline of command.split(/\n|;|&&|\|\||(?<![|])&(?![&])/)) {
+    const stages = pipeline.split(/\|(?!\|)/);
+    const hasOutput = stages.some((stage) => /(^|[\s'"=<(`])(\.\/)?outputs\//.test(stage));
+    for (const [k, stage] of stages.entries()) {
+      const all = shellWords(stage);
+      const code = all.filter(isOutputPath).find((w) => CODE_FILE.test(w));
+      if (code)
+        return `a compare stage takes \`${code}\`, an output that is code: whatever reads it (a grader that imports it, a compiler, a simulator) runs the agent's code beside the reference; ${fix}`;
+      let words = all.filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+      while (WRAPPERS.test(basenameOf(words[0]))) {
+        // The wrapper's own options and numbers (timeout 10, nice -n 5) come before what it runs.
+        const rest = words.slice(1);
+        const start = rest.findIndex((x) => !/^-|^\d+[smhd]?$/.test(x));
+        words = start < 0 ? [] : rest.slice(start);
+      }
+      const first = words[0] ?? "";
+      const program = basenameOf(first);
+      const outputs = words.filter(isOutputPath);
+      if (isOutputPath(first))
+        return `a compare stage runs \`${first}\`, a file the agent's work made; ${fix}`;
+      if (program === "cd" && outputs.length > 0)
+        return `a compare stage changes into \`${outputs[0]}\`: the agent's files would be its working folder; read outputs by their path instead`;
+      if ((SOURCING.test(program) || BUILDERS.test(program)) && outputs.length > 0)
+        return `a compare stage hands \`${outputs[0]}\` to \`${program}\`, which runs or builds it as code beside the reference; ${fix}`;
+      if (!INTERPRETERS.test(program)) continue;
+      const inline = words.includes("-c") || words.includes("-e");
+      const script = words.slice(1).find((w) => !w.startsWith("-"));
+      if (!inline && script !== undefined && isOutputPath(script))
+        return `a compare stage hands \`${script}\` to \`${program}\`, which runs it as code beside the reference; ${fix}`;
+      if (inline && /(\$\(|`)[^)`]*outputs\//.test(stage))
+        return `a compare stage runs the text of an output as code (\`${program} -c\` with a substitution of it); ${fix}`;
+      if (!inline && script === undefined && (k > 0 ? hasOutput : /<\s*(\.\/)?outputs\//.test(stage)))
+        return `a compare stage feeds an output to \`${program}\`'s input, which runs it as code beside the reference; ${fix}`;
+    }
+  }
+  return undefined;
+}
+
+function basenameOf(word: string | undefined): string {
+  return (word ?? "").split("/").at(-1) ?? "";
 }
 
 function isOutputPath(word: string): boolean {

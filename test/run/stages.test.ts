@@ -92,6 +92,41 @@ describe("run and compare stages in a SAM", () => {
     expect(messages(fine)).toEqual([]);
   });
 
+  it("refuses a compare stage that runs, builds, sources or pipes an output, or takes an output that is code", () => {
+    const runs = [
+      "iverilog -o /tmp/sim checks/run.py outputs/rtl/adder.v && vvp -n /tmp/sim",
+      "python3 checks/compare.py outputs/solution.py checks/ref.json",
+      "cat outputs/x | sh",
+      "sh < outputs/x",
+      'bash -c "$(cat outputs/x)"',
+      "cd outputs && sh x.sh",
+      ". outputs/x",
+      "source outputs/x",
+      "timeout 10 bash outputs/x",
+      "true; outputs/x",
+      "test -f checks/ref.json && outputs/x",
+      "env X=1 outputs/x",
+      "make -f outputs/build",
+      "gfortran -o /tmp/p outputs/prog",
+    ];
+    for (const command of runs) {
+      const sam = task(FILES, `- Ok.\n  \`\`\`compare\n  ${command}\n  \`\`\``, ASSETS);
+      expect(messages(sam).join("\n"), command).toMatch(
+        /^error: a compare stage .*(code|agent's work|working folder)/m,
+      );
+    }
+    const data = [
+      "python3 checks/compare.py outputs/out/values.json checks/ref.json",
+      "cmp outputs/result.txt checks/ref.json",
+      "diff -u checks/ref.json outputs/results/stats.txt",
+      'test "$(cat checks/ref.json)" = "$(cat outputs/result.txt)" || { diff checks/ref.json outputs/result.txt; exit 1; }',
+    ];
+    for (const command of data) {
+      const sam = task(FILES, `- Ok.\n  \`\`\`compare\n  ${command}\n  \`\`\``, ASSETS);
+      expect(messages(sam), command).toEqual([]);
+    }
+  });
+
   it("warns where a check forces its own success; a bare `true` is no warning", () => {
     for (const forced of [
       "python3 checks/run.py || true",
