@@ -82,11 +82,11 @@ describe("run and compare stages in a SAM", () => {
     expect(messages(names).join("\n")).toMatch(
       /a compare stage names `solution.py`, a file of the task folder that is not a check asset.*outputs=solution.py/,
     );
-    const runs = task(FILES, "- Ok.\n  ```compare\n  outputs/solution.py checks/ref.json\n  ```", ASSETS);
-    expect(messages(runs).join("\n")).toMatch(/never with an output/);
+    const runs = task(FILES, "- Ok.\n  ```compare\n  outputs/run checks/ref.json\n  ```", ASSETS);
+    expect(messages(runs).join("\n")).toMatch(/runs `outputs\/run`, a file the agent's work made/);
     const fine = task(
       FILES,
-      "- Ok.\n  ```compare\n  python3 checks/compare.py outputs/solution.py checks\n  ```",
+      "- Ok.\n  ```compare\n  python3 checks/compare.py outputs/values.txt checks\n  ```",
       ASSETS,
     );
     expect(messages(fine)).toEqual([]);
