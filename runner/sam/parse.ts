@@ -289,10 +289,6 @@ function compareProblem(command: string, rootDir: string, assets: readonly strin
   const runs = runsAnOutput(command);
   if (runs) return runs;
   const words = shellWords(command);
-  const first = words[0];
-  if (first !== undefined && isOutputPath(first)) {
-    return `a compare stage starts with a check asset or a program of the image, never with an output (\`${first}\` is a file the agent's work made); run it as an argument of an asset, e.g. \`python3 checks/compare.py ${first}\``;
-  }
   for (const word of words) {
     if (isOutputPath(word) || word.startsWith("-") || /[$*?=`]/.test(word) || word.startsWith("/")) continue;
     const rel = posix.normalize(word).replace(/\/$/, "");
