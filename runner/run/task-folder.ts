@@ -2,11 +2,11 @@
 // check assets, taken before any agent runs), hidden assets kept out of the folder until the checks
 // that see them and given back when the run ends, SAM files and assets put back before the checks
 // and the review (anything else at their paths is tampering), and the checks' throw-away copy.
-import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
-import { copyForChecks } from "./check-copy.ts";
+import { copyForChecks, removeCopy } from "./check-copy.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "./delivered.ts";
@@ -95,7 +95,7 @@ export class TaskFolderGuard {
   }
 
   dropChecksCopy(checkDir: string): void {
-    rmSync(checkDir, { recursive: true, force: true });
+    removeCopy(checkDir);
   }
 
   /** Records what the checks judged (delivered.ts): the task folder as it is after them. */

@@ -16,7 +16,7 @@
 // - make-ref: fib.c built and run by checks/build.mk (writes .check/out.txt); checks/compare.mk
 //   includes the hidden checks/ref.mk through `-I checks`.
 // - pipeline: `mean` in mathx.py, tested by `python3 checks/test_x.py 2>&1 | tail -n 5`.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import {
@@ -147,6 +147,20 @@ export const stageScenarios: Scenario[] = [
     verify(run) {
       passed(run);
       expect(checkEvent(run, RUN).output).toContain("5 passed, 0 failed");
+    },
+  },
+  {
+    name: "control (stages): folders the agent left read-only or unreadable do not stop the checks' copy of the task folder",
+    task: "pyref",
+    agent: "pyref-locked-folders.yaml",
+    verify(run) {
+      passed(run);
+      hiddenKeptAt(run, PYREF);
+      // The read-only folder keeps its mode in the task folder; the unreadable one is either as the
+      // agent left it (a root runner reads it anyway) or opened up u+rwx by the runner's own walks
+      // (policy/host-paths.ts openFolder: no folder may hide setuid files from the runner).
+      expect((lstatSync(join(run.ws.taskDir, "notes/ro")).mode & 0o777).toString(8)).toBe("555");
+      expect(["0", "700"]).toContain((lstatSync(join(run.ws.taskDir, "noread")).mode & 0o777).toString(8));
     },
   },
   // ---- attacks: each must end FAILED (or blocked) with the reason named ----

@@ -12,7 +12,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +20,7 @@ import { expect } from "vitest";
 import { readTape } from "../../../runner/audit/verify.ts";
 import { readHistory } from "../../../runner/memory/history.ts";
 import type { HistoryRecord } from "../../../runner/memory/history-events.ts";
+import { removeCopy } from "../../../runner/run/check-copy.ts";
 import type { RunResult } from "../../../runner/run/deps.ts";
 import { runTask } from "../../../runner/run/setup.ts";
 
@@ -129,7 +129,7 @@ export async function runAndVerify(scenario: Scenario, backend: string): Promise
     scenario.rerun.verify(again, run);
     outsideUntouched(again);
   }
-  rmSync(run.ws.root, { recursive: true, force: true }); // a failed scenario keeps its folders
+  removeCopy(run.ws.root); // a failed scenario keeps its folders; folders the agent locked go too
 }
 
 export async function runScenario(scenario: Scenario, backend: string): Promise<AdversarialRun> {
