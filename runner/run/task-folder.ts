@@ -177,13 +177,34 @@ export class TaskFolderGuard {
     };
   }
 
-  /** At the end of a run the user's task folder holds the hidden assets again. */
+  /**
+   * At the end of a run the user's task folder holds the hidden assets again. A hidden asset is out
+   * of the folder for the whole run, so whatever stands at its path now was put there by the agent
+   * (a forged reference for the next run): it is replaced, and recorded as tampering.
+   */
   returnHidden(): void {
     const { state, spec, folder, history } = this.#records;
     const hidden = state.pristine.files.filter((f) => f.hidden);
     if (hidden.length === 0) return;
     try {
-      restorePristine(spec.taskDir, folder.files.pristine, { files: hidden, folders: [] }, true);
+      const report = restorePristine(
+        spec.taskDir,
+        folder.files.pristine,
+        { files: hidden, folders: [] },
+        true,
+      );
+      const byRel = new Map(hidden.map((f) => [f.rel, f]));
+      for (const rel of report.removed) {
+        history.append({
+          type: "tampering",
+          iteration: state.iteration,
+          file: join(spec.taskDir, rel),
+          problem:
+            "a file the agent put at a hidden asset's path (the hidden asset replaced it at the end of the run)",
+          expected: byRel.get(rel)?.sha256 ?? "the hidden asset",
+          actual: "a file of the agent's",
+        });
+      }
     } catch (error) {
       history.append({
         type: "limit",

@@ -288,7 +288,8 @@ export const stageScenarios: Scenario[] = [
       expect(outcome.status, outcome.reason).toBe("blocked");
       expect(bashOutput(run)).toContain("checks.away");
       const tampered = run.history.flatMap((e) => (e.type === "tampering" ? [e.file] : []));
-      for (const asset of ["checks/run_solution.py", "checks/compare.py"])
+      // The forged reference at the hidden path too: nothing may stand there during a run.
+      for (const asset of ["checks/run_solution.py", "checks/compare.py", "checks/reference.json"])
         expect(
           tampered.some((f) => f.endsWith(asset)),
           `a tampering event for ${asset}: ${tampered.join(", ")}`,
