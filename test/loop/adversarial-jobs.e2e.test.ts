@@ -32,8 +32,8 @@ function jobEvents(run: AdversarialRun) {
 function submittedJob(run: AdversarialRun): string {
   const submit = jobEvents(run).find((j) => j.event.action === "submit");
   expect(submit, `no submit event: ${JSON.stringify(jobEvents(run))}`).toBeDefined();
-  const id = (submit?.event as { result?: { jobId?: string } }).result?.jobId ?? "";
-  return id;
+  expect(submit?.event.decision).toBe("allowed");
+  return submit?.event.jobId ?? "";
 }
 
 /** The agent waited until its job wrote `started` in the task folder (the job really ran). */
