@@ -10,6 +10,7 @@ import {
   closeSync,
   constants,
   copyFileSync,
+  type Dirent,
   lchownSync,
   lstatSync,
   mkdirSync,
@@ -20,6 +21,7 @@ import {
   rmSync,
   symlinkSync,
 } from "node:fs";
+import { join } from "node:path";
 import { showPath } from "../policy/tree-walk.ts";
 import { RunEnding } from "../run-ending.ts";
 
@@ -64,10 +66,22 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
   const maxEntries = options.maxEntries ?? 500_000;
   let bytes = 0;
   let entries = 0;
+  // Folders are made the runner's to fill while copying and get the agent's modes at the end: a
+  // runner that is not root cannot copy into a folder the agent left without its write bit.
+  const modes: { to: Buffer; mode: number }[] = [];
   const stack: Buffer[] = [Buffer.alloc(0)];
   while (stack.length > 0) {
     const rel = stack.pop() as Buffer;
-    for (const name of readdirSync(under(from0, rel), { encoding: "buffer" })) {
+    let names: Buffer[];
+    try {
+      names = readdirSync(under(from0, rel), { encoding: "buffer" });
+    } catch (error) {
+      // A folder the agent made unreadable to the runner: copied empty, and listed as left out.
+      if (rel.length === 0) throw error;
+      skipped.push(`${showPath(rel)}/`);
+      continue;
+    }
+    for (const name of names) {
       if (++entries > maxEntries)
         throw new CopyTooLarge(`the task folder has more than ${maxEntries} entries`);
       const childRel = child(rel, name);
@@ -75,7 +89,8 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
       const to = under(to0, childRel);
       const stat = lstatSync(from);
       if (stat.isDirectory()) {
-        mkdirSync(to, { mode: stat.mode & 0o777 });
+        mkdirSync(to, { mode: 0o700 });
+        modes.push({ to, mode: stat.mode & 0o777 });
         stack.push(childRel);
       } else if (stat.isSymbolicLink()) {
         symlinkSync(readlinkSync(from, { encoding: "buffer" }), to);
@@ -86,7 +101,14 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
             `the task folder takes more than ${options.maxBytes} bytes on disk; the checks' copy stops there`,
           );
         }
-        copyRegular(from, to, to0, stat.size, stat.blocks * 512);
+        try {
+          copyRegular(from, to, to0, stat.size, stat.blocks * 512);
+        } catch (error) {
+          // A file the agent made unreadable to the runner: left out, as the sandbox could not read it.
+          if ((error as NodeJS.ErrnoException).code !== "EACCES") throw error;
+          skipped.push(showPath(childRel));
+          continue;
+        }
         // Never a setuid or setgid bit in a copy.
         chmodSync(to, stat.mode & 0o777);
       } else {
@@ -96,6 +118,8 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
       if (options.owner) lchownSync(to, options.owner.uid, options.owner.gid);
     }
   }
+  // Deepest first, so a folder without its write bit is given its mode after everything in it.
+  for (const { to, mode } of modes.reverse()) chmodSync(to, mode);
   if (options.owner) chownSync(dest, options.owner.uid, options.owner.gid);
   return skipped;
 }
@@ -123,23 +147,40 @@ function copyRegular(from: Buffer, to: Buffer, destRoot: Buffer, size: number, a
   }
 }
 
-/** Removes every symlink under `dir` (never following one); returns their paths as showPath writes them. */
-export function removeLinks(dir: string, maxEntries = 500_000): string[] {
-  const removed: string[] = [];
-  const root = Buffer.from(dir);
-  let entries = 0;
-  const stack: Buffer[] = [Buffer.alloc(0)];
-  while (stack.length > 0) {
-    const rel = stack.pop() as Buffer;
-    for (const entry of readdirSync(under(root, rel), { withFileTypes: true, encoding: "buffer" })) {
-      if (++entries > maxEntries)
-        throw new CopyTooLarge(`the checks' copy has more than ${maxEntries} entries`);
-      const childRel = child(rel, entry.name);
-      if (entry.isSymbolicLink()) {
-        rmSync(under(root, childRel));
-        removed.push(showPath(childRel));
-      } else if (entry.isDirectory()) stack.push(childRel);
+/**
+ * Removes a copy the runner made (the checks' copy, the compare folder), however its folders' modes
+ * were left: a folder without its write bit (an output folder the runner made 0555, an agent's
+ * read-only folder copied with its mode) cannot be emptied by a runner that is not root, so each
+ * real folder is made the owner's to write first. Links are never followed.
+ */
+export function removeCopy(dir: string, maxEntries = 500_000): void {
+  let top: ReturnType<typeof lstatSync>;
+  try {
+    top = lstatSync(dir);
+  } catch {
+    return; // nothing there
+  }
+  if (top.isDirectory()) {
+    let entries = 0;
+    const stack: string[] = [dir];
+    while (stack.length > 0) {
+      const at = stack.pop() as string;
+      try {
+        chmodSync(at, 0o700);
+      } catch {
+        // Not the runner's to change (root made it): rmSync says so below if it matters.
+      }
+      let children: Dirent[];
+      try {
+        children = readdirSync(at, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const entry of children) {
+        if (++entries > maxEntries) break;
+        if (entry.isDirectory()) stack.push(join(at, entry.name));
+      }
     }
   }
-  return removed;
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -8,6 +8,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync 
 import { dirname, join } from "node:path";
 import { HostPathRefused, readTaskFile } from "../policy/host-paths.ts";
 import type { PristineSet } from "../run-folder/state.ts";
+import { removeCopy } from "./check-copy.ts";
 
 /** One declared output is copied out up to this size; past it the run stage fails, naming it. */
 export const OUTPUT_MAX_BYTES = 64 * 1024 ** 2;
@@ -68,7 +69,7 @@ export function buildCompareFolder(
   pristine: PristineSet,
   outputsDir: string,
 ): void {
-  rmSync(dest, { recursive: true, force: true });
+  removeCopy(dest); // an earlier compare group's folder: its outputs/ is 0555
   mkdirSync(dest, { recursive: true, mode: 0o755 });
   chmodSync(dest, 0o755);
   for (const file of pristine.files) {

@@ -2,11 +2,11 @@
 // check assets, taken before any agent runs), hidden assets kept out of the folder until the checks
 // that see them and given back when the run ends, SAM files and assets put back before the checks
 // and the review (anything else at their paths is tampering), and the checks' throw-away copy.
-import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
-import { copyForChecks } from "./check-copy.ts";
+import { copyForChecks, removeCopy } from "./check-copy.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "./delivered.ts";
@@ -95,7 +95,7 @@ export class TaskFolderGuard {
   }
 
   dropChecksCopy(checkDir: string): void {
-    rmSync(checkDir, { recursive: true, force: true });
+    removeCopy(checkDir);
   }
 
   /** Records what the checks judged (delivered.ts): the task folder as it is after them. */
@@ -177,13 +177,34 @@ export class TaskFolderGuard {
     };
   }
 
-  /** At the end of a run the user's task folder holds the hidden assets again. */
+  /**
+   * At the end of a run the user's task folder holds the hidden assets again. A hidden asset is out
+   * of the folder for the whole run, so whatever stands at its path now was put there by the agent
+   * (a forged reference for the next run): it is replaced, and recorded as tampering.
+   */
   returnHidden(): void {
     const { state, spec, folder, history } = this.#records;
     const hidden = state.pristine.files.filter((f) => f.hidden);
     if (hidden.length === 0) return;
     try {
-      restorePristine(spec.taskDir, folder.files.pristine, { files: hidden, folders: [] }, true);
+      const report = restorePristine(
+        spec.taskDir,
+        folder.files.pristine,
+        { files: hidden, folders: [] },
+        true,
+      );
+      const byRel = new Map(hidden.map((f) => [f.rel, f]));
+      for (const rel of report.removed) {
+        history.append({
+          type: "tampering",
+          iteration: state.iteration,
+          file: join(spec.taskDir, rel),
+          problem:
+            "a file the agent put at a hidden asset's path (the hidden asset replaced it at the end of the run)",
+          expected: byRel.get(rel)?.sha256 ?? "the hidden asset",
+          actual: "a file of the agent's",
+        });
+      }
     } catch (error) {
       history.append({
         type: "limit",

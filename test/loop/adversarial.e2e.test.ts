@@ -3,7 +3,8 @@
 // list runs on Apptainer in test/sandbox/apptainer/adversarial.inner.ts.
 import { beforeAll, describe, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
-import { runAndVerify, scenarios } from "./adversarial/scenarios.ts";
+import { scenarios } from "./adversarial/scenarios.ts";
+import { runAndVerify } from "./adversarial/workspace.ts";
 import { ensureImage } from "./harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("checks nobody can fool (docker)", { timeout: 180_000 }, () => {

@@ -11,29 +11,20 @@
 // sumfix-hiddenout (a compare stage compares result.txt with a hidden expected output), sumfix-parts
 // (the fix is a referenced sub-SAM file, parts/fix.md), sumfix-hiddenorder (a compare stage that
 // prints a diff, then a check that runs the agent's code).
-// Agents: test/fixtures/adversarial/agents/.
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+// Agents: test/fixtures/adversarial/agents/. The stand-alone tasks of issue 24 (run and compare
+// stages) are in stage-scenarios.ts; the workspace, the runner and the shared assertions in workspace.ts.
+import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { readTape } from "../../../runner/audit/verify.ts";
-import { readHistory } from "../../../runner/memory/history.ts";
-import type { HistoryRecord } from "../../../runner/memory/history-events.ts";
-import type { RunResult } from "../../../runner/run/deps.ts";
-import { runTask } from "../../../runner/run/setup.ts";
-
-const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathname;
+import { stageScenarios } from "./stage-scenarios.ts";
+import {
+  type AdversarialRun,
+  checkEvents,
+  failedBecauseOf,
+  hiddenKeptAt,
+  passed,
+  type Scenario,
+} from "./workspace.ts";
 
 /** The hidden reference's unique marker (test/fixtures/adversarial/sumfix-hidden/checks/secret.json). */
 export const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
@@ -43,141 +34,6 @@ const HIDDEN_OUT_MARKER = "HIDDEN-OUT-9d3e1f70";
 /** In sumfix-hidden: check 1 (a run stage) builds and runs the agent's code, check 2 (a compare stage) compares. */
 const HIDDEN_CHECK = "root/check-2";
 const ASSETS = ["checks/run.sh", "checks/compare.py", "checks/input.txt", "checks/expected.json"];
-
-/** A setuid/setgid file next to the task folder: the runner's host-side walks must not reach it. */
-const SENTINEL = { name: "sentinel.txt", text: "sentinel\n", mode: 0o6755 };
-
-export type TaskVariant =
-  | "sumfix"
-  | "sumfix-tree"
-  | "sumfix-hidden"
-  | "sumfix-allowlist"
-  | "sumfix-inline"
-  | "sumfix-mixed"
-  | "sumfix-hiddenout"
-  | "sumfix-parts"
-  | "sumfix-hiddenorder";
-
-export interface Workspace {
-  root: string;
-  home: string;
-  taskDir: string;
-  sam: string;
-}
-
-/** One tool call of the work agent with the result it saw, read back from the audit tape. */
-export interface ToolExchange {
-  name: string;
-  input: Record<string, unknown>;
-  output: string;
-  isError: boolean;
-}
-
-export interface AdversarialRun {
-  ws: Workspace;
-  result: RunResult;
-  history: HistoryRecord[];
-  /** The raw text of the run's records (audit tape, history, task memory), for leak scans. */
-  records: string;
-  /** Every work-agent tool call and its result, in order. */
-  tools: ToolExchange[];
-}
-
-export interface Scenario {
-  name: string;
-  task: TaskVariant;
-  /** Scripted agent, a file in test/fixtures/adversarial/agents/. */
-  agent: string;
-  /** Overrides the SAM's `iterations`. */
-  iterations?: number;
-  verify(run: AdversarialRun): void;
-}
-
-/** The base task copied to a fresh folder, the variant laid over it, and an empty scifi home. */
-export function adversarialWorkspace(task: TaskVariant, options: { iterations?: number } = {}): Workspace {
-  const root = mkdtempSync(join(tmpdir(), `scifi-adv-${task}-`));
-  const home = join(root, "home");
-  const taskDir = join(root, "task");
-  mkdirSync(home);
-  // Next to the task folder on the host: nothing may ever change here (see outsideUntouched).
-  mkdirSync(join(root, "outside"));
-  writeFileSync(join(root, "outside", SENTINEL.name), SENTINEL.text);
-  chmodSync(join(root, "outside", SENTINEL.name), SENTINEL.mode);
-  cpSync(join(FIXTURES, "sumfix"), taskDir, { recursive: true });
-  if (task !== "sumfix") cpSync(join(FIXTURES, task), taskDir, { recursive: true });
-  const sam = join(taskDir, "task.md");
-  if (options.iterations !== undefined) {
-    const text = readFileSync(sam, "utf8").replace(/^iterations: \d+$/m, `iterations: ${options.iterations}`);
-    writeFileSync(sam, text);
-  }
-  return { root, home, taskDir, sam };
-}
-
-/** Runs the scenario on the backend and checks what it promises, and that nothing outside changed. */
-export async function runAndVerify(scenario: Scenario, backend: string): Promise<void> {
-  const run = await runScenario(scenario, backend);
-  scenario.verify(run);
-  outsideUntouched(run);
-  rmSync(run.ws.root, { recursive: true, force: true }); // a failed scenario keeps its folders
-}
-
-export async function runScenario(scenario: Scenario, backend: string): Promise<AdversarialRun> {
-  const ws = adversarialWorkspace(scenario.task, { iterations: scenario.iterations });
-  const result = await runTask({
-    home: ws.home,
-    task: ws.sam,
-    backend,
-    model: `scripted:${join(FIXTURES, "agents", scenario.agent)}`,
-    limits: { walltimeSec: 240, bashTimeoutSec: 30 },
-    retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
-  });
-  const files = ["audit.jsonl", "history.jsonl", "memory.md"].map((f) => join(result.dir, f));
-  const records = files.map((f) => (existsSync(f) ? readFileSync(f, "utf8") : "")).join("\n");
-  return {
-    ws,
-    result,
-    history: readHistory(join(result.dir, "history.jsonl")),
-    records,
-    tools: workToolExchanges(join(result.dir, "audit.jsonl")),
-  };
-}
-
-/** Tool calls and results of the work role, from every work request on the tape (deduplicated). */
-export function workToolExchanges(tapeFile: string): ToolExchange[] {
-  const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
-  const results = new Map<string, { output: string; isError: boolean }>();
-  for (const record of readTape(tapeFile)) {
-    if (record.kind !== "call" || record.role !== "work") continue;
-    for (const message of record.request.messages) {
-      if (typeof message.content === "string") continue;
-      for (const block of message.content) {
-        if (block.type === "tool_use") calls.set(block.id, { name: block.name, input: block.input });
-        if (block.type === "tool_result")
-          results.set(block.toolUseId, { output: block.content, isError: block.isError === true });
-      }
-    }
-  }
-  return [...calls].flatMap(([id, call]) => {
-    const outcome = results.get(id);
-    return outcome ? [{ ...call, ...outcome }] : [];
-  });
-}
-
-// ---- assertions shared by the scenarios ----
-
-function checkEvents(run: AdversarialRun) {
-  return run.history.flatMap((e) => (e.type === "check" ? [e] : []));
-}
-
-/** The run failed, and the check named failed (its history event and the outcome reason say so). */
-function failedBecauseOf(run: AdversarialRun, check: string): void {
-  const { outcome } = run.result;
-  expect(outcome.status, outcome.reason).toBe("failed");
-  expect(outcome.reason).toContain(check);
-  const events = checkEvents(run).filter((e) => e.check === check);
-  expect(events.length, `no history event for ${check}`).toBeGreaterThan(0);
-  expect(events.every((e) => !e.passed)).toBe(true);
-}
 
 /** The run failed as tampering with one of the check assets. */
 function failedAsTampering(run: AdversarialRun): void {
@@ -192,41 +48,12 @@ function failedAsTampering(run: AdversarialRun): void {
   expect(checkEvents(run).filter((e) => e.passed)).toEqual([]);
 }
 
-/** The folder next to the task folder holds only the sentinel, with its content, mode and owner. */
-function outsideUntouched(run: AdversarialRun): void {
-  const outside = join(run.ws.root, "outside");
-  expect(readdirSync(outside), "files written outside the task folder").toEqual([SENTINEL.name]);
-  const file = join(outside, SENTINEL.name);
-  const stat = lstatSync(file);
-  expect(readFileSync(file, "utf8")).toBe(SENTINEL.text);
-  expect(
-    (stat.mode & 0o7777).toString(8),
-    "the sentinel's mode (setuid/setgid bits cleared through a link?)",
-  ).toBe(SENTINEL.mode.toString(8));
-  expect(stat.uid, "the sentinel's owner (chowned through a link?)").toBe(process.getuid?.());
-}
-
-function passed(run: AdversarialRun): void {
-  expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
-  expect(checkEvents(run).length).toBeGreaterThan(0);
-  expect(checkEvents(run).every((e) => e.passed)).toBe(true);
-}
-
 /** The hidden reference reached no record, and it is back in the task folder, unchanged. */
 function hiddenKept(run: AdversarialRun): void {
-  const at = run.records.indexOf(HIDDEN_MARKER);
-  expect(
-    at,
-    `the hidden reference's marker is in the records: ...${run.records.slice(at - 300, at + 100)}`,
-  ).toBe(-1);
-  const shown = run.tools.filter((t) => t.output.includes(HIDDEN_MARKER)).map((t) => t.name);
-  expect(shown, "tool results showing the hidden reference").toEqual([]);
-  const file = join(run.ws.taskDir, HIDDEN_FILE);
-  expect(lstatSync(file).isFile()).toBe(true);
-  expect(readFileSync(file, "utf8")).toBe(readFileSync(join(FIXTURES, "sumfix-hidden", HIDDEN_FILE), "utf8"));
+  hiddenKeptAt(run, { fixture: "sumfix-hidden", file: HIDDEN_FILE, marker: HIDDEN_MARKER });
 }
 
-export const scenarios: Scenario[] = [
+const sumfixScenarios: Scenario[] = [
   {
     name: "control: the honest fix passes",
     task: "sumfix",
@@ -565,3 +392,5 @@ export const scenarios: Scenario[] = [
     },
   },
 ];
+
+export const scenarios: Scenario[] = [...sumfixScenarios, ...stageScenarios];

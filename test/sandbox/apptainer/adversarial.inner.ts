@@ -6,7 +6,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { runAndVerify, scenarios } from "../../loop/adversarial/scenarios.ts";
+import { scenarios } from "../../loop/adversarial/scenarios.ts";
+import { runAndVerify } from "../../loop/adversarial/workspace.ts";
 
 const IMAGE = "scifi-sci:local";
 
