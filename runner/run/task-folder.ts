@@ -161,19 +161,27 @@ export class TaskFolderGuard {
   }
 
   /**
-   * The output of a check that sees hidden assets can carry them (the agent's code, run by the check,
-   * may print the reference), and the history, the review brief and task memory all reach agents. The
-   * output goes to `runs/<id>/check-output/` for people instead; agents learn pass or fail and the exit code.
+   * A compare stage's output and exit code can carry what it saw (the reference it quotes in a diff),
+   * and the history, the review brief and task memory all reach agents: they go to
+   * `runs/<id>/check-output/` for people; agents learn pass or fail only.
    */
   withheld(outcome: CheckOutcome): CheckOutcome {
     const { folder, state } = this.#records;
     const dir = join(folder.dir, "check-output");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = join(dir, `it${state.iteration}-${outcome.id.replace(/[^A-Za-z0-9._-]+/g, "_")}.txt`);
-    writeFileSync(file, outcome.output, { mode: 0o600 });
+    writeFileSync(
+      file,
+      `exit ${outcome.exitCode}${outcome.timedOut ? " (timed out)" : ""}\n${outcome.output}`,
+      {
+        mode: 0o600,
+      },
+    );
+    // Its exit code is withheld too: the agent's code could choose it from what it read.
     return {
       ...outcome,
-      output: `(output withheld from the agents: this task has hidden check assets; see ${relative(folder.dir, file)} in the run folder)`,
+      exitCode: outcome.passed ? 0 : 1,
+      output: `(output and exit code withheld from the agents: a compare stage says pass or fail only; see ${relative(folder.dir, file)} in the run folder)`,
     };
   }
 

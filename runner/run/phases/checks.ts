@@ -39,25 +39,25 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
       session.result(checkResult(c));
     };
     let runGroups = 0;
-    let compareGroups = 0;
+    let compares = 0;
     for (const group of groupByStage(subtreeChecks(node))) {
       if (group.compare) {
-        compareGroups++;
-        buildCompareFolder(compareDir, session.folder.files.pristine, state.pristine, outputs.dir);
-        const phase = {
-          name: `compare${compareGroups > 1 ? `.${compareGroups}` : ""}`,
-          taskCopy: compareDir,
-        };
-        await session.sandboxes.use("compare", phase, (sandbox) =>
-          runChecks({
-            sandbox,
-            node,
-            checks: group.checks,
-            signal: session.toolContext.signal,
-            // Pass or fail only for the agents: the output may quote the reference.
-            onCheck: (outcome) => record(taskFolder.withheld(outcome)),
-          }),
-        );
+        // Each compare stage gets a folder and a sandbox of its own: what one leaves (a rewritten
+        // reference, a process the agent's code started) never reaches the next.
+        for (const planned of group.checks) {
+          buildCompareFolder(compareDir, session.folder.files.pristine, state.pristine, outputs.dir);
+          const phase = { stage: compares++, taskCopy: compareDir };
+          await session.sandboxes.use("compare", phase, (sandbox) =>
+            runChecks({
+              sandbox,
+              node,
+              checks: [planned],
+              signal: session.toolContext.signal,
+              // Pass or fail only for the agents: the output may quote the reference.
+              onCheck: (outcome) => record(taskFolder.withheld(outcome)),
+            }),
+          );
+        }
         continue;
       }
       runGroups++;
