@@ -31,7 +31,7 @@ import { readTape } from "../../../runner/audit/verify.ts";
 import { readHistory } from "../../../runner/memory/history.ts";
 import type { HistoryRecord } from "../../../runner/memory/history-events.ts";
 import type { RunResult } from "../../../runner/run/deps.ts";
-import { runTask } from "../../../runner/run/setup.ts";
+import { InvalidInput, runTask } from "../../../runner/run/setup.ts";
 
 const FIXTURES = new URL("../../fixtures/adversarial/", import.meta.url).pathname;
 
@@ -56,7 +56,18 @@ export type TaskVariant =
   | "sumfix-mixed"
   | "sumfix-hiddenout"
   | "sumfix-parts"
-  | "sumfix-hiddenorder";
+  | "sumfix-hiddenorder"
+  // Tasks of their own (no sumfix base): see A24_TASKS.
+  | "a24-adder"
+  | "a24-grade";
+
+/**
+ * A24 tasks, each a whole task folder: a24-adder (a Verilog adder that subtracts; the compare stage
+ * compiles the agent's `rtl/adder.v`, an output, with a hidden testbench and hidden vectors),
+ * a24-grade (`cube` squares; the compare stage's grader loads the agent's `solution.py`, an output,
+ * and calls it on hidden cases). Both follow the stage syntax, and `scifi validate` accepts them.
+ */
+const A24_TASKS: readonly TaskVariant[] = ["a24-adder", "a24-grade"];
 
 export interface Workspace {
   root: string;
@@ -90,6 +101,11 @@ export interface Scenario {
   agent: string;
   /** Overrides the SAM's `iterations`. */
   iterations?: number;
+  /**
+   * A fix may refuse the SAM at start instead (runTask throws InvalidInput naming it, as `scifi
+   * validate` would): that holds too, and verify is not called.
+   */
+  refusable?: boolean;
   verify(run: AdversarialRun): void;
 }
 
@@ -103,8 +119,9 @@ export function adversarialWorkspace(task: TaskVariant, options: { iterations?: 
   mkdirSync(join(root, "outside"));
   writeFileSync(join(root, "outside", SENTINEL.name), SENTINEL.text);
   chmodSync(join(root, "outside", SENTINEL.name), SENTINEL.mode);
-  cpSync(join(FIXTURES, "sumfix"), taskDir, { recursive: true });
-  if (task !== "sumfix") cpSync(join(FIXTURES, task), taskDir, { recursive: true });
+  const base = A24_TASKS.includes(task) ? task : "sumfix";
+  cpSync(join(FIXTURES, base), taskDir, { recursive: true });
+  if (task !== base) cpSync(join(FIXTURES, task), taskDir, { recursive: true });
   const sam = join(taskDir, "task.md");
   if (options.iterations !== undefined) {
     const text = readFileSync(sam, "utf8").replace(/^iterations: \d+$/m, `iterations: ${options.iterations}`);
@@ -115,7 +132,13 @@ export function adversarialWorkspace(task: TaskVariant, options: { iterations?: 
 
 /** Runs the scenario on the backend and checks what it promises, and that nothing outside changed. */
 export async function runAndVerify(scenario: Scenario, backend: string): Promise<void> {
-  const run = await runScenario(scenario, backend);
+  let run: AdversarialRun;
+  try {
+    run = await runScenario(scenario, backend);
+  } catch (error) {
+    if (scenario.refusable && error instanceof InvalidInput && error.samFile !== undefined) return;
+    throw error;
+  }
   scenario.verify(run);
   outsideUntouched(run);
   rmSync(run.ws.root, { recursive: true, force: true }); // a failed scenario keeps its folders
@@ -564,4 +587,88 @@ export const scenarios: Scenario[] = [
       failedBecauseOf(run, "root/check-2");
     },
   },
+  // ---- A24: a helper session attacking the check stages (run stage, compare stage) ----
+  {
+    name: "A24 control: the honest adder passes the hidden testbench",
+    task: "a24-adder",
+    agent: "a24-adder-honest.yaml",
+    verify(run) {
+      passed(run);
+      a24HiddenKept(run, "a24-adder", "checks/vectors.hex", "HIDDEN-VEC-a24");
+    },
+  },
+  {
+    name: "A24 control: an adder left subtracting fails the hidden testbench",
+    task: "a24-adder",
+    agent: "a24-adder-nothing.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
+    name: "A24-1. a design compiled with the hidden testbench in the compare stage cannot end the simulation before it compares",
+    task: "a24-adder",
+    agent: "a24-adder-finish.yaml",
+    refusable: true,
+    verify(run) {
+      // The design still subtracts; only `initial $finish` was added.
+      expect(readFileSync(join(run.ws.taskDir, "rtl/adder.v"), "utf8")).toContain("a - b");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
+      a24HiddenKept(run, "a24-adder", "checks/vectors.hex", "HIDDEN-VEC-a24");
+    },
+  },
+  {
+    name: "A24 control: the honest cube passes the hidden cases",
+    task: "a24-grade",
+    agent: "a24-grade-honest.yaml",
+    iterations: 1,
+    verify(run) {
+      passed(run);
+      a24HiddenKept(run, "a24-grade", "checks/cases.json", "HIDDEN-CASES-a24");
+    },
+  },
+  {
+    name: "A24 control: a cube left squaring fails the hidden cases",
+    task: "a24-grade",
+    agent: "a24-grade-nothing.yaml",
+    iterations: 1,
+    verify(run) {
+      failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
+    name: "A24-2. a solution the compare stage's grader loads cannot exit 0 before the grader compares",
+    task: "a24-grade",
+    agent: "a24-grade-exit0.yaml",
+    iterations: 1,
+    refusable: true,
+    verify(run) {
+      expect(readFileSync(join(run.ws.taskDir, "solution.py"), "utf8")).not.toContain("def cube");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
+      a24HiddenKept(run, "a24-grade", "checks/cases.json", "HIDDEN-CASES-a24");
+    },
+  },
+  {
+    name: "A24-3. the exit status of the agent's code in a compare stage does not carry a hidden value to the agents",
+    task: "a24-grade",
+    agent: "a24-grade-leak.yaml",
+    refusable: true,
+    verify(run) {
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
+      // 192 = cube(-4) mod 256, read from the hidden cases by the agent's module.
+      const leaked = run.records.match(/.{0,80}(?:exit 192|"exitCode":192)/)?.[0] ?? null;
+      expect(leaked, "the hidden value as a check's exit status, in the records").toBeNull();
+      a24HiddenKept(run, "a24-grade", "checks/cases.json", "HIDDEN-CASES-a24");
+    },
+  },
 ];
+
+/** An A24 task's hidden asset reached no record and no tool result, and is back, unchanged. */
+function a24HiddenKept(run: AdversarialRun, task: TaskVariant, file: string, marker: string): void {
+  expect(run.records.includes(marker), `the hidden marker ${marker} is in the records`).toBe(false);
+  const shown = run.tools.filter((t) => t.output.includes(marker)).map((t) => t.name);
+  expect(shown, "tool results showing the hidden asset").toEqual([]);
+  expect(readFileSync(join(run.ws.taskDir, file), "utf8")).toBe(
+    readFileSync(join(FIXTURES, task, file), "utf8"),
+  );
+}
