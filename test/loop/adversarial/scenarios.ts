@@ -691,6 +691,16 @@ export const scenarios: Scenario[] = [
       failedBecauseOf(run, "root/check-3");
     },
   },
+  {
+    name: "A24-5. a process the agent's code starts in one compare stage is not alive in the next",
+    task: "a24-chain",
+    agent: "a24-chain-daemon.yaml",
+    refusable: true,
+    verify(run) {
+      expect(readFileSync(join(run.ws.taskDir, "stats.py"), "utf8")).toContain("sum(values[:-1])");
+      failedBecauseOf(run, "root/check-3");
+    },
+  },
 ];
 
 /** An A24 task's hidden asset reached no record and no tool result, and is back, unchanged. */
