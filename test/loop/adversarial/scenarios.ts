@@ -60,7 +60,8 @@ export type TaskVariant =
   // Tasks of their own (no sumfix base): see A24_TASKS.
   | "a24-adder"
   | "a24-grade"
-  | "a24-chain";
+  | "a24-chain"
+  | "a24-out";
 
 /**
  * A24 tasks, each a whole task folder: a24-adder (a Verilog adder that subtracts; the compare stage
@@ -68,9 +69,10 @@ export type TaskVariant =
  * a24-grade (`cube` squares; the compare stage's grader loads the agent's `solution.py`, an output,
  * and calls it on hidden cases), a24-chain (`total` skips the last value; a smoke compare stage loads
  * the agent's `stats.py`, then, right after it, a plain `cmp` of its printed total with a hidden
- * expected one). All follow the stage syntax, and `scifi validate` accepts them.
+ * expected one), a24-out (`solve.py` skips the last value; its run stage writes `out/result.txt`, a
+ * compare stage `cmp`s it with a hidden value). All follow the stage syntax, and `scifi validate` accepts them.
  */
-const A24_TASKS: readonly TaskVariant[] = ["a24-adder", "a24-grade", "a24-chain"];
+const A24_TASKS: readonly TaskVariant[] = ["a24-adder", "a24-grade", "a24-chain", "a24-out"];
 
 export interface Workspace {
   root: string;
@@ -699,6 +701,47 @@ export const scenarios: Scenario[] = [
     verify(run) {
       expect(readFileSync(join(run.ws.taskDir, "stats.py"), "utf8")).toContain("sum(values[:-1])");
       failedBecauseOf(run, "root/check-3");
+    },
+  },
+  {
+    name: "A24 control: the honest sum passes the hidden value",
+    task: "a24-out",
+    agent: "a24-out-honest.yaml",
+    verify: passed,
+  },
+  {
+    name: "A24 control: a sum left skipping the last value fails the hidden value",
+    task: "a24-out",
+    agent: "a24-out-nothing.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
+    name: "A24 (held). a declared output made an absolute link to the hidden reference's path by the run stage is refused",
+    task: "a24-out",
+    agent: "a24-out-abslink.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-1");
+      failedBecauseOf(run, "root/check-2");
+    },
+  },
+  {
+    name: "A24 (held). a declared output made a FIFO with a writer behind it by the run stage is refused, promptly",
+    task: "a24-out",
+    agent: "a24-out-fifo.yaml",
+    verify(run) {
+      failedBecauseOf(run, "root/check-1");
+    },
+  },
+  {
+    name: "A24-6. a file name that is not UTF-8 does not crash a run with hidden assets: the checks decide",
+    task: "a24-out",
+    agent: "a24-out-oddname.yaml",
+    verify(run) {
+      // The work was not done: solve.py still skips the last value.
+      failedBecauseOf(run, "root/check-2");
+      expect(readFileSync(join(run.ws.taskDir, "checks/expected.txt"), "utf8")).toBe("124\n");
     },
   },
 ];
