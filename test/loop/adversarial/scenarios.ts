@@ -744,6 +744,21 @@ export const scenarios: Scenario[] = [
       expect(readFileSync(join(run.ws.taskDir, "checks/expected.txt"), "utf8")).toBe("124\n");
     },
   },
+  {
+    name: "A24-7. a file whose name is not UTF-8, planted beside the check assets, is removed as its asset_cleanup event says",
+    task: "sumfix",
+    agent: "a24-oddname-beside-asset.yaml",
+    verify(run) {
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
+      const removed = run.history.flatMap((e) => (e.type === "asset_cleanup" ? e.removed : []));
+      expect(removed.length, "asset_cleanup history events").toBeGreaterThan(0);
+      // Names as bytes: a decoded name (U+FFFD for 0xff) names another file, or none.
+      const left = readdirSync(join(run.ws.taskDir, "checks"), { encoding: "buffer" })
+        .map((name) => name.toString("latin1"))
+        .filter((name) => !ASSETS.includes(`checks/${name}`));
+      expect(left, "files beside the assets after the run").toEqual([]);
+    },
+  },
 ];
 
 /** An A24 task's hidden asset reached no record and no tool result, and is back, unchanged. */
