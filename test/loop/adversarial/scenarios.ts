@@ -759,6 +759,21 @@ export const scenarios: Scenario[] = [
       expect(left, "files beside the assets after the run").toEqual([]);
     },
   },
+  {
+    name: "A24-8. a folder the agent put at the hidden reference's path before a blocker is recorded when the runner replaces it",
+    task: "a24-out",
+    agent: "a24-out-hidden-dir-blocker.yaml",
+    verify(run) {
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("blocked");
+      expect(readFileSync(join(run.ws.taskDir, "checks/expected.txt"), "utf8")).toBe("124\n");
+      const recorded = run.history.filter(
+        (e) =>
+          (e.type === "tampering" || e.type === "asset_cleanup") &&
+          JSON.stringify(e).includes("checks/expected.txt"),
+      );
+      expect(recorded, "a tampering or asset_cleanup event naming checks/expected.txt").not.toEqual([]);
+    },
+  },
 ];
 
 /** An A24 task's hidden asset reached no record and no tool result, and is back, unchanged. */
