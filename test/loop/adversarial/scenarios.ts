@@ -16,6 +16,7 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { a24Scenarios } from "./a24-scenarios.ts";
 import { stageScenarios } from "./stage-scenarios.ts";
 import {
   type AdversarialRun,
@@ -393,4 +394,4 @@ const sumfixScenarios: Scenario[] = [
   },
 ];
 
-export const scenarios: Scenario[] = [...sumfixScenarios, ...stageScenarios];
+export const scenarios: Scenario[] = [...sumfixScenarios, ...stageScenarios, ...a24Scenarios];
