@@ -39,6 +39,15 @@ export const SPECIAL_RANGES: readonly [string, number, "ipv4" | "ipv6"][] = [
   ["fe80::", 10, "ipv6"],
   ["ff00::", 8, "ipv6"],
   ["64:ff9b::", 96, "ipv6"],
+  // Not globally reachable, or embedding an IPv4 address (IANA's special-purpose registries).
+  ["192.88.99.0", 24, "ipv4"],
+  ["64:ff9b:1::", 48, "ipv6"],
+  ["100::", 64, "ipv6"],
+  ["2001:2::", 48, "ipv6"],
+  ["2001:db8::", 32, "ipv6"],
+  ["2002::", 16, "ipv6"],
+  ["3fff::", 20, "ipv6"],
+  ["fec0::", 10, "ipv6"],
 ];
 
 export class Rules {
@@ -135,11 +144,12 @@ export class Rules {
    */
   addressProblem(address: string, local?: BlockList): "special" | "this-host" | undefined {
     const [a, t] = plainAddress(address);
-    const problem = this.special.check(a, t)
-      ? "special"
-      : (local ?? hostRanges()).check(a, t)
-        ? "this-host"
-        : undefined;
+    const problem =
+      this.special.check(a, t) || embedsIpv4(a, t)
+        ? "special"
+        : (local ?? hostRanges()).check(a, t)
+          ? "this-host"
+          : undefined;
     if (problem === undefined || this.permitted.check(a, t)) return undefined;
     return problem;
   }
@@ -157,6 +167,37 @@ function plainAddress(address: string): [string, "ipv4" | "ipv6"] {
     return [`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, "ipv4"];
   }
   return [address, "ipv6"];
+}
+
+/**
+ * IPv4-compatible (`::a.b.c.d`, ::/96, deprecated) and IPv4-translated (`::ffff:0:a.b.c.d`,
+ * ::ffff:0:0:0/96) addresses: special whatever they embed. Checked here, not in the BlockList, where
+ * an IPv6 rule over ::/96 would match every IPv4 address checked.
+ */
+function embedsIpv4(address: string, type: "ipv4" | "ipv6"): boolean {
+  if (type !== "ipv6") return false;
+  const groups = expandIpv6(address);
+  if (!groups) return false;
+  const zeros = (n: number) => groups.slice(0, n).every((g) => g === 0);
+  const compatible = zeros(6) && (groups[6] !== 0 || (groups[7] ?? 0) > 1);
+  const translated = zeros(4) && groups[4] === 0xffff && groups[5] === 0;
+  return compatible || translated;
+}
+
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail included); undefined if not one. */
+function expandIpv6(address: string): number[] | undefined {
+  let text = address.toLowerCase();
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [b1, b2, b3, b4] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((b1 << 8) | b2).toString(16)}:${((b3 << 8) | b4).toString(16)}`;
+  }
+  const [head, tail] = text.split("::");
+  const h = head ? head.split(":") : [];
+  const t = tail ? tail.split(":") : [];
+  const fill = text.includes("::") ? 8 - h.length - t.length : 0;
+  const all = [...h, ...Array(Math.max(0, fill)).fill("0"), ...t].map((g) => Number.parseInt(g, 16));
+  return all.length === 8 && all.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? all : undefined;
 }
 
 /** This host's addresses and the prefixes on its links, every interface, read now. */

@@ -19,6 +19,8 @@ export const MAX_PDF_BYTES = 20 * 1024 * 1024;
 export const MAX_PAGE_BYTES = MAX_IMAGE_BYTES;
 /** How long pdftoppm may take for one PDF. */
 export const PDF_TIMEOUT_MS = 60_000;
+/** All the PDFs of a run together: past it the rest are listed, not rendered (the run is over). */
+export const PDF_BUDGET_MS = 90_000;
 export const NO_CONVERTER = "no converter in the image (pdftoppm, poppler-utils)";
 
 const PNG_MAGIC = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]);
@@ -80,7 +82,17 @@ export async function renderFirstPages(
     sandbox = await engine.start(pagesSpec(granted, empty));
     const probe = await sandbox.exec(["sh", "-c", "command -v pdftoppm"], { cwd: "/tmp", timeoutMs: 30_000 });
     if (probe.exitCode !== 0) return all(NO_CONVERTER);
-    for (const [rel, bytes] of pdfs) results.set(rel, await renderOne(sandbox, bytes));
+    // A hostile PDF takes pdftoppm its whole timeout: the report waits for all of them at most this.
+    const deadline = Date.now() + PDF_BUDGET_MS;
+    for (const [rel, bytes] of pdfs) {
+      const left = deadline - Date.now();
+      results.set(
+        rel,
+        left < 1_000
+          ? { note: `not rendered: the first pages of a run's PDFs get ${PDF_BUDGET_MS / 1000} s in all` }
+          : await renderOne(sandbox, bytes, Math.min(PDF_TIMEOUT_MS, left)),
+      );
+    }
     return results;
   } catch (error) {
     return all(`not rendered: ${oneLine((error as Error).message)}`);
@@ -114,17 +126,17 @@ function pagesSpec(granted: SandboxSpec, empty: string): SandboxSpec {
   };
 }
 
-async function renderOne(sandbox: Sandbox, pdf: Buffer): Promise<PageResult> {
+async function renderOne(sandbox: Sandbox, pdf: Buffer, timeoutMs: number): Promise<PageResult> {
   try {
     await sandbox.exec(["rm", "-f", "/tmp/in.pdf", "/tmp/page.png"], { cwd: "/tmp", timeoutMs: 30_000 });
     await sandbox.writeFile("/tmp/in.pdf", pdf);
     const argv = ["pdftoppm", "-f", "1", "-l", "1", "-png", "-scale-to", "800", "-singlefile"];
     const r = await sandbox.exec([...argv, "/tmp/in.pdf", "/tmp/page"], {
       cwd: "/tmp",
-      timeoutMs: PDF_TIMEOUT_MS,
+      timeoutMs,
       maxOutputBytes: 16 * 1024,
     });
-    if (r.timedOut) return { note: `pdftoppm took longer than ${PDF_TIMEOUT_MS / 1000} s` };
+    if (r.timedOut) return { note: `pdftoppm took longer than ${Math.round(timeoutMs / 1000)} s` };
     if (r.exitCode !== 0)
       return { note: `pdftoppm failed (exit ${r.exitCode}): ${oneLine(r.stderr) || "no message"}` };
     const size = await sandbox.exec(["stat", "-c", "%s", "/tmp/page.png"], {

@@ -47,6 +47,9 @@ export function containerOptions(
     NetworkDisabled: !net,
     HostConfig: {
       Init: true,
+      // The first process's stdout and stderr go to Docker's log on the host disk, outside the task
+      // folder's quota: an agent writing to /proc/1/fd/1 must not fill it (nothing reads it).
+      LogConfig: { Type: "none", Config: {} },
       CapDrop: ["ALL"],
       SecurityOpt: ["no-new-privileges"],
       // Never the default bridge: no network, the run's proxy namespace, or a network of the run's own.
