@@ -7,6 +7,7 @@
 // - an entry owned by neither the runner's uid nor the task folder's owner: not theirs to lend;
 // - anything that is not a file, folder or link (devices, FIFOs, sockets).
 import {
+  chmodSync,
   closeSync,
   constants,
   fchmodSync,
@@ -164,11 +165,18 @@ function chmodEntry(entry: TreeEntry, mode: number): void {
     fchmodSync(entry.dirFd, mode);
     return;
   }
-  if (!entry.stat.isFile()) return;
+  if (entry.stat.isSocket()) {
+    // A socket cannot be opened; the give back runs after the sandbox is gone, so nothing swaps the
+    // entry the walk just saw (lstat: a socket, no link) for another before this chmod.
+    chmodSync(entry.at, mode);
+    return;
+  }
+  // A FIFO opens at once read-only without blocking (O_NONBLOCK), so it is changed through its handle.
+  if (!entry.stat.isFile() && !entry.stat.isFIFO()) return;
   const fd = openSync(entry.at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
     const opened = fstatSync(fd);
-    if (opened.isFile() && opened.ino === entry.stat.ino) fchmodSync(fd, mode);
+    if (opened.ino === entry.stat.ino && (opened.isFile() || opened.isFIFO())) fchmodSync(fd, mode);
   } finally {
     closeSync(fd);
   }
