@@ -379,20 +379,30 @@ function shellWords(command: string): string[] {
     .filter((w) => w !== "");
 }
 
-/** `|| true`, `|| :`, `|| exit 0`, `set +o pipefail`, or a last command `true`/`:`/`exit 0`, if any. */
+/**
+ * What forces a check's exit status to 0 whatever failed before it, if anything: `|| true`, `|| :`,
+ * `|| exit 0`, `|| echo …`, `set +o pipefail`, a last command run in the background (`… &`), a last
+ * `if` without `else`, or a last `true`, `:`, `exit 0`, `echo` or `printf` after other commands.
+ */
 function forcedSuccess(command: string): string | undefined {
-  const or = /\|\|\s*(true|:|exit\s+0)\b/.exec(command);
+  const or = /\|\|\s*(true|:|exit\s+0|echo|printf)(?=\s|;|\)|$)/m.exec(command);
   if (or) return or[0];
   const pipefail = /\bset\s+\+o\s+pipefail\b/.exec(command);
   if (pipefail) return pipefail[0];
+  const text = command.trim();
+  if (/(^|[^&])&\s*$/.test(text)) return "&";
+  if (
+    /(^|[;\n]\s*)if\b[\s\S]*\bfi$/.test(text) &&
+    !/\belse\b/.test(text.slice(text.search(/(^|[;\n]\s*)if\b/)))
+  )
+    return "if … fi without else";
   // A check that is only `true` verifies nothing, but hides nothing either: that is for the review.
-  const commands = command
-    .trim()
+  const commands = text
     .split(/[;\n]/)
     .map((c) => c.trim())
     .filter(Boolean);
-  const last = commands.at(-1);
-  if (commands.length > 1 && (last === "true" || last === ":" || last === "exit 0")) return last;
+  const last = commands.at(-1) ?? "";
+  if (commands.length > 1 && /^(true|:|exit 0|echo\b.*|printf\b.*)$/.test(last)) return last;
   return undefined;
 }
 

@@ -33,9 +33,16 @@ const RUN = "- Ok.\n  ```check outputs=x.sh,solution.py,design.v\n  true\n  ```\
 
 describe("A24: what validate lets through", () => {
   it("controls: the SAM is otherwise valid; an output as the first word is refused, `|| true` warned about", () => {
-    expect(diagnostics(sam(`${RUN}  \`\`\`compare\n  cmp outputs/x.sh checks/ref.json\n  \`\`\``))).toBe("");
-    expect(diagnostics(sam(`${RUN}  \`\`\`compare\n  outputs/x.sh checks/ref.json\n  \`\`\``))).toMatch(
-      /^error: .*never with an output/m,
+    const data = "- Ok.\n  ```check outputs=x.txt\n  true\n  ```\n";
+    expect(diagnostics(sam(`${data}  \`\`\`compare\n  cmp outputs/x.txt checks/ref.json\n  \`\`\``))).toBe(
+      "",
+    );
+    // An output whose name says it is code is refused even for cmp (what reads it might run it).
+    expect(diagnostics(sam(`${RUN}  \`\`\`compare\n  cmp outputs/x.sh checks/ref.json\n  \`\`\``))).toMatch(
+      /^error: .*an output that is code/m,
+    );
+    expect(diagnostics(sam(`${data}  \`\`\`compare\n  outputs/x.txt checks/ref.json\n  \`\`\``))).toMatch(
+      /^error: .*runs `outputs\/x.txt`, a file the agent's work made/m,
     );
     expect(diagnostics(sam("- Ok.\n  ```check\n  cmp result.txt checks/ref.json || true\n  ```"))).toMatch(
       /exit status is forced to 0/,
