@@ -99,18 +99,18 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
     throw new InvalidInput(`no run '${runId}' under ${homePaths(options.home).runs} (no state.json there)`);
   }
   const state = readState(folder.files.state);
-  // Every run folder this scifi writes has the SAM as parsed at its start; resuming without it would
-  // prune sandboxes and then fail, so it is refused before anything is touched.
-  if (!existsSync(folder.files.samJson)) {
-    throw new InvalidInput(
-      `run '${runId}' cannot be resumed: its run folder has no sam.json (the SAM as parsed at its start); start the task again`,
-    );
-  }
   const backend = options.sandboxBackend ?? (await backendNamed(options.backend ?? state.backend));
   // A run still driven by a live process is refused before anything is touched, its sandbox too
   // (resumeRun takes the lock itself; this only checks it earlier).
   const { refuseLiveRun } = await import("./run-lock.ts");
   refuseLiveRun(folder);
+  // Every run folder this scifi writes has the SAM as parsed at its start; resuming without it would
+  // prune sandboxes and then fail, so it is refused before anything is pruned.
+  if (!existsSync(folder.files.samJson)) {
+    throw new InvalidInput(
+      `run '${runId}' cannot be resumed: its run folder has no sam.json (the SAM as parsed at its start); start the task again`,
+    );
+  }
   // The dead process's sandbox is still there (SIGKILL runs no cleanup): remove this home's
   // orphans whose runner is gone before a fresh sandbox takes over the task folder.
   await backend.prune({ home: options.home }).catch(() => []);
