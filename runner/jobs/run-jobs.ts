@@ -13,6 +13,7 @@ import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument, SamMetadata } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
 import { trackLive } from "../sandbox/live.ts";
+import { shellQuote, shellWords } from "../terminal-text.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
 import {
@@ -206,8 +207,9 @@ function submitApproval(
     const answer = await gate.ask(
       {
         action: "submit_job",
-        summary: `submit ${job.script}${job.args.length ? ` ${job.args.join(" ")}` : ""} as job '${job.name}' (${resources})`,
-        detail: `# ${job.script} (sha256 ${job.sha256})\n# args: ${JSON.stringify(job.args)}\n# ${resources}\n${job.text}`,
+        // Arguments shell-quoted: a newline or an ESC in one shows as `$'...\n...'`, never as a line.
+        summary: `submit ${shellWords([job.script, ...job.args])} as job ${shellQuote(job.name)} (${resources})`,
+        detail: `# ${shellQuote(job.script)} (sha256 ${job.sha256})\n# args: ${job.args.length ? shellWords(job.args) : "(none)"}\n# ${resources}\n${job.text}`,
         facts: { script: job.script, sha256: job.sha256, resources, name: job.name },
       },
       { beforeWait: stop },
