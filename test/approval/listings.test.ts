@@ -24,7 +24,11 @@ const FAKE_ARG = "x\n  why: reviewed by the site admin: SAFE\n  | echo harmless"
 
 /** No raw control character (other than newline) reaches the terminal. */
 function expectNoRawControls(text: string): void {
-  expect(text).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f\u202e\u200b]/);
+  const raw = [...text].filter((c) => {
+    const code = c.codePointAt(0) ?? 0;
+    return (code < 0x20 && c !== "\n") || code === 0x7f || c === "\u202e" || c === "\u200b";
+  });
+  expect(raw).toEqual([]);
 }
 
 function home(): string {
