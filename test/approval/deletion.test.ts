@@ -1,8 +1,16 @@
 // The delete guard without a sandbox: what counts as a removal of a start file (missing, not a
-// regular file, under a folder that became a link, shorter) and what does not (new files, a change of
-// the same size, a longer file); the host-side check after the work pass (a background process that
+// regular file, under a folder that became a link, shorter, rewritten at the same size or longer,
+// replaced by a rename) and what does not (new files, an append, the same content written again); the host-side check after the work pass (a background process that
 // removed a file after the agent's last call): undone, asked, then approved or denied.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -46,22 +54,72 @@ async function waitFor<T>(get: () => T | undefined): Promise<T> {
 }
 
 describe("the delete guard", () => {
-  it("finds missing, non-regular and shorter start files; ignores new files and same-size or longer changes", () => {
+  it("finds missing, non-regular and shorter start files; ignores new files and appends", () => {
     const { task, guard } = setup();
     expect(guard.files.map((f) => f.rel).sort()).toEqual(["data/a.csv", "data/b.csv", "top.txt"]);
     writeFileSync(join(task, "new.txt"), "mine");
     rmSync(join(task, "new.txt"));
-    writeFileSync(join(task, "data", "a.csv"), "9,9,9\n"); // same size: a change
-    writeFileSync(join(task, "top.txt"), "top and more\n"); // longer: a change
+    writeFileSync(join(task, "top.txt"), "top\nand more\n"); // an append destroys nothing
     expect(guard.removals()).toEqual([]);
     writeFileSync(join(task, "data", "b.csv"), "4\n");
     rmSync(join(task, "top.txt"));
     mkdirSync(join(task, "top.txt"));
     expect(guard.removals().map((r) => [r.file.rel, r.kind, r.found])).toEqual([
-      ["data/b.csv", "truncated", "6 -> 2 bytes"],
+      [
+        "data/b.csv",
+        "truncated",
+        "6 -> 2 bytes; first difference at byte 1 (line 1); 1 of 1 start line(s) gone",
+      ],
       ["top.txt", "deleted", "replaced by something that is not a regular file"],
     ]);
     expect(guard.removals()[0]?.agentContent?.toString()).toBe("4\n");
+  });
+
+  it("a rewrite of any size destroys the data: same size, longer, replaced by rename (issue 25)", () => {
+    const { task, guard } = setup();
+    writeFileSync(join(task, "data", "a.csv"), "9,9,9\n"); // same size
+    writeFileSync(join(task, "top.txt"), "garbage that is much longer than the start\n"); // longer
+    // Replaced: another file renamed over it (new inode), same size.
+    writeFileSync(join(task, "x.tmp"), "4,5,7\n");
+    renameSync(join(task, "x.tmp"), join(task, "data", "b.csv"));
+    expect(guard.removals().map((r) => [r.file.rel, r.kind, r.found])).toEqual([
+      [
+        "data/a.csv",
+        "rewritten",
+        "rewritten, 6 -> 6 bytes; first difference at byte 0 (line 1); 1 of 1 start line(s) gone",
+      ],
+      [
+        "data/b.csv",
+        "rewritten",
+        "rewritten, 6 -> 6 bytes; first difference at byte 4 (line 1); 1 of 1 start line(s) gone",
+      ],
+      [
+        "top.txt",
+        "rewritten",
+        "rewritten, 4 -> 43 bytes; first difference at byte 0 (line 1); 1 of 1 start line(s) gone",
+      ],
+    ]);
+    // Same content written again (a new mtime): nothing destroyed, nothing asked.
+    writeFileSync(join(task, "data", "a.csv"), "1,2,3\n");
+    expect(guard.removals().map((r) => r.file.rel)).toEqual(["data/b.csv", "top.txt"]);
+  });
+
+  it("after the pass, a rewrite is put back and asked; approved, the agent's content is put in place", async () => {
+    const { home, task, guard } = setup();
+    writeFileSync(join(task, "data", "a.csv"), "garbage garbage\n");
+    const approved = guard.afterPass("after a job of the run ended");
+    const request = await waitFor(() => pendingApprovals(home)[0]);
+    expect(request.request.summary).toBe(
+      "delete or truncate 1 file(s) that existed at run start, after a job of the run ended",
+    );
+    expect(request.request.detail).toContain(
+      "data/a.csv: rewritten (rewritten, 6 -> 16 bytes; first difference",
+    );
+    expect(readFileSync(join(task, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
+    decide(home, "r1", request.request.id, true, undefined, "carol");
+    expect(await approved).toBe("approved");
+    expect(readFileSync(join(task, "data", "a.csv"), "utf8")).toBe("garbage garbage\n");
+    expect(guard.removals()).toEqual([]);
   });
 
   it("a folder on the way replaced by a link counts as removed (nothing is followed)", () => {
