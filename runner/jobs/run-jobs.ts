@@ -111,6 +111,10 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
     recordsDir,
     onEvent: withRecord(join(recordsDir, "events.jsonl"), o.onEvent),
     ...(o.approvals?.requires("submit_job") ? { approve: submitApproval(o.approvals) } : {}),
+    // A denied or pending network request binds the jobs too (docs/approval.md).
+    ...(o.approvals?.requires("network") && (o.sam.metadata.network || o.sam.metadata.networkHosts?.length)
+      ? { networkApproved: () => o.approvals?.runWideApproved("network") === true }
+      : {}),
   });
   let finished = false;
   return {
