@@ -150,4 +150,49 @@ describe.skipIf(!hasEngine("docker"))("approval: [delete], real CLI and Docker (
     expect(await exited, out).toBe(0);
     expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
   }, 300_000);
+
+  it.skipIf(!hasEngine("slurm"))(
+    "a SLURM job of the run that removes or rewrites a start file: put back and asked like the agent's own call (issue 25)",
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), "scifi-delete-e2e-"));
+      roots.push(root);
+      const home = join(root, "home");
+      const taskDir = join(root, "task");
+      mkdirSync(home);
+      mkdirSync(join(taskDir, "data"), { recursive: true });
+      writeFileSync(join(taskDir, "task.md"), readFileSync(join(FIXTURES, "delete-jobs.md"), "utf8"));
+      writeFileSync(join(taskDir, "data", "a.csv"), "1,2,3\n");
+      writeFileSync(join(taskDir, "data", "b.csv"), "4,5,6,7,8,9\n");
+      let out = "";
+      const child = spawn(
+        process.execPath,
+        [CLI, "run", join(taskDir, "task.md"), "--model", `scripted:${join(FIXTURES, "delete-jobs.yaml")}`],
+        {
+          cwd: root,
+          env: { ...process.env, SCIFI_HOME: home, SCIFI_APPROVAL_POLL_MS: "200" },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+      const seen = new Set<string>();
+      const removed = await nextPending(home, child, () => out, seen);
+      expect(removed.request).toMatchObject({ action: "delete", summary: "delete data/a.csv" });
+      expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
+      expect(scifi(home, ["deny", removed.runId, removed.request.id, "--reason", "keep a"])).toBe(0);
+      const rewritten = await nextPending(home, child, () => out, seen);
+      expect(rewritten.request).toMatchObject({ action: "delete", summary: "rewrite data/b.csv" });
+      expect(rewritten.request.detail).toContain(
+        "data/b.csv: rewritten (rewritten, 12 -> 13 bytes; first difference at byte 0",
+      );
+      expect(readFileSync(join(taskDir, "data", "b.csv"), "utf8")).toBe("4,5,6,7,8,9\n");
+      expect(scifi(home, ["approve", rewritten.runId, rewritten.request.id])).toBe(0);
+      expect(await exited, out).toBe(0);
+      expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
+      expect(readFileSync(join(taskDir, "data", "b.csv"), "utf8")).toBe("XXXXXXXXXXXX\n");
+      expect(runApprovals(home, removed.runId)).toHaveLength(2);
+    },
+    600_000,
+  );
 });
