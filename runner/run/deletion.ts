@@ -32,6 +32,8 @@ import { sha256 } from "../sha256.ts";
 /** Default cap on what the runner copies at start (all files together). */
 export const DEFAULT_DELETE_GUARD_BYTES = 2 * 1024 ** 3;
 const MAX_ENTRIES = 200_000;
+/** Files of one find asked one request each; more than this at once are one request together. */
+export const MAX_FILE_REQUESTS = 20;
 
 export interface GuardedFile {
   /** Path relative to the task folder, `/`-separated. */
@@ -196,8 +198,55 @@ export class DeletionGuard {
   }
 
   /**
-   * After a tool call: undoes what the call removed and asks a person. Returns the text the agent
-   * reads after the tool's own result, or undefined when nothing from the start was removed.
+   * The requests for one find: one per file (its own summary and diff), up to MAX_FILE_REQUESTS;
+   * past that one request for all of them (a `rm -r` of a big folder is one decision, not hundreds).
+   * `ask` files and waits for each; returns each removal with whether a person approved it.
+   */
+  async #askEach(
+    removals: Removal[],
+    when: string | undefined,
+    noted: (r: Removal) => string,
+    beforeWait?: () => Promise<void>,
+  ): Promise<{ removal: Removal; approved: boolean; id: string; who: string; note?: string }[]> {
+    const lineOf = (r: Removal) => `${r.file.rel}: ${r.kind} (${r.found})${noted(r)}`;
+    const head = when
+      ? `A file that existed when the run started was removed, truncated or rewritten ${when}.`
+      : "The agent's last tool call removed, truncated or rewrote a file that existed when the run started.";
+    const tail =
+      "The runner put it back from its copy; approving lets the runner delete it / put the new content in place:";
+    const groups: Removal[][] = removals.length <= MAX_FILE_REQUESTS ? removals.map((r) => [r]) : [removals];
+    const answers: { removal: Removal; approved: boolean; id: string; who: string; note?: string }[] = [];
+    for (const group of groups) {
+      const one = group.length === 1 ? group[0] : undefined;
+      const summary = one
+        ? `${VERB[one.kind][0]} ${one.file.rel}${when ? `, ${when}` : ""}`
+        : `delete or rewrite ${group.length} files that existed at run start${when ? `, ${when}` : ""} (more than ${MAX_FILE_REQUESTS} at once: one request)`;
+      const answer = await this.#o.gate.ask(
+        {
+          action: "delete",
+          summary,
+          detail: [head, tail, ...group.map(lineOf)].join("\n"),
+          facts: { files: group.map((r) => r.file.rel).join("\n") },
+        },
+        beforeWait ? { beforeWait } : {},
+      );
+      const d = answer.decision;
+      for (const removal of group)
+        answers.push({
+          removal,
+          approved: answer.approved,
+          id: answer.request.id,
+          who: d.who,
+          ...(d.note ? { note: d.note } : {}),
+        });
+    }
+    return answers;
+  }
+
+  /**
+   * After a tool call: undoes what the call removed and asks a person (one request a file).
+   * Returns the text the agent reads after the tool's own result, or undefined when nothing from
+   * the start was removed.
    */
   async afterTool(sandbox: Sandbox): Promise<string | undefined> {
     const removals = this.removals();
@@ -209,68 +258,48 @@ export class DeletionGuard {
         failed.set(r, error instanceof Error ? error.message : String(error));
       });
     }
-    const lines = removals.map(
-      (r) =>
-        `${r.file.rel}: ${r.kind} (${r.found})${failed.has(r) ? `; NOT put back: ${failed.get(r)}` : ""}`,
-    );
-    const summary =
-      removals.length === 1 && removals[0]
-        ? `${VERB[removals[0].kind][0]} ${removals[0].file.rel}`
-        : `delete or truncate ${removals.length} files that existed at run start`;
+    const noted = (r: Removal) => (failed.has(r) ? `; NOT put back: ${failed.get(r)}` : "");
     let suspended = false;
-    const answer = await this.#o.gate.ask(
-      {
-        action: "delete",
-        summary,
-        detail: [
-          "The agent's last tool call removed, truncated or rewrote files that existed when the run started.",
-          "The runner put them back from its copy; approving lets the runner delete them / put the agent's content in place:",
-          ...lines,
-        ].join("\n"),
-        facts: { files: removals.map((r) => r.file.rel).join("\n") },
-      },
-      {
-        beforeWait: async () => {
-          suspended = true;
-          await sandbox.suspend?.();
-        },
-      },
-    );
+    const answers = await this.#askEach(removals, undefined, noted, async () => {
+      if (suspended) return;
+      suspended = true;
+      await sandbox.suspend?.();
+    });
     if (suspended) await sandbox.resume?.();
-    const undone = `The runner: this call removed, truncated or rewrote files that existed when the run started (${lines.join("; ")}). They were put back from the runner's copy at once; removing them needs a person's approval (request ${answer.request.id}).`;
+    const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})${noted(r)}`);
+    const said: string[] = [];
+    for (const a of answers) {
+      if (a.approved) {
+        await this.#apply(sandbox, a.removal);
+        said.push(
+          `${a.removal.file.rel}: a person approved it (${a.who}${a.note ? `: ${a.note}` : ""}; request ${a.id}); the runner has now ${VERB[a.removal.kind][1]} it.`,
+        );
+      } else {
+        said.push(
+          `${a.removal.file.rel}: a person denied it (${a.who}): ${a.note ?? "no reason given"} (request ${a.id}); it stays as it was at the start, take another way.`,
+        );
+      }
+    }
     const restarted = suspended
       ? " While waiting the sandbox was stopped and a fresh one started: /tmp and background processes are gone."
       : "";
-    const d = answer.decision;
-    if (!answer.approved) {
-      return `${undone} A person denied it (${d.who}): ${d.note ?? "no reason given"}. The files stay as they were at the start; take another way.${restarted}`;
-    }
-    for (const r of removals) await this.#apply(sandbox, r);
-    return `${undone} A person approved it (${d.who}${d.note ? `: ${d.note}` : ""}); the runner has now ${removals.map((r) => `${VERB[r.kind][1]} ${r.file.rel}`).join(", ")}.${restarted}`;
+    return `The runner: this call removed, truncated or rewrote files that existed when the run started (${lines.join("; ")}). They were put back from the runner's copy at once; destroying them needs a person's approval. ${said.join(" ")}${restarted}`;
   }
 
   /**
-   * After the work pass, its sandbox stopped (no process of the agent is left to race this): a
-   * removal made after the agent's last tool call (a background process) is undone host-side and
-   * asked like the others; the agent is not told (its pass is over). Returns the request's answer.
+   * After the work pass, its sandbox stopped (no process of the agent is left to race this), or
+   * after the agent's jobs ended: a removal made after the agent's last tool call is undone
+   * host-side and asked like the others (one request a file); the agent is not told (its pass is
+   * over). Returns "denied" when a person denied any of them.
    */
   async afterPass(when = "after the agent's last tool call"): Promise<"none" | "approved" | "denied"> {
     const removals = this.removals();
     if (removals.length === 0) return "none";
     for (const r of removals) this.#restoreHost(r);
-    const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})`);
-    const answer = await this.#o.gate.ask({
-      action: "delete",
-      summary: `delete or truncate ${removals.length} file(s) that existed at run start, ${when}`,
-      detail: [
-        `Files that existed when the run started were removed, truncated or rewritten ${when}.`,
-        "The runner put them back from its copy; approving lets the runner delete them / put that content in place:",
-        ...lines,
-      ].join("\n"),
-      facts: { files: removals.map((r) => r.file.rel).join("\n") },
-    });
-    if (!answer.approved) return "denied";
-    for (const r of removals) {
+    const answers = await this.#askEach(removals, when, () => "");
+    for (const a of answers) {
+      if (!a.approved) continue;
+      const r = a.removal;
       const target = join(this.#o.taskDir, r.file.rel);
       if (r.kind === "deleted") {
         rmSync(target, { force: true, recursive: true });
@@ -284,7 +313,7 @@ export class DeletionGuard {
       }
     }
     this.#save();
-    return "approved";
+    return answers.every((a) => a.approved) ? "approved" : "denied";
   }
 
   /** Host-side restore, only while no sandbox of the run is alive: folders on the way made real. */

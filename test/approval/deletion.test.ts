@@ -16,14 +16,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApprovalGate } from "../../runner/approval/gate.ts";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
-import { DeleteGuardTooLarge, DeletionGuard } from "../../runner/run/deletion.ts";
+import { DeleteGuardTooLarge, DeletionGuard, MAX_FILE_REQUESTS } from "../../runner/run/deletion.ts";
 
 const roots: string[] = [];
 afterAll(() => {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 
-function setup(maxBytes?: number) {
+function setup(maxBytes?: number, extra = 0) {
   const root = mkdtempSync(join(tmpdir(), "scifi-delete-guard-"));
   roots.push(root);
   const home = join(root, "home");
@@ -34,6 +34,7 @@ function setup(maxBytes?: number) {
   writeFileSync(join(task, "data", "a.csv"), "1,2,3\n");
   writeFileSync(join(task, "data", "b.csv"), "4,5,6\n");
   writeFileSync(join(task, "top.txt"), "top\n");
+  for (let n = 0; n < extra; n++) writeFileSync(join(task, "data", `many-${n}.txt`), `${n}\n`);
   const gate = new ApprovalGate({ home, runId: "r1", required: ["delete"], pollMs: 20 });
   const guard = DeletionGuard.open({
     taskDir: task,
@@ -109,9 +110,7 @@ describe("the delete guard", () => {
     writeFileSync(join(task, "data", "a.csv"), "garbage garbage\n");
     const approved = guard.afterPass("after a job of the run ended");
     const request = await waitFor(() => pendingApprovals(home)[0]);
-    expect(request.request.summary).toBe(
-      "delete or truncate 1 file(s) that existed at run start, after a job of the run ended",
-    );
+    expect(request.request.summary).toBe("rewrite data/a.csv, after a job of the run ended");
     expect(request.request.detail).toContain(
       "data/a.csv: rewritten (rewritten, 6 -> 16 bytes; first difference",
     );
@@ -138,28 +137,57 @@ describe("the delete guard", () => {
     rmSync(join(task, "data"), { recursive: true });
     symlinkSync("/etc", join(task, "data"));
     const denied = guard.afterPass();
+    // One request a file: both files under the swapped folder.
     const first = await waitFor(() => pendingApprovals(home)[0]);
     expect(first.request).toMatchObject({ action: "delete" });
-    expect(first.request.detail).toContain("data/a.csv: deleted (missing)");
+    expect(first.request.detail).toMatch(/data\/[ab]\.csv: deleted \(missing\)/);
     // Back before the request waits, in a real folder (the link is gone, /etc untouched).
     expect(readFileSync(join(task, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
     expect(readFileSync(join(task, "data", "b.csv"), "utf8")).toBe("4,5,6\n");
     decide(home, "r1", first.request.id, false, "keep", "carol");
+    const firstAgain = await waitFor(() => pendingApprovals(home)[0]);
+    expect(firstAgain.request.summary).not.toBe(first.request.summary);
+    decide(home, "r1", firstAgain.request.id, false, "keep", "carol");
     expect(await denied).toBe("denied");
     expect(guard.removals()).toEqual([]);
 
     writeFileSync(join(task, "data", "b.csv"), "");
     rmSync(join(task, "data", "a.csv"));
     const approved = guard.afterPass();
-    const second = await waitFor(() => pendingApprovals(home)[0]);
-    expect(readFileSync(join(task, "data", "b.csv"), "utf8")).toBe("4,5,6\n");
-    decide(home, "r1", second.request.id, true, undefined, "carol");
+    const summaries: string[] = [];
+    for (let n = 0; n < 2; n++) {
+      const next = await waitFor(() => pendingApprovals(home)[0]);
+      expect(readFileSync(join(task, "data", "b.csv"), "utf8")).toBe("4,5,6\n");
+      summaries.push(next.request.summary);
+      decide(home, "r1", next.request.id, true, undefined, "carol");
+    }
+    expect(summaries.sort()).toEqual([
+      "delete data/a.csv, after the agent's last tool call",
+      "truncate data/b.csv, after the agent's last tool call",
+    ]);
     expect(await approved).toBe("approved");
     expect(() => readFileSync(join(task, "data", "a.csv"))).toThrow(/ENOENT/);
     expect(readFileSync(join(task, "data", "b.csv"), "utf8")).toBe("");
     // The index follows: nothing is asked again.
     expect(guard.removals()).toEqual([]);
     expect(guard.files.map((f) => f.rel).sort()).toEqual(["data/b.csv", "top.txt"]);
+  });
+
+  it(`more than ${MAX_FILE_REQUESTS} files at once are one request listing each (not hundreds)`, async () => {
+    const { home, task, guard } = setup(undefined, MAX_FILE_REQUESTS);
+    rmSync(join(task, "data"), { recursive: true });
+    const denied = guard.afterPass();
+    const one = await waitFor(() => pendingApprovals(home)[0]);
+    expect(one.request.summary).toBe(
+      `delete or rewrite ${MAX_FILE_REQUESTS + 2} files that existed at run start, after the agent's last tool call (more than ${MAX_FILE_REQUESTS} at once: one request)`,
+    );
+    expect(one.request.detail.split("\n").filter((l) => l.endsWith(": deleted (missing)"))).toHaveLength(
+      MAX_FILE_REQUESTS + 2,
+    );
+    decide(home, "r1", one.request.id, false, "keep", "carol");
+    expect(await denied).toBe("denied");
+    expect(readFileSync(join(task, "data", "many-3.txt"), "utf8")).toBe("3\n");
+    expect(pendingApprovals(home)).toEqual([]);
   });
 
   it("reopened (a resumed run), the guard reads its index instead of copying the folder again", () => {
