@@ -99,6 +99,12 @@ function planNotes(sam: SamDocument, site: SitePolicy, policyFile: string, spec:
   if (sam.metadata.jobs === "slurm") {
     try {
       notes.jobsNetwork = jobNetworkNote(sam.metadata, jobSandboxFor(sam, loadJobsPolicy(policyFile), site));
+      if (
+        sam.metadata.network &&
+        requiredActions(sam.metadata.approval, site.approvalRequired).includes("network")
+      )
+        notes.jobsNetwork +=
+          "; only once a person approves the run's network request (approval: [network]): pending or denied, a job has none";
     } catch (error) {
       notes.jobsNetwork = `unknown: ${(error as Error).message}`;
     }
