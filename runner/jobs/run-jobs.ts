@@ -196,6 +196,20 @@ export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtensi
   };
 }
 
+/**
+ * What a person reads of a submission: arguments shell-quoted, so a newline or an ESC in one shows
+ * as `$'...\n...'` and never as a line of its own (the listing escapes the rest).
+ */
+export function submitRequestText(
+  job: Pick<JobApprovalFacts, "script" | "args" | "name" | "sha256" | "text">,
+  resources: string,
+): { summary: string; detail: string } {
+  return {
+    summary: `submit ${shellWords([job.script, ...job.args])} as job ${shellQuote(job.name)} (${resources})`,
+    detail: `# ${shellQuote(job.script)} (sha256 ${job.sha256})\n# args: ${job.args.length ? shellWords(job.args) : "(none)"}\n# ${resources}\n${job.text}`,
+  };
+}
+
 /** Asks the gate before sbatch: the frozen script in full, the resources on one line. */
 function submitApproval(
   gate: ApprovalGate,
@@ -211,9 +225,7 @@ function submitApproval(
     const answer = await gate.ask(
       {
         action: "submit_job",
-        // Arguments shell-quoted: a newline or an ESC in one shows as `$'...\n...'`, never as a line.
-        summary: `submit ${shellWords([job.script, ...job.args])} as job ${shellQuote(job.name)} (${resources})`,
-        detail: `# ${shellQuote(job.script)} (sha256 ${job.sha256})\n# args: ${job.args.length ? shellWords(job.args) : "(none)"}\n# ${resources}\n${job.text}`,
+        ...submitRequestText(job, resources),
         facts: { script: job.script, sha256: job.sha256, resources, name: job.name },
       },
       { beforeWait: stop },

@@ -11,6 +11,7 @@ import type { ApprovalRequest } from "../../runner/approval/store.ts";
 import { renderTranscript } from "../../runner/audit/render.ts";
 import type { TapeSummary } from "../../runner/audit/summary.ts";
 import { writeTask } from "../../runner/daemon/records.ts";
+import { submitRequestText } from "../../runner/jobs/run-jobs.ts";
 import { appendEntry } from "../../runner/memory/entries.ts";
 import { homePaths } from "../../runner/paths.ts";
 import { escapeHtml } from "../../runner/report/escape.ts";
@@ -84,10 +85,15 @@ describe("scifi approvals with hostile requests", () => {
     script[1] = CR_OVER_RM;
     script[2] = HIDDEN_CURL;
     const run = "hostile-20260101-000000-abcd";
-    fileRequest(h, run, {
-      summary: `submit ${shellWords(["job.sh", FAKE_ARG])} as job 'fit' (time 1 min)`,
-      detail: `# job.sh (sha256 00)\n# args: ${shellWords([FAKE_ARG])}\n${script.join("\n")}`,
-    });
+    // The request as the runner builds it for a submission (runner/jobs/run-jobs.ts).
+    const text = submitRequestText(
+      { script: "job.sh", args: [FAKE_ARG], name: "fit", sha256: "00", text: script.join("\n") },
+      "time 1 min",
+    );
+    expect(text.summary).toBe(
+      "submit job.sh $'x\\n  why: reviewed by the site admin: SAFE\\n  | echo harmless' as job fit (time 1 min)",
+    );
+    fileRequest(h, run, text);
     const listed = await runScifi(h, ["approvals"], 30_000);
     expect(listed.code).toBe(0);
     expectNoRawControls(listed.stdout);
@@ -103,7 +109,7 @@ describe("scifi approvals with hostile requests", () => {
     expect(listed.stdout).toContain("  | rm -rf /task/data\n");
     expect(listed.stdout).toMatch(
       new RegExp(
-        `\\.\\.\\. 942 more lines not shown \\(1002 in all\\); the whole text: scifi approvals show ${run} submit_job-1a2b3c4d \\(or .*approvals\\.jsonl\\)`,
+        `\\.\\.\\. 943 more lines not shown \\(1003 in all\\); the whole text: scifi approvals show ${run} submit_job-1a2b3c4d \\(or .*approvals\\.jsonl\\)`,
       ),
     );
     const shown = await runScifi(h, ["approvals", "show", run, "submit_job-1a2b3c4d"], 30_000);

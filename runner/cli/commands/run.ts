@@ -58,8 +58,9 @@ async function terminalApproval(
   try {
     const { renderRequest } = await import("../../approval/render.ts");
     const { scifiHome } = await import("../../paths.ts");
+    const { visible } = await import("../../terminal-text.ts");
     process.stderr.write(
-      `\napproval request:\n${renderRequest(runId, request, { home: scifiHome() }).join("\n")}\n`,
+      `\napproval request ${visible(request.id)}:\n${renderRequest(runId, request, { home: scifiHome() }).join("\n")}\n`,
     );
     for (;;) {
       const answer = (
