@@ -1,7 +1,7 @@
 // The task maker with a SCRIPTED model through the real gateway and audit tape: the repair loop
 // fixes an invalid first draft using the real validator's diagnostics, the written file validates,
 // and grants the request did not name are withheld (as comments) in code.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -101,6 +101,17 @@ describe("scifi make-task (scripted model)", () => {
       err: () => {},
     });
     expect(inside).toBe(2);
+    // A link to the inbox is the inbox (links resolved).
+    symlinkSync(join(h, "tasks"), join(h, "drafts"));
+    const linked = await runMakeTask(REQUEST, {
+      model: "scripted:/nonexistent.yaml",
+      env: { ...process.env, SCIFI_HOME: h },
+      cwd: h,
+      output: "drafts/new/fit.md",
+      err: () => {},
+    });
+    expect(linked).toBe(2);
+    expect(readdirSync(join(h, "tasks"))).toEqual([]);
     const put = await run(REQUEST, "repair.yaml", { toInbox: true });
     expect(put.code).toBe(0);
     expect(put.out).toContain(`wrote ${join(put.home, "tasks", "gaussian-fit.md")}`);
