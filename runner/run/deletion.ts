@@ -28,6 +28,7 @@ import { TASK_MOUNT } from "../policy/spec.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { sha256 } from "../sha256.ts";
+import { shellQuote } from "../terminal-text.ts";
 
 /** Default cap on what the runner copies at start (all files together). */
 export const DEFAULT_DELETE_GUARD_BYTES = 2 * 1024 ** 3;
@@ -208,7 +209,8 @@ export class DeletionGuard {
     noted: (r: Removal) => string,
     beforeWait?: () => Promise<void>,
   ): Promise<{ removal: Removal; approved: boolean; id: string; who: string; note?: string }[]> {
-    const lineOf = (r: Removal) => `${r.file.rel}: ${r.kind} (${r.found})${noted(r)}`;
+    // A file name is the agent's: shell-quoted, so a newline in one cannot fake a line of the detail.
+    const lineOf = (r: Removal) => `${shellQuote(r.file.rel)}: ${r.kind} (${r.found})${noted(r)}`;
     const head = when
       ? `A file that existed when the run started was removed, truncated or rewritten ${when}.`
       : "The agent's last tool call removed, truncated or rewrote a file that existed when the run started.";
@@ -219,7 +221,7 @@ export class DeletionGuard {
     for (const group of groups) {
       const one = group.length === 1 ? group[0] : undefined;
       const summary = one
-        ? `${VERB[one.kind][0]} ${one.file.rel}${when ? `, ${when}` : ""}`
+        ? `${VERB[one.kind][0]} ${shellQuote(one.file.rel)}${when ? `, ${when}` : ""}`
         : `delete or rewrite ${group.length} files that existed at run start${when ? `, ${when}` : ""} (more than ${MAX_FILE_REQUESTS} at once: one request)`;
       const answer = await this.#o.gate.ask(
         {

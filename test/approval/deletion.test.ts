@@ -190,6 +190,22 @@ describe("the delete guard", () => {
     expect(pendingApprovals(home)).toEqual([]);
   });
 
+  it("a file name with a newline is shell-quoted in the request: it cannot fake a line of the detail", async () => {
+    const { home, task } = setup();
+    writeFileSync(join(task, "data", "x\ntop.txt: deleted (approved already)"), "1\n");
+    const gate = new ApprovalGate({ home, runId: "r1", required: ["delete"], pollMs: 20 });
+    const guard = DeletionGuard.open({ taskDir: task, dir: join(home, "runs", "r1", "deletion2"), gate });
+    rmSync(join(task, "data", "x\ntop.txt: deleted (approved already)"));
+    const denied = guard.afterPass();
+    const asked = await waitFor(() => pendingApprovals(home)[0]);
+    expect(asked.request.summary).toBe(
+      "delete $'data/x\\ntop.txt: deleted (approved already)', after the agent's last tool call",
+    );
+    expect(asked.request.detail.split("\n").filter((l) => l.startsWith("top.txt"))).toEqual([]);
+    decide(home, "r1", asked.request.id, false, "keep", "carol");
+    expect(await denied).toBe("denied");
+  });
+
   it("reopened (a resumed run), the guard reads its index instead of copying the folder again", () => {
     const { task, runDir, gate } = setup();
     rmSync(join(task, "top.txt"));
