@@ -108,6 +108,19 @@ export class ApprovalGate {
     return this.#o.required.includes(action);
   }
 
+  /**
+   * Whether a person approved the run's own request for `action` (the one it waits for, not a host
+   * asked for at run time): true only for an approval; pending, denied, timed out or never asked is
+   * false. The jobs read it for `network` at each submission.
+   */
+  runWideApproved(action: ApprovalAction): boolean {
+    const views = viewsOf(this.#o.runId, readApprovalLines(this.#file)).filter(
+      (v) => v.request.action === action && v.request.waits !== false,
+    );
+    const last = views.at(-1);
+    return last?.state === "approved";
+  }
+
   /** The run connects its records (history + audit tape), its iteration and its live status. */
   attach(hooks: {
     record: (record: ApprovalRecord) => void;

@@ -1,4 +1,7 @@
 // Terminal rendering of a tape summary: `scifi audit show` (transcript) and `scifi audit stats`.
+// Every tape string goes through terminal-text (shown, never obeyed); a preview that is cut says
+// how much is left out and where the whole text is.
+import { visible, visiblePreview } from "../terminal-text.ts";
 import type { CallSummary, TapeSummary, Totals } from "./summary.ts";
 
 const PREVIEW = 400;
@@ -12,14 +15,14 @@ export function renderTranscript(summary: TapeSummary): string {
     push(
       bySeq,
       item.seq,
-      `#${item.seq} injected ${item.source} ${item.ref} (sha256 ${item.sha256.slice(0, 12)}) into ${item.role}`,
+      `#${item.seq} injected ${visible(item.source)} ${visible(item.ref)} (sha256 ${item.sha256.slice(0, 12)}) into ${item.role}`,
     );
   }
   for (const event of summary.events) {
     push(
       bySeq,
       event.seq,
-      `#${event.seq} event ${event.event}${event.data ? ` ${JSON.stringify(event.data)}` : ""}`,
+      `#${event.seq} event ${visible(event.event)}${event.data ? ` ${visible(JSON.stringify(event.data))}` : ""}`,
     );
   }
   for (const call of summary.calls) push(bySeq, call.seq, ...renderCall(call));
@@ -37,7 +40,9 @@ function renderCall(call: CallSummary): string[] {
     .join(" ");
   const u = call.usage;
   const out = [
-    `#${call.seq} ${call.time} ${call.role}${where ? ` (${where})` : ""} -> ${call.provider}/${call.model}`,
+    visible(
+      `#${call.seq} ${call.time} ${call.role}${where ? ` (${where})` : ""} -> ${call.provider}/${call.model}`,
+    ),
     `   tokens in ${u.input} + cache write ${u.cacheWrite} + cache read ${u.cacheRead}, out ${u.output}${u.reasoning ? ` (reasoning ${u.reasoning})` : ""} | $${call.costUsd.toFixed(4)} | ${call.latencyMs} ms${call.stopReason ? ` | ${call.stopReason}` : ""}`,
   ];
   for (const a of call.attempts) {
@@ -47,7 +52,8 @@ function renderCall(call: CallSummary): string[] {
   }
   for (const t of call.thinking) out.push(`   thinking: ${clip(t, PREVIEW)}`);
   if (call.text) out.push(`   text: ${clip(call.text, PREVIEW)}`);
-  for (const t of call.toolCalls) out.push(`   tool ${t.name} ${clip(JSON.stringify(t.input), PREVIEW)}`);
+  for (const t of call.toolCalls)
+    out.push(`   tool ${visible(t.name)} ${clip(JSON.stringify(t.input), PREVIEW)}`);
   if (call.json !== undefined) out.push(`   json: ${clip(JSON.stringify(call.json), PREVIEW)}`);
   if (call.error) out.push(`   ERROR ${call.error.name}: ${clip(call.error.message, PREVIEW)}`);
   return out;
@@ -77,6 +83,5 @@ function push(map: Map<number, string[]>, seq: number, ...lines: string[]): void
 }
 
 function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+  return visiblePreview(text, max, "the whole call: scifi audit show --json, or the tape");
 }

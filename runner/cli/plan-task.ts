@@ -20,6 +20,7 @@ import { formatDiagnostic } from "../sam/diagnostics.ts";
 import { findSamFiles } from "../sam/discover.ts";
 import { parseSamSync } from "../sam/parse.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { visibleBlock } from "../terminal-text.ts";
 
 /** `ok`: spec resolved; `refused`: the policy refused it; `invalid`: bad SAM, path or site policy file. */
 export type PlanOutcome = "ok" | "refused" | "invalid";
@@ -52,14 +53,15 @@ export function planTask(task: string, options: PlanOptions): PlanOutcome {
         `${JSON.stringify({ task: file, sitePolicy: site.source ?? null, spec, ...notes }, null, 2)}\n`,
       );
     } else {
+      // The SAM may be an agent's draft (scifi make-task): its text is shown, never obeyed.
       options.out.write(
-        describeSpec(spec, file, site.source ?? `built-in defaults (no ${policyFile})`, notes),
+        visibleBlock(describeSpec(spec, file, site.source ?? `built-in defaults (no ${policyFile})`, notes)),
       );
     }
     return "ok";
   } catch (error) {
     if (!(error instanceof PolicyRefused)) throw error;
-    options.err.write(`${error.message}\n`);
+    options.err.write(`${visibleBlock(error.message)}\n`);
     return error.rule === "site-policy-invalid" ? "invalid" : "refused";
   }
 }
@@ -97,6 +99,12 @@ function planNotes(sam: SamDocument, site: SitePolicy, policyFile: string, spec:
   if (sam.metadata.jobs === "slurm") {
     try {
       notes.jobsNetwork = jobNetworkNote(sam.metadata, jobSandboxFor(sam, loadJobsPolicy(policyFile), site));
+      if (
+        sam.metadata.network &&
+        requiredActions(sam.metadata.approval, site.approvalRequired).includes("network")
+      )
+        notes.jobsNetwork +=
+          "; only once a person approves the run's network request (approval: [network]): pending or denied, a job has none";
     } catch (error) {
       notes.jobsNetwork = `unknown: ${(error as Error).message}`;
     }

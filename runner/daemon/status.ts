@@ -5,6 +5,7 @@ import { pendingApprovals, runApprovals } from "../approval/store.ts";
 import { listSubmissions, placementStatus } from "../jobs/placement.ts";
 import { runDir, runFiles } from "../paths.ts";
 import { isZombie, livePidOwner, pidAlive, readPidLock } from "../pid-lock.ts";
+import { visible } from "../terminal-text.ts";
 import { liveOwner } from "./lock.ts";
 import { type Attempt, daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
 import { readRunState } from "./spend.ts";
@@ -162,7 +163,7 @@ export function renderStatus(report: StatusReport): string {
   const lines: string[] = [];
   lines.push(
     report.daemon
-      ? `daemon: pid ${report.daemon.pid}, inbox ${report.daemon.inbox}, since ${report.daemon.since}`
+      ? `daemon: pid ${report.daemon.pid}, inbox ${visible(report.daemon.inbox)}, since ${visible(report.daemon.since)}`
       : "daemon: not running (start it with 'scifi daemon')",
   );
   const header = ["TASK", "STATE", "ITER", "USD", "AGE", "RUN / REASON"];
@@ -209,7 +210,9 @@ function runOrReason(t: TaskRow): string {
   return t.reason ?? [job, t.run].filter(Boolean).join(" ");
 }
 
-function table(rows: string[][]): string[] {
+/** Every cell made visible first (a task name, a reason an agent shaped): one cell, one line. */
+function table(cells: string[][]): string[] {
+  const rows = cells.map((r) => r.map(visible));
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   return rows.map((r) =>
     r

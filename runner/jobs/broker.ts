@@ -99,6 +99,13 @@ export interface JobBrokerOptions {
    * the resources before sbatch; resolves to undefined when approved, or the denial's text.
    */
   approve?: (job: JobApprovalFacts, wait?: WaitHooks) => Promise<string | undefined>;
+  /**
+   * `approval: [network]` (SAM or site): whether a person's decision lets a job have network now;
+   * undefined: no such approval is required. False while the run's network request is pending or
+   * denied: the job then gets none (a job never has more than the work sandbox), and on a site that
+   * runs jobs without a container (no network of its own to take away) the submission is refused.
+   */
+  networkApproved?: () => boolean;
 }
 
 /**
@@ -130,6 +137,7 @@ export class JobBroker {
   readonly #onEvent: JobEventSink;
   readonly #slurm: SlurmClient;
   readonly #approve: JobBrokerOptions["approve"];
+  readonly #networkApproved: JobBrokerOptions["networkApproved"];
   readonly #jobs = new Map<string, JobRecord>();
   /** Serialises submissions so two concurrent calls cannot both pass the job caps. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -141,6 +149,7 @@ export class JobBroker {
     this.#grant = jobGrant(options.sam, options.policy);
     this.#recordsDir = options.recordsDir;
     this.#sandbox = options.sandbox;
+    this.#networkApproved = options.networkApproved;
     this.#onEvent = options.onEvent ?? (() => {});
     this.#slurm = options.slurm ?? new SlurmClient();
     this.#approve = options.approve;
@@ -422,6 +431,7 @@ export class JobBroker {
     if (denied !== undefined) {
       throw new JobRefused("not-approved", `to submit '${script.relative}'`, denied);
     }
+    const sandbox = this.#jobSandbox(script.relative);
     const outDir = await this.#outputDir();
     const job = {
       resources: {
@@ -437,7 +447,7 @@ export class JobBroker {
       scriptCopy,
       scriptName: script.relative,
       args,
-      sandbox: this.#sandbox,
+      sandbox,
     };
     const jobId = await this.#slurm.sbatch(agentJobArgs(job), renderAgentJobScript(job));
     const record: JobRecord = {
@@ -464,6 +474,23 @@ export class JobBroker {
       gpus: resources.gpus,
       ignoredDirectives: findSbatchDirectives(text),
     };
+  }
+
+  /**
+   * The sandbox of a job submitted now: without a person's yes to the run's network request
+   * (pending or denied), no network, whatever the SAM and the site grant.
+   */
+  #jobSandbox(script: string): JobSandbox {
+    if (this.#networkApproved === undefined || this.#networkApproved()) return this.#sandbox;
+    if (this.#sandbox.engine === "none") {
+      throw new JobRefused(
+        "not-approved",
+        `to submit '${script}'`,
+        "the run's network request is not approved (pending or denied), and this site runs jobs without a container, so a job's network cannot be taken away",
+        "Wait for a person's decision, or do the work in the sandbox",
+      );
+    }
+    return this.#sandbox.network ? { ...this.#sandbox, network: false } : this.#sandbox;
   }
 
   /** The task's job output folder, created by the broker; refused if the agent made it a link. */

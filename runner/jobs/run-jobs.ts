@@ -13,6 +13,7 @@ import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument, SamMetadata } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
 import { trackLive } from "../sandbox/live.ts";
+import { shellQuote, shellWords } from "../terminal-text.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { JobSandbox } from "./batch-script.ts";
 import {
@@ -110,6 +111,10 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
     recordsDir,
     onEvent: withRecord(join(recordsDir, "events.jsonl"), o.onEvent),
     ...(o.approvals?.requires("submit_job") ? { approve: submitApproval(o.approvals) } : {}),
+    // A denied or pending network request binds the jobs too (docs/approval.md).
+    ...(o.approvals?.requires("network") && (o.sam.metadata.network || o.sam.metadata.networkHosts?.length)
+      ? { networkApproved: () => o.approvals?.runWideApproved("network") === true }
+      : {}),
   });
   let finished = false;
   // How many jobs there were when the last endJobs left none live: with no job since, nothing to end.
@@ -196,6 +201,20 @@ export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtensi
   };
 }
 
+/**
+ * What a person reads of a submission: arguments shell-quoted, so a newline or an ESC in one shows
+ * as `$'...\n...'` and never as a line of its own (the listing escapes the rest).
+ */
+export function submitRequestText(
+  job: Pick<JobApprovalFacts, "script" | "args" | "name" | "sha256" | "text">,
+  resources: string,
+): { summary: string; detail: string } {
+  return {
+    summary: `submit ${shellWords([job.script, ...job.args])} as job ${shellQuote(job.name)} (${resources})`,
+    detail: `# ${shellQuote(job.script)} (sha256 ${job.sha256})\n# args: ${job.args.length ? shellWords(job.args) : "(none)"}\n# ${resources}\n${job.text}`,
+  };
+}
+
 /** Asks the gate before sbatch: the frozen script in full, the resources on one line. */
 function submitApproval(
   gate: ApprovalGate,
@@ -211,8 +230,7 @@ function submitApproval(
     const answer = await gate.ask(
       {
         action: "submit_job",
-        summary: `submit ${job.script}${job.args.length ? ` ${job.args.join(" ")}` : ""} as job '${job.name}' (${resources})`,
-        detail: `# ${job.script} (sha256 ${job.sha256})\n# args: ${JSON.stringify(job.args)}\n# ${resources}\n${job.text}`,
+        ...submitRequestText(job, resources),
         facts: { script: job.script, sha256: job.sha256, resources, name: job.name },
       },
       { beforeWait: stop },

@@ -3,10 +3,15 @@
 // - each entry's body is split into suggestions (its `- ` bullets; a body without bullets is one);
 // - suggestions that are identical or near-identical (the same words in the same order once case,
 //   punctuation, spacing and a few filler words like "the" are ignored) are merged into one, with
-//   a count and the runs they came from;
-// - the merged suggestions are ordered most-confirmed first, then newest first;
+//   the runs they came from;
+// - the merged suggestions are ordered by how many distinct runs gave them (a run that repeats a
+//   line 40 times, in one entry or in 40, counts once), then newest first;
 // - they are taken in that order while they fit the level's token budget (about 4 characters a
-//   token); what does not fit is left out and counted.
+//   token); what does not fit is left out and counted;
+// - one run's share is capped: lines only one run gave take at most MAX_RUN_LINES lines and
+//   MAX_RUN_SHARE of the budget per run, so one run's many variants cannot push out what other
+//   runs found (a line that asks agents to skip verification is still just text, but it cannot
+//   outrank what many runs found, nor crowd them out). Past the cap a line is left out and counted.
 // `before` (an ISO time) leaves out entries written at or after it, as readMemory does for a replay.
 // Pure and linear in the file's size: a 10,000-entry file builds in milliseconds (scripts/bench.ts).
 import { existsSync, readFileSync } from "node:fs";
@@ -14,7 +19,10 @@ import { existsSync, readFileSync } from "node:fs";
 export interface ViewItem {
   /** The suggestion as first written (its newest wording). */
   text: string;
+  /** How many distinct runs gave it (what it ranks by; the `×N` of its line). */
   count: number;
+  /** How many times it was written, repeats within a run included. */
+  occurrences: number;
   /** Runs it came from, newest first, each once. */
   runs: string[];
   /** Entry ids it came from, newest first, each once. */
@@ -41,6 +49,11 @@ export interface ViewOptions {
   budgetTokens: number;
   before?: string | undefined;
 }
+
+/** Lines a single run may be the only source of, in one view. */
+export const MAX_RUN_LINES = 8;
+/** Share of the budget the lines a single run is the only source of may take. */
+export const MAX_RUN_SHARE = 1 / 3;
 
 /** No rendered line is shorter than this (its `- `, a word and its source note). */
 const MIN_LINE_TOKENS = 6;
@@ -73,7 +86,7 @@ export function readMemoryView(file: string, options: ViewOptions): MemoryView {
 export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   const before = options.before === undefined ? undefined : Date.parse(options.before);
   // Keyed by suggestionKey; met in newest-first order, which ranks equals.
-  const merged = new Map<string, ViewItem & { order: number }>();
+  const merged = new Map<string, ViewItem & { order: number; runSet: Set<string> }>();
   // Keys of texts already met (the same advice is most often written the same way).
   const keys = new Map<string, string>();
   // File order is oldest first; walking it backwards meets the newest wording and runs first.
@@ -102,6 +115,8 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
         merged.set(key, {
           text: suggestion,
           count: 1,
+          occurrences: 1,
+          runSet: new Set([runId]),
           runs: [runId],
           entries: [entry.id],
           newest: time,
@@ -109,16 +124,20 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
         });
         continue;
       }
-      item.count++;
-      // An entry's (and a run's) suggestions are met one after the other: comparing with the last
-      // one is enough to list each once, without a scan of a long list.
+      item.occurrences++;
+      // An entry's suggestions are met one after the other: comparing with the last one is enough
+      // to list each entry once. Runs may interleave (parallel runs append in turn): a set.
       if (item.entries.at(-1) !== entry.id) item.entries.push(entry.id);
-      if (item.runs.at(-1) !== runId) item.runs.push(runId);
+      if (!item.runSet.has(runId)) {
+        item.runSet.add(runId);
+        item.runs.push(runId);
+        item.count++;
+      }
     }
   }
   // Most confirmed first; among equals, newest first (the order they were met in).
   // Bucketed by count (each bucket is already newest first): linear, no comparison sort.
-  const buckets = new Map<number, (ViewItem & { order: number })[]>();
+  const buckets = new Map<number, (ViewItem & { order: number; runSet: Set<string> })[]>();
   for (const item of merged.values()) {
     const bucket = buckets.get(item.count);
     if (bucket) bucket.push(item);
@@ -128,15 +147,24 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   const items: ViewItem[] = [];
   const lines: string[] = [];
   let tokens = 0;
+  // Per run: lines and tokens of the lines that run alone gave.
+  const alone = new Map<string, { lines: number; tokens: number }>();
+  const runShare = options.budgetTokens * MAX_RUN_SHARE;
   for (const item of ranked) {
     // A line takes at least a few tokens: once fewer are left, nothing more can fit.
     if (options.budgetTokens - tokens < MIN_LINE_TOKENS) break;
     const line = renderItem(item);
     const cost = estimateTokens(`${line}\n`);
     if (tokens + cost > options.budgetTokens) continue;
+    const only = item.count === 1 ? (item.runs[0] ?? "") : undefined;
+    if (only !== undefined) {
+      const used = alone.get(only) ?? { lines: 0, tokens: 0 };
+      if (used.lines >= MAX_RUN_LINES || used.tokens + cost > runShare) continue;
+      alone.set(only, { lines: used.lines + 1, tokens: used.tokens + cost });
+    }
     tokens += cost;
     lines.push(line);
-    const { order: _, ...shown } = item;
+    const { order: _, runSet: __, ...shown } = item;
     items.push(shown);
   }
   const used = new Set(items.flatMap((item) => item.entries));
@@ -151,7 +179,7 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   };
 }
 
-/** One line: the suggestion, how often it was given and by which runs (at most 3 named). */
+/** One line: the suggestion, how many runs gave it (×N) and which (at most 3 named). */
 function renderItem(item: ViewItem): string {
   const runs =
     item.runs.slice(0, 3).join(", ") + (item.runs.length > 3 ? `, +${item.runs.length - 3} more` : "");

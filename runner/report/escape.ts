@@ -1,5 +1,7 @@
 // The one escape function of the report: every string that comes from a tape, a run file or the
 // SAM goes through it before it reaches the page, in text and in attribute values alike.
+import { visibleBlock } from "../terminal-text.ts";
+
 const ENTITIES: Record<string, string> = {
   "&": "&amp;",
   "<": "&lt;",
@@ -8,8 +10,9 @@ const ENTITIES: Record<string, string> = {
   "'": "&#39;",
 };
 
+/** Non-printing code points (bidi overrides, zero-width, ESC, CR) shown as escapes, as in a terminal. */
 export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
+  return visibleBlock(String(value)).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 }
 
 /** Template tag: interpolated values are escaped; `raw()` marks already-built HTML. */

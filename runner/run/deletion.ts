@@ -1,14 +1,16 @@
-// `approval: [delete]`: removing or truncating a file that existed when the run started needs a
-// person's yes. An agent with bash can delete anything in its task folder, and nothing host-side can
+// `approval: [delete]`: destroying the data of a file that existed when the run started (removing
+// it, truncating it, or rewriting it at any size: anything after which its start content is no
+// longer there as it was) needs a person's yes. An agent with bash can delete anything in its task folder, and nothing host-side can
 // intercept a syscall in the sandbox, so the runner keeps its own copy of every file of the task folder
 // (taken before the agent's first call, in the run folder, out of the agent's reach) and compares after
 // every tool call of the work pass: a file from the start that is now missing, no longer a regular
-// file, or shorter is put back at once from the copy (through the sandbox's own writer, so the restore
+// file, shorter, or whose start content is no longer its first bytes is put back at once from the copy (through the sandbox's own writer, so the restore
 // can reach nothing the agent could not), and one approval request is made for what that call
 // removed. Approved: the runner itself deletes / truncates (to the agent's content) and the agent is
 // told; denied: the files stay and the agent reads the reason. Files made during the run are the
-// agent's own and are not watched; a file replaced by other content of at least the same size is a
-// change, not a deletion.
+// agent's own and are not watched; an append (the start content still the file's first bytes)
+// destroys nothing and is not asked. A file whose size, inode, mtime and ctime are as last verified
+// is not read again (ctime cannot be set from user space), so the check stays cheap.
 import {
   lstatSync,
   mkdirSync,
@@ -26,10 +28,13 @@ import { TASK_MOUNT } from "../policy/spec.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { sha256 } from "../sha256.ts";
+import { shellQuote } from "../terminal-text.ts";
 
 /** Default cap on what the runner copies at start (all files together). */
 export const DEFAULT_DELETE_GUARD_BYTES = 2 * 1024 ** 3;
 const MAX_ENTRIES = 200_000;
+/** Files of one find asked one request each; more than this at once are one request together. */
+export const MAX_FILE_REQUESTS = 20;
 
 export interface GuardedFile {
   /** Path relative to the task folder, `/`-separated. */
@@ -48,10 +53,19 @@ interface GuardIndex {
   next: number;
 }
 
+export type RemovalKind = "deleted" | "truncated" | "rewritten";
+
+/** The verb of a request's summary and the participle of what the runner did, per kind. */
+const VERB: Record<RemovalKind, [string, string]> = {
+  deleted: ["delete", "deleted"],
+  truncated: ["truncate", "truncated"],
+  rewritten: ["rewrite", "rewrote"],
+};
+
 export interface Removal {
   file: GuardedFile;
-  kind: "deleted" | "truncated";
-  /** Truncated: the agent's (shorter) content, kept so an approval can put it in place. */
+  kind: RemovalKind;
+  /** Truncated or rewritten: the agent's content, kept so an approval can put it in place. */
   agentContent?: Buffer;
   /** What was found, for the request and the agent. */
   found: string;
@@ -75,6 +89,8 @@ export class DeleteGuardTooLarge extends RunEnding {
 export class DeletionGuard {
   readonly #o: DeletionGuardOptions;
   #index: GuardIndex;
+  /** Per file, the stat fingerprint at which its start content was last verified intact. */
+  readonly #verified = new Map<string, string>();
 
   private constructor(options: DeletionGuardOptions, index: GuardIndex) {
     this.#o = options;
@@ -119,6 +135,10 @@ export class DeletionGuard {
     }
     const guard = new DeletionGuard(options, index);
     guard.#save();
+    for (const file of index.files) {
+      const stat = lstatOrUndefined(join(options.taskDir, file.rel));
+      if (stat) guard.#verified.set(file.rel, fingerprint(stat));
+    }
     return guard;
   }
 
@@ -126,7 +146,7 @@ export class DeletionGuard {
     return this.#index.files;
   }
 
-  /** Files from the start that are now missing (or not a regular file) or shorter. */
+  /** Files from the start that are now missing (or not a regular file), shorter, or rewritten. */
   removals(): Removal[] {
     const found: Removal[] = [];
     const dirs = new Map<string, boolean>();
@@ -136,26 +156,99 @@ export class DeletionGuard {
       else if (!stat.isFile())
         found.push({ file, kind: "deleted", found: "replaced by something that is not a regular file" });
       else if (stat.size < file.size) {
-        let agentContent: Buffer | undefined;
-        try {
-          agentContent = readTaskFile(this.#o.taskDir, file.rel, file.rel, file.size);
-        } catch {
-          agentContent = undefined;
-        }
+        const agentContent = this.#readAgent(file);
         found.push({
           file,
           kind: "truncated",
-          found: `${file.size} -> ${stat.size} bytes`,
+          found: `${file.size} -> ${stat.size} bytes${agentContent ? `; ${diffSummary(this.#start(file), agentContent)}` : ""}`,
           ...(agentContent ? { agentContent } : {}),
+        });
+      } else if (this.#verified.get(file.rel) !== fingerprint(stat)) {
+        const agentContent = this.#readAgent(file);
+        if (agentContent === undefined) {
+          found.push({ file, kind: "rewritten", found: `${file.size} -> ${stat.size} bytes, unreadable` });
+          continue;
+        }
+        // An append keeps the start content as the first bytes: nothing destroyed.
+        if (sha256(agentContent.subarray(0, file.size)) === file.sha256) {
+          this.#verified.set(file.rel, fingerprint(stat));
+          continue;
+        }
+        found.push({
+          file,
+          kind: "rewritten",
+          found: `rewritten, ${file.size} -> ${agentContent.length} bytes; ${diffSummary(this.#start(file), agentContent)}`,
+          agentContent,
         });
       }
     }
     return found;
   }
 
+  #readAgent(file: GuardedFile): Buffer | undefined {
+    try {
+      const cap = this.#o.maxBytes ?? DEFAULT_DELETE_GUARD_BYTES;
+      return readTaskFile(this.#o.taskDir, file.rel, file.rel, cap);
+    } catch {
+      return undefined;
+    }
+  }
+
+  #start(file: GuardedFile): Buffer {
+    return readFileSync(join(this.#o.dir, "files", file.copy));
+  }
+
   /**
-   * After a tool call: undoes what the call removed and asks a person. Returns the text the agent
-   * reads after the tool's own result, or undefined when nothing from the start was removed.
+   * The requests for one find: one per file (its own summary and diff), up to MAX_FILE_REQUESTS;
+   * past that one request for all of them (a `rm -r` of a big folder is one decision, not hundreds).
+   * `ask` files and waits for each; returns each removal with whether a person approved it.
+   */
+  async #askEach(
+    removals: Removal[],
+    when: string | undefined,
+    noted: (r: Removal) => string,
+    beforeWait?: () => Promise<void>,
+  ): Promise<{ removal: Removal; approved: boolean; id: string; who: string; note?: string }[]> {
+    // A file name is the agent's: shell-quoted, so a newline in one cannot fake a line of the detail.
+    const lineOf = (r: Removal) => `${shellQuote(r.file.rel)}: ${r.kind} (${r.found})${noted(r)}`;
+    const head = when
+      ? `A file that existed when the run started was removed, truncated or rewritten ${when}.`
+      : "The agent's last tool call removed, truncated or rewrote a file that existed when the run started.";
+    const tail =
+      "The runner put it back from its copy; approving lets the runner delete it / put the new content in place:";
+    const groups: Removal[][] = removals.length <= MAX_FILE_REQUESTS ? removals.map((r) => [r]) : [removals];
+    const answers: { removal: Removal; approved: boolean; id: string; who: string; note?: string }[] = [];
+    for (const group of groups) {
+      const one = group.length === 1 ? group[0] : undefined;
+      const summary = one
+        ? `${VERB[one.kind][0]} ${shellQuote(one.file.rel)}${when ? `, ${when}` : ""}`
+        : `delete or rewrite ${group.length} files that existed at run start${when ? `, ${when}` : ""} (more than ${MAX_FILE_REQUESTS} at once: one request)`;
+      const answer = await this.#o.gate.ask(
+        {
+          action: "delete",
+          summary,
+          detail: [head, tail, ...group.map(lineOf)].join("\n"),
+          facts: { files: group.map((r) => r.file.rel).join("\n") },
+        },
+        beforeWait ? { beforeWait } : {},
+      );
+      const d = answer.decision;
+      for (const removal of group)
+        answers.push({
+          removal,
+          approved: answer.approved,
+          id: answer.request.id,
+          who: d.who,
+          ...(d.note ? { note: d.note } : {}),
+        });
+    }
+    return answers;
+  }
+
+  /**
+   * After a tool call: undoes what the call removed and asks a person (one request a file).
+   * Returns the text the agent reads after the tool's own result, or undefined when nothing from
+   * the start was removed.
    */
   async afterTool(sandbox: Sandbox): Promise<string | undefined> {
     const removals = this.removals();
@@ -167,68 +260,48 @@ export class DeletionGuard {
         failed.set(r, error instanceof Error ? error.message : String(error));
       });
     }
-    const lines = removals.map(
-      (r) =>
-        `${r.file.rel}: ${r.kind} (${r.found})${failed.has(r) ? `; NOT put back: ${failed.get(r)}` : ""}`,
-    );
-    const summary =
-      removals.length === 1
-        ? `${removals[0]?.kind === "deleted" ? "delete" : "truncate"} ${removals[0]?.file.rel}`
-        : `delete or truncate ${removals.length} files that existed at run start`;
+    const noted = (r: Removal) => (failed.has(r) ? `; NOT put back: ${failed.get(r)}` : "");
     let suspended = false;
-    const answer = await this.#o.gate.ask(
-      {
-        action: "delete",
-        summary,
-        detail: [
-          "The agent's last tool call removed or truncated files that existed when the run started.",
-          "The runner put them back from its copy; approving lets the runner delete / truncate them:",
-          ...lines,
-        ].join("\n"),
-        facts: { files: removals.map((r) => r.file.rel).join("\n") },
-      },
-      {
-        beforeWait: async () => {
-          suspended = true;
-          await sandbox.suspend?.();
-        },
-      },
-    );
+    const answers = await this.#askEach(removals, undefined, noted, async () => {
+      if (suspended) return;
+      suspended = true;
+      await sandbox.suspend?.();
+    });
     if (suspended) await sandbox.resume?.();
-    const undone = `The runner: this call removed or truncated files that existed when the run started (${lines.join("; ")}). They were put back from the runner's copy at once; removing them needs a person's approval (request ${answer.request.id}).`;
+    const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})${noted(r)}`);
+    const said: string[] = [];
+    for (const a of answers) {
+      if (a.approved) {
+        await this.#apply(sandbox, a.removal);
+        said.push(
+          `${a.removal.file.rel}: a person approved it (${a.who}${a.note ? `: ${a.note}` : ""}; request ${a.id}); the runner has now ${VERB[a.removal.kind][1]} it.`,
+        );
+      } else {
+        said.push(
+          `${a.removal.file.rel}: a person denied it (${a.who}): ${a.note ?? "no reason given"} (request ${a.id}); it stays as it was at the start, take another way.`,
+        );
+      }
+    }
     const restarted = suspended
       ? " While waiting the sandbox was stopped and a fresh one started: /tmp and background processes are gone."
       : "";
-    const d = answer.decision;
-    if (!answer.approved) {
-      return `${undone} A person denied it (${d.who}): ${d.note ?? "no reason given"}. The files stay as they were at the start; take another way.${restarted}`;
-    }
-    for (const r of removals) await this.#apply(sandbox, r);
-    return `${undone} A person approved it (${d.who}${d.note ? `: ${d.note}` : ""}); the runner has now ${removals.map((r) => `${r.kind === "deleted" ? "deleted" : "truncated"} ${r.file.rel}`).join(", ")}.${restarted}`;
+    return `The runner: this call removed, truncated or rewrote files that existed when the run started (${lines.join("; ")}). They were put back from the runner's copy at once; destroying them needs a person's approval. ${said.join(" ")}${restarted}`;
   }
 
   /**
-   * After the work pass, its sandbox stopped (no process of the agent is left to race this): a
-   * removal made after the agent's last tool call (a background process) is undone host-side and
-   * asked like the others; the agent is not told (its pass is over). Returns the request's answer.
+   * After the work pass, its sandbox stopped (no process of the agent is left to race this), or
+   * after the agent's jobs ended: a removal made after the agent's last tool call is undone
+   * host-side and asked like the others (one request a file); the agent is not told (its pass is
+   * over). Returns "denied" when a person denied any of them.
    */
   async afterPass(when = "after the agent's last tool call"): Promise<"none" | "approved" | "denied"> {
     const removals = this.removals();
     if (removals.length === 0) return "none";
     for (const r of removals) this.#restoreHost(r);
-    const lines = removals.map((r) => `${r.file.rel}: ${r.kind} (${r.found})`);
-    const answer = await this.#o.gate.ask({
-      action: "delete",
-      summary: `delete or truncate ${removals.length} file(s) that existed at run start, ${when}`,
-      detail: [
-        `Files that existed when the run started were removed or truncated ${when}.`,
-        "The runner put them back from its copy; approving lets the runner delete / truncate them:",
-        ...lines,
-      ].join("\n"),
-      facts: { files: removals.map((r) => r.file.rel).join("\n") },
-    });
-    if (!answer.approved) return "denied";
-    for (const r of removals) {
+    const answers = await this.#askEach(removals, when, () => "");
+    for (const a of answers) {
+      if (!a.approved) continue;
+      const r = a.removal;
       const target = join(this.#o.taskDir, r.file.rel);
       if (r.kind === "deleted") {
         rmSync(target, { force: true, recursive: true });
@@ -242,7 +315,7 @@ export class DeletionGuard {
       }
     }
     this.#save();
-    return "approved";
+    return answers.every((a) => a.approved) ? "approved" : "denied";
   }
 
   /** Host-side restore, only while no sandbox of the run is alive: folders on the way made real. */
@@ -306,6 +379,29 @@ export class DeletionGuard {
     writeFileSync(`${file}.tmp`, JSON.stringify(this.#index), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
   }
+}
+
+/** What a later check compares to skip a re-read: inode, size, mtime and ctime (nanoseconds). */
+function fingerprint(stat: Stats): string {
+  return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+}
+
+/**
+ * What a rewrite changed, for the request: the first difference (byte, and line for text) and how
+ * many start lines are no longer in the new content (text up to 4 MiB).
+ */
+export function diffSummary(start: Buffer, now: Buffer): string {
+  let at = 0;
+  const common = Math.min(start.length, now.length);
+  while (at < common && start[at] === now[at]) at++;
+  const isText = (b: Buffer) => b.length <= 4 * 1024 ** 2 && !b.subarray(0, 8192).includes(0);
+  if (!isText(start) || !isText(now)) return `first difference at byte ${at}`;
+  const line = start.subarray(0, at).toString("utf8").split("\n").length;
+  const before = start.toString("utf8").split("\n");
+  const after = new Set(now.toString("utf8").split("\n"));
+  const gone = before.filter((l) => l !== "" && !after.has(l)).length;
+  const of = before.filter((l) => l !== "").length;
+  return `first difference at byte ${at} (line ${line}); ${gone} of ${of} start line(s) gone`;
 }
 
 /** Regular files of the task folder (relative), never through a link; at most MAX_ENTRIES entries. */

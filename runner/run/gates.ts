@@ -81,11 +81,24 @@ export class RunGates {
   deletionGuard(): DeletionGuard | undefined {
     const { deps } = this.#session;
     if (!deps.approval?.requires("delete")) return undefined;
-    return DeletionGuard.open({
+    // One guard a run process: what it verified (file fingerprints) is not read again.
+    this.#guard ??= DeletionGuard.open({
       taskDir: this.#session.spec.taskDir,
       dir: this.#deletionDir(),
       gate: deps.approval,
     });
+    return this.#guard;
+  }
+
+  /**
+   * `approval: [delete]`, with every job of the agent's ended (RunSession.endAgentWork) and before
+   * the checks: a SLURM job of the run that removed or rewrote a start file after the agent's last
+   * tool call is undone host-side and asked, like a background process of the work pass.
+   */
+  async afterAgentJobs(): Promise<void> {
+    await this.deletionGuard()?.afterPass(
+      "by the agent's work that outlived its sandbox (a SLURM job of the run)",
+    );
   }
 
   /** `approval: [delete]`: the agent's code a check ran in the task folder may have removed start files. */
@@ -109,6 +122,8 @@ export class RunGates {
     if (answer.approved) return undefined;
     return `a person (${answer.decision.who}) did not confirm the PASS: ${answer.decision.note ?? "no reason given"}`;
   }
+
+  #guard: DeletionGuard | undefined;
 
   #deletionDir(): string {
     return join(this.#session.folder.dir, "deletion");

@@ -226,7 +226,8 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(listed).toHaveLength(1);
       expect(listed[0]?.action).toBe("submit_job");
       expect(listed[0]?.detail).toContain("for ((i = 1; i <= n; i++))");
-      expect(listed[0]?.detail).toContain('args: ["100"]');
+      // Arguments shell-quoted (a newline in one could not fake a line), here a plain word.
+      expect(listed[0]?.detail).toContain("# args: 100\n");
       // The work sandbox is stopped while the request waits.
       for (let i = 0; i < 40 && runningSandboxes(request.runId).length > 0; i++)
         await new Promise((r) => setTimeout(r, 250));

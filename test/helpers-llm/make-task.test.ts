@@ -1,7 +1,7 @@
 // The task maker with a SCRIPTED model through the real gateway and audit tape: the repair loop
 // fixes an invalid first draft using the real validator's diagnostics, the written file validates,
 // and grants the request did not name are withheld (as comments) in code.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -17,13 +17,18 @@ function home() {
   return dir;
 }
 
-async function run(request: string, script: string, extra: { output?: string } = {}) {
+async function run(
+  request: string,
+  script: string,
+  extra: { output?: string; toInbox?: boolean; cwd?: string } = {},
+) {
   const h = home();
   const out: string[] = [];
   const err: string[] = [];
   const code = await runMakeTask(request, {
     model: `scripted:${join(FIXTURES, script)}`,
     env: { ...process.env, SCIFI_HOME: h },
+    cwd: extra.cwd ?? h,
     out: (t) => out.push(t),
     err: (t) => err.push(t),
     ...extra,
@@ -39,8 +44,10 @@ describe("scifi make-task (scripted model)", () => {
     const r = await run(REQUEST, "repair.yaml");
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
-    const file = join(r.home, "tasks", "gaussian-fit.md");
+    // A draft goes to the current folder, never into the daemon's inbox.
+    const file = join(r.home, "gaussian-fit.md");
     expect(r.out).toContain(`wrote ${file} (valid after 2 tries`);
+    expect(readdirSync(join(r.home, "tasks"))).toEqual([]);
     const parsed = parseSamSync(file);
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
@@ -76,6 +83,39 @@ describe("scifi make-task (scripted model)", () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain("no valid SAM after 3 tries");
     expect(readdirSync(join(r.home, "tasks"))).toEqual([]);
+  });
+
+  it("refuses -o inside the inbox before calling any model; --to-inbox writes there and says so", async () => {
+    const refused = await run(REQUEST, "repair.yaml", { output: "tasks/fit.md" });
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain("is inside the daemon's inbox");
+    expect(refused.err).toContain("--to-inbox");
+    expect(readdirSync(join(refused.home, "tasks"))).toEqual([]);
+    expect(readdirSync(refused.home).includes("runs")).toBe(false);
+    // The current folder inside the inbox is the inbox too.
+    const h = home();
+    const inside = await runMakeTask(REQUEST, {
+      model: "scripted:/nonexistent.yaml",
+      env: { ...process.env, SCIFI_HOME: h },
+      cwd: join(h, "tasks"),
+      err: () => {},
+    });
+    expect(inside).toBe(2);
+    // A link to the inbox is the inbox (links resolved).
+    symlinkSync(join(h, "tasks"), join(h, "drafts"));
+    const linked = await runMakeTask(REQUEST, {
+      model: "scripted:/nonexistent.yaml",
+      env: { ...process.env, SCIFI_HOME: h },
+      cwd: h,
+      output: "drafts/new/fit.md",
+      err: () => {},
+    });
+    expect(linked).toBe(2);
+    expect(readdirSync(join(h, "tasks"))).toEqual([]);
+    const put = await run(REQUEST, "repair.yaml", { toInbox: true });
+    expect(put.code).toBe(0);
+    expect(put.out).toContain(`wrote ${join(put.home, "tasks", "gaussian-fit.md")}`);
+    expect(put.out).toContain("a running daemon starts it");
   });
 
   it("refuses to overwrite an existing -o file before calling any model", async () => {

@@ -1,12 +1,23 @@
 // The network of agent jobs on the real one-node SLURM cluster with Docker: a `network: true` job
 // runs on a bridge network of its own (labelled, inter-container traffic off, never Docker's default
 // bridge), removed when the job ends and when it is cancelled; a task with a host list submits jobs
-// with no network, and submit_job says so.
+// with no network, and submit_job says so; with approval: [network], a pending or denied request
+// leaves a job only lo, an approved one gives it its network.
 import { execFileSync } from "node:child_process";
-import { rm } from "node:fs/promises";
+import { mkdirSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
-import { networkInterfaces } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { ApprovalGate } from "../../runner/approval/gate.ts";
+import {
+  type ApprovalRequest,
+  appendApprovalLine,
+  decide,
+  pendingApprovals,
+  readApprovalLines,
+} from "../../runner/approval/store.ts";
 import type { JobSandbox } from "../../runner/jobs/batch-script.ts";
 import { JobBroker } from "../../runner/jobs/broker.ts";
 import { DEFAULT_JOBS_POLICY } from "../../runner/jobs/policy.ts";
@@ -32,6 +43,7 @@ async function makeBroker(
   sam: Partial<SamMetadata>,
   network: boolean,
   over: Partial<Exclude<JobSandbox, { engine: "none" }>> = {},
+  networkApproved?: () => boolean,
 ) {
   const folders = await taskFolders("jobnet");
   roots.push(folders.root);
@@ -43,6 +55,7 @@ async function makeBroker(
     sam: samMetadata(sam),
     policy: DEFAULT_JOBS_POLICY,
     sandbox,
+    ...(networkApproved ? { networkApproved } : {}),
   });
   brokers.push(broker);
   // A root runner's job container runs as the sandbox user (65534): lend it the folder, as the work phase does.
@@ -178,5 +191,50 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       // Only the loopback interface.
       expect((await broker.output(jobId)).text).toBe("interfaces=1\n");
     }, 300_000);
+
+    it("approval: [network] binds jobs: pending or denied, a network: true job has only lo; approved, its own network (issue 25)", async () => {
+      const home = await mkdtemp(join(tmpdir(), "scifi-jobnet-approval-"));
+      roots.push(home);
+      const runId = `jobnet-approval-${Date.now()}`;
+      mkdirSync(join(home, "runs", runId), { recursive: true });
+      const gate = new ApprovalGate({ home, runId, required: ["network"], pollMs: 50 });
+      const { broker, taskDir, lend } = await makeBroker({ network: true }, true, { image: SCI_IMAGE }, () =>
+        gate.runWideApproved("network"),
+      );
+      await writeScript(taskDir, "net.sh", 'echo "interfaces=$(grep -c : /proc/net/dev)"');
+      const interfaces = async () => {
+        lend();
+        const job = await broker.submit({ script: "net.sh", time: 2, memory: "200M" });
+        expect(await broker.status(job.jobId, 120_000).then((st) => st.state)).toBe("COMPLETED");
+        return (await broker.output(job.jobId)).text;
+      };
+      // The run's network question, pending (the work sandbox's start asks it).
+      const asked = gate.ask(
+        { action: "network", summary: "start the work sandbox with network access", detail: "x" },
+        { once: true },
+      );
+      const pending = await until(() => pendingApprovals(home).length === 1, 10_000);
+      expect(pending).toBe(true);
+      expect(await interfaces()).toBe("interfaces=1\n");
+      const id = pendingApprovals(home)[0]?.request.id ?? "";
+      decide(home, runId, id, false, "no network", "carol");
+      expect((await asked).approved).toBe(false);
+      expect(await interfaces()).toBe("interfaces=1\n");
+      // A later approved request (a resumed run asked again): the job gets its own network.
+      appendApprovalLine(join(home, "runs", runId, "approvals.jsonl"), {
+        ...(pendingApprovals(home)[0]?.request ?? readLastRequest(home, runId)),
+        id: `${id}-2`,
+      });
+      decide(home, runId, `${id}-2`, true, undefined, "carol");
+      expect(gate.runWideApproved("network")).toBe(true);
+      expect(await interfaces()).toBe("interfaces=2\n");
+    }, 300_000);
   },
 );
+
+function readLastRequest(home: string, runId: string): ApprovalRequest {
+  const lines = readApprovalLines(join(home, "runs", runId, "approvals.jsonl"));
+  const last = lines.filter((l): l is ApprovalRequest => l.type === "request").at(-1);
+  if (!last) throw new Error("no request");
+  return last;
+}

@@ -6,10 +6,11 @@ import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
 
 export function register(program: Command): void {
-  program
+  const approvals = program
     .command("approvals")
     .description("List the approval requests runs are waiting for, across the home")
     .option("--json", "one JSON array with each request in full")
+    .addHelpText("after", "\n  scifi approvals show <run> <request>   one request in full")
     .action(async (opts: { json?: boolean }) => {
       const { scifiHome } = await import("../../paths.ts");
       const { pendingApprovals } = await import("../../approval/store.ts");
@@ -28,20 +29,19 @@ export function register(program: Command): void {
         process.stdout.write("no approval requests are waiting\n");
         return;
       }
+      const { renderRequest } = await import("../../approval/render.ts");
+      const home = scifiHome();
       for (const { runId, request } of pending) {
-        process.stdout.write(
-          [
-            `${runId} ${request.id}  ${request.action}: ${request.summary}`,
-            `  why: ${request.why}; asked ${request.time}; blocked after ${request.deadline}`,
-            ...request.detail
-              .split("\n")
-              .slice(0, 40)
-              .map((line) => `  | ${line}`),
-            `  decide: scifi approve ${runId} ${request.id} [--note TEXT] | scifi deny ${runId} ${request.id} --reason TEXT`,
-            "",
-          ].join("\n"),
-        );
+        process.stdout.write(`${[...renderRequest(runId, request, { home }), ""].join("\n")}\n`);
       }
+    });
+  approvals
+    .command("show")
+    .description("One request in full (every line of its detail), whatever its state")
+    .argument("<run-or-request>", "run id, or a request id alone when only one run has it")
+    .argument("[request]", "request id as 'scifi approvals' lists it")
+    .action(async (first: string, second: string | undefined) => {
+      process.exitCode = await showCommand(first, second);
     });
 
   program
@@ -63,6 +63,45 @@ export function register(program: Command): void {
     .action(async (run: string, request: string, opts: { reason: string }) => {
       await decideCommand("deny", run, request, false, opts.reason);
     });
+}
+
+async function showCommand(first: string, second: string | undefined): Promise<number> {
+  const { scifiHome } = await import("../../paths.ts");
+  const { homePaths } = await import("../../paths.ts");
+  const { runApprovals } = await import("../../approval/store.ts");
+  const { renderRequest } = await import("../../approval/render.ts");
+  const { visible } = await import("../../terminal-text.ts");
+  const { existsSync, readdirSync } = await import("node:fs");
+  const home = scifiHome();
+  const runIds =
+    second !== undefined
+      ? [first]
+      : existsSync(homePaths(home).runs)
+        ? readdirSync(homePaths(home).runs).sort()
+        : [];
+  const id = second ?? first;
+  if (second !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(first)) {
+    process.stderr.write(`scifi approvals show: '${visible(first)}' is not a run id\n`);
+    return EXIT.usage;
+  }
+  const found = runIds.flatMap((runId) => runApprovals(home, runId).filter((v) => v.request.id === id));
+  if (found.length !== 1) {
+    process.stderr.write(
+      found.length === 0
+        ? `scifi approvals show: no request '${visible(id)}'${second !== undefined ? ` in run ${visible(first)}` : ""}; 'scifi approvals' lists the pending ones\n`
+        : `scifi approvals show: request '${visible(id)}' is in ${found.length} runs (${found.map((v) => v.runId).join(", ")}): give the run too\n`,
+    );
+    return EXIT.usage;
+  }
+  const [view] = found;
+  if (!view) return EXIT.usage;
+  const state = view.decision
+    ? `${view.state} by ${visible(view.decision.who)} at ${visible(view.decision.time)}${view.decision.note ? `: ${visible(view.decision.note)}` : ""}`
+    : view.state;
+  process.stdout.write(
+    `${[...renderRequest(view.runId, view.request, { home, full: true }), `  state: ${state}`].join("\n")}\n`,
+  );
+  return EXIT.ok;
 }
 
 async function decideCommand(

@@ -7,6 +7,7 @@ interface MakeTaskFlags {
   model?: string;
   rank: string;
   force?: boolean;
+  toInbox?: boolean;
 }
 
 export function register(program: Command): void {
@@ -16,12 +17,18 @@ export function register(program: Command): void {
       "Draft a SAM task from a plain-language request (validated, never run; grants only what you name)",
     )
     .argument("<request>", "what the task should do, in plain language")
-    .option("-o, --output <file>", "where to write the SAM (default: tasks/<name>.md in the scifi home)")
+    .option("-o, --output <file>", "where to write the SAM (default: <name>.md in the current folder)")
+    .option("--to-inbox", "write it into the daemon's inbox (tasks/), where a running daemon starts it")
     .option("--model <spec>", "model: scripted:FILE, replay:RUN or a models config (default: models.yaml)")
     .option("--rank <n>", "model rank for the task maker", "1")
     .option("--force", "replace the output file if it exists")
     .action(async (request: string, flags: MakeTaskFlags) => {
       const { runMakeTask } = await import("../../helpers/make-task/command.ts");
-      process.exitCode = await runMakeTask(request, flags);
+      const { scifiHome } = await import("../../paths.ts");
+      const { daemonPaths } = await import("../../daemon/records.ts");
+      const { liveOwner } = await import("../../daemon/lock.ts");
+      // A running daemon's inbox may be elsewhere than <home>/tasks (`scifi daemon --inbox`).
+      const live = liveOwner(daemonPaths(scifiHome()).lock)?.inbox;
+      process.exitCode = await runMakeTask(request, { ...flags, ...(live ? { inboxes: [live] } : {}) });
     });
 }

@@ -17,10 +17,14 @@ export function register(program: Command): void {
     .action(async (options: { all?: boolean }) => {
       const { scifiHome } = await import("../../paths.ts");
       const { listProposals } = await import("../../memory/proposals.ts");
+      const { visible, visibleLines } = await import("../../terminal-text.ts");
       const proposals = listProposals(scifiHome()).filter((p) => options.all || p.status === "pending");
       if (proposals.length === 0) process.stdout.write("no pending global memory proposals\n");
       for (const p of proposals) {
-        process.stdout.write(`${p.id}  [${p.status}]  ${p.title}\n  ${p.meta}\n${indent(p.body)}\n`);
+        // A final review wrote these: shown as they are (an ESC[8m span, a CR), never obeyed.
+        process.stdout.write(
+          `${visible(p.id)}  [${p.status}]  ${visible(p.title)}\n  ${visible(p.meta)}\n${visibleLines(p.body, { prefix: "    " }).join("\n")}\n`,
+        );
       }
       process.exitCode = EXIT.ok;
     });
@@ -48,11 +52,4 @@ export function register(program: Command): void {
         }
       });
   }
-}
-
-function indent(text: string): string {
-  return text
-    .split("\n")
-    .map((line) => `    ${line}`)
-    .join("\n");
 }

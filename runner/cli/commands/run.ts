@@ -1,6 +1,6 @@
 // `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
 // process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
 import { readTape } from "../../audit/verify.ts";
@@ -49,18 +49,18 @@ export function register(program: Command): void {
  * reason). `scifi approve`/`deny` from another shell still work; the first decision wins.
  */
 async function terminalApproval(
+  runId: string,
   request: import("../../approval/store.ts").ApprovalRequest,
   signal: AbortSignal,
 ): Promise<{ approved: boolean; note?: string } | undefined> {
   const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const detail = request.detail
-      .split("\n")
-      .slice(0, 40)
-      .map((l) => `  | ${l}`);
+    const { renderRequest } = await import("../../approval/render.ts");
+    const { scifiHome } = await import("../../paths.ts");
+    const { visible } = await import("../../terminal-text.ts");
     process.stderr.write(
-      `\napproval request ${request.id} (${request.action}): ${request.summary}\n  why: ${request.why}\n${detail.join("\n")}\n`,
+      `\napproval request ${visible(request.id)}:\n${renderRequest(runId, request, { home: scifiHome() }).join("\n")}\n`,
     );
     for (;;) {
       const answer = (
@@ -105,7 +105,11 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       sitePolicy: flags.sitePolicy,
       limits,
       onStatus: (status) => display.update(status),
-      ...(process.stdin.isTTY && process.stderr.isTTY ? { approvalPrompt: terminalApproval } : {}),
+      ...(process.stdin.isTTY && process.stderr.isTTY
+        ? {
+            approvalPrompt: (request, signal) => terminalApproval(basename(runDir ?? ""), request, signal),
+          }
+        : {}),
       onReport: (written) => {
         report = written;
       },

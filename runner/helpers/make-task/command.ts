@@ -5,11 +5,17 @@ import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
 import { type HelperCommandOptions, helperOutput, withHelperSession } from "../session.ts";
 import { makeTask } from "./make-task.ts";
-import { draftName, draftPath, writeDraft } from "./write.ts";
+import { draftName, draftPath, inboxOf, writeDraft } from "./write.ts";
 
 export interface MakeTaskCommandOptions extends HelperCommandOptions {
-  /** `-o`: where the draft goes (default: `<home>/tasks/<name>.md`). */
+  /** `-o`: where the draft goes (default: `<name>.md` in the current folder). */
   output?: string;
+  /** `--to-inbox`: a person who has read the draft puts it into the daemon's inbox. */
+  toInbox?: boolean;
+  /** The current folder (default: the process's). */
+  cwd?: string;
+  /** Folders a running daemon starts tasks from, besides `<home>/tasks` (the CLI adds a live daemon's). */
+  inboxes?: readonly string[];
 }
 
 export async function runMakeTask(request: string, options: MakeTaskCommandOptions): Promise<number> {
@@ -22,13 +28,24 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
   if (options.output && existsSync(options.output) && !options.force) {
     return usage(err, `${options.output} already exists; choose another file with -o, or pass --force`);
   }
+  const place = { output: options.output, toInbox: options.toInbox, cwd: options.cwd ?? process.cwd() };
+  const inboxes = [homePaths(home).tasks, ...(options.inboxes ?? [])];
+  // Checked before any model call, on the place the draft would have (its name is not known yet;
+  // the folder is what counts).
+  const inbox = inboxOf(draftPath(home, place, "new-task"), inboxes);
+  if (inbox && !options.toInbox) {
+    return usage(
+      err,
+      `${draftPath(home, place, "new-task").replace(/new-task\.md$/, "<name>.md")} is inside the daemon's inbox ${inbox}, which starts every task that appears there; write the draft elsewhere (-o FILE, or the current folder), read it, then move it in, or pass --to-inbox`,
+    );
+  }
   const { skills } = loadSkills(skillDirs(homePaths(home).skills));
   return withHelperSession(
     { home, helper: "make-task", model: options.model, env: options.env },
     err,
     async (session) => {
       // Validate against the final location, so relative paths resolve as they will when run.
-      const provisional = draftPath(home, options.output, "new-task");
+      const provisional = draftPath(home, place, "new-task");
       const result = await makeTask({
         request,
         model: session.model,
@@ -46,7 +63,7 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
         err(`drafts and the audit tape are in ${session.runDir}\n`);
         return EXIT.failed;
       }
-      const path = draftPath(home, options.output, draftName(result.text));
+      const path = draftPath(home, place, draftName(result.text));
       writeDraft(path, result.text, options.force ?? false);
       out(
         `wrote ${path} (valid after ${result.attempts.length} ${result.attempts.length === 1 ? "try" : "tries"}; nothing was run)\n`,
@@ -55,7 +72,11 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
         out("not granted (suggested in the file as comments; uncomment to grant):\n");
         for (const w of result.withheld) out(`  ${w.yaml}  (${w.why})\n`);
       }
-      out(`review it, then: scifi validate ${path}\naudit tape: ${session.runDir}/audit.jsonl\n`);
+      out(
+        inbox
+          ? `it is in the daemon's inbox ${inbox} (--to-inbox): a running daemon starts it\naudit tape: ${session.runDir}/audit.jsonl\n`
+          : `review it, then: scifi validate ${path}; to run it, move it into the inbox (${homePaths(home).tasks}) or scifi run ${path}\naudit tape: ${session.runDir}/audit.jsonl\n`,
+      );
       return EXIT.ok;
     },
   );

@@ -15,6 +15,8 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
   session.emit({ phase: "checks" });
   // The work sandbox is gone; so are the agent's jobs: nothing of the agent runs from here on.
   await session.endAgentWork("the checks begin");
+  // A job that destroyed a start file after the agent's last call: put back and asked first.
+  await session.gates.afterAgentJobs();
   taskFolder.restore();
   const notice = await taskFolder.linksNotice();
   // What the agent's code writes while a run stage runs on the copy never reaches the real folder.

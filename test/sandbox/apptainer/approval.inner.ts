@@ -70,10 +70,11 @@ describe("approval on apptainer (inside the harness, non-root)", { timeout: 300_
     for (const f of ["a.csv", "b.csv", "c.csv", "d.txt"])
       writeFileSync(join(ws.taskDir, "data", f), `${f},1,2,3\n`);
     writeFileSync(join(ws.taskDir, "data", "e.txt"), "a much longer line of text\n");
-    // deny a.csv, approve b.csv, approve c.csv, deny d.txt, approve e.txt, deny the data/ swap.
+    // deny a.csv, approve b.csv, approve c.csv, deny d.txt, approve e.txt, deny the data/ swap
+    // (one request a file: four).
     const decisions = (async () => {
       const seen = new Set<string>();
-      for (const approved of [false, true, true, false, true, false]) {
+      for (const approved of [false, true, true, false, true, false, false, false, false]) {
         for (let i = 0; ; i++) {
           if (i > 1200) throw new Error("no delete request appeared");
           const pending = pendingApprovals(ws.home).find((p) => !seen.has(p.request.id));
@@ -100,7 +101,7 @@ describe("approval on apptainer (inside the harness, non-root)", { timeout: 300_
       backend: "apptainer",
       model: `scripted:${join(FIXTURES, "delete.yaml")}`,
     });
-    expect(await decisions).toBe(6);
+    expect(await decisions).toBe(9);
     expect(result.outcome.status).toBe("passed");
     expect(readFileSync(join(ws.taskDir, "data", "a.csv"), "utf8")).toBe("a.csv,1,2,3\n");
     expect(readFileSync(join(ws.taskDir, "data", "b.csv"), "utf8")).toBe("");
