@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import {
   type AdversarialRun,
-  checkEvents,
   FIXTURES,
   failedBecauseOf,
   passed,
