@@ -179,16 +179,7 @@ export class RunSession implements RunContext {
   endWith(error: Error): void {
     const outcome = outcomeOfEnding(error);
     if (error instanceof Tampering) {
-      for (const found of error.found) {
-        this.history.append({
-          type: "tampering",
-          iteration: this.state.iteration,
-          file: found.absolute,
-          problem: found.problem,
-          expected: found.expected,
-          actual: found.actual,
-        });
-      }
+      this.taskFolder.recordTampering(error);
     } else {
       this.limit(outcome.limit, outcome.reason);
     }

@@ -121,6 +121,21 @@ export class TaskFolderGuard {
     return join(this.#records.folder.dir, `delivered-it${iteration}.json`);
   }
 
+  /** Each tampered path of `error` as a `tampering` history event. */
+  recordTampering(error: Tampering): void {
+    const { state, history } = this.#records;
+    for (const found of error.found) {
+      history.append({
+        type: "tampering",
+        iteration: state.iteration,
+        file: found.absolute,
+        problem: found.problem,
+        expected: found.expected,
+        actual: found.actual,
+      });
+    }
+  }
+
   /**
    * At every end of a run (passed, failed, blocked, limit, cancelled, crashed): SAM files and assets
    * compared with the runner's copies and put back, tampering recorded, before anything else (the
@@ -140,16 +155,7 @@ export class TaskFolderGuard {
         });
         return;
       }
-      for (const found of error.found) {
-        history.append({
-          type: "tampering",
-          iteration: state.iteration,
-          file: found.absolute,
-          problem: found.problem,
-          expected: found.expected,
-          actual: found.actual,
-        });
-      }
+      this.recordTampering(error);
       // restore() put back what it could before reporting; a second pass repairs what the first
       // only found (a replaced folder chain), so the folder holds the pristine files.
       try {
