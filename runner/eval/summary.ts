@@ -1,0 +1,82 @@
+// The statistics of one eval: `evals/<eval id>/summary.json` (and summary.csv), recomputed from the
+// trials' result.json files whenever a trial ends and at the end. Like trial-result.ts, a fixed
+// contract between the eval (which computes it), the eval report page and `scifi evolve` (which read
+// it); docs/eval.md documents every field and formula. Only types live here.
+
+/** Mean, standard error of the mean (sample sd / sqrt(n); 0 when n < 2) and median over n trials. */
+export interface SampleStat {
+  n: number;
+  mean: number;
+  se: number;
+  median: number;
+}
+
+/** Pass counts and rates over the trials that ended `pass` or `fail` (errors are counted apart). */
+export interface PassStats {
+  /** Trials with a verdict (pass + fail). */
+  n: number;
+  passes: number;
+  fails: number;
+  /** Infrastructure errors: not in n, not in the rate. */
+  errors: number;
+  /** passes / n, 0 when n = 0. */
+  passRate: number;
+  /** Wilson score interval at 95 % (z = 1.96), [0, 1] when n = 0. */
+  wilson95: [number, number];
+  usd: number;
+  /** usd / passes, null when nothing passed. */
+  usdPerPass: number | null;
+}
+
+/** One cell: a task, one of its variants (description levels), one model. */
+export interface GroupSummary extends PassStats {
+  task: string;
+  variant: string;
+  model: string;
+  scripted: boolean;
+  /** pass@k (unbiased estimator 1 - C(n-c, k) / C(n, k)) for k = 1 .. n, keyed by k. */
+  passAtK: Record<string, number>;
+  /** pass^k (C(c, k) / C(n, k): all k of k drawn trials pass) for k = 1 .. n, keyed by k. */
+  passHatK: Record<string, number>;
+  iterations: SampleStat;
+  wallMs: SampleStat;
+  tokens: SampleStat;
+  usdPerTrial: SampleStat;
+  cacheReadShare: SampleStat;
+}
+
+/** Two models on the same (task, variant) cells: paired by cell, difference of pass rates a - b. */
+export interface PairedComparison {
+  a: string;
+  b: string;
+  /** Cells both models have verdicts on. */
+  cells: number;
+  /** Mean over cells of (pass rate a - pass rate b). */
+  meanDifference: number;
+  /** 95 % interval of the mean difference. */
+  ci95: [number, number];
+  /** `a` / `b`: that model is better (interval excludes 0); `not distinguishable` otherwise. */
+  better: string | "not distinguishable";
+  /** The finding in words, with N repeats named when not distinguishable. */
+  text: string;
+  /** How the interval was computed (documented in docs/eval.md). */
+  method: string;
+}
+
+export interface EvalSummary {
+  version: 1;
+  evalId: string;
+  /** When this summary was computed. */
+  computedAt: string;
+  suite: string;
+  models: string[];
+  variants: string[];
+  tasks: string[];
+  repeats: number;
+  trials: { planned: number; pass: number; fail: number; error: number; pending: number };
+  budget: { usd: number | null; spentUsd: number; stoppedByBudget: boolean };
+  groups: GroupSummary[];
+  byModel: (PassStats & { model: string; scripted: boolean })[];
+  byVariant: (PassStats & { variant: string })[];
+  comparisons: PairedComparison[];
+}
