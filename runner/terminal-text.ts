@@ -11,12 +11,15 @@
 /**
  * Code points a terminal does not print as themselves: controls (C0, DEL, C1), format characters
  * (bidi overrides, zero-width), line and paragraph separators, private-use, surrogates, unassigned,
- * and every space other than U+0020.
+ * every space other than U+0020, and the default-ignorable code points outside those categories
+ * (combining grapheme joiner, variation selectors, Hangul fillers), which terminals draw as nothing
+ * or as blank.
  */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}]|(?! )\p{Zs}/gu;
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/gu;
 const HAS_HIDDEN = new RegExp(HIDDEN.source, "u");
 /** The same, but a newline and a tab pass: multi-line text keeps its lines. */
-const HIDDEN_IN_BLOCK = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}]|(?! )\p{Zs}/gu;
+const HIDDEN_IN_BLOCK =
+  /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/gu;
 
 const SHORT: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0" };
 
@@ -91,4 +94,16 @@ export function shellQuote(arg: string): string {
 /** Arguments joined as one shell command line (each quoted by `shellQuote`). */
 export function shellWords(args: readonly string[]): string {
   return args.map(shellQuote).join(" ");
+}
+
+/**
+ * A value as JSON for a terminal: JSON.stringify escapes only C0 controls, so every other
+ * non-printing code point inside a string (bidi overrides, C1 controls, zero-width) is written as a
+ * `\uXXXX` escape too. Still valid JSON that parses to the same value; outside strings JSON holds
+ * only its own punctuation, spaces and newlines.
+ */
+export function visibleJson(value: unknown, space?: number): string {
+  return JSON.stringify(value, null, space).replace(HIDDEN_IN_BLOCK, (c) =>
+    [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""),
+  );
 }

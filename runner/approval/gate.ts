@@ -143,7 +143,7 @@ export class ApprovalGate {
     if (options.once) {
       // Asked once a run (network, run): an earlier decision of the same request stands.
       const decided = viewsOf(this.#o.runId, readApprovalLines(this.#file)).find(
-        (v) => v.request.id.startsWith(baseId(ask)) && v.decision && v.used,
+        (v) => v.request.id.startsWith(baseId(ask)) && sameContent(v.request, ask) && v.decision && v.used,
       );
       if (decided?.decision)
         return { approved: decided.decision.approved, request: decided.request, decision: decided.decision };
@@ -263,6 +263,7 @@ export class ApprovalGate {
     const open = views.find(
       (v) =>
         (v.request.id === base || v.request.id.startsWith(`${base}-`)) &&
+        sameContent(v.request, ask) &&
         !v.used &&
         v.state !== "withdrawn" &&
         v.state !== "timed_out",
@@ -298,6 +299,15 @@ export class ApprovalGate {
     if (this.#o.onApproval) void runApprovalHook(this.#o.home, this.#o.onApproval, this.#o.runId, request);
     return request;
   }
+}
+
+/**
+ * Whether a recorded request asks exactly this: the id's hash is short (a person types it), so two
+ * texts can share it (a birthday search finds a pair in seconds); taking up a request after a
+ * restart compares the text itself, never the id alone.
+ */
+function sameContent(request: ApprovalRequest, ask: AskRequest): boolean {
+  return request.action === ask.action && request.summary === ask.summary && request.detail === ask.detail;
 }
 
 /** The stable part of a request id: the action and a hash of what is asked. */

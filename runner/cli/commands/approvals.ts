@@ -16,10 +16,10 @@ export function register(program: Command): void {
       const { pendingApprovals } = await import("../../approval/store.ts");
       const pending = pendingApprovals(scifiHome());
       if (opts.json) {
+        const { visibleJson } = await import("../../terminal-text.ts");
         process.stdout.write(
-          `${JSON.stringify(
+          `${visibleJson(
             pending.map((v) => ({ run: v.runId, ...v.request, type: undefined })),
-            null,
             2,
           )}\n`,
         );

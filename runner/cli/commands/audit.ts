@@ -1,6 +1,7 @@
 // `scifi audit verify|show|stats <run>`: check a run's audit tape, print it, or total it up.
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visibleJson } from "../../terminal-text.ts";
 
 interface JsonOption {
   json?: boolean;
@@ -54,9 +55,7 @@ export function register(program: Command): void {
       const summary = await loadSummary(run);
       if (!summary) return;
       const { renderTranscript } = await import("../../audit/render.ts");
-      process.stdout.write(
-        `${options.json ? JSON.stringify(summary, null, 2) : renderTranscript(summary)}\n`,
-      );
+      process.stdout.write(`${options.json ? visibleJson(summary, 2) : renderTranscript(summary)}\n`);
     });
 
   audit
@@ -68,7 +67,7 @@ export function register(program: Command): void {
       if (!summary) return;
       const { renderStats } = await import("../../audit/render.ts");
       const { calls: _calls, ...totals } = summary;
-      process.stdout.write(`${options.json ? JSON.stringify(totals, null, 2) : renderStats(summary)}\n`);
+      process.stdout.write(`${options.json ? visibleJson(totals, 2) : renderStats(summary)}\n`);
     });
 }
 

@@ -2,6 +2,7 @@
 // placed on SLURM with `scifi submit`.
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visibleJson } from "../../terminal-text.ts";
 
 interface StatusFlags {
   watch?: boolean;
@@ -34,7 +35,7 @@ async function statusCommand(flags: StatusFlags): Promise<number> {
   const home = scifiHome();
   const print = async () => {
     const report = await statusReport(home);
-    return flags.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report);
+    return flags.json ? `${visibleJson(report, 2)}\n` : renderStatus(report);
   };
   if (!flags.watch) {
     process.stdout.write(await print());
