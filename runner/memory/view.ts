@@ -17,7 +17,10 @@
 import { existsSync, readFileSync } from "node:fs";
 
 export interface ViewItem {
-  /** The suggestion as first written (its newest wording). */
+  /**
+   * The suggestion in the wording most of its runs gave (ties: the newest of them), so one run's
+   * near-identical rewording ("do not! call report_done") never speaks for what other runs wrote.
+   */
   text: string;
   /** How many distinct runs gave it (what it ranks by; the `×N` of its line). */
   count: number;
@@ -86,7 +89,10 @@ export function readMemoryView(file: string, options: ViewOptions): MemoryView {
 export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   const before = options.before === undefined ? undefined : Date.parse(options.before);
   // Keyed by suggestionKey; met in newest-first order, which ranks equals.
-  const merged = new Map<string, ViewItem & { order: number; runSet: Set<string> }>();
+  const merged = new Map<
+    string,
+    ViewItem & { order: number; runSet: Set<string>; wordings: Map<string, Set<string>> }
+  >();
   // Keys of texts already met (the same advice is most often written the same way).
   const keys = new Map<string, string>();
   // File order is oldest first; walking it backwards meets the newest wording and runs first.
@@ -121,10 +127,14 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
           entries: [entry.id],
           newest: time,
           order,
+          wordings: new Map([[suggestion, new Set([runId])]]),
         });
         continue;
       }
       item.occurrences++;
+      const wording = item.wordings.get(suggestion);
+      if (wording) wording.add(runId);
+      else item.wordings.set(suggestion, new Set([runId]));
       // An entry's suggestions are met one after the other: comparing with the last one is enough
       // to list each entry once. Runs may interleave (parallel runs append in turn): a set.
       if (item.entries.at(-1) !== entry.id) item.entries.push(entry.id);
@@ -139,6 +149,16 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   // Bucketed by count (each bucket is already newest first): linear, no comparison sort.
   const buckets = new Map<number, (ViewItem & { order: number; runSet: Set<string> })[]>();
   for (const item of merged.values()) {
+    if (item.wordings.size > 1) {
+      // Met newest first: on a tie the newest wording stays (advice is refined over runs).
+      let most = 0;
+      for (const [text, runs] of item.wordings) {
+        if (runs.size > most) {
+          most = runs.size;
+          item.text = text;
+        }
+      }
+    }
     const bucket = buckets.get(item.count);
     if (bucket) bucket.push(item);
     else buckets.set(item.count, [item]);
