@@ -7,6 +7,13 @@ export function scifiHome(env: NodeJS.ProcessEnv = process.env): string {
   return resolve(env.SCIFI_HOME ?? process.cwd());
 }
 
+/**
+ * The daemon's lock in its inbox (a dotfile, so never taken as a task). It also marks the folder as
+ * a live inbox for commands of other homes (`scifi make-task -o`), which know no daemon lock but
+ * their own.
+ */
+export const INBOX_LOCK = ".scifi-daemon.lock";
+
 export const homePaths = (home: string) => ({
   tasks: join(home, "tasks"),
   runs: join(home, "runs"),

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
 import { join, resolve } from "node:path";
-import { homePaths } from "../paths.ts";
+import { homePaths, INBOX_LOCK } from "../paths.ts";
 import { type DaemonPlacement, loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
 import type { DaemonCore, DaemonOptions, Live } from "./context.ts";
 import { takeRequests } from "./control.ts";
@@ -24,8 +24,7 @@ import { Workers } from "./workers.ts";
 
 export type { DaemonOptions } from "./context.ts";
 
-/** The inbox's own lock (a dotfile, so never taken as a task). */
-export const INBOX_LOCK = ".scifi-daemon.lock";
+export { INBOX_LOCK };
 
 /** Default concurrency: one run per core, at most as many as the default run memory fits. */
 export function defaultConcurrency(site: Pick<SitePolicy, "defaultMemoryBytes">): number {

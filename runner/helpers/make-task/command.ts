@@ -1,11 +1,12 @@
 // The make-task command body (kept out of runner/cli so it loads lazily and is testable in-process).
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
+import { resolve } from "node:path";
 import { EXIT } from "../../exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
 import { type HelperCommandOptions, helperOutput, withHelperSession } from "../session.ts";
 import { makeTask } from "./make-task.ts";
-import { draftName, draftPath, inboxOf, writeDraft } from "./write.ts";
+import { draftName, draftPath, inboxOf, OutputExists, writeDraft } from "./write.ts";
 
 export interface MakeTaskCommandOptions extends HelperCommandOptions {
   /** `-o`: where the draft goes (default: `<name>.md` in the current folder). */
@@ -27,6 +28,12 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
     return usage(err, `--rank must be a whole number >= 1, got '${options.rank}'`);
   if (options.output && existsSync(options.output) && !options.force) {
     return usage(err, `${options.output} already exists; choose another file with -o, or pass --force`);
+  }
+  if (options.output && isLink(resolve(options.cwd ?? process.cwd(), options.output))) {
+    return usage(
+      err,
+      `${options.output} is a symbolic link; the draft is not written through links: remove it or choose another file with -o`,
+    );
   }
   const place = { output: options.output, toInbox: options.toInbox, cwd: options.cwd ?? process.cwd() };
   const inboxes = [homePaths(home).tasks, ...(options.inboxes ?? [])];
@@ -64,7 +71,13 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
         return EXIT.failed;
       }
       const path = draftPath(home, place, draftName(result.text));
-      writeDraft(path, result.text, options.force ?? false);
+      try {
+        writeDraft(path, result.text, options.force ?? false);
+      } catch (e) {
+        if (!(e instanceof OutputExists)) throw e;
+        err(`scifi make-task: ${e.message}\nthe draft is kept in ${session.runDir}\n`);
+        return EXIT.usage;
+      }
       out(
         `wrote ${path} (valid after ${result.attempts.length} ${result.attempts.length === 1 ? "try" : "tries"}; nothing was run)\n`,
       );
@@ -85,4 +98,12 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
 function usage(err: (t: string) => void, message: string): number {
   err(`scifi make-task: ${message}\n`);
   return EXIT.usage;
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

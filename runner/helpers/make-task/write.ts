@@ -1,9 +1,22 @@
 // Where a drafted SAM goes, and writing it without clobbering the user's files.
 // A draft is for a person to read: it never lands in the daemon's inbox (which starts whatever
 // appears there) unless the person says so with `--to-inbox`.
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
+import { hostname } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { homePaths } from "../../paths.ts";
+import { homePaths, INBOX_LOCK } from "../../paths.ts";
+import { ownerAlive, readPidLock } from "../../pid-lock.ts";
 
 export interface DraftPlace {
   /** `-o FILE` as typed. */
@@ -33,13 +46,23 @@ function realFolder(path: string): string {
   return join(realpathSync(dir), ...rest);
 }
 
-/** The inbox `path` would land in (one of `inboxes`, links resolved on both sides), if any. */
+/**
+ * The inbox `path` would land in, if any: one of `inboxes` (links resolved on both sides), or any
+ * folder above it that a daemon holds as its inbox now (its INBOX_LOCK names a live owner, or an
+ * owner on another host, which cannot be checked from here), whatever home that daemon runs under.
+ */
 export function inboxOf(path: string, inboxes: readonly string[]): string | undefined {
   const target = realFolder(dirname(path));
-  return inboxes.find((inbox) => {
+  const named = inboxes.find((inbox) => {
     const rel = relative(realFolder(inbox), target);
     return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
   });
+  if (named) return named;
+  for (let dir = target; ; dir = dirname(dir)) {
+    const owner = readPidLock(join(dir, INBOX_LOCK));
+    if (owner && (ownerAlive(owner) || owner.host !== hostname())) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /** Name from the draft's front matter (`name: x`), for the default file name. */
@@ -52,12 +75,55 @@ export class OutputExists extends Error {
   override name = "OutputExists";
 }
 
+/** What is at `path` itself, links not followed (a dangling link is something too). */
+function entryAt(path: string): "none" | "file" | "link" | "other" {
+  try {
+    const stat = lstatSync(path);
+    return stat.isSymbolicLink() ? "link" : stat.isFile() ? "file" : "other";
+  } catch {
+    return "none";
+  }
+}
+
+/**
+ * Writes the draft at `path` and nowhere else: a link at that name (dangling or not) is refused,
+ * since writing through it would put the draft where the link points (the daemon's inbox, say);
+ * a new file is created exclusively, a replaced one (`--force`) by a rename over it.
+ */
 export function writeDraft(path: string, text: string, force: boolean): void {
-  if (existsSync(path) && !force) {
+  const there = entryAt(path);
+  if (there === "link") {
+    throw new OutputExists(
+      `${path} is a symbolic link (to ${readlinkOrUnknown(path)}); the draft is not written through links: remove it or choose another file with -o`,
+    );
+  }
+  if (there === "other")
+    throw new OutputExists(`${path} exists and is not a regular file; choose another file with -o`);
+  if (there === "file" && !force) {
     throw new OutputExists(
       `${path} already exists; choose another file with -o, or pass --force to replace it`,
     );
   }
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, text);
+  const temp = there === "file" ? join(dirname(path), `.${basename(path)}.${process.pid}.tmp`) : path;
+  // O_EXCL with O_CREAT: fails on anything at the name, a link planted since the check included.
+  const fd = openSync(
+    temp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o644,
+  );
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  if (temp !== path) renameSync(temp, path);
+}
+
+function readlinkOrUnknown(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "?";
+  }
 }
