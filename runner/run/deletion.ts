@@ -10,21 +10,31 @@
 // told; denied: the files stay and the agent reads the reason. Files made during the run are the
 // agent's own and are not watched; an append (the start content still the file's first bytes)
 // destroys nothing and is not asked. A file whose size, inode, mtime and ctime are as last verified
-// is not read again (ctime cannot be set from user space), so the check stays cheap.
+// is not read again (ctime cannot be set from user space), so the check stays cheap. A write through
+// a shared mapping changes no time while its pages stay writable, so before a file is verified its
+// dirty pages are written back (fdatasync write-protects the mapping: the next write through it
+// faults and moves ctime); a ctime too close to the verification to be told apart from a later
+// write, and every file on a filesystem with no writeback (tmpfs), is read again every time.
 import {
+  closeSync,
+  constants,
+  fdatasyncSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   type Stats,
+  statfsSync,
   writeFileSync,
 } from "node:fs";
 import { join, posix } from "node:path";
 import type { ApprovalGate } from "../approval/gate.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
+import { showPath } from "../policy/tree-walk.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { sha256 } from "../sha256.ts";
@@ -86,11 +96,21 @@ export class DeleteGuardTooLarge extends RunEnding {
   }
 }
 
+/** A task folder the guard cannot copy and watch whole (an unreadable folder, a name not UTF-8). */
+export class DeleteGuardCannotWatch extends RunEnding {
+  override name = "DeleteGuardCannotWatch";
+  constructor(message: string) {
+    super(message, { status: "blocked", limit: "approval" });
+  }
+}
+
 export class DeletionGuard {
   readonly #o: DeletionGuardOptions;
   #index: GuardIndex;
   /** Per file, the stat fingerprint at which its start content was last verified intact. */
   readonly #verified = new Map<string, string>();
+  /** Whether the task folder's filesystem writes pages back (tmpfs does not: no fingerprint holds). */
+  #writesBack: boolean | undefined;
 
   private constructor(options: DeletionGuardOptions, index: GuardIndex) {
     this.#o = options;
@@ -164,6 +184,9 @@ export class DeletionGuard {
           ...(agentContent ? { agentContent } : {}),
         });
       } else if (this.#verified.get(file.rel) !== fingerprint(stat)) {
+        // Written back first, then stat'ed, then read: a write after the flush moves ctime.
+        flushPages(join(this.#o.taskDir, file.rel));
+        const settled = statInTask(this.#o.taskDir, file.rel, dirs);
         const agentContent = this.#readAgent(file);
         if (agentContent === undefined) {
           found.push({ file, kind: "rewritten", found: `${file.size} -> ${stat.size} bytes, unreadable` });
@@ -171,7 +194,8 @@ export class DeletionGuard {
         }
         // An append keeps the start content as the first bytes: nothing destroyed.
         if (sha256(agentContent.subarray(0, file.size)) === file.sha256) {
-          this.#verified.set(file.rel, fingerprint(stat));
+          if (settled && this.#fingerprintHolds(settled)) this.#verified.set(file.rel, fingerprint(settled));
+          else this.#verified.delete(file.rel);
           continue;
         }
         found.push({
@@ -183,6 +207,22 @@ export class DeletionGuard {
       }
     }
     return found;
+  }
+
+  /**
+   * Whether a later equal fingerprint proves the file unchanged: not on a filesystem without
+   * writeback (a mapped write there never moves a time), and not when ctime is within RACY_MS of
+   * now (a write in the same clock tick could leave the same ctime: the "racy git" problem).
+   */
+  #fingerprintHolds(stat: Stats): boolean {
+    if (this.#writesBack === undefined) {
+      try {
+        this.#writesBack = statfsSync(this.#o.taskDir).type !== TMPFS_MAGIC;
+      } catch {
+        this.#writesBack = false;
+      }
+    }
+    return this.#writesBack && Date.now() - stat.ctimeMs > RACY_MS;
   }
 
   #readAgent(file: GuardedFile): Buffer | undefined {
@@ -381,6 +421,26 @@ export class DeletionGuard {
   }
 }
 
+const TMPFS_MAGIC = 0x01021994;
+/** A ctime this close to the verification may hide a write in the same clock tick. */
+const RACY_MS = 50;
+
+/**
+ * Writes the file's dirty pages back (links not followed; a file that cannot be opened is read as
+ * it is). Its use is the side effect: writeback write-protects every shared mapping of the pages.
+ */
+function flushPages(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fdatasyncSync(fd);
+  } catch {
+    // Not a regular file we can open: the read below says what it is.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 /** What a later check compares to skip a re-read: inode, size, mtime and ctime (nanoseconds). */
 function fingerprint(stat: Stats): string {
   return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
@@ -409,11 +469,14 @@ function regularFiles(taskDir: string): string[] {
   const out: string[] = [];
   let seen = 0;
   const walk = (rel: string): void => {
-    let entries: import("node:fs").Dirent[];
+    let entries: import("node:fs").Dirent<Buffer>[];
     try {
-      entries = readdirSync(rel ? join(taskDir, rel) : taskDir, { withFileTypes: true });
-    } catch {
-      return;
+      entries = readdirSync(rel ? join(taskDir, rel) : taskDir, { withFileTypes: true, encoding: "buffer" });
+    } catch (e) {
+      // Never skipped silently: a folder the copy cannot read would hold files nobody watches.
+      throw new DeleteGuardCannotWatch(
+        `approval: [delete] cannot read the folder ${JSON.stringify(rel || ".")} of the task folder (${(e as Error).message}); make it readable to the runner, or protect it with a read-only mount instead (docs/approval.md)`,
+      );
     }
     for (const entry of entries) {
       if (++seen > MAX_ENTRIES) {
@@ -421,7 +484,15 @@ function regularFiles(taskDir: string): string[] {
           `approval: [delete] watches at most ${MAX_ENTRIES} entries of the task folder, and it holds more`,
         );
       }
-      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      const name = entry.name.toString("utf8");
+      if (!Buffer.from(name, "utf8").equals(entry.name)) {
+        // The guard's records and restores name files as text: a name that is not UTF-8 would be
+        // watched under another name (or not at all). Refused before the agent starts, never skipped.
+        throw new DeleteGuardCannotWatch(
+          `approval: [delete] needs file names that are UTF-8, and ${showPath(Buffer.concat([Buffer.from(rel ? `${rel}/` : ""), entry.name]))} in the task folder is not; rename it (e.g. convmv -f latin1 -t utf8), or protect that data with a read-only mount instead (docs/approval.md)`,
+        );
+      }
+      const child = rel ? `${rel}/${name}` : name;
       if (entry.isDirectory()) walk(child);
       else if (entry.isFile()) out.push(child);
     }
