@@ -8,6 +8,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { constants, type FileHandle, lstat, mkdir, open, realpath, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
+import { HostPathRefused } from "../policy/host-path-refused.ts";
+import { writeTaskFile } from "../policy/host-paths.ts";
 import type { SamMetadata } from "../sam/types.ts";
 import { sha256 } from "../sha256.ts";
 import { agentJobArgs, findSbatchDirectives, type JobSandbox, renderAgentJobScript } from "./batch-script.ts";
@@ -26,8 +28,15 @@ import { describeBytes, formatSlurmTime } from "./units.ts";
 
 export type { SubmitRequest } from "./requests.ts";
 
-/** Folder in the task folder that receives the jobs' stdout/stderr files. */
+/**
+ * Folder in the task folder where the agent finds copies of its jobs' stdout/stderr files. SLURM
+ * itself writes them in the run folder (`jobs/out/`), which no sandbox mounts: slurmstepd opens an
+ * output path as the job's user (root for a root runner) and follows links, so a path the agent can
+ * write (and plant `slurm-out/b-<next id>.out -> /etc/cron.d/x` at) would let a job write anywhere.
+ */
 export const JOB_OUTPUT_DIR = "slurm-out";
+/** The copies in the task folder hold at most this much of each output (the end is kept). */
+const MIRROR_CAP_BYTES = 64 * 1024 ** 2;
 
 export interface SubmittedJob {
   jobId: string;
@@ -212,6 +221,7 @@ export class JobBroker {
   }
 
   async #currentState(record: JobRecord): Promise<SlurmJobInfo> {
+    await this.#mirror(record);
     const info = await this.#slurm.jobInfo(record.jobId);
     if (!info) return { jobId: record.jobId, state: record.lastState ?? "UNKNOWN", source: "sacct" };
     record.lastState = info.state;
@@ -238,6 +248,7 @@ export class JobBroker {
       const grant = this.#requireGrant();
       const record = this.#owned(jobId);
       const path = stream === "stdout" ? record.stdoutPath : record.stderrPath;
+      await this.#mirror(record);
       return { jobId: record.jobId, stream, ...(await this.#readOutput(path, grant.outputCapBytes)) };
     });
   }
@@ -270,6 +281,8 @@ export class JobBroker {
         const record = this.#jobs.get(id);
         if (record) record.lastState = "CANCELLED";
       }
+      // What the ended jobs wrote, copied into the task folder before any check reads it.
+      for (const record of this.#jobs.values()) await this.#mirror(record);
       await this.#saveRecords();
       return { cancelled, kept: false, stillLive };
     });
@@ -466,8 +479,8 @@ export class JobBroker {
     return {
       jobId,
       name,
-      stdout: relative(this.#taskDir, record.stdoutPath),
-      stderr: relative(this.#taskDir, record.stderrPath),
+      stdout: `${JOB_OUTPUT_DIR}/${basename(record.stdoutPath)}`,
+      stderr: `${JOB_OUTPUT_DIR}/${basename(record.stderrPath)}`,
       time: formatSlurmTime(resources.timeSec),
       cpus: resources.cpus,
       memory: describeBytes(resources.memoryBytes),
@@ -493,40 +506,64 @@ export class JobBroker {
     return this.#sandbox.network ? { ...this.#sandbox, network: false } : this.#sandbox;
   }
 
-  /** The task's job output folder, created by the broker; refused if the agent made it a link. */
+  /** Where SLURM writes the jobs' output: the run folder's `jobs/out/`, out of every sandbox's reach. */
   async #outputDir(): Promise<string> {
-    const dir = join(this.#taskDir, JOB_OUTPUT_DIR);
-    await mkdir(dir, { recursive: true });
-    const info = await lstat(dir);
-    if (!info.isDirectory()) {
-      throw new JobRefused(
-        "output-not-file",
-        `output folder '${JOB_OUTPUT_DIR}'`,
-        "it exists but is not a plain folder (a symlink?)",
-        `Remove '${JOB_OUTPUT_DIR}' from the task folder`,
-      );
-    }
+    const dir = join(this.#recordsDir, "out");
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
 
-  /** Reads the last `cap` bytes of an output file: no symlinks followed, nothing outside the task folder. */
+  /**
+   * Copies a job's output files into the task folder's `slurm-out/` (written without following any
+   * link, never over a hard-linked file; the end of a file past MIRROR_CAP_BYTES). A copy the task
+   * folder refuses (the agent put a link or a non-folder there) is left out: `job_output` still reads
+   * the output itself.
+   */
+  async #mirror(record: JobRecord): Promise<void> {
+    for (const path of [record.stdoutPath, record.stderrPath]) {
+      if (!path.startsWith(join(this.#recordsDir, "out") + sep)) continue; // an older run's record
+      if (!existsSync(path)) continue; // not started yet
+      let data: Buffer;
+      try {
+        data = (await this.#readBytes(path, MIRROR_CAP_BYTES)).bytes;
+      } catch {
+        continue;
+      }
+      try {
+        writeTaskFile(this.#taskDir, `${JOB_OUTPUT_DIR}/${basename(path)}`, data);
+      } catch (error) {
+        if (!(error instanceof HostPathRefused)) throw error;
+      }
+    }
+  }
+
+  /** The last `cap` bytes of an output file as text (job_output). */
   async #readOutput(
     path: string,
     cap: number,
   ): Promise<{ text: string; sizeBytes: number; truncated: boolean }> {
-    const expectedDir = join(await realpath(this.#taskDir), JOB_OUTPUT_DIR);
+    const { bytes, ...size } = await this.#readBytes(path, cap);
+    return { text: bytes.toString("utf8"), ...size };
+  }
+
+  /** Reads the last `cap` bytes of an output file in the run folder's `jobs/out/`, no link followed. */
+  async #readBytes(
+    path: string,
+    cap: number,
+  ): Promise<{ bytes: Buffer; sizeBytes: number; truncated: boolean }> {
+    const expectedDir = await realpath(await this.#outputDir());
     let handle: FileHandle;
     try {
       if ((await realpath(dirname(path))) !== expectedDir) throw new Error("moved");
-      // O_NONBLOCK: a FIFO planted at the output path must not hang the open.
+      // O_NONBLOCK: a FIFO at the output path must not hang the open.
       handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return { text: "", sizeBytes: 0, truncated: false }; // not started yet
+      if (code === "ENOENT") return { bytes: Buffer.alloc(0), sizeBytes: 0, truncated: false }; // not started yet
       throw new JobRefused(
         "output-not-file",
-        `output '${relative(this.#taskDir, path)}'`,
-        "it is not a regular file in the task's output folder (replaced by a symlink?)",
+        `output '${basename(path)}'`,
+        "it is not a regular file in the run's job output folder",
       );
     }
     try {
@@ -536,7 +573,7 @@ export class JobBroker {
       const length = Math.min(info.size, cap);
       const buffer = Buffer.alloc(length);
       await handle.read(buffer, 0, length, info.size - length);
-      return { text: buffer.toString("utf8"), sizeBytes: info.size, truncated: info.size > cap };
+      return { bytes: buffer, sizeBytes: info.size, truncated: info.size > cap };
     } finally {
       await handle.close();
     }
