@@ -1,5 +1,7 @@
 // Structured log lines: `time event key=value ...` (text) or one JSON object a line (json).
 // No rotation here: run under systemd (journald) or redirect with nohup (docs/daemon.md).
+import { visible, visibleJson } from "../terminal-text.ts";
+
 export type LogFormat = "text" | "json";
 
 export type Logger = (event: string, fields?: Record<string, unknown>) => void;
@@ -11,7 +13,7 @@ export function createLogger(
   return (event, fields = {}) => {
     const time = new Date().toISOString();
     if (format === "json") {
-      write(`${JSON.stringify({ time, event, ...fields })}\n`);
+      write(`${visibleJson({ time, event, ...fields })}\n`);
       return;
     }
     const parts = Object.entries(fields)
@@ -21,7 +23,8 @@ export function createLogger(
   };
 }
 
+/** A field as one word, or quoted (JSON) with every non-printing code point escaped: task names and reasons come from files an agent could write. */
 function textValue(value: unknown): string {
   const text = typeof value === "string" ? value : JSON.stringify(value);
-  return /[\s"=]/.test(text) ? JSON.stringify(text) : text;
+  return /[\s"=]/.test(text) || visible(text) !== text ? visibleJson(text) : text;
 }

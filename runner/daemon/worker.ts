@@ -9,6 +9,7 @@ import { EXIT, exitCodeOfOutcome } from "../exit-codes.ts";
 import { exitCodeOf, InvalidInput } from "../run/errors.ts";
 import { runTask } from "../run/setup.ts";
 import { ownSignals as takeSignals } from "../sandbox/live.ts";
+import { visible } from "../terminal-text.ts";
 
 const { values } = parseArgs({
   options: {
@@ -51,7 +52,7 @@ async function main(): Promise<number> {
       onReport: (report) =>
         process.stdout.write(report.file ? `report: ${report.file}\n` : `report: ${report.error}\n`),
     });
-    process.stdout.write(`${result.outcome.status}: ${result.outcome.reason}\n`);
+    process.stdout.write(`${result.outcome.status}: ${visible(result.outcome.reason)}\n`);
     return exitCodeOfOutcome(result.outcome);
   } catch (error) {
     if (error instanceof InvalidInput) {

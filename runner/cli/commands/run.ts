@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
 import { readTape } from "../../audit/verify.ts";
 import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
+import { visible } from "../../terminal-text.ts";
 
 interface RunFlags {
   backend?: string;
@@ -273,7 +274,8 @@ function summary(result: import("../../run/deps.ts").RunResult, model: string | 
       ? ` [REPLAY of ${model.slice("replay:".length)}: ${replayed(result.dir)}]`
       : "";
   return [
-    `${result.outcome.status.toUpperCase()}: ${result.outcome.reason}${scripted}`,
+    // The reason may be the agent's report_blocker text: shown escaped, as every listing is.
+    `${result.outcome.status.toUpperCase()}: ${visible(result.outcome.reason)}${scripted}`,
     `run ${result.runId}: ${result.iterations} iteration(s), ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
     `records: ${result.dir}/ (${files.join(", ")})`,
     `inspect: scifi audit show ${result.dir}`,
