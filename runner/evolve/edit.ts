@@ -84,12 +84,13 @@ export function unifiedDiff(before: string, after: string, label: string): strin
     if (i < a.length && j < b.length && a[i] === b[j]) {
       ops.push({ op: " ", line: a[i] as string, ai: i++, bi: j++ });
     } else if (
-      j < b.length &&
-      (i >= a.length || ((lcs[i] as number[])[j + 1] as number) >= ((lcs[i + 1] as number[])[j] as number))
+      i < a.length &&
+      (j >= b.length || (lcs[i + 1]?.[j] as number) >= (lcs[i]?.[j + 1] as number))
     ) {
-      ops.push({ op: "+", line: b[j] as string, ai: i, bi: j++ });
-    } else {
+      // Deletions before insertions, as diff -u prints a changed line.
       ops.push({ op: "-", line: a[i] as string, ai: i++, bi: j });
+    } else {
+      ops.push({ op: "+", line: b[j] as string, ai: i, bi: j++ });
     }
   }
   const out = [`--- a/${label}`, `+++ b/${label}`];

@@ -138,7 +138,14 @@ export function buildProposals(inputs: ProposalInputs): {
     const remaining = [...pool];
     while (remaining.length >= 2) {
       const tests = remaining.map((m) => ({ m, test: testAgainstPeers(m, remaining, threshold) }));
-      tests.sort((a, b) => a.test.p - b.test.p || a.m.entry.localeCompare(b.m.entry));
+      // Equal p (two models: one test, seen from both sides): the one below the rest goes first, so
+      // the proposal is the demotion of the model short of its rank, not the promotion of its peer.
+      tests.sort(
+        (a, b) =>
+          pOrder(a.test.p, b.test.p) ||
+          Number(isBetter(a.test)) - Number(isBetter(b.test)) ||
+          a.m.entry.localeCompare(b.m.entry),
+      );
       const first = tests[0] as (typeof tests)[number];
       if (!first.test.significant) {
         for (const { m, test } of tests)
@@ -193,6 +200,15 @@ function definedOf(inputs: ProposalInputs) {
 
 export function fmtP(p: number): string {
   return p < 0.0001 ? p.toExponential(2) : p.toFixed(4);
+}
+
+/** p-values equal up to rounding (the same table seen from either side) order as equal. */
+function pOrder(a: number, b: number): number {
+  return Math.abs(a - b) <= 1e-9 * Math.max(a, b) ? 0 : a - b;
+}
+
+function isBetter(t: FisherEvidence): boolean {
+  return t.a.passes / Math.max(1, t.a.passes + t.a.fails) > t.b.passes / Math.max(1, t.b.passes + t.b.fails);
 }
 
 function testAgainstPeers(m: ModelStats, pool: ModelStats[], threshold: number): FisherEvidence {
