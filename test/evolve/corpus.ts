@@ -32,6 +32,8 @@ export interface SynthRun {
   reviewFailsPassingChecks?: boolean;
   startedAt?: string;
   provider?: string;
+  /** Put before each role's system prompt (the benchmark: the real prompts' size). */
+  systemPrefix?: string;
 }
 
 type Message = TapeRequest["messages"][number];
@@ -72,7 +74,12 @@ export function writeRun(runsDir: string, run: SynthRun): string {
       provider,
       model: run.entry,
       entry: run.entry,
-      request: { kind: role === "work" ? "work" : "control", rank: run.rank, system: SYSTEM[role], messages },
+      request: {
+        kind: role === "work" ? "work" : "control",
+        rank: run.rank,
+        system: `${run.systemPrefix ?? ""}${SYSTEM[role]}`,
+        messages,
+      },
       response: {
         content,
         stopReason: content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn",
@@ -175,18 +182,26 @@ export function writeRun(runsDir: string, run: SynthRun): string {
       rankAdjustment: 0,
     });
     if (ok) event({ type: "node_complete", iteration, node: "root" });
+    const audit = tape.head();
     event({
       type: "iteration_end",
       iteration,
       passed: ok,
       ...(ok ? {} : { reason: "failed checks: root/check-1" }),
+      ...(audit ? { audit } : {}),
     });
   }
   event({ type: "final_review", groupSuggestions: 0, globalSuggestions: 0 });
   const outcome = passed
     ? { status: "passed" as const, reason: "every check and review item passed" }
     : { status: "failed" as const, reason: `iteration limit reached (${run.iterations.length})` };
-  event({ type: "run_end", outcome: outcome.status, reason: outcome.reason });
+  const head = tape.head();
+  event({
+    type: "run_end",
+    outcome: outcome.status,
+    reason: outcome.reason,
+    ...(head ? { audit: head } : {}),
+  });
   tape.close();
   writeFileSync(files.history, `${history.join("\n")}\n`);
   const state: RunState = {
