@@ -38,6 +38,11 @@ export interface SynthRun {
 
 type Message = TapeRequest["messages"][number];
 
+const TOOLS: NonNullable<TapeRequest["tools"]> = [
+  { name: "bash", description: "Run a shell command in /task.", inputSchema: { type: "object" } },
+  { name: "done", description: "Report the work done.", inputSchema: { type: "object" } },
+];
+
 const SYSTEM = {
   prescan: "You are the pre-scan agent.",
   work: "You are the work agent.",
@@ -79,6 +84,11 @@ export function writeRun(runsDir: string, run: SynthRun): string {
         rank: run.rank,
         system: `${run.systemPrefix ?? ""}${SYSTEM[role]}`,
         messages,
+        // As the real agents send them: the pre-scan a schema, work and review tools and the
+        // per-step workspace context.
+        ...(role === "prescan"
+          ? { jsonSchema: { name: "plan", schema: { type: "object" } } }
+          : { tools: TOOLS, workspaceContext: "Step 1 of 40; tool calls left in this pass: 80." }),
       },
       response: {
         content,
@@ -164,11 +174,7 @@ export function writeRun(runsDir: string, run: SynthRun): string {
       "review",
       iteration,
       [{ role: "user", content: [{ type: "text", text: `# Node root: ${run.task}` }] }],
-      [{ type: "text", text: "{}" }],
-      {
-        items: [{ id: "root/e1", pass: ok }],
-        findings: finding,
-      },
+      [{ type: "text", text: JSON.stringify({ items: [{ id: "root/e1", pass: ok }], findings: finding }) }],
     );
     event({
       type: "verdict",
