@@ -55,6 +55,7 @@ function edges(graph: Map<string, string[]>, from: (m: string) => boolean, to: (
  * - extension is what a component adds to a run (jobs builds one), above the tools it carries;
  * - report reads the run folder, never the loop; the loop (the run) composes everything below it;
  * - above the run: the LLM helpers, the daemon (it starts runs) and the CLI, which nothing imports;
+ * - eval runs suites of runs (its result contract, trial-result.ts, is what evolve reads);
  * - evolve reads run records, eval results and configs, and asks a model only through a helper session.
  */
 const LAYERS: readonly (readonly string[])[] = [
@@ -75,8 +76,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ["report"],
   ["run"],
   ["helpers"],
-  ["evolve"],
   ["daemon"],
+  ["eval"],
+  ["evolve"],
   ["cli"],
 ];
 
