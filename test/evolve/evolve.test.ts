@@ -428,3 +428,42 @@ describe("two models at a rank, and the models.yaml edits", () => {
     ).toThrow(/only model/);
   });
 });
+
+describe("cost and the review", () => {
+  it("prefers a cheaper model that passes as often, and counts a review that failed what checks passed", async () => {
+    const home = mkdtempSync(join(tmpdir(), "scifi-evolve-cost-"));
+    for (const run of [
+      ...modelRuns("scripted-steady", 2, { passing: 10, late: 0, failing: 0 }, { usdPerCall: 0.001 }),
+      ...modelRuns("scripted-peer", 2, { passing: 9, late: 1, failing: 0 }, { usdPerCall: 0.01 }),
+      ...modelRuns(
+        "scripted-weak",
+        1,
+        { passing: 0, late: 2, failing: 0 },
+        { reviewFailsPassingChecks: true },
+      ),
+    ])
+      writeRun(homePaths(home).runs, run);
+    writeFileSync(join(home, "models.yaml"), MODELS_YAML);
+    const result = await evolve({ home, write: false, promptFile: join(home, "none.md") });
+    const prefer = result.proposals.filter((p) => p.proposal.kind === "prefer").map((p) => p.proposal);
+    expect(prefer.map((p) => p.title)).toEqual([
+      "prefer scripted-steady to scripted-peer at rank 2: drop scripted-peer",
+    ]);
+    expect(prefer[0]?.evidence.test).toMatchObject({
+      a: { passes: 10, fails: 0 },
+      b: { passes: 10, fails: 1 },
+      significant: false,
+    });
+    expect(prefer[0]?.change?.after).toBe(removeModel(MODELS_YAML, "scripted-peer"));
+    // Six calls a pass (pre-scan, four work, review): USD per pass of the work calls alone.
+    const steady = result.stats.models.find((m) => m.entry === "scripted-steady" && m.role === "work");
+    expect(steady?.usdPerPass).toBeCloseTo(0.004, 10);
+    const review = result.stats.models.find((m) => m.entry === "scripted-weak" && m.role === "review");
+    // Each late run: iteration 1 the review failed a node whose check passed, iteration 2 agreed.
+    expect(review?.review).toEqual({
+      verdictsWithChecks: 4,
+      failedWhatChecksPassed: 2,
+      passedWhatChecksFailed: 0,
+    });
+  });
+});
