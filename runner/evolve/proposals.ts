@@ -344,7 +344,11 @@ function withChange(
   edit: (text: string) => string,
 ): EvolveProposal {
   if (!target)
-    return { ...proposal, noChange: "no models.yaml was given or found: there is no file to change" };
+    return {
+      ...proposal,
+      noChange:
+        "no models.yaml was found (--models FILE; default: <home>/models.yaml): there is no file to change",
+    };
   try {
     const after = edit(target.text);
     return {
@@ -413,7 +417,12 @@ function promptProposal(recurring: RecurringFinding[], inputs: ProposalInputs, b
     },
     ...(summary ? { summarisedBy: { model: summary.model, scripted: summary.scripted } } : {}),
   };
-  if (!inputs.prompt) return { ...proposal, noChange: "no prompt file was given" };
+  if (!inputs.prompt)
+    return {
+      ...proposal,
+      noChange:
+        "no prompt file to change: it was not found (--prompt FILE; default: the work agent's runner/agents/work.md)",
+    };
   const after = appendBlock(inputs.prompt.text, lines.join("\n"));
   return {
     ...proposal,
