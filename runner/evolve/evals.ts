@@ -3,6 +3,7 @@
 // its run folder, when it is still there, is read like any run (its passes, tools, checks).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { EvalSummary, PairedComparison } from "../eval/summary.ts";
 import { type TrialResult, trialResultSchema } from "../eval/trial-result.ts";
 
 export interface EvalModelStats {
@@ -28,6 +29,8 @@ export interface EvalInput {
   trials: TrialResult[];
   /** result.json files that do not match the contract, with why (shown, never guessed at). */
   unreadable: { file: string; reason: string }[];
+  /** The eval's own paired model comparisons (summary.json), when it wrote one. */
+  comparisons: PairedComparison[];
 }
 
 /** An eval id under `<home>/evals/`, or an eval folder. */
@@ -61,7 +64,24 @@ export function readEval(folder: string): EvalInput {
     }
   }
   const evalId = trials[0]?.evalId ?? folder.split("/").pop() ?? folder;
-  return { evalId, folder, trials, unreadable };
+  return { evalId, folder, trials, unreadable, comparisons: summaryComparisons(folder, unreadable) };
+}
+
+/** summary.json's comparisons (runner/eval/summary.ts); a summary of another version is said, not read. */
+function summaryComparisons(folder: string, unreadable: EvalInput["unreadable"]): PairedComparison[] {
+  const file = join(folder, "summary.json");
+  if (!existsSync(file)) return [];
+  try {
+    const summary = JSON.parse(readFileSync(file, "utf8")) as Partial<EvalSummary>;
+    if (summary.version !== 1 || !Array.isArray(summary.comparisons)) {
+      unreadable.push({ file, reason: `not a version 1 eval summary with comparisons` });
+      return [];
+    }
+    return summary.comparisons;
+  } catch (error) {
+    unreadable.push({ file, reason: (error as Error).message });
+    return [];
+  }
 }
 
 export function evalModelStats(input: EvalInput): EvalModelStats[] {

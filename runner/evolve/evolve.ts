@@ -35,6 +35,8 @@ export interface EvolveResult {
   stats: EvolveStats;
   evals: EvalModelStats[];
   evalProblems: EvalInput["unreadable"];
+  /** The evals' own paired comparisons of models (summary.json), with their eval id. */
+  evalComparisons: (EvalInput["comparisons"][number] & { evalId: string })[];
   /** Run folders that could not be read, with why. */
   unreadable: { dir: string; reason: string }[];
   comparisons: Comparison[];
@@ -107,6 +109,7 @@ export async function evolve(options: EvolveOptions): Promise<EvolveResult> {
     stats,
     evals: evalInputs.flatMap(evalModelStats),
     evalProblems: evalInputs.flatMap((e) => e.unreadable),
+    evalComparisons: evalInputs.flatMap((e) => e.comparisons.map((c) => ({ ...c, evalId: e.evalId }))),
     unreadable,
     comparisons,
     proposals:

@@ -52,6 +52,10 @@ export function renderResult(result: EvolveResult): string {
         `  ${visible(e.evalId)}  ${visible(e.model)}${e.scripted ? " [SCRIPTED]" : ""}: ${e.passes}/${e.passes + e.fails} passed (${e.errors} errors), USD/pass ${num(e.usdPerPass, 4)}, tool rejections ${e.toolRejections}/${e.toolCalls}`,
       );
   }
+  for (const c of result.evalComparisons)
+    out.push(
+      `  ${visible(c.evalId)}: ${visible(c.a)} against ${visible(c.b)} over ${c.cells} cells: ${visible(c.text)}`,
+    );
   for (const p of result.evalProblems)
     out.push(`  unreadable trial ${visible(p.file)}: ${visible(p.reason)}`);
   const failing = s.groups.filter((g) => g.failingChecks.length > 0);

@@ -328,7 +328,25 @@ describe("evolve's other inputs", () => {
     }
     mkdirSync(join(home, "evals", "e1", "trials", "bad"), { recursive: true });
     writeFileSync(join(home, "evals", "e1", "trials", "bad", "result.json"), JSON.stringify({ version: 2 }));
+    const comparison = {
+      a: "scripted:steady.yaml",
+      b: "scripted:peer.yaml",
+      cells: 1,
+      meanDifference: 0,
+      ci95: [-0.5, 0.5],
+      better: "not distinguishable",
+      text: "not distinguishable with 3 repeats\x1b[8m",
+      method: "paired",
+    };
+    writeFileSync(
+      join(home, "evals", "e1", "summary.json"),
+      JSON.stringify({ version: 1, evalId: "e1", comparisons: [comparison] }),
+    );
     const result = await evolve({ home, evals: ["e1"], now: NOW, write: false });
+    expect(result.evalComparisons).toEqual([{ ...comparison, evalId: "e1" }]);
+    expect(renderResult(result)).toContain(
+      "e1: scripted:steady.yaml against scripted:peer.yaml over 1 cells: not distinguishable with 3 repeats\\x1b[8m",
+    );
     expect(result.evals).toEqual([
       expect.objectContaining({
         evalId: "e1",
