@@ -3,7 +3,18 @@
 // what, when, with which note, and the file's hash before and after). A decided proposal is never
 // rewritten; a pending one is refreshed when `scifi evolve` finds it again. Applying writes exactly
 // the text the proposal shows (the diff), and only onto the text it was computed on.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { appendDurably, writeJsonAtomic } from "../atomic-write.ts";
@@ -135,8 +146,15 @@ export async function applyProposal(
       throw new EvolveError(
         `${file} changed since proposal '${id}' was computed (its diff no longer describes the change): run 'scifi evolve' again for a fresh proposal`,
       );
+    // Whole or not at all, on disk before the decision says it was applied.
     const temp = `${file}.${process.pid}.evolve.tmp`;
-    writeFileSync(temp, after);
+    const fd = openSync(temp, "w", statSync(file).mode & 0o777);
+    try {
+      writeFileSync(fd, after);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, file);
     Object.assign(decision, { file, beforeSha256, afterSha256: sha256(after) });
   }
