@@ -16,7 +16,8 @@ export type AgentRole =
   | "make_task"
   | "make_skill"
   | "ask"
-  | "oracle";
+  | "oracle"
+  | "evolve";
 
 export interface ToolSpec {
   name: string;

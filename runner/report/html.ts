@@ -68,6 +68,7 @@ ${model.sam.checks ? html`<tr><th>Checks</th><td id="fact-checks">${checksFact(m
 <tr><th>Cache-read share</th><td id="fact-cache">${percent(t.cacheReadShare)}</td></tr>
 <tr><th>Cost</th><td id="fact-cost">${usd(t.costUsd)}</td></tr>
 <tr><th>Models</th><td>${modelsUsed(model.summary.byModel)}</td></tr>
+${model.evolve.length > 0 ? html`<tr><th>Evolve proposals</th><td id="fact-evolve">ran under ${model.evolve.map((p, k) => html`${k > 0 ? "; " : ""}<code>${p.id}</code> (${p.kind}: ${p.title}, applied ${p.at})`)}</td></tr>` : ""}
 <tr><th>Sandbox granted</th><td>${model.spec ? sandbox(model.spec) : html`<span class="muted">spec.json not found</span>`}</td></tr>
 <tr><th>Audit chain</th><td id="fact-chain">${chain(model)}</td></tr>
 </table></header>`;

@@ -87,6 +87,8 @@ export interface ReportModel {
   };
   status: RunStatusView;
   reason: string;
+  /** The applied `scifi evolve` proposals the run ran under (state.json `evolve`). */
+  evolve: { id: string; kind: string; title: string; at: string }[];
   iterations: number;
   wallMs: number;
   summary: TapeSummary;
@@ -128,6 +130,7 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
     sam: samFacts(inputs),
     status,
     reason: outcome?.reason ?? unfinished?.reason ?? "",
+    evolve: inputs.state?.evolve ?? [],
     iterations: inputs.state?.iteration ?? Math.max(0, ...timeline.map((i) => i.iteration)),
     wallMs: inputs.state?.spent.elapsedMs ?? historySpan(inputs.history) ?? summary.wallMs,
     summary,

@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import type { AuditHead } from "../audit/types.ts";
+import type { AppliedProposal } from "./evolve-applied.ts";
 
 /** The pre-scan's plan for the next work pass (runner/agents/prescan.ts validates it). */
 export interface RecordedPlan {
@@ -159,6 +160,8 @@ export interface RunState {
    */
   auditHead?: AuditHead;
   resumes: number;
+  /** The `scifi evolve` proposals a person had applied when the run started (absent: none, or older runs). */
+  evolve?: AppliedProposal[];
 }
 
 export function writeState(file: string, state: RunState): void {

@@ -6,6 +6,7 @@ import { spentOnTape, type TapeSpent } from "../audit/spent.ts";
 import { AuditTape } from "../audit/tape.ts";
 import { cutBack, fileSize, HistoryTape, readHistory } from "../memory/history.ts";
 import { measureTaskFolder } from "../policy/host-paths.ts";
+import { appliedProposals } from "../run-folder/evolve-applied.ts";
 import {
   createRunFolder,
   openRunFolder,
@@ -64,6 +65,9 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
       historyBytes: 0,
       resumes: 0,
     };
+    // Which applied evolve proposals (ranks, prompts, memory) this run ran under, for its report.
+    const applied = appliedProposals(options.home, new Date());
+    if (applied.length > 0) state.evolve = applied;
     const history = new HistoryTape(folder.files.history);
     history.append({ type: "run_start", sam: sam.file, sha256: sam.sha256, backend: deps.backend.name });
     const changed = assetsSinceLastRun(options.home, spec.taskDir, runId, pristine);

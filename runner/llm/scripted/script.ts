@@ -15,6 +15,7 @@ export const SCRIPT_ROLES = [
   "make_skill",
   "ask",
   "oracle",
+  "evolve",
 ] as const;
 
 const expectItem = z.union([z.string(), z.strictObject({ regex: z.string() })]);
