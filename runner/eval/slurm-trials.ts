@@ -7,8 +7,7 @@
 // eval waits for a job that is still live instead of submitting the trial twice.
 import { existsSync, readFileSync } from "node:fs";
 import { writeJsonAtomic } from "../atomic-write.ts";
-import type { DriveOptions } from "./engine.ts";
-import { evalFiles, type PlannedTrial } from "./plan.ts";
+import { type EvalPlan, evalFiles, type PlannedTrial } from "./plan.ts";
 import { readTrialResult, writeTrialResult } from "./trial.ts";
 import type { TrialResult } from "./trial-result.ts";
 
