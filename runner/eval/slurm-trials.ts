@@ -17,8 +17,18 @@ interface JobRecord {
   submitDir: string;
 }
 
+export interface SlurmTrialOptions {
+  home: string;
+  evalDir: string;
+  plan: EvalPlan;
+  /** argv that starts scifi on the node (default: submitTask's, this Node and bin/scifi.js). */
+  scifiCommand?: string[];
+  /** How often the eval looks at a job (ms). */
+  pollMs?: number;
+}
+
 export async function slurmTrialRunner(
-  o: DriveOptions,
+  o: SlurmTrialOptions,
 ): Promise<(trial: PlannedTrial) => Promise<TrialResult>> {
   const { SlurmClient, LIVE_STATES } = await import("../jobs/slurm.ts");
   const { submitTask } = await import("../jobs/submit.ts");
