@@ -89,6 +89,8 @@ export interface DriveOptions {
   retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
   /** A local trial's live run status. */
   onTrialStatus?: (trial: PlannedTrial, status: RunStatus) => void;
+  /** Told, per trial, the milliseconds of the eval's own work around its run (the bench). */
+  onBookkeeping?: (trialId: string, ms: number) => void;
   /** SLURM engine: argv that starts scifi on the node (tests). */
   scifiCommand?: string[];
   /** SLURM engine: how often the eval looks at its jobs (ms). */
@@ -162,10 +164,14 @@ export async function driveEval(o: DriveOptions): Promise<EvalOutcome> {
     }
     return queue.shift();
   };
+  const trialBookkeeping = new Map<string, number>();
   const ended = (result: TrialResult): void => {
+    const t0 = performance.now();
     results.set(result.trialId, result);
     ran.push(result.trialId);
     writeSummary(evalDir, plan, results, stoppedByBudget);
+    const ms = performance.now() - t0 + (trialBookkeeping.get(result.trialId) ?? 0);
+    o.onBookkeeping?.(result.trialId, ms);
     const done = [...results.values()].length;
     log(
       `${result.status.toUpperCase()} ${result.trialId} (${result.verdict}${result.status === "pass" ? "" : `: ${result.cause.slice(0, 200)}`}) [${done}/${plan.trials.length}]`,
@@ -182,6 +188,7 @@ export async function driveEval(o: DriveOptions): Promise<EvalOutcome> {
             trial,
             ...(o.retry ? { retry: o.retry } : {}),
             ...(o.onTrialStatus ? { onStatus: (s: RunStatus) => o.onTrialStatus?.(trial, s) } : {}),
+            onBookkeeping: (ms: number) => trialBookkeeping.set(trial.trialId, ms),
           });
   const worker = async (): Promise<void> => {
     for (let trial = next(); trial; trial = next()) ended(await runOne(trial));

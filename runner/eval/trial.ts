@@ -25,13 +25,17 @@ export interface TrialOptions {
   retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
   /** The run's live status (tests use it to act on a trial while it runs). */
   onStatus?: (status: RunStatus) => void;
+  /** Told the milliseconds the trial spent outside its run (copy, records, result.json): the bench. */
+  onBookkeeping?: (ms: number) => void;
 }
 
 /** Runs one trial to its end and writes its result.json; never throws for the run's own errors. */
 export async function runTrial(o: TrialOptions): Promise<TrialResult> {
   const { plan, trial } = o;
   const startedAt = new Date();
+  const t0 = performance.now();
   const taskDir = freshCopy(o);
+  let bookkeeping = performance.now() - t0;
   const { runTask } = await import("../run/setup.ts");
   let runId = "";
   let runDir = "";
@@ -54,8 +58,11 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
   } catch (error) {
     failure = error;
   }
+  const t1 = performance.now();
   const record = trialRecord(o, { result, failure, runId, runDir, startedAt, endedAt: new Date() });
   writeTrialResult(o.evalDir, record);
+  bookkeeping += performance.now() - t1;
+  o.onBookkeeping?.(bookkeeping);
   return record;
 }
 

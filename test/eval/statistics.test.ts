@@ -202,7 +202,7 @@ describe("summarize", () => {
     expect(pn?.ci95[0]).toBeCloseTo(2 / 3 - 1.96 * sePN, 9);
     expect(pn?.ci95[1]).toBeCloseTo(Math.min(1, 2 / 3 + 1.96 * sePN), 9);
     expect(pn?.text).toMatch(/^pass is better than never by 100\.0 points/);
-    // pass 4/4 vs half 2/4: p~ = 5/6 and 1/2; var per cell = 5/216 + 1/24: [-0.1657, 0.8323].
+    // pass 4/4 vs half 2/4: p~ = 5/6 and 1/2; var per cell = 5/216 + 1/24: [-0.0195, 0.6862].
     const ph = pair("pass", "half");
     expect(ph).toMatchObject({ cells: 2, meanDifference: 0.5, better: "not distinguishable" });
     const sePH = Math.sqrt(2 * (5 / 216 + 1 / 24)) / 2;
