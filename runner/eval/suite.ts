@@ -10,6 +10,7 @@ import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../run/limits.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
+import { closest } from "../sam/suggest.ts";
 import type { SamDocument, SamNode } from "../sam/types.ts";
 
 export const DEFAULT_VARIANT = "default";
@@ -176,7 +177,8 @@ function suggestKeys(path: readonly PropertyKey[], keys: string[]): string {
   const known = path.length === 0 ? TOP_KEYS : path[0] === "models" ? ["name", "spec", "scripts"] : [];
   return keys
     .map((k) => {
-      const near = known.find((c) => c.replace(/_/g, "") === k.replace(/[_-]/g, "").toLowerCase());
+      const near =
+        known.find((c) => c.replace(/_/g, "") === k.replace(/[_-]/g, "").toLowerCase()) ?? closest(k, known);
       return `unknown key '${k}'${near ? ` (did you mean '${near}'?)` : ""}; keys: ${known.join(", ")}`;
     })
     .join("; ");
