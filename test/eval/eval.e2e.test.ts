@@ -215,6 +215,55 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
     }
   }, 900_000);
 
+  it("priced calls: USD per pass from the tapes, and the budget stops scheduling (said on the terminal)", async () => {
+    const { root, home } = workspace("priced");
+    // Two trials' worth of replies (the server's queues go on from trial to trial, one at a time),
+    // each call 1000 input tokens at 10 USD per million: USD 0.01 a call, 5 calls, 0.05 a trial;
+    // the budget (0.1) is spent after two trials, so the third is never started.
+    const { ScriptedServer } = await import("../../runner/llm/scripted/server.ts");
+    const server = await ScriptedServer.start(join(root, "models", "priced-twice.yaml"));
+    try {
+      writeFileSync(
+        join(root, "models.yaml"),
+        [
+          "# A scripted server (labelled scripted in the model's name) priced through a models config.",
+          "models:",
+          "  - name: scripted-priced",
+          "    provider: anthropic",
+          "    model: scripted-priced",
+          `    baseURL: ${server.baseURL}`,
+          "    rank: 1",
+          "    kinds: [control, work]",
+          "    prices: { input: 10, output: 0, cacheWrite: 0, cacheRead: 0 }",
+          "    noApiKey: true",
+          "retry: { maxRetries: 0 }",
+          "",
+        ].join("\n"),
+      );
+      writeFileSync(
+        join(root, "priced-suite.yaml"),
+        "tasks: [suite/echo]\nvariants: [nl]\nmodels: [{ name: scripted-priced, spec: models.yaml }]\nrepeats: 3\nconcurrency: 1\nbudget_usd: 0.1\n",
+      );
+      const lines: string[] = [];
+      const outcome = await runEval({
+        home,
+        suite: join(root, "priced-suite.yaml"),
+        retry: RETRY,
+        log: (l) => lines.push(l),
+      });
+      const s = outcome.summary;
+      expect(outcome.stoppedByBudget, lines.join("\n")).toBe(true);
+      expect(s.trials).toEqual({ planned: 3, pass: 2, fail: 0, error: 0, pending: 1 });
+      expect(s.budget).toEqual({ usd: 0.1, spentUsd: expect.closeTo(0.1, 9), stoppedByBudget: true });
+      expect(s.groups[0]?.usdPerPass).toBeCloseTo(0.05, 9);
+      expect(s.groups[0]?.usdPerTrial).toMatchObject({ n: 2, mean: expect.closeTo(0.05, 9), se: 0 });
+      expect(s.groups[0]?.tokens.mean).toBe(5000);
+      expect(lines.join("\n")).toContain("budget spent: USD 0.1000 of 0.1; 1 trial(s) not started");
+    } finally {
+      await server.close();
+    }
+  }, 600_000);
+
   it("a trial whose sandbox dies is an error, counted apart; --retry-errors runs it again", async () => {
     const { root, home } = workspace("death");
     const suite = join(root, "slow");
