@@ -77,6 +77,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["run"],
   ["helpers"],
   ["daemon"],
+  // scifi eval: runs trials as runs (run), as SLURM jobs (jobs); read by the CLI only.
   ["eval"],
   ["evolve"],
   ["cli"],

@@ -9,6 +9,7 @@ import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
 import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
+import { register as registerEval } from "./commands/eval.ts";
 import { register as registerEvolve } from "./commands/evolve.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
     registerAudit,
     registerReport,
     registerSubmit,
+    registerEval,
     registerDaemon,
     registerStatus,
     registerCancel,

@@ -166,6 +166,11 @@ export interface PlacementScript {
   backend: BackendChoice;
   /** `--model` for `scifi run` (absolute paths), when not the home's models.yaml. */
   model?: string;
+  /**
+   * scifi's arguments on the node instead of `run <sam> --model M` (`scifi eval` runs one trial
+   * per job: `eval trial <eval> <trial>`); `--backend "$backend"` is appended either way.
+   */
+  command?: string[];
 }
 
 /** The batch script of a placed task (self-describing: its #SBATCH lines are the options used). */
@@ -187,7 +192,9 @@ export function renderPlacementScript(p: PlacementScript): string {
     `export SCIFI_HOME=${shellQuote(p.home)}`,
     ...backendLines,
     'echo "scifi submit: job ${SLURM_JOB_ID:-?} on $(hostname), backend $backend"',
-    `exec ${p.scifiCommand.map(shellQuote).join(" ")} run ${shellQuote(p.samFile)} --backend "$backend"${p.model ? ` --model ${shellQuote(p.model)}` : ""}`,
+    p.command
+      ? `exec ${[...p.scifiCommand, ...p.command].map(shellQuote).join(" ")} --backend "$backend"`
+      : `exec ${p.scifiCommand.map(shellQuote).join(" ")} run ${shellQuote(p.samFile)} --backend "$backend"${p.model ? ` --model ${shellQuote(p.model)}` : ""}`,
     "",
   ].join("\n");
 }

@@ -30,6 +30,8 @@ export interface SubmitTaskOptions {
   slurm?: SlurmClient;
   /** argv that starts scifi on the node (default: this Node and this checkout's bin/scifi.js). */
   scifiCommand?: string[];
+  /** scifi's arguments on the node instead of `run <sam>` (placement.ts PlacementScript.command). */
+  command?: string[];
   now?: Date;
 }
 
@@ -75,6 +77,7 @@ export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult
     scifiCommand: o.scifiCommand ?? defaultScifiCommand(),
     backend: o.backend,
     model: absoluteModel(o.model),
+    ...(o.command ? { command: o.command } : {}),
   });
   const result: SubmitTaskResult = { script, sbatchArgs: placement.args, notes: placement.notes, submitDir };
   if (o.dryRun) return result;

@@ -1,0 +1,83 @@
+// `scifi eval` against the same runs without it, in one run: N scripted trials (default 100, env
+// SCIFI_BENCH_EVAL_TRIALS) of one small task in real Docker sandboxes at concurrency 4, against the
+// same N runs as 4 parallel `scifi run` loops on fresh copies of the task. Targets: eval wall time
+// at most 1.15x the loops'; the eval's own bookkeeping per trial (fresh copy, result.json, summary
+// recomputed and written) under 50 ms.
+import { execFile } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { runEval } from "../runner/eval/engine.ts";
+import type { BenchResult } from "../scripts/bench.ts";
+
+const exec = promisify(execFile);
+const REPO = join(import.meta.dirname, "..");
+const CLI = join(REPO, "bin", "scifi.js");
+const FIXTURES = join(REPO, "test", "eval", "fixtures");
+const MODEL = `scripted:${join(FIXTURES, "models", "pass.yaml")}`;
+const CONCURRENCY = 4;
+
+export async function run(): Promise<BenchResult[]> {
+  const trials = Number(process.env.SCIFI_BENCH_EVAL_TRIALS ?? 100);
+  const root = mkdtempSync(join(tmpdir(), "scifi-bench-eval-"));
+  const task = join(root, "suite", "echo");
+  mkdirSync(task, { recursive: true });
+  cpSync(join(FIXTURES, "suite", "echo", "task.nl.md"), join(task, "task.md"));
+  const loops = await parallelRuns(root, task, trials);
+  const home = join(root, "eval-home");
+  mkdirSync(home);
+  const bookkeeping: number[] = [];
+  const start = performance.now();
+  const outcome = await runEval({
+    home,
+    suite: join(root, "suite"),
+    models: [MODEL],
+    repeats: trials,
+    concurrency: CONCURRENCY,
+    onBookkeeping: (_id, ms) => bookkeeping.push(ms),
+  });
+  const evalSec = (performance.now() - start) / 1000;
+  if (outcome.summary.trials.pass !== trials)
+    throw new Error(
+      `bench eval: ${outcome.summary.trials.pass} of ${trials} trials passed (${outcome.evalDir})`,
+    );
+  const sorted = [...bookkeeping].sort((a, b) => a - b);
+  const mean = bookkeeping.reduce((s, x) => s + x, 0) / Math.max(1, bookkeeping.length);
+  return [
+    {
+      name: `eval: wall time of ${trials} scripted trials at concurrency ${CONCURRENCY} vs 4 parallel 'scifi run' loops`,
+      value: evalSec,
+      baseline: loops,
+      unit: "s",
+      maxRatio: 1.15,
+    },
+    {
+      name: "eval: bookkeeping per trial (copy, result.json, summary.json and .csv)",
+      value: mean,
+      unit: "ms",
+      maxValue: 50,
+      note: `median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, max ${sorted.at(-1)?.toFixed(1)} ms`,
+    },
+  ];
+}
+
+/** The same runs without the eval: 4 loops of `scifi run` on fresh copies of the task, `trials` in all. */
+async function parallelRuns(root: string, task: string, trials: number): Promise<number> {
+  const home = join(root, "runs-home");
+  mkdirSync(home);
+  let next = 0;
+  const loop = async (): Promise<void> => {
+    for (let i = next++; i < trials; i = next++) {
+      const copy = join(root, "copies", String(i), "echo");
+      cpSync(task, copy, { recursive: true });
+      await exec(process.execPath, [CLI, "run", join(copy, "task.md"), "--model", MODEL], {
+        env: { ...process.env, SCIFI_HOME: home },
+        timeout: 300_000,
+      });
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, loop));
+  return (performance.now() - start) / 1000;
+}

@@ -1,0 +1,257 @@
+// The eval's scheduler: a plan (plan.ts) is made once and written to eval.json; then every trial
+// without a result.json (and, with `retryErrors`, every trial whose result is an `error`) runs, K at
+// a time in this process, or each as a SLURM job (slurm-trials.ts). After every trial the summary
+// (summary.json, summary.csv) is computed again from the result files alone; scheduling stops when
+// the budget is spent; at the end the page is written. A killed eval loses only its running trials:
+// `resumeEval` picks up the plan and runs what has no result.
+import { existsSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { writeJsonAtomic } from "../atomic-write.ts";
+import type { RunStatus } from "../run/status.ts";
+import { writeEvalReport } from "./page.ts";
+import {
+  type EvalPlan,
+  evalDirOf,
+  evalFiles,
+  makePlan,
+  type PlannedTrial,
+  readPlan,
+  writePlan,
+} from "./plan.ts";
+import { summarize, summaryCsv } from "./statistics.ts";
+import { absoluteSpec, loadSuite, type SuiteModel } from "./suite.ts";
+import type { EvalSummary } from "./summary.ts";
+import { readTrialResult, runTrial } from "./trial.ts";
+import type { TrialResult } from "./trial-result.ts";
+
+export const DEFAULT_CONCURRENCY = 4;
+
+export interface StartEvalOptions {
+  home: string;
+  suite: string;
+  /** Model specs (`--models`); default: the suite file's `models`. Paths relative to `cwd`. */
+  models?: string[];
+  repeats?: number;
+  concurrency?: number;
+  budgetUsd?: number;
+  slurm?: boolean;
+  backend?: string;
+  cwd?: string;
+}
+
+/** Problems with what `scifi eval` was given (exit code 2). */
+export class EvalInputError extends Error {
+  override name = "EvalInputError";
+}
+
+/** Makes and writes the plan of a new eval; returns its folder and plan. */
+export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string; plan: EvalPlan }> {
+  const suite = await loadSuite(o.suite);
+  const cwd = o.cwd ?? process.cwd();
+  const models: SuiteModel[] | undefined = o.models
+    ? o.models.map((spec) => ({ label: spec, specs: [absoluteSpec(spec, cwd)] }))
+    : suite.models;
+  if (!models || models.length === 0)
+    throw new EvalInputError(
+      `no models: give --models A,B or list models: in the suite file (${suite.source})`,
+    );
+  const labels = models.map((m) => m.label);
+  const dup = labels.find((l, i) => labels.indexOf(l) !== i);
+  if (dup) throw new EvalInputError(`model '${dup}' is given twice`);
+  for (const m of models)
+    for (const spec of m.specs) {
+      const file = spec.replace(/^scripted(?:-openai)?:/, "");
+      if (!spec.startsWith("replay:") && !existsSync(file))
+        throw new EvalInputError(`model '${m.label}': no such file ${file}`);
+    }
+  const plan = makePlan({
+    suite,
+    models,
+    repeats: o.repeats ?? suite.repeats ?? 1,
+    concurrency: o.concurrency ?? suite.concurrency ?? DEFAULT_CONCURRENCY,
+    budgetUsd: o.budgetUsd ?? suite.budgetUsd ?? null,
+    engine: o.slurm ? "slurm" : "local",
+    backend: o.backend ?? (o.slurm ? "auto" : "docker"),
+  });
+  const evalDir = evalDirOf(o.home, plan.evalId);
+  writePlan(evalDir, plan);
+  return { evalDir, plan };
+}
+
+export interface DriveOptions {
+  home: string;
+  evalDir: string;
+  plan: EvalPlan;
+  /** Run the trials whose result is `error` again too. */
+  retryErrors?: boolean;
+  /** One line per event for the terminal (trial ended, budget stop). */
+  log?: (line: string) => void;
+  /** Shorter model retries (tests, the bench). */
+  retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
+  /** A local trial's live run status. */
+  onTrialStatus?: (trial: PlannedTrial, status: RunStatus) => void;
+  /** Told, per trial, the milliseconds of the eval's own work around its run (the bench). */
+  onBookkeeping?: (trialId: string, ms: number) => void;
+  /** SLURM engine: argv that starts scifi on the node (tests). */
+  scifiCommand?: string[];
+  /** SLURM engine: how often the eval looks at its jobs (ms). */
+  pollMs?: number;
+}
+
+export interface EvalOutcome {
+  evalDir: string;
+  summary: EvalSummary;
+  /** The eval's page (report.html), or why it could not be written. */
+  page: { file?: string; error?: string };
+  /** Trials this call ran (ids), in the order they ended. */
+  ran: string[];
+  stoppedByBudget: boolean;
+}
+
+/** The result.json of every trial of the plan that has one. */
+export function readResults(evalDir: string, plan: EvalPlan): Map<string, TrialResult> {
+  const results = new Map<string, TrialResult>();
+  if (!existsSync(evalFiles(evalDir).trials)) return results;
+  const present = new Set(readdirSync(evalFiles(evalDir).trials));
+  for (const t of plan.trials) {
+    if (!present.has(t.trialId)) continue;
+    const r = readTrialResult(evalDir, t.trialId);
+    if (r) results.set(t.trialId, r);
+  }
+  return results;
+}
+
+/** Writes summary.json and summary.csv (atomically) from the results so far. */
+export function writeSummary(
+  evalDir: string,
+  plan: EvalPlan,
+  results: Map<string, TrialResult>,
+  stoppedByBudget: boolean,
+): EvalSummary {
+  const summary = summarize(plan, [...results.values()], { stoppedByBudget });
+  const files = evalFiles(evalDir);
+  writeJsonAtomic(files.summary, summary, { mode: 0o644 });
+  const csv = summaryCsv(summary);
+  writeFileSync(`${files.csv}.tmp`, csv);
+  // The CSV is derived and rewritten whole; a rename keeps a reader from seeing half of one.
+  renameSync(`${files.csv}.tmp`, files.csv);
+  return summary;
+}
+
+/** Runs every trial of the plan that has no result (or an error one, with retryErrors). */
+export async function driveEval(o: DriveOptions): Promise<EvalOutcome> {
+  const { plan, evalDir } = o;
+  const log = o.log ?? (() => {});
+  const results = readResults(evalDir, plan);
+  const todo = plan.trials.filter((t) => {
+    const r = results.get(t.trialId);
+    return !r || (o.retryErrors === true && r.status === "error");
+  });
+  const spent = () => [...results.values()].reduce((s, r) => s + r.usd, 0);
+  let stoppedByBudget = false;
+  const ran: string[] = [];
+  writeSummary(evalDir, plan, results, false);
+  if (plan.engine === "local" && todo.length > 0) await pruneOrphans(o.home, plan.backend);
+  const queue = [...todo];
+  const next = (): PlannedTrial | undefined => {
+    if (queue.length === 0) return undefined;
+    if (plan.budgetUsd !== null && spent() >= plan.budgetUsd) {
+      if (!stoppedByBudget)
+        log(
+          `budget spent: USD ${spent().toFixed(4)} of ${plan.budgetUsd}; ${queue.length} trial(s) not started (resume with a larger --budget-usd to run them)`,
+        );
+      stoppedByBudget = true;
+      return undefined;
+    }
+    return queue.shift();
+  };
+  const trialBookkeeping = new Map<string, number>();
+  const ended = (result: TrialResult): void => {
+    const t0 = performance.now();
+    results.set(result.trialId, result);
+    ran.push(result.trialId);
+    writeSummary(evalDir, plan, results, stoppedByBudget);
+    const ms = performance.now() - t0 + (trialBookkeeping.get(result.trialId) ?? 0);
+    o.onBookkeeping?.(result.trialId, ms);
+    const done = [...results.values()].length;
+    log(
+      `${result.status.toUpperCase()} ${result.trialId} (${result.verdict}${result.status === "pass" ? "" : `: ${result.cause.slice(0, 200)}`}) [${done}/${plan.trials.length}]`,
+    );
+  };
+  const runOne =
+    plan.engine === "slurm"
+      ? await slurmRunner(o)
+      : (trial: PlannedTrial) =>
+          runTrial({
+            home: o.home,
+            evalDir,
+            plan,
+            trial,
+            ...(o.retry ? { retry: o.retry } : {}),
+            ...(o.onTrialStatus ? { onStatus: (s: RunStatus) => o.onTrialStatus?.(trial, s) } : {}),
+            onBookkeeping: (ms: number) => trialBookkeeping.set(trial.trialId, ms),
+          });
+  const worker = async (): Promise<void> => {
+    for (let trial = next(); trial; trial = next()) ended(await runOne(trial));
+  };
+  await Promise.all(Array.from({ length: Math.min(plan.concurrency, Math.max(1, todo.length)) }, worker));
+  const summary = writeSummary(evalDir, plan, results, stoppedByBudget);
+  let page: EvalOutcome["page"];
+  try {
+    page = { file: writeEvalReport(evalDir) };
+  } catch (error) {
+    page = { error: error instanceof Error ? error.message : String(error) };
+  }
+  return { evalDir, summary, page, ran, stoppedByBudget };
+}
+
+/** Starts a new eval and runs it. */
+export async function runEval(
+  o: StartEvalOptions &
+    Omit<DriveOptions, "evalDir" | "plan" | "home"> & {
+      onCreated?: (evalDir: string, plan: EvalPlan) => void;
+    },
+): Promise<EvalOutcome> {
+  const { evalDir, plan } = await createEval(o);
+  o.onCreated?.(evalDir, plan);
+  return driveEval({ ...o, evalDir, plan });
+}
+
+/** Continues an eval from its eval.json: only the trials without a result (and errors, if asked). */
+export async function resumeEval(
+  o: Omit<DriveOptions, "evalDir" | "plan"> & { evalId: string },
+): Promise<EvalOutcome> {
+  const evalDir = evalDirOf(o.home, o.evalId);
+  if (!existsSync(evalFiles(evalDir).plan))
+    throw new EvalInputError(
+      `no eval '${o.evalId}' (no ${evalFiles(evalDir).plan}); evals live under <home>/evals/`,
+    );
+  const plan = readPlan(evalDir);
+  await refuseChangedSuite(plan);
+  return driveEval({ ...o, evalDir, plan });
+}
+
+/** A resumed eval runs the SAMs it was planned with: a variant whose file changed is refused. */
+async function refuseChangedSuite(plan: EvalPlan): Promise<void> {
+  const { sha256 } = await import("../sha256.ts");
+  const { readFileSync } = await import("node:fs");
+  for (const task of plan.tasks)
+    for (const v of task.variants) {
+      const now = existsSync(v.file) ? sha256(readFileSync(v.file)) : "missing";
+      if (now !== v.sha256)
+        throw new EvalInputError(
+          `${v.file} ${now === "missing" ? "is gone" : "changed"} since the eval started (its trials would not be comparable); restore it, or start a new eval`,
+        );
+    }
+}
+
+/** The sandboxes of trials whose eval was killed (SIGKILL runs no cleanup) are removed first. */
+async function pruneOrphans(home: string, backendName: string): Promise<void> {
+  const { getBackend } = await import("../sandbox/registry.ts");
+  const backend = await getBackend(backendName).catch(() => undefined);
+  await backend?.prune({ home }).catch(() => []);
+}
+
+async function slurmRunner(o: DriveOptions): Promise<(trial: PlannedTrial) => Promise<TrialResult>> {
+  const { slurmTrialRunner } = await import("./slurm-trials.ts");
+  return slurmTrialRunner(o);
+}

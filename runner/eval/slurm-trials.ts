@@ -1,0 +1,114 @@
+// `scifi eval --slurm`: each trial is one SLURM job, placed through `scifi submit`'s path
+// (runner/jobs/submit.ts submitTask: the SAM's resources mapped to sbatch options, capped by the
+// site policy, a batch script and a record under <home>/submits/). The job runs
+// `scifi eval trial <eval> <trial>` on the node, which is runTrial (trial.ts), the same as a local
+// trial: the job itself writes the trial's result.json. The eval waits for that file; a job that
+// ends without writing it is an `error`. The job's id is kept in the trial's job.json, so a resumed
+// eval waits for a job that is still live instead of submitting the trial twice.
+import { existsSync, readFileSync } from "node:fs";
+import { writeJsonAtomic } from "../atomic-write.ts";
+import { type EvalPlan, evalFiles, type PlannedTrial } from "./plan.ts";
+import { readTrialResult, writeTrialResult } from "./trial.ts";
+import type { TrialResult } from "./trial-result.ts";
+
+interface JobRecord {
+  jobId: string;
+  submittedAt: string;
+  submitDir: string;
+}
+
+export interface SlurmTrialOptions {
+  home: string;
+  evalDir: string;
+  plan: EvalPlan;
+  /** argv that starts scifi on the node (default: submitTask's, this Node and bin/scifi.js). */
+  scifiCommand?: string[];
+  /** How often the eval looks at a job (ms). */
+  pollMs?: number;
+}
+
+export async function slurmTrialRunner(
+  o: SlurmTrialOptions,
+): Promise<(trial: PlannedTrial) => Promise<TrialResult>> {
+  const { SlurmClient, LIVE_STATES } = await import("../jobs/slurm.ts");
+  const { submitTask } = await import("../jobs/submit.ts");
+  const { loadSam } = await import("../run/setup.ts");
+  const slurm = new SlurmClient();
+  const pollMs = o.pollMs ?? 1000;
+  const { plan, evalDir } = o;
+  return async (trial) => {
+    const files = evalFiles(evalDir);
+    const before = readTrialResult(evalDir, trial.trialId);
+    let job = readJob(files.job(trial.trialId));
+    const live = job ? await slurm.jobInfo(job.jobId).catch(() => undefined) : undefined;
+    if (!(job && live && LIVE_STATES.has(live.state))) {
+      const task = plan.tasks.find((t) => t.name === trial.task);
+      const variant = task?.variants.find((v) => v.name === trial.variant);
+      if (!variant) throw new Error(`trial ${trial.trialId}: its variant is not in the plan`);
+      const submitted = new Date();
+      const placed = await submitTask({
+        home: o.home,
+        sam: await loadSam(variant.file),
+        flags: {},
+        backend: plan.backend === "docker" || plan.backend === "apptainer" ? plan.backend : "auto",
+        dryRun: false,
+        ...(o.scifiCommand ? { scifiCommand: o.scifiCommand } : {}),
+        command: ["eval", "trial", plan.evalId, trial.trialId],
+        now: submitted,
+      });
+      job = { jobId: placed.jobId ?? "", submittedAt: submitted.toISOString(), submitDir: placed.submitDir };
+      writeJsonAtomic(files.job(trial.trialId), job, { mode: 0o644 });
+    }
+    const started = job.submittedAt;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, pollMs));
+      const result = readTrialResult(evalDir, trial.trialId);
+      // A result written by this job (an old error result being retried does not count).
+      if (result && result.startedAt !== before?.startedAt) return result;
+      const info = await slurm.jobInfo(job.jobId).catch(() => undefined);
+      if (info && LIVE_STATES.has(info.state)) continue;
+      // The job is over: give its last write a moment (shared file systems lag), then call it.
+      await new Promise((r) => setTimeout(r, pollMs));
+      const last = readTrialResult(evalDir, trial.trialId);
+      if (last && last.startedAt !== before?.startedAt) return last;
+      const now = new Date().toISOString();
+      const error: TrialResult = {
+        version: 1,
+        evalId: plan.evalId,
+        trialId: trial.trialId,
+        task: trial.task,
+        variant: trial.variant,
+        model: trial.model,
+        scripted: plan.models.find((m) => m.label === trial.model)?.scripted ?? false,
+        repeat: trial.repeat,
+        status: "error",
+        verdict: "ERROR",
+        exitCode: 1,
+        cause: `SLURM job ${job.jobId} ended ${info?.state ?? "(unknown to SLURM)"}${info?.exitCode ? ` (exit ${info.exitCode})` : ""} without a trial result; its log: ${job.submitDir}/slurm-${job.jobId}.out`,
+        iterations: 0,
+        wallMs: Date.now() - Date.parse(started),
+        tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        cacheReadShare: 0,
+        usd: 0,
+        toolCalls: 0,
+        toolRejections: 0,
+        approvalsWaited: 0,
+        runId: "",
+        runDir: "",
+        startedAt: started,
+        endedAt: now,
+      };
+      writeTrialResult(evalDir, error);
+      return error;
+    }
+  };
+}
+
+function readJob(file: string): JobRecord | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as JobRecord;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,331 @@
+// A suite: what `scifi eval` runs. Either a folder of task folders, or a suite file (YAML: tasks,
+// variants, models, repeats, limits, budget_usd, concurrency; docs/eval.md). A task folder holds one
+// SAM (`task.md`, variant `default`) or description-level variants of one SAM (`task.nl.md`,
+// `task.st.md`, ...), which must have the same checks and assets: only To-do and Context may differ,
+// so what the variants compare is how the task is described, never what is judged. Every problem is
+// collected and reported at once, with the file and line where there is one.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
+import { z } from "zod";
+import { DEFAULT_LIMITS } from "../run/limits.ts";
+import type { LimitConfig } from "../run-folder/state.ts";
+import { closest } from "../sam/suggest.ts";
+import type { SamDocument, SamNode } from "../sam/types.ts";
+
+export const DEFAULT_VARIANT = "default";
+const VARIANT_FILE = /^task\.([A-Za-z0-9_-]{1,40})\.md$/;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
+
+/** The suite file, or the suite folder, is not usable: every problem, one per line. */
+export class SuiteError extends Error {
+  override name = "SuiteError";
+  readonly problems: string[];
+  constructor(where: string, problems: string[]) {
+    super(`${where}: the suite is not valid:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+export interface SuiteVariant {
+  name: string;
+  /** Absolute path of the variant's SAM file. */
+  file: string;
+  sha256: string;
+}
+
+export interface SuiteTask {
+  /** The task folder's name: unique in the suite. */
+  name: string;
+  /** Absolute path of the task folder. */
+  dir: string;
+  variants: SuiteVariant[];
+}
+
+/** A model of the suite: its label (results, trial ids) and the spec(s) it runs with. */
+export interface SuiteModel {
+  /** As given: a spec (`scripted:FILE`, a models config path) or the suite's `name:`. */
+  label: string;
+  /** Specs as `scifi run --model` takes them (paths absolute); repeat r uses specs[r % length]. */
+  specs: string[];
+}
+
+export interface Suite {
+  /** The suite's name (file or folder name without extension). */
+  name: string;
+  /** Absolute path of the suite file or folder. */
+  source: string;
+  tasks: SuiteTask[];
+  models?: SuiteModel[];
+  repeats?: number;
+  limits: Partial<LimitConfig>;
+  budgetUsd?: number;
+  concurrency?: number;
+}
+
+const modelEntry = z.union([
+  z.string().min(1),
+  z.strictObject({ name: z.string().regex(NAME), spec: z.string().min(1) }),
+  z.strictObject({ name: z.string().regex(NAME), scripts: z.array(z.string().min(1)).min(1) }),
+]);
+
+const limitKeys = Object.keys(DEFAULT_LIMITS) as [keyof LimitConfig, ...(keyof LimitConfig)[]];
+const suiteFileSchema = z.strictObject({
+  name: z.string().regex(NAME).optional(),
+  tasks: z.array(z.string().min(1)).min(1),
+  variants: z
+    .array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/))
+    .min(1)
+    .optional(),
+  models: z.array(modelEntry).min(1).optional(),
+  repeats: z.number().int().min(1).max(1000).optional(),
+  limits: z.partialRecord(z.enum(limitKeys), z.number().positive()).optional(),
+  budget_usd: z.number().nonnegative().optional(),
+  concurrency: z.number().int().min(1).max(256).optional(),
+});
+
+/** Loads a suite folder or suite file; throws SuiteError listing every problem. */
+export async function loadSuite(path: string): Promise<Suite> {
+  const source = resolve(path);
+  if (!existsSync(source)) throw new SuiteError(path, ["no such suite file or folder"]);
+  if (statSync(source).isDirectory()) return suiteFolder(source);
+  return suiteFile(source);
+}
+
+async function suiteFolder(dir: string): Promise<Suite> {
+  const problems: string[] = [];
+  const entries = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .map((e) => e.name)
+    .sort();
+  const taskDirs = entries.filter((name) => samFilesOf(join(dir, name)).length > 0);
+  if (taskDirs.length === 0)
+    problems.push(`no task folders in ${dir} (a task folder holds task.md, or task.<variant>.md files)`);
+  const tasks = await loadTasks(
+    taskDirs.map((name) => ({ dir: join(dir, name), where: `${name}/` })),
+    undefined,
+    problems,
+  );
+  if (problems.length > 0) throw new SuiteError(dir, problems);
+  return { name: basename(dir), source: dir, tasks, limits: {} };
+}
+
+async function suiteFile(file: string): Promise<Suite> {
+  const text = readFileSync(file, "utf8");
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+  const at = (path: readonly PropertyKey[]): string => {
+    const node = doc.getIn(path as unknown[], true) as { range?: [number, number, number] } | undefined;
+    const range = node?.range ?? (doc.contents as { range?: [number, number, number] } | null)?.range;
+    return `${basename(file)}:${range ? counter.linePos(range[0]).line : 1}`;
+  };
+  if (doc.errors.length > 0) {
+    throw new SuiteError(
+      file,
+      doc.errors.map((e) => `${basename(file)}:${e.linePos?.[0]?.line ?? 1}: ${e.message.split("\n")[0]}`),
+    );
+  }
+  if (!isMap(doc.contents))
+    throw new SuiteError(file, [`${at([])}: a suite file is a YAML mapping (tasks, models, repeats, ...)`]);
+  const parsed = suiteFileSchema.safeParse(doc.toJS());
+  if (!parsed.success) {
+    throw new SuiteError(
+      file,
+      parsed.error.issues.map((issue) => {
+        const path: (string | number)[] = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
+        const keys = issue.code === "unrecognized_keys" ? (issue.keys as string[]) : [];
+        const named = path.length > 0 ? `${path.join(".")}: ` : "";
+        const line = keys[0] !== undefined ? at([...path, keys[0]]) : at(path);
+        const hint = keys.length > 0 ? suggestKeys(path, keys) : issue.message;
+        return `${line}: ${named}${hint}`;
+      }),
+    );
+  }
+  const s = parsed.data;
+  const base = dirname(file);
+  const problems: string[] = [];
+  const seq = doc.get("tasks", true);
+  const tasks = await loadTasks(
+    s.tasks.map((t, i) => ({
+      dir: resolve(base, t),
+      where: `${at(["tasks", i])}: tasks[${i}] (${t})`,
+    })),
+    s.variants,
+    problems,
+  );
+  if (!isSeq(seq)) problems.push(`${at(["tasks"])}: tasks must be a list of task folders`);
+  const models = s.models?.map((m, i) => suiteModel(m, base, `${at(["models", i])}: models[${i}]`, problems));
+  const labels = models?.map((m) => m.label) ?? [];
+  for (const dup of labels.filter((l, i) => labels.indexOf(l) !== i))
+    problems.push(`${at(["models"])}: model '${dup}' is listed twice`);
+  if (problems.length > 0) throw new SuiteError(file, problems);
+  return {
+    name: s.name ?? basename(file).replace(/\.(ya?ml)$/i, ""),
+    source: file,
+    tasks,
+    ...(models ? { models } : {}),
+    ...(s.repeats !== undefined ? { repeats: s.repeats } : {}),
+    limits: (s.limits ?? {}) as Partial<LimitConfig>,
+    ...(s.budget_usd !== undefined ? { budgetUsd: s.budget_usd } : {}),
+    ...(s.concurrency !== undefined ? { concurrency: s.concurrency } : {}),
+  };
+}
+
+const TOP_KEYS = Object.keys(suiteFileSchema.shape);
+
+function suggestKeys(path: readonly PropertyKey[], keys: string[]): string {
+  const known = path.length === 0 ? TOP_KEYS : path[0] === "models" ? ["name", "spec", "scripts"] : [];
+  return keys
+    .map((k) => {
+      const near =
+        known.find((c) => c.replace(/_/g, "") === k.replace(/[_-]/g, "").toLowerCase()) ?? closest(k, known);
+      return `unknown key '${k}'${near ? ` (did you mean '${near}'?)` : ""}; keys: ${known.join(", ")}`;
+    })
+    .join("; ");
+}
+
+/** A model spec with its file paths made absolute (relative ones are relative to `base`). */
+export function absoluteSpec(spec: string, base: string): string {
+  const scripted = /^(scripted(?:-openai)?):(.+)$/.exec(spec);
+  if (scripted) return `${scripted[1]}:${resolve(base, scripted[2] ?? "")}`;
+  if (spec.startsWith("replay:")) return spec;
+  return resolve(base, spec);
+}
+
+function suiteModel(
+  entry: z.infer<typeof modelEntry>,
+  base: string,
+  where: string,
+  problems: string[],
+): SuiteModel {
+  const specs =
+    typeof entry === "string"
+      ? [entry]
+      : "spec" in entry
+        ? [entry.spec]
+        : entry.scripts.map((s) => (s.startsWith("scripted") ? s : `scripted:${s}`));
+  const resolved = specs.map((s) => absoluteSpec(s, base));
+  for (const spec of resolved) {
+    const file = spec.replace(/^scripted(?:-openai)?:/, "");
+    if (!spec.startsWith("replay:") && !existsSync(file)) problems.push(`${where}: no such file ${file}`);
+  }
+  return { label: typeof entry === "string" ? entry : entry.name, specs: resolved };
+}
+
+/** The SAM files of a task folder: task.md, or task.<variant>.md files. */
+function samFilesOf(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
+  return readdirSync(dir)
+    .filter((f) => f === "task.md" || VARIANT_FILE.test(f))
+    .sort();
+}
+
+async function loadTasks(
+  dirs: { dir: string; where: string }[],
+  only: string[] | undefined,
+  problems: string[],
+): Promise<SuiteTask[]> {
+  const { parseSam } = await import("../sam/parse.ts");
+  const tasks: SuiteTask[] = [];
+  const seen = new Map<string, string>();
+  for (const { dir, where } of dirs) {
+    const files = samFilesOf(dir);
+    if (!existsSync(dir)) {
+      problems.push(`${where}: no such task folder ${dir}`);
+      continue;
+    }
+    if (files.length === 0) {
+      problems.push(`${where}: ${dir} holds no task.md and no task.<variant>.md`);
+      continue;
+    }
+    const name = basename(dir);
+    if (!NAME.test(name)) {
+      problems.push(`${where}: the task folder's name '${name}' must match ${NAME} (it names trials)`);
+      continue;
+    }
+    if (seen.has(name)) {
+      problems.push(`${where}: a second task folder named '${name}' (the first: ${seen.get(name)})`);
+      continue;
+    }
+    seen.set(name, dir);
+    const variantFiles = files.filter((f) => f !== "task.md");
+    if (variantFiles.length > 0 && files.includes("task.md")) {
+      problems.push(
+        `${where}: ${dir} holds both task.md and variant files (${variantFiles.join(", ")}); name every variant task.<variant>.md, or keep only task.md`,
+      );
+      continue;
+    }
+    const named = files.map((f) => ({
+      name: VARIANT_FILE.exec(f)?.[1] ?? DEFAULT_VARIANT,
+      file: join(dir, f),
+    }));
+    const chosen = only ? named.filter((v) => only.includes(v.name)) : named;
+    if (chosen.length === 0) {
+      problems.push(
+        `${where}: none of the variants ${only?.join(", ")} exists in ${dir} (it has: ${named.map((v) => v.name).join(", ")})`,
+      );
+      continue;
+    }
+    const parsed: { variant: SuiteVariant; sam: SamDocument }[] = [];
+    for (const v of chosen) {
+      const result = await parseSam(v.file);
+      if (!result.ok) {
+        const errors = result.diagnostics.filter((d) => d.severity === "error");
+        for (const d of errors) problems.push(`${d.file}:${d.line}:${d.column}: ${d.message}`);
+        continue;
+      }
+      parsed.push({ variant: { name: v.name, file: v.file, sha256: result.sam.sha256 }, sam: result.sam });
+    }
+    const [first, ...rest] = parsed;
+    if (first) {
+      for (const other of rest) {
+        const difference = checksDifference(first.sam, other.sam);
+        if (difference)
+          problems.push(
+            `${other.variant.file}: variant '${other.variant.name}' must have the same checks as '${first.variant.name}' (${basename(first.variant.file)}): ${difference}`,
+          );
+      }
+    }
+    if (parsed.length === chosen.length) tasks.push({ name, dir, variants: parsed.map((p) => p.variant) });
+  }
+  return tasks;
+}
+
+/** What is judged: every check (command, stage, timeout, outputs) in tree order and the assets. */
+function judged(sam: SamDocument): { label: string; value: string }[] {
+  const out: { label: string; value: string }[] = [
+    { label: "check_assets", value: JSON.stringify([...sam.metadata.checkAssets].sort()) },
+    { label: "hidden_assets", value: JSON.stringify([...(sam.metadata.hiddenAssets ?? [])].sort()) },
+  ];
+  const visit = (node: SamNode): void => {
+    for (const item of node.items)
+      for (const c of item.checks)
+        out.push({
+          label: `check ${c.id}`,
+          value: JSON.stringify([
+            c.command,
+            c.stage ?? "run",
+            c.timeoutSec,
+            c.outputs ?? [],
+            c.hidden === true,
+          ]),
+        });
+    for (const child of node.children) visit(child);
+  };
+  visit(sam.root);
+  return out;
+}
+
+/** Where two variants differ in what is judged, in words; undefined when they judge the same. */
+function checksDifference(a: SamDocument, b: SamDocument): string | undefined {
+  const ja = judged(a);
+  const jb = judged(b);
+  for (let i = 0; i < Math.max(ja.length, jb.length); i++) {
+    const x = ja[i];
+    const y = jb[i];
+    if (!x) return `it has an extra ${y?.label}`;
+    if (!y) return `it lacks ${x.label}`;
+    if (x.label !== y.label || x.value !== y.value) return `${x.label} differs (${x.value} vs ${y.value})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,143 @@
+// Suites: a folder of task folders or a suite file; variants of one SAM grouped by name; every
+// problem reported at once with its file and line (parsing only, no run).
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createEval } from "../../runner/eval/engine.ts";
+import { readPlan } from "../../runner/eval/plan.ts";
+import { loadSuite, SuiteError } from "../../runner/eval/suite.ts";
+
+const FIXTURES = join(import.meta.dirname, "fixtures");
+
+function copyFixtures(): string {
+  const root = mkdtempSync(join(tmpdir(), "scifi-suite-"));
+  cpSync(FIXTURES, root, { recursive: true });
+  return root;
+}
+
+async function problems(path: string): Promise<string[]> {
+  try {
+    await loadSuite(path);
+  } catch (error) {
+    if (error instanceof SuiteError) return error.problems;
+    throw error;
+  }
+  throw new Error("the suite loaded");
+}
+
+describe("suites", () => {
+  it("a suite file: tasks, variants by file name, models with per-repeat scripts, repeats", async () => {
+    const suite = await loadSuite(join(FIXTURES, "suite.yaml"));
+    expect(suite.tasks.map((t) => [t.name, t.variants.map((v) => v.name)])).toEqual([["echo", ["nl", "st"]]]);
+    expect(suite.models?.map((m) => m.label)).toEqual(["pass", "half", "never"]);
+    expect(suite.models?.[1]?.specs).toEqual([
+      `scripted:${join(FIXTURES, "models/pass.yaml")}`,
+      `scripted:${join(FIXTURES, "models/never.yaml")}`,
+    ]);
+    expect(suite).toMatchObject({ name: "suite", repeats: 2, concurrency: 2 });
+  });
+
+  it("a folder of task folders: a task with one SAM has the variant default", async () => {
+    const root = copyFixtures();
+    mkdirSync(join(root, "suite", "plain"));
+    cpSync(join(root, "slow", "slow-check", "task.md"), join(root, "suite", "plain", "task.md"));
+    const suite = await loadSuite(join(root, "suite"));
+    expect(suite.tasks.map((t) => [t.name, t.variants.map((v) => v.name)])).toEqual([
+      ["echo", ["nl", "st"]],
+      ["plain", ["default"]],
+    ]);
+    expect(suite.models).toBeUndefined();
+  });
+
+  it("every problem of a suite file at once, each with its line", async () => {
+    const root = copyFixtures();
+    const file = join(root, "bad.yaml");
+    writeFileSync(
+      file,
+      [
+        "tasks: [suite/echo, suite/missing]",
+        "models:",
+        "  - { name: a, spec: 'scripted:models/nothing.yaml' }",
+        "repeats: 0",
+        "budgetusd: 3",
+        "",
+      ].join("\n"),
+    );
+    const found = await problems(file);
+    expect(found).toContainEqual(
+      expect.stringMatching(/^bad\.yaml:5: unknown key 'budgetusd' \(did you mean 'budget_usd'\?\)/),
+    );
+    expect(found).toContainEqual(expect.stringMatching(/^bad\.yaml:4: repeats: /));
+    // The schema problems come first; fixed, the file's own problems show with their lines.
+    writeFileSync(file, readFileSync(file, "utf8").replace("repeats: 0\nbudgetusd: 3\n", "repeats: 2\n"));
+    const next = await problems(file);
+    expect(next).toContainEqual(
+      expect.stringMatching(/^bad\.yaml:1: tasks\[1\] \(suite\/missing\): no such task folder/),
+    );
+    expect(next).toContainEqual(
+      expect.stringMatching(/^bad\.yaml:3: models\[0\]: no such file .*nothing\.yaml/),
+    );
+  });
+
+  it("variants must judge the same: a different check is refused, naming both files", async () => {
+    const root = copyFixtures();
+    const st = join(root, "suite", "echo", "task.st.md");
+    writeFileSync(st, readFileSync(st, "utf8").replace("test -f out.txt", "test -s out.txt"));
+    const found = await problems(join(root, "suite.yaml"));
+    expect(found).toEqual([
+      expect.stringMatching(
+        /task\.st\.md: variant 'st' must have the same checks as 'nl' \(task\.nl\.md\): check root\/check-1 differs/,
+      ),
+    ]);
+  });
+
+  it("task.md beside variant files, an unknown variant, an invalid SAM: each said", async () => {
+    const root = copyFixtures();
+    cpSync(join(root, "suite", "echo", "task.nl.md"), join(root, "suite", "echo", "task.md"));
+    expect(await problems(join(root, "suite"))).toEqual([
+      expect.stringMatching(/holds both task\.md and variant files/),
+    ]);
+    const file = join(root, "only.yaml");
+    writeFileSync(file, "tasks: [slow/slow-check]\nvariants: [ex]\n");
+    expect(await problems(file)).toEqual([
+      expect.stringMatching(/none of the variants ex exists .*\(it has: default\)/),
+    ]);
+    writeFileSync(join(root, "slow", "slow-check", "task.md"), "# No sections\n");
+    writeFileSync(file, "tasks: [slow/slow-check]\n");
+    expect((await problems(file))[0]).toMatch(/slow-check\/task\.md:\d+:\d+: /);
+  });
+
+  it("the plan: every task x variant x model x repeat once, in eval.json, resumable without the suite's arguments", async () => {
+    const root = copyFixtures();
+    const home = join(root, "home");
+    const { evalDir, plan } = await createEval({ home, suite: join(root, "suite.yaml"), repeats: 3 });
+    expect(plan.trials).toHaveLength(2 * 3 * 3);
+    expect(new Set(plan.trials.map((t) => t.trialId)).size).toBe(18);
+    expect(plan.trials[0]).toEqual({
+      trialId: "echo.nl.pass.r0",
+      task: "echo",
+      variant: "nl",
+      model: "pass",
+      repeat: 0,
+    });
+    expect(readPlan(evalDir)).toEqual(plan);
+    const cli = await createEval({
+      home,
+      suite: join(root, "suite"),
+      models: ["scripted:models/pass.yaml"],
+      cwd: root,
+    });
+    expect(cli.plan.models).toEqual([
+      {
+        label: "scripted:models/pass.yaml",
+        slug: "scripted-models-pass-yaml",
+        specs: [`scripted:${join(root, "models/pass.yaml")}`],
+        scripted: true,
+      },
+    ]);
+    await expect(createEval({ home, suite: join(root, "suite") })).rejects.toThrow(
+      /no models: give --models/,
+    );
+  });
+});
