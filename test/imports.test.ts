@@ -54,7 +54,9 @@ function edges(graph: Map<string, string[]>, from: (m: string) => boolean, to: (
  * - llm knows nothing of sandboxes and sandbox nothing of models: siblings;
  * - extension is what a component adds to a run (jobs builds one), above the tools it carries;
  * - report reads the run folder, never the loop; the loop (the run) composes everything below it;
- * - above the run: the LLM helpers, the daemon (it starts runs) and the CLI, which nothing imports.
+ * - import turns tasks of other formats (Harbor) into SAM folders: it reads SAM rules and writes files, nothing more;
+ * - above the run: the LLM helpers, the daemon (it starts runs), the eval (it runs trials and reads
+ *   the report's page frame for its own page) and the CLI, which nothing imports.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["(root)"],
@@ -72,9 +74,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ["jobs"],
   ["agents"],
   ["report"],
+  ["import"],
   ["run"],
   ["helpers"],
   ["daemon"],
+  ["eval"],
   ["cli"],
 ];
 
