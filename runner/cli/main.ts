@@ -9,6 +9,7 @@ import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
 import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
+import { register as registerImport } from "./commands/import.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
 import { register as registerMemory } from "./commands/memory.ts";
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
     registerCancel,
     registerApprovals,
     registerRetry,
+    registerImport,
     registerMakeTask,
     registerOracle,
     registerMakeSkill,
