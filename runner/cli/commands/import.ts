@@ -41,7 +41,7 @@ export function register(program: Command): void {
       const { importHarbor, HarborImportError } = await import("../../import/harbor.ts");
       const out = resolve(flags.out ?? `${basename(resolve(task))}-sam`);
       try {
-        const result = importHarbor(resolve(task), out, {
+        const result = importHarbor(task, out, {
           ...(flags.outputs
             ? {
                 outputs: flags.outputs
