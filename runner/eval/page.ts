@@ -41,8 +41,11 @@ export function writeEvalReport(evalDir: string): string {
 /** The CSS the eval page adds to the run report's. */
 const EVAL_CSS = `
 .scripted{display:inline-block;margin-left:4px;padding:0 6px;border-radius:8px;background:#6b46c1;color:#fff;font-size:11px;font-weight:600}
+.wide{overflow-x:auto}
+table.eval{font-size:12px}
 table.eval td.num{text-align:right;white-space:nowrap}
-table.eval td.k{font-size:12px;color:#444}
+table.eval .median{color:var(--muted)}
+table.eval td.k{color:#444;white-space:nowrap}
 .status.pass{background:var(--ok)}.status.fail{background:var(--bad)}.status.error{background:var(--warn)}
 .comparison{margin:6px 0;padding:6px 10px;border-left:3px solid #c9d6e8}
 .missing{color:var(--warn)}
@@ -157,22 +160,28 @@ function tokenSeries(models: string[], trials: LoadedTrial[]) {
 
 const interval = ([lo, hi]: [number, number]): string => `${percent(lo)} – ${percent(hi)}`;
 
-function stat(s: SampleStat, format: (v: number) => string): string {
-  return s.n === 0 ? "—" : `${format(s.mean)} ± ${format(s.se)} (median ${format(s.median)})`;
+/** Mean ± standard error, the median under it. */
+function stat(s: SampleStat, format: (v: number) => string): Html {
+  return s.n === 0
+    ? html`—`
+    : html`${format(s.mean)} ± ${format(s.se)}<br><span class="median">median ${format(s.median)}</span>`;
 }
 
-function kRow(table: Record<string, number>): string {
+/** pass@k or pass^k for every k, one k a line. */
+function kRow(table: Record<string, number>): Html {
   const keys = Object.keys(table).sort((a, b) => Number(a) - Number(b));
-  return keys.length === 0 ? "—" : keys.map((k) => `${k}: ${percent(table[k] ?? 0)}`).join(", ");
+  return keys.length === 0
+    ? html`—`
+    : html`${keys.map((k, i) => html`${i ? html`<br>` : ""}${k}: ${percent(table[k] ?? 0)}`)}`;
 }
 
 function groupTable(groups: GroupSummary[], label: (m: string) => Html): Html {
   if (groups.length === 0) return html`<p class="muted">No trial has a verdict yet.</p>`;
-  return html`<table class="eval" id="groups"><tr><th>Task</th><th>Variant</th><th>Model</th><th>Pass rate</th><th>95 % interval</th><th>Passed / n</th><th>Errors</th><th>pass@k</th><th>pass^k</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD</th><th>Cost per pass</th></tr>
+  return html`<div class="wide"><table class="eval" id="groups"><tr><th>Task</th><th>Variant</th><th>Model</th><th>Pass rate</th><th>95 % interval</th><th>Passed / n</th><th>Errors</th><th>pass@k</th><th>pass^k</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD</th><th>Cost per pass</th></tr>
 ${groups.map(
   (g) =>
     html`<tr class="group"><td>${g.task}</td><td>${g.variant}</td><td>${label(g.model)}</td><td class="num rate">${percent(g.passRate)}</td><td class="num">${interval(g.wilson95)}</td><td class="num">${g.passes} / ${g.n}</td><td class="num">${g.errors}</td><td class="k">${kRow(g.passAtK)}</td><td class="k">${kRow(g.passHatK)}</td><td class="num">${stat(g.iterations, (v) => v.toFixed(2))}</td><td class="num">${stat(g.wallMs, seconds)}</td><td class="num">${stat(g.tokens, tokenShort)}</td><td class="num">${usd(g.usd)}</td><td class="num per-pass">${g.usdPerPass === null ? "no pass" : usd(g.usdPerPass)}</td></tr>`,
-)}</table>`;
+)}</table></div>`;
 }
 
 function totalsTable(id: string, head: string, rows: { name: Html; stats: PassStats }[]): Html {
@@ -231,11 +240,11 @@ function trialTable(trials: LoadedTrial[], evalDir: string, label: (m: string) =
       a.result.model.localeCompare(b.result.model) ||
       a.result.repeat - b.result.repeat,
   );
-  return html`<table class="eval" id="trials"><tr><th>Trial</th><th>Task</th><th>Variant</th><th>Model</th><th>Repeat</th><th>Status</th><th>Cause</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD</th><th>Run report</th></tr>
+  return html`<div class="wide"><table class="eval" id="trials"><tr><th>Trial</th><th>Task</th><th>Variant</th><th>Model</th><th>Repeat</th><th>Status</th><th>Cause</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD</th><th>Run report</th></tr>
 ${sorted.map(({ result: r }) => {
   const tokens = r.tokens.input + r.tokens.output + r.tokens.cacheRead + r.tokens.cacheWrite;
   return html`<tr class="trial" data-status="${r.status}" data-trial="${r.trialId}"><td><code>${r.trialId}</code></td><td>${r.task}</td><td>${r.variant}</td><td>${label(r.model)}</td><td class="num">${r.repeat}</td><td><span class="status ${r.status}">${r.status}</span><br><span class="muted">${r.verdict}, exit ${r.exitCode}</span></td><td>${r.cause}</td><td class="num">${r.iterations}</td><td class="num">${seconds(r.wallMs)}</td><td class="num">${tokenShort(tokens)}</td><td class="num">${usd(r.usd)}</td><td>${runLink(r.runDir, r.runId, evalDir)}</td></tr>`;
-})}</table>`;
+})}</table></div>`;
 }
 
 /**
