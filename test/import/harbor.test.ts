@@ -164,8 +164,17 @@ describe("scifi import harbor", () => {
     const noOutputs = copy("word-count");
     writeFileSync(join(noOutputs, "tests", "test.sh"), "echo 1 > /logs/verifier/reward.txt\n");
     expect(attempt(noOutputs)).toThrow(/the tests name no file under \/app .*--outputs FILE/);
+    writeFileSync(
+      join(noOutputs, "tests", "test.sh"),
+      "pip install pytest==8.3.0 # secret-detail\necho 1 > /logs/verifier/reward.txt\n",
+    );
     mkdirSync(join(root, "given"));
     const given = importHarbor(noOutputs, join(root, "given"), { outputs: ["result.txt"] });
     expect(given.outputs).toEqual(["result.txt"]);
+    // An install in a hidden test is listed by program and line, never quoted (the notes are visible).
+    expect(given.unmapped).toContain(
+      "tests/test.sh:1 runs pip, which fetches or installs software: checks run without network; the image must already hold it",
+    );
+    expect(readFileSync(join(root, "given", "harbor-import.md"), "utf8")).not.toContain("secret-detail");
   });
 });
