@@ -90,6 +90,11 @@ export function importHarbor(
   for (const rel of tests) {
     const text = readText(join(taskDir, "tests", rel));
     for (const path of pathsUnder(text, workdir)) found.add(path);
+    const run = runsAgentFile(text, workdir);
+    if (run)
+      throw new HarborImportError(
+        `tests/${rel} runs ${run}, the agent's file, as a program: a scifi compare stage reads the agent's files as data only (docs/loop.md, "Checks in stages"); split the test into a run stage that executes it and a compare stage by hand`,
+      );
     const lines = text.split("\n");
     lines.forEach((line, i) => {
       // Named by program only: the notes sit in the task folder, and the tests are hidden.
@@ -321,6 +326,15 @@ function pathsUnder(text: string, workdir: string): string[] {
   return [...text.matchAll(re)]
     .map((m) => (m[1] as string).replace(/\/+$/, ""))
     .filter((p) => !p.endsWith("*"));
+}
+
+/** A workdir path a test runs (in command position, or handed to a shell or interpreter), if any. */
+function runsAgentFile(text: string, workdir: string): string | undefined {
+  const re = new RegExp(
+    String.raw`(?:^|[;&|(\x60]|\$\()\s*(?:(?:bash|sh|dash|source|\.|exec|python3?|perl|node|ruby|Rscript)\s+(?:-\S+\s+)*)?(${escapeRe(workdir)}/[A-Za-z0-9._/-]+)`,
+    "gm",
+  );
+  return re.exec(text)?.[1];
 }
 
 /** Harbor's fixed paths in a test, pointed at what the compare stage's folder holds. */

@@ -158,7 +158,28 @@ describe("scifi import harbor", () => {
     const runsCode = copy("word-count");
     writeFileSync(join(runsCode, "tests", "test.sh"), "python3 /app/count.py > /logs/verifier/reward.txt\n");
     expect(attempt(runsCode)).toThrow(
-      /the tests run or read \/app\/count\.py, the agent's code: a scifi compare stage reads/,
+      /tests\/test\.sh runs \/app\/count\.py, the agent's file, as a program/,
+    );
+    for (const line of [
+      "/app/run-me --check",
+      "x=1; bash /app/steps.txt",
+      "source /app/env.txt",
+      "out=$(python3 -u /app/data.bin)",
+    ]) {
+      const runsData = copy("word-count");
+      writeFileSync(join(runsData, "tests", "test.sh"), `${line}\necho 1 > /logs/verifier/reward.txt\n`);
+      expect(attempt(runsData), line).toThrow(
+        /tests\/test\.sh runs \/app\/\S+, the agent's file, as a program/,
+      );
+    }
+    // Code handed over as an output at all (here read by grep) is refused too: outputs are data.
+    const readsCode = copy("word-count");
+    writeFileSync(
+      join(readsCode, "tests", "test.sh"),
+      "grep -q pandas /app/aggregate.py && echo 1 > /logs/verifier/reward.txt\n",
+    );
+    expect(attempt(readsCode)).toThrow(
+      /the tests run or read \/app\/aggregate\.py, the agent's code: a scifi compare stage reads/,
     );
 
     const noOutputs = copy("word-count");
