@@ -214,7 +214,7 @@ function labelIn(text: string, label: (m: string) => Html, scripted: Set<string>
     let at = -1;
     let name = "";
     for (const m of names) {
-      const i = rest.indexOf(m);
+      const i = wholeName(rest, m);
       if (i !== -1 && (at === -1 || i < at)) [at, name] = [i, m];
     }
     if (at === -1) break;
@@ -223,6 +223,22 @@ function labelIn(text: string, label: (m: string) => Html, scripted: Set<string>
   }
   parts.push(rest);
   return html`${parts}`;
+}
+
+/** Where `name` first stands alone in `text` (not inside a longer word or spec), or -1. */
+function wholeName(text: string, name: string): number {
+  const part = /[A-Za-z0-9._:/-]/;
+  for (let i = text.indexOf(name); i !== -1; i = text.indexOf(name, i + 1)) {
+    const before = text[i - 1];
+    const after = text[i + name.length];
+    // A sentence's full stop after the name still ends it.
+    const afterOk =
+      after === undefined ||
+      !part.test(after) ||
+      (after === "." && !part.test(text[i + name.length + 1] ?? " "));
+    if ((before === undefined || !part.test(before)) && afterOk) return i;
+  }
+  return -1;
 }
 
 /** A difference of two rates in percentage points, signed. */

@@ -60,6 +60,33 @@ describe("the eval report page", () => {
     expect(page).toContain('id="scripted-note"');
   });
 
+  it("labels a scripted name inside a sentence only where it stands alone", async () => {
+    const { renderEvalReport } = await import("../../runner/eval/page.ts");
+    const { loadEvalPageInput } = await import("../../runner/eval/page-load.ts");
+    const input = loadEvalPageInput(fx.evalDir);
+    const summary = { ...input.summary, models: ["a", "b"] };
+    summary.byModel = [
+      { ...(input.summary.byModel[0] as (typeof summary.byModel)[0]), model: "a", scripted: true },
+    ];
+    summary.groups = [];
+    summary.comparisons = [
+      {
+        ...(input.summary.comparisons[0] as (typeof summary.comparisons)[0]),
+        a: "a",
+        b: "b",
+        text: "a is better than b (not ab, a-b, b/a, a.x); compare a.",
+      },
+    ];
+    const text = renderEvalReport({ summary, trials: [], problems: [] }, fx.evalDir);
+    const sentence = text.slice(
+      text.indexOf("</strong>: ") + 11,
+      text.indexOf("</p>", text.indexOf("</strong>: ")),
+    );
+    expect(sentence).toBe(
+      '<span class="model">a</span><span class="scripted">scripted</span> is better than b (not ab, a-b, b/a, a.x); compare <span class="model">a</span><span class="scripted">scripted</span>.',
+    );
+  });
+
   it("links each trial to its run report by a relative path, and says so when there is none", () => {
     expect(trialRow("fit.nl.a.r0")).toContain(
       '<a class="run-report" href="../../runs/run-a0/report.html">run-a0</a>',
