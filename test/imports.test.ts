@@ -54,8 +54,10 @@ function edges(graph: Map<string, string[]>, from: (m: string) => boolean, to: (
  * - llm knows nothing of sandboxes and sandbox nothing of models: siblings;
  * - extension is what a component adds to a run (jobs builds one), above the tools it carries;
  * - report reads the run folder, never the loop; the loop (the run) composes everything below it;
+ * - import turns tasks of other formats (Harbor) into SAM folders: it reads SAM rules and writes files, nothing more;
  * - above the run: the LLM helpers, the daemon (it starts runs) and the CLI, which nothing imports;
- * - eval runs suites of runs (its result contract, trial-result.ts, is what evolve reads);
+ * - eval runs suites of runs and reads the report's page frame for its own page (its result
+ *   contract, trial-result.ts, is what evolve reads);
  * - evolve reads run records, eval results and configs, and asks a model only through a helper session.
  */
 const LAYERS: readonly (readonly string[])[] = [
@@ -74,6 +76,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["jobs"],
   ["agents"],
   ["report"],
+  ["import"],
   ["run"],
   ["helpers"],
   ["daemon"],

@@ -11,6 +11,7 @@ import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
 import { register as registerEval } from "./commands/eval.ts";
 import { register as registerEvolve } from "./commands/evolve.ts";
+import { register as registerImport } from "./commands/import.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
 import { register as registerMemory } from "./commands/memory.ts";
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
     registerCancel,
     registerApprovals,
     registerRetry,
+    registerImport,
     registerMakeTask,
     registerOracle,
     registerMakeSkill,

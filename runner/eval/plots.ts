@@ -1,0 +1,164 @@
+// The eval page's plots, plain SVG built when the page is written (no library, no script), in the
+// run report's figure frame and CSS classes (runner/report/charts.ts). Every label goes through
+// the escaping template: task and model names come from result files and are hostile.
+import { pct } from "../report/charts.ts";
+import { type Html, html, raw } from "../report/escape.ts";
+
+const WIDTH = 500;
+const HEIGHT = 240;
+const PAD = { left: 64, right: 30, top: 14, bottom: 56 };
+const PLOT_W = WIDTH - PAD.left - PAD.right;
+const PLOT_H = HEIGHT - PAD.top - PAD.bottom;
+
+export const PALETTE = [
+  "#2b6cb0",
+  "#c05621",
+  "#2f855a",
+  "#6b46c1",
+  "#b83280",
+  "#2c7a7b",
+  "#975a16",
+  "#4a5568",
+];
+export const STATUS_COLORS: Record<string, string> = { pass: "#1f7a3a", fail: "#b42318", error: "#9a6700" };
+
+export interface RateBar {
+  label: string;
+  rate: number;
+  /** The 95 % interval drawn as the error bar. */
+  low: number;
+  high: number;
+  n: number;
+}
+
+/** One bar per label (pass rate, 0-100 %) with its interval as an error bar. */
+export function rateBars(title: string, bars: RateBar[], id: string): Html {
+  if (bars.length === 0) return empty(title, "no trial with a verdict yet", id);
+  const slot = PLOT_W / bars.length;
+  const barW = Math.max(4, Math.min(56, slot * 0.6));
+  const marks = bars.map((b, i) => {
+    const cx = PAD.left + i * slot + slot / 2;
+    const top = yOf(b.rate);
+    const [lo, hi] = [yOf(b.low), yOf(b.high)];
+    const color = PALETTE[i % PALETTE.length] as string;
+    const tip = `${b.label}: ${pct(b.rate)} (95 % interval ${pct(b.low)} to ${pct(b.high)}, n = ${b.n})`;
+    return html`<g class="bar"><rect x="${fx(cx - barW / 2)}" y="${fx(top)}" width="${fx(barW)}" height="${fx(PAD.top + PLOT_H - top)}" fill="${color}" opacity="0.8"><title>${tip}</title></rect><line class="errorbar" x1="${fx(cx)}" x2="${fx(cx)}" y1="${fx(lo)}" y2="${fx(hi)}" stroke="#111" stroke-width="1.5"/><line x1="${fx(cx - 6)}" x2="${fx(cx + 6)}" y1="${fx(lo)}" y2="${fx(lo)}" stroke="#111" stroke-width="1.5"/><line x1="${fx(cx - 6)}" x2="${fx(cx + 6)}" y1="${fx(hi)}" y2="${fx(hi)}" stroke="#111" stroke-width="1.5"/></g>`;
+  });
+  return frame(title, id, html`${yAxis(pct, 1)}${marks}${xLabels(bars.map((b) => b.label))}`);
+}
+
+export interface ScatterPoint {
+  x: number;
+  y: number;
+  label: string;
+  /** Legend entry; points of one series share a colour. */
+  series: string;
+}
+
+/** Points (x, y in [0, 1]) coloured by series: cost against pass rate. */
+export function scatter(
+  title: string,
+  points: ScatterPoint[],
+  options: { id: string; xTitle: string; yTitle: string; xFormat: (v: number) => string },
+): Html {
+  if (points.length === 0) return empty(title, "nothing to plot", options.id);
+  const maxX = Math.max(...points.map((p) => p.x));
+  const span = maxX > 0 ? maxX : 1;
+  const series = [...new Set(points.map((p) => p.series))];
+  const colorOf = (s: string): string => PALETTE[series.indexOf(s) % PALETTE.length] as string;
+  const dots = points.map(
+    (p) =>
+      html`<circle class="point" cx="${fx(PAD.left + (p.x / span) * PLOT_W)}" cy="${fx(yOf(p.y))}" r="5" fill="${colorOf(p.series)}" fill-opacity="0.75" stroke="#fff"><title>${p.label}: ${options.xTitle} ${options.xFormat(p.x)}, ${options.yTitle} ${pct(p.y)}</title></circle>`,
+  );
+  const xTicks = [0, 0.5, 1].map(
+    (f) =>
+      html`<text x="${fx(PAD.left + f * PLOT_W)}" y="${PAD.top + PLOT_H + 16}" class="tick" text-anchor="middle">${options.xFormat(span * f)}</text>`,
+  );
+  const axisTitles = html`<text x="${PAD.left + PLOT_W / 2}" y="${HEIGHT - 10}" class="tick" text-anchor="middle">${options.xTitle}</text>`;
+  return frame(
+    title,
+    options.id,
+    html`${yAxis(pct, 1)}${dots}${xTicks}${axisTitles}`,
+    legend(series.map((s) => ({ name: s, color: colorOf(s) }))),
+  );
+}
+
+export interface StripPoint {
+  category: string;
+  value: number;
+  status: string;
+  label: string;
+}
+
+/** One column per category, one dot per trial (jittered by order), coloured by status. */
+export function strip(title: string, categories: string[], points: StripPoint[], id: string): Html {
+  if (points.length === 0) return empty(title, "no trial has ended yet", id);
+  const max = Math.max(1, ...points.map((p) => p.value));
+  const slot = PLOT_W / Math.max(1, categories.length);
+  const seen = new Map<string, number>();
+  const dots = points.map((p) => {
+    const i = Math.max(0, categories.indexOf(p.category));
+    const k = seen.get(p.category) ?? 0;
+    seen.set(p.category, k + 1);
+    // Spread the dots of one column over 60 % of its slot so repeats with equal values stay visible.
+    const offset = ((k % 9) - 4) * Math.min(6, (slot * 0.6) / 9);
+    const cx = PAD.left + i * slot + slot / 2 + offset;
+    const cy = PAD.top + PLOT_H * (1 - p.value / max);
+    return html`<circle class="point" cx="${fx(cx)}" cy="${fx(cy)}" r="4" fill="${STATUS_COLORS[p.status] ?? "#555"}" fill-opacity="0.8"><title>${p.label}: ${p.value} (${p.status})</title></circle>`;
+  });
+  const statuses = Object.entries(STATUS_COLORS).map(([name, color]) => ({ name, color }));
+  return frame(
+    title,
+    id,
+    html`${yAxis((v) => v.toFixed(0), max)}${dots}${xLabels(categories)}`,
+    legend(statuses),
+  );
+}
+
+function yAxis(format: (v: number) => string, max: number): Html {
+  const ticks = [0, 0.5, 1].map((f) => {
+    const y = PAD.top + PLOT_H * (1 - f);
+    return html`<line x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${fx(y)}" y2="${fx(y)}" stroke="#ddd"/><text x="${PAD.left - 6}" y="${fx(y + 4)}" class="tick" text-anchor="end">${format(max * f)}</text>`;
+  });
+  return html`${ticks}<line x1="${PAD.left}" x2="${PAD.left}" y1="${PAD.top}" y2="${PAD.top + PLOT_H}" stroke="#888"/>`;
+}
+
+function xLabels(labels: string[]): Html {
+  const slot = PLOT_W / Math.max(1, labels.length);
+  // At most ~10 labels stay legible; each is cut to what fits its slot (the full name is in the tooltips and tables).
+  const every = Math.max(1, Math.ceil(labels.length / 10));
+  const chars = Math.max(6, Math.floor((slot * every) / 6));
+  return html`${labels.map((label, i) =>
+    i % every === 0
+      ? html`<text x="${fx(PAD.left + i * slot + slot / 2)}" y="${PAD.top + PLOT_H + 16}" class="tick" text-anchor="middle">${cut(label, chars)}<title>${label}</title></text>`
+      : "",
+  )}`;
+}
+
+/** A label cut to `chars`, keeping a " (scripted)" label whole: a cut never hides it. */
+function cut(label: string, chars: number): string {
+  if (label.length <= chars) return label;
+  const suffix = label.endsWith(SCRIPTED_SUFFIX) ? SCRIPTED_SUFFIX : "";
+  return `${label.slice(0, Math.max(1, chars - suffix.length - 1))}…${suffix}`;
+}
+
+/** How the page names a scripted model in plain text (plots); tables use a badge. */
+export const SCRIPTED_SUFFIX = " (scripted)";
+
+function legend(entries: { name: string; color: string }[]): Html {
+  return html`<p class="legend">${entries.map(
+    (e) =>
+      html`<span><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${e.color}"/></svg> ${e.name}</span> `,
+  )}</p>`;
+}
+
+function frame(title: string, id: string, body: Html, after: Html = raw("")): Html {
+  return html`<figure class="chart" id="${id}"><figcaption>${title}</figcaption><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${title}"><rect width="${WIDTH}" height="${HEIGHT}" fill="#fff"/>${body}</svg>${after}</figure>`;
+}
+
+function empty(title: string, note: string, id: string): Html {
+  return html`<figure class="chart empty" id="${id}"><figcaption>${title}</figcaption><p class="muted">${note}</p></figure>`;
+}
+
+const yOf = (rate: number): number => PAD.top + PLOT_H * (1 - Math.min(1, Math.max(0, rate)));
+const fx = (n: number): string => n.toFixed(1);

@@ -1,0 +1,118 @@
+// The shipped example suite (evals/examples): every task in three description levels (nl, st, ex)
+// that validate, judge the same (front matter and Expectation, checks included, identical) and
+// differ in how the task is described; the suite files name tasks and scripts that exist; the
+// scripted oracle's answers are the known-good solutions the other tests use, so they cannot drift.
+// The runs themselves are `scifi eval`'s (docs/eval.md); evals/README.md says how to start them.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { parseScript } from "../../runner/llm/scripted/script.ts";
+import { parseSamSync } from "../../runner/sam/parse.ts";
+import { REPO } from "../loop/harness.ts";
+
+const SUITE = join(REPO, "evals", "examples");
+const LEVELS = ["nl", "st", "ex"];
+const tasks = readdirSync(SUITE, { withFileTypes: true })
+  .filter((e) => e.isDirectory() && e.name !== "models")
+  .map((e) => e.name)
+  .sort();
+
+/** Front matter and Expectation: what the levels must share. */
+function judged(text: string): { front: string; expectation: string; described: string } {
+  const front = text.slice(0, text.indexOf("\n---\n", 4));
+  const at = text.indexOf("\n## Expectation\n");
+  return { front, expectation: text.slice(at), described: text.slice(front.length, at) };
+}
+
+describe("the example suite in evals/examples", () => {
+  it("holds the five tasks, each in exactly the three levels", () => {
+    expect(tasks).toEqual([
+      "csv-stats",
+      "gfortran-build-run",
+      "pandas-csv-aggregation",
+      "verilator-counter-debug",
+      "word-count",
+    ]);
+    for (const task of tasks) {
+      const sams = readdirSync(join(SUITE, task))
+        .filter((f) => /^task(\..+)?\.md$/.test(f))
+        .sort();
+      expect(sams, task).toEqual(["task.ex.md", "task.nl.md", "task.st.md"]);
+    }
+  });
+
+  it.each(tasks)("%s: every level validates, judges the same and is described differently", (task) => {
+    const texts = LEVELS.map((level) => readFileSync(join(SUITE, task, `task.${level}.md`), "utf8"));
+    const checks = LEVELS.map((level) => {
+      const result = parseSamSync(join(SUITE, task, `task.${level}.md`));
+      expect(
+        result.diagnostics.filter((d) => d.severity === "error"),
+        `${task} ${level}`,
+      ).toEqual([]);
+      if (!result.ok) throw new Error(`${task}/task.${level}.md does not parse`);
+      // One Expectation item at the root: the scripted review's single verdict fits every task.
+      expect(result.sam.root.items.map((i) => i.id)).toEqual(["root/e1"]);
+      expect(result.sam.root.children).toEqual([]);
+      return result.sam.root.items.flatMap((i) => i.checks.map((c) => ({ ...c, line: 0 })));
+    });
+    expect(checks[1]).toEqual(checks[0]);
+    expect(checks[2]).toEqual(checks[0]);
+    const [nl, st, ex] = texts.map(judged);
+    expect(st?.front).toBe(nl?.front);
+    expect(ex?.front).toBe(nl?.front);
+    expect(st?.expectation).toBe(nl?.expectation);
+    expect(ex?.expectation).toBe(nl?.expectation);
+    expect(new Set(texts.map((t) => judged(t).described)).size).toBe(3);
+    // Natural language is the shortest and has no Context; exhaustive is the longest.
+    expect(nl?.described).not.toContain("## Context");
+    expect(nl?.described.length).toBeLessThan(st?.described.length ?? 0);
+    expect(st?.described.length).toBeLessThan(ex?.described.length ?? 0);
+  });
+
+  it("the suite files name tasks, levels and model scripts that exist", () => {
+    for (const file of ["suite.yaml", "ci.yaml"]) {
+      const suite = parseYaml(readFileSync(join(SUITE, file), "utf8")) as {
+        tasks: string[];
+        variants: string[];
+        models: { name: string; scripts: string[] }[];
+      };
+      for (const task of suite.tasks) expect(tasks, `${file}: ${task}`).toContain(task);
+      expect(suite.variants).toEqual(LEVELS);
+      for (const model of suite.models)
+        for (const script of model.scripts)
+          expect(existsSync(join(SUITE, script)), `${file}: ${script}`).toBe(true);
+    }
+  });
+
+  it("the scripted models parse, and the oracle writes exactly the known-good answers", () => {
+    for (const name of ["oracle", "slow", "idle"]) {
+      const file = join(SUITE, "models", `${name}.yaml`);
+      expect(() => parseScript(readFileSync(file, "utf8"), file), name).not.toThrow();
+    }
+    const oracle = parseYaml(readFileSync(join(SUITE, "models", "oracle.yaml"), "utf8")) as {
+      work: { tool_calls: { name: string; input: { path?: string; content?: string } }[] }[];
+    };
+    const writes = Object.fromEntries(
+      oracle.work.flatMap((r) =>
+        r.tool_calls.filter((c) => c.name === "write_file").map((c) => [c.input.path, c.input.content]),
+      ),
+    );
+    const solutions = join(REPO, "test", "fixtures", "sam", "solutions");
+    const known: Record<string, string> = {
+      "counts.txt": join(REPO, "test/fixtures/harbor/word-count/tests/expected.txt"),
+      "aggregate.py": join(solutions, "pandas-csv-aggregation/aggregate.py"),
+      Makefile: join(solutions, "gfortran-build-run/Makefile"),
+      "results/stats.txt": join(REPO, "tasks/examples/gfortran-build-run/checks/expected_output.txt"),
+      "rtl/counter.v": join(solutions, "verilator-counter-debug/rtl/counter.v"),
+    };
+    for (const [path, source] of Object.entries(known))
+      expect(writes[path], path).toBe(readFileSync(source, "utf8"));
+    expect(JSON.parse(writes["stats.json"] ?? "")).toEqual(
+      JSON.parse(readFileSync(join(REPO, "test/fixtures/harbor/csv-stats/tests/expected.json"), "utf8")),
+    );
+    expect(writes["summary.csv"]).toMatch(
+      /^detector,n_events,mean_energy_gev,std_energy_gev,max_energy_gev\nECAL-barrel,38,/,
+    );
+  });
+});
