@@ -214,10 +214,17 @@ export function compare(
   const interval = `95 % interval ${points(ci95[0])} to ${points(ci95[1])} points`;
   const over = `over ${count} shared cell(s)`;
   const minRepeats = Math.min(...cells.flatMap(([ga, gb]) => [ga.n, gb.n]));
+  // The interval is centred on the adjusted difference, which few repeats shrink towards 0 (at 2
+  // repeats, 2/2 against 0/2 is 0.75 - 0.25): both are said, so a raw difference outside its own
+  // interval reads as what it is, not as an error.
+  const adjustedNote =
+    Math.abs(centre - meanDifference) > 1e-9
+      ? `; the interval is centred on the adjusted difference ${points(centre)}, which few repeats shrink towards 0`
+      : "";
   const text =
     better === "not distinguishable"
-      ? `${a} and ${b} are not distinguishable with ${Math.min(minRepeats, repeats)} repeats ${over} (pass-rate difference ${points(meanDifference)} points, ${interval})`
-      : `${better} is better than ${better === a ? b : a} by ${points(Math.abs(meanDifference))} points of pass rate ${over} (${interval} for ${a} - ${b})`;
+      ? `${a} and ${b} are not distinguishable with ${Math.min(minRepeats, repeats)} repeats ${over} (pass-rate difference ${points(meanDifference)} points, ${interval}${adjustedNote})`
+      : `${better} is better than ${better === a ? b : a} by ${points(Math.abs(meanDifference))} points of pass rate ${over} (${interval} for ${a} - ${b}${adjustedNote})`;
   return { a, b, cells: count, meanDifference, ci95, better, text, method };
 }
 

@@ -202,6 +202,10 @@ describe("summarize", () => {
     expect(pn?.ci95[0]).toBeCloseTo(2 / 3 - 1.96 * sePN, 9);
     expect(pn?.ci95[1]).toBeCloseTo(Math.min(1, 2 / 3 + 1.96 * sePN), 9);
     expect(pn?.text).toMatch(/^pass is better than never by 100\.0 points/);
+    // The raw 100 points lie outside the interval: the text says where its centre is, and why.
+    expect(pn?.text).toContain(
+      "the interval is centred on the adjusted difference 66.7, which few repeats shrink towards 0",
+    );
     // pass 4/4 vs half 2/4: p~ = 5/6 and 1/2; var per cell = 5/216 + 1/24: [-0.0195, 0.6862].
     const ph = pair("pass", "half");
     expect(ph).toMatchObject({ cells: 2, meanDifference: 0.5, better: "not distinguishable" });
