@@ -16,7 +16,9 @@ export type AgentRole =
   | "make_task"
   | "make_skill"
   | "ask"
-  | "oracle";
+  | "oracle"
+  | "tracer"
+  | "critique";
 
 export interface ToolSpec {
   name: string;

@@ -15,6 +15,8 @@ export const SCRIPT_ROLES = [
   "make_skill",
   "ask",
   "oracle",
+  "tracer",
+  "critique",
 ] as const;
 
 const expectItem = z.union([z.string(), z.strictObject({ regex: z.string() })]);
