@@ -4,8 +4,8 @@
 // writes typed findings. Both replies are zod-validated with one retry, like the review's verdict.
 // What the runner does with them (citations checked, the verdict made stricter) is runner/run/critique.ts.
 import type { z } from "zod";
-import { CritiqueReply, Trace } from "../critique/schema.ts";
 import type { SpecItem } from "../critique/items.ts";
+import { CritiqueReply, Trace } from "../critique/schema.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { SamNode } from "../sam/types.ts";
@@ -120,7 +120,10 @@ export async function runCritique(
           {
             role: "user",
             content: [
-              { type: "text", text: critiqueInput(call.node, call.items, call.trace, call.code, call.context) },
+              {
+                type: "text",
+                text: critiqueInput(call.node, call.items, call.trace, call.code, call.context),
+              },
             ],
           },
         ],

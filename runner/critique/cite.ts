@@ -69,7 +69,10 @@ export function checkCitation(reader: TaskFileReader, citation: Citation): Citat
   const to = Math.min(last, count);
   const lines = read.lines.slice(citation.line - 1, to).map((text, i) => ({
     n: citation.line + i,
-    text: text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} [line cut at ${MAX_LINE_CHARS} chars]` : text,
+    text:
+      text.length > MAX_LINE_CHARS
+        ? `${text.slice(0, MAX_LINE_CHARS)} [line cut at ${MAX_LINE_CHARS} chars]`
+        : text,
   }));
   if (to < last)
     return { citation, verified: false, lines, problem: `the file has ${count} line(s), not line ${last}` };

@@ -18,7 +18,8 @@ export function todoItems(node: SamNode): SpecItem[] {
     if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
     const match = inFence ? null : LIST_ITEM.exec(line);
     if (match) items.push([match[1] ?? ""]);
-    else if (items.length > 0 && (line.startsWith(" ") || line.startsWith("\t"))) items.at(-1)?.push(line.trim());
+    else if (items.length > 0 && (line.startsWith(" ") || line.startsWith("\t")))
+      items.at(-1)?.push(line.trim());
   }
   const texts = items.length > 0 ? items.map((lines) => lines.join(" ").trim()) : [node.todo.trim()];
   return texts.map((text, i) => ({ id: `${node.id}/t${i + 1}`, section: "todo", text }));

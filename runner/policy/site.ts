@@ -180,7 +180,9 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   prescanAddsSkills: z.boolean().optional(),
-  critique: z.enum(["off", "report", "approve", "block"], { error: "must be off, report, approve or block" }).optional(),
+  critique: z
+    .enum(["off", "report", "approve", "block"], { error: "must be off, report, approve or block" })
+    .optional(),
   approval: z
     .strictObject({
       require: z

@@ -58,7 +58,14 @@ export async function critiqueNode(options: CritiqueOptions): Promise<CritiqueRe
     });
   } catch (error) {
     if (!isCritiqueFailed(error)) throw error;
-    return { ...base, trace: { items: [], quantities: [] }, traceChecks: {}, findings: [], effect: "none", failed: error.message };
+    return {
+      ...base,
+      trace: { items: [], quantities: [] },
+      traceChecks: {},
+      findings: [],
+      effect: "none",
+      failed: error.message,
+    };
   }
   const reader = new TaskFileReader(options.taskDir);
   const traceChecks = checkTrace(reader, trace);
@@ -71,7 +78,11 @@ export async function critiqueNode(options: CritiqueOptions): Promise<CritiqueRe
         trace,
         code: citedCode(reader, trace),
         context: options.packs.map((p) => `## Domain pack: ${p.name}\n\n${p.text}`).join("\n\n"),
-        injected: options.packs.map((p) => ({ kind: "skill" as const, ref: `critique:${p.name}`, sha256: p.sha256 })),
+        injected: options.packs.map((p) => ({
+          kind: "skill" as const,
+          ref: `critique:${p.name}`,
+          sha256: p.sha256,
+        })),
         rank: options.rank,
         meta: options.meta,
       },

@@ -130,7 +130,12 @@ export class RunGates {
    */
   async acceptCritique(
     node: string,
-    likely: readonly { type: string; item: string; reason: string; citations: { verified: boolean; citation: { file: string; line: number } }[] }[],
+    likely: readonly {
+      type: string;
+      item: string;
+      reason: string;
+      citations: { verified: boolean; citation: { file: string; line: number } }[];
+    }[],
   ): Promise<string | undefined> {
     const { deps, sam } = this.#session;
     if (!deps.approval?.requires("critique")) return undefined;
@@ -141,7 +146,10 @@ export class RunGates {
     const answer = await deps.approval.ask({
       action: "critique",
       summary: `accept the PASS of ${node} of ${sam.metadata.name} with ${likely.length} likely mismatch(es) the critique found`,
-      detail: [`checks and review passed; the critique (a model's reading of the code) found:`, ...lines].join("\n"),
+      detail: [
+        `checks and review passed; the critique (a model's reading of the code) found:`,
+        ...lines,
+      ].join("\n"),
     });
     if (answer.approved) return undefined;
     return `a person (${answer.decision.who}) did not accept the critique's likely mismatch(es): ${answer.decision.note ?? "no reason given"}`;

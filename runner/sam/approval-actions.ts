@@ -13,7 +13,8 @@ export const APPROVAL_ACTION_HELP: Readonly<Record<ApprovalAction, string>> = {
   delete: "removing or emptying files that existed when the run started",
   finish: "a person confirms a PASS before the run is marked passed",
   run: "a daemon task waits before it starts",
-  critique: "a PASS with likely mismatches the critique found waits for a person (the same as `critique: approve`)",
+  critique:
+    "a PASS with likely mismatches the critique found waits for a person (the same as `critique: approve`)",
 };
 
 /**

@@ -3,7 +3,14 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SamMetadata } from "../sam/types.ts";
 import { sha256 } from "../sha256.ts";
-import { GRANTS, type Grant, helpersMount, type Skill, type SkillIndexEntry, type SkillText } from "./types.ts";
+import {
+  GRANTS,
+  type Grant,
+  helpersMount,
+  type Skill,
+  type SkillIndexEntry,
+  type SkillText,
+} from "./types.ts";
 
 /** The skills shipped with scifi (`<repo>/skills`). */
 export const BUILTIN_SKILLS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "skills");

@@ -10,7 +10,9 @@ import { didYouMean } from "./suggest.ts";
 import { GRANTS, type Skill } from "./types.ts";
 
 /** A parsed skill with its domain-pack paths as written (read by loadSkills). */
-export type ParsedSkill = Skill & { pack?: { critiqueContext?: string | undefined; helpers?: string | undefined } };
+export type ParsedSkill = Skill & {
+  pack?: { critiqueContext?: string | undefined; helpers?: string | undefined };
+};
 
 export type SkillParse = { ok: true; skill: ParsedSkill } | { ok: false; diagnostics: Diagnostic[] };
 
@@ -137,12 +139,19 @@ function withPack(skill: ParsedSkill): Skill | Diagnostic {
   const { pack, ...plain } = skill;
   if (!pack) return plain;
   const base = dirname(skill.file);
-  const problem = (message: string): Diagnostic => ({ file: skill.file, line: 1, column: 1, severity: "error", message });
+  const problem = (message: string): Diagnostic => ({
+    file: skill.file,
+    line: 1,
+    column: 1,
+    severity: "error",
+    message,
+  });
   const out: Skill = { ...plain };
   if (pack.critiqueContext) {
     const file = join(base, pack.critiqueContext);
     const st = lstatSync(file, { throwIfNoEntry: false });
-    if (!st?.isFile()) return problem(`critique_context: ${pack.critiqueContext} is not a regular file beside the skill`);
+    if (!st?.isFile())
+      return problem(`critique_context: ${pack.critiqueContext} is not a regular file beside the skill`);
     const text = readFileSync(file, "utf8");
     out.critiqueContext = { file, text, sha256: sha256(text) };
   }
@@ -152,7 +161,9 @@ function withPack(skill: ParsedSkill): Skill | Diagnostic {
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory())
       return problem(`helpers: ${pack.helpers} is not a folder beside the skill`);
     if (!lstatSync(registry, { throwIfNoEntry: false })?.isFile())
-      return problem(`helpers: ${pack.helpers} has no registry.md (the helpers' names, purpose, inputs, outputs and import path)`);
+      return problem(
+        `helpers: ${pack.helpers} has no registry.md (the helpers' names, purpose, inputs, outputs and import path)`,
+      );
     out.helpers = { dir, registry: readFileSync(registry, "utf8") };
   }
   return out;

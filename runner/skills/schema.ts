@@ -5,7 +5,7 @@ import { GRANTS } from "./types.ts";
 export const SKILL_NAME = /^[a-z][a-z0-9-]*$/;
 
 /** A domain pack file or folder: relative, no `..`, no leading dot segments. */
-const PACK_PATH = /^(?!.*(?:^|\/)\.\.?(?:\/|$))[A-Za-z0-9_][A-Za-z0-9_.\/-]*$/;
+const PACK_PATH = /^(?!.*(?:^|\/)\.\.?(?:\/|$))[A-Za-z0-9_][A-Za-z0-9_./-]*$/;
 
 export const skillFrontMatter = z
   .object({

@@ -6,14 +6,14 @@
 // verdict stricter: it runs only on a passed verdict and can only turn it into a failed one.
 import { join } from "node:path";
 import type { TracerAnswer } from "../../agents/critique.ts";
-import { writeJsonAtomic } from "../../atomic-write.ts";
+import { RecordWriteFailed, writeJsonAtomic } from "../../atomic-write.ts";
 import type { CheckedFinding, CritiqueRecord } from "../../critique/schema.ts";
 import { BudgetExceeded } from "../../llm/types.ts";
 import type { Phase } from "../../run-folder/state.ts";
 import { reviewTools } from "../../tools/registry.ts";
 import { runPass } from "../conversation.ts";
 import { type CritiquePack, critiqueNode } from "../critique.ts";
-import { exitReason } from "../outcomes.ts";
+import { exitReason, messageOf } from "../outcomes.ts";
 import type { RunSession } from "../session.ts";
 
 export async function critiquePhase(session: RunSession): Promise<Phase> {
@@ -21,6 +21,19 @@ export async function critiquePhase(session: RunSession): Promise<Phase> {
   const mode = deps.critique ?? "off";
   const verdict = state.verdict;
   if (mode === "off" || !verdict?.passed) return "critique";
+  // A scripted script (or a replayed tape) without tracer replies: no critique to ask for; said on the tape.
+  const roles = session.model.roles;
+  if (roles && !(roles.has("tracer") && roles.has("critique"))) {
+    session.audit.append({
+      kind: "event",
+      event: "critique_skipped",
+      data: {
+        iteration: state.iteration,
+        reason: "the model has no tracer and critique replies (scripted or replay)",
+      },
+    });
+    return "critique";
+  }
   const node = session.node(session.plan().node);
   session.taskFolder.restore();
   session.emit({ phase: "critique", step: 0, toolCalls: 0 });
@@ -36,7 +49,7 @@ export async function critiquePhase(session: RunSession): Promise<Phase> {
     openSandbox: () => session.sandboxes.open("critique"),
     converse: (brief, sandbox) => traceConversation(session, brief, sandbox),
     onResponse: (response) => session.account(response),
-  });
+  }).catch((error: unknown) => failedCritique(session, node.id, mode, error));
   const likely = record.findings.filter((f) => f.verified && f.severity === "likely_mismatch");
   if (likely.length > 0 && mode === "block") {
     record.effect = "sent_back";
@@ -49,6 +62,33 @@ export async function critiquePhase(session: RunSession): Promise<Phase> {
   keep(session, record);
   session.result(critiqueResult(record));
   return "critique";
+}
+
+/**
+ * A critique that could not run (a model error, a sandbox that died twice) is recorded as missing and
+ * leaves the verdict as the checks and the review made it, like a failed final review; a spent
+ * budget, a full disk or a cancel still end the run.
+ */
+function failedCritique(
+  session: RunSession,
+  node: string,
+  mode: CritiqueRecord["mode"],
+  error: unknown,
+): CritiqueRecord {
+  if (error instanceof RecordWriteFailed || error instanceof BudgetExceeded || session.deps.signal?.aborted)
+    throw error;
+  return {
+    version: 1,
+    iteration: session.state.iteration,
+    node,
+    mode,
+    packs: [],
+    trace: { items: [], quantities: [] },
+    traceChecks: {},
+    findings: [],
+    effect: "none",
+    failed: messageOf(error),
+  };
 }
 
 /** The passed verdict made a failed one: the findings become the review's findings and fixes. */
