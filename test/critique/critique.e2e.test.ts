@@ -9,11 +9,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import type { CritiqueRecord } from "../../runner/critique/schema.ts";
+import { writeRunReport } from "../../runner/report/report.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
 
 function withMode(sam: string, mode: string): void {
-  writeFileSync(sam, readFileSync(sam, "utf8").replace("skills: [lhco]\n", `skills: [lhco]\ncritique: ${mode}\n`));
+  writeFileSync(
+    sam,
+    readFileSync(sam, "utf8").replace("skills: [lhco]\n", `skills: [lhco]\ncritique: ${mode}\n`),
+  );
 }
 
 function record(dir: string, iteration: number): CritiqueRecord {
@@ -40,8 +44,15 @@ describe.skipIf(!hasEngine("docker"))("critique phase on Docker (scripted)", { t
     expect(ends[0]).toEqual([false, "critique: the critique found a likely mismatch (critique: block)"]);
     const first = record(result.dir, 1);
     const mismatch = first.findings[0];
-    expect(mismatch).toMatchObject({ type: "definition_mismatch", severity: "likely_mismatch", verified: true });
-    expect(mismatch?.citations[0]).toMatchObject({ verified: true, lines: [{ n: 39, text: '    if any(j["btag"] > 0 for j in jets):' }] });
+    expect(mismatch).toMatchObject({
+      type: "definition_mismatch",
+      severity: "likely_mismatch",
+      verified: true,
+    });
+    expect(mismatch?.citations[0]).toMatchObject({
+      verified: true,
+      lines: [{ n: 39, text: '    if any(j["btag"] > 0 for j in jets):' }],
+    });
     // An unverified likely mismatch (its only citation is not on its line) did not block.
     expect(first.findings[2]).toMatchObject({ severity: "likely_mismatch", verified: false });
     // The trace's citation of line 12 does not hold the expression: flagged.
@@ -55,7 +66,10 @@ describe.skipIf(!hasEngine("docker"))("critique phase on Docker (scripted)", { t
     expect(readFileSync(join(ws.taskDir, "analysis.py"), "utf8")).toContain("for j in selected):");
     expect(record(result.dir, 2).findings.map((f) => f.severity)).toEqual(["low"]);
     // The report: the Critique section, every model text escaped.
-    const page = readFileSync(join(result.dir, "report.html"), "utf8");
+    const page = readFileSync(
+      writeRunReport(join(result.dir, "audit.jsonl"), join(result.dir, "report.html")).file,
+      "utf8",
+    );
     expect(page).toContain('id="critique"');
     expect(page).toContain("definition_mismatch");
     expect(page).toContain("&lt;script&gt;alert(&#39;trace&#39;)&lt;/script&gt;");
@@ -80,7 +94,10 @@ describe.skipIf(!hasEngine("docker"))("critique phase on Docker (scripted)", { t
       expect(result.outcome.status).toBe("passed");
       expect(approved?.action).toBe("critique");
       expect(approved?.detail).toContain("definition_mismatch at root/t4 (analysis.py:39, analysis.py:35)");
-      expect(history.flatMap((e) => (e.type === "approval" ? [e.state] : []))).toEqual(["requested", "approved"]);
+      expect(history.flatMap((e) => (e.type === "approval" ? [e.state] : []))).toEqual([
+        "requested",
+        "approved",
+      ]);
       expect(history.find((e) => e.type === "critique")).toMatchObject({ effect: "approved" });
     } finally {
       clearInterval(decider);
