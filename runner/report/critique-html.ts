@@ -16,11 +16,13 @@ export function loadCritiques(runDir: string): { records: CritiqueRecord[]; prob
   const dir = join(runDir, "critique");
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => /^it\d+\.json$/.test(n));
+    names = readdirSync(dir).filter((n) => /^(it|after)\d+\.json$/.test(n));
   } catch {
     return { records: [], problems: [] };
   }
-  names.sort((a, b) => Number(a.slice(2, -5)) - Number(b.slice(2, -5)));
+  // The run's own critiques by iteration, then those of `scifi critique <run>` in order.
+  const order = (n: string) => (n.startsWith("it") ? 0 : 1e9) + Number(n.replace(/\D/g, ""));
+  names.sort((a, b) => order(a) - order(b));
   const problems: string[] = [];
   if (names.length > MAX_RECORDS)
     problems.push(`${names.length - MAX_RECORDS} later critique record(s) not shown`);

@@ -9,9 +9,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import type { CritiqueRecord } from "../../runner/critique/schema.ts";
+import { runCritiqueCommand } from "../../runner/helpers/critique/command.ts";
 import { writeRunReport } from "../../runner/report/report.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, runScripted, workspace } from "../loop/harness.ts";
 
 function withMode(sam: string, mode: string): void {
   writeFileSync(
@@ -99,6 +100,20 @@ describe.skipIf(!hasEngine("docker"))("critique phase on Docker (scripted)", { t
         "approved",
       ]);
       expect(history.find((e) => e.type === "critique")).toMatchObject({ effect: "approved" });
+      // `scifi critique <run>` on the finished run: a record of its own beside the run's, same finding.
+      let text = "";
+      let said = "";
+      const code = await runCritiqueCommand(result.runId, {
+        model: `scripted:${fixture("lhco-critique-one.yaml")}`,
+        env: { ...process.env, SCIFI_HOME: ws.home },
+        out: (t) => (text += t),
+        err: (t) => (said += t),
+      });
+      expect(code, said).toBe(0);
+      expect(text).toContain("likely_mismatch definition_mismatch at root/t4");
+      expect(text).toContain("verified analysis.py:39");
+      expect(said).toContain("critique: 1 likely mismatch(es) verified on the code, 1 unverified finding(s)");
+      expect(readdirSync(join(result.dir, "critique")).sort()).toEqual(["after1.json", "it1.json"]);
     } finally {
       clearInterval(decider);
       delete process.env.SCIFI_APPROVAL_POLL_MS;
