@@ -119,6 +119,7 @@ const PHASE_SERIES: { key: PhaseName; color: string }[] = [
   { key: "work", color: "#4c78a8" },
   { key: "checks", color: "#eeca3b" },
   { key: "review", color: "#e45756" },
+  { key: "critique", color: "#ff9da6" },
   { key: "final_review", color: "#9d755d" },
   { key: "other", color: "#bab0ac" },
 ];
