@@ -100,6 +100,11 @@ describe.skipIf(!hasEngine("docker"))("critique phase on Docker (scripted)", { t
         "approved",
       ]);
       expect(history.find((e) => e.type === "critique")).toMatchObject({ effect: "approved" });
+      // The lhco pack's helpers: offered with the skill, mounted read-only in the work sandbox.
+      const tape = JSON.stringify(readTape(join(result.dir, "audit.jsonl"), { tolerant: true }));
+      expect(tape).toContain("Helper registry (mounted read-only at /opt/scifi/helpers/lhco)");
+      expect(tape).toMatch(/lhco\.py[^"]*registry\.md/);
+      expect(tape).toContain("touch: cannot touch '/opt/scifi/helpers/lhco/planted': Read-only file system");
       // `scifi critique <run>` on the finished run: a record of its own beside the run's, same finding.
       let text = "";
       let said = "";
