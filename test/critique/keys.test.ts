@@ -7,11 +7,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseSitePolicy } from "../../runner/policy/site.ts";
 import { parseSamString } from "../../runner/sam/parse.ts";
-import { loadSkills, parseSkillText } from "../../runner/skills/load.ts";
 import { skillText } from "../../runner/skills/library.ts";
+import { loadSkills, parseSkillText } from "../../runner/skills/load.ts";
 
 const sam = (front: string) =>
-  parseSamString(`---\nname: t\n${front}\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n- Done.\n`, "/v/task.md");
+  parseSamString(
+    `---\nname: t\n${front}\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n- Done.\n`,
+    "/v/task.md",
+  );
 
 describe("critique keys", () => {
   it("SAM: critique takes off, report, approve, block; approval takes critique", () => {
@@ -49,7 +52,9 @@ describe("critique keys", () => {
     expect(diagnostics).toEqual([]);
     expect(skills[0]?.critiqueContext?.text).toBe("Rules.\n");
     const text = skillText(skills, "pack");
-    expect(text.text).toContain("## Helper registry (mounted read-only at /opt/scifi/helpers/pack)\n\n| helper |");
+    expect(text.text).toContain(
+      "## Helper registry (mounted read-only at /opt/scifi/helpers/pack)\n\n| helper |",
+    );
     expect(text.sha256).not.toBe(skills[0]?.sha256);
   });
 });

@@ -11,8 +11,10 @@ import type { CheckedFinding, CritiqueRecord } from "../../critique/schema.ts";
 import { BudgetExceeded } from "../../llm/types.ts";
 import type { Phase } from "../../run-folder/state.ts";
 import { reviewTools } from "../../tools/registry.ts";
+import { Tampering } from "../checks.ts";
 import { runPass } from "../conversation.ts";
 import { type CritiquePack, critiqueNode } from "../critique.ts";
+import { GrantChanged } from "../grant.ts";
 import { exitReason, messageOf } from "../outcomes.ts";
 import type { RunSession } from "../session.ts";
 
@@ -75,8 +77,9 @@ function failedCritique(
   mode: CritiqueRecord["mode"],
   error: unknown,
 ): CritiqueRecord {
-  if (error instanceof RecordWriteFailed || error instanceof BudgetExceeded || session.deps.signal?.aborted)
-    throw error;
+  // What ends any run still ends this one: a full disk, a spent budget, a cancel, a changed grant, tampering.
+  const ends = [RecordWriteFailed, BudgetExceeded, GrantChanged, Tampering];
+  if (ends.some((kind) => error instanceof kind) || session.deps.signal?.aborted) throw error;
   return {
     version: 1,
     iteration: session.state.iteration,
