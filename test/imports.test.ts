@@ -74,6 +74,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["tools"],
   ["extension"],
   ["jobs"],
+  // critique: the trace and finding formats and their host-side citation checks; agents, report and run read them.
+  ["critique"],
   ["agents"],
   ["report"],
   ["import"],

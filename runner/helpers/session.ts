@@ -8,7 +8,7 @@ import { AuditTape } from "../audit/tape.ts";
 import type { Model } from "../llm/types.ts";
 import { homePaths, runDir, runFiles } from "../paths.ts";
 
-export type HelperName = "make-task" | "make-skill" | "ask" | "oracle" | "evolve";
+export type HelperName = "make-task" | "make-skill" | "ask" | "oracle" | "evolve" | "critique";
 
 export interface HelperSession {
   runId: string;

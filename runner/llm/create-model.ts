@@ -102,7 +102,9 @@ async function scripted(
     kinds: ["control", "work"],
     prices: ZERO_PRICES,
   };
-  return new Gateway([entry], { ...gatewayOptions(audit, options), onClose: () => server.close() });
+  const { loadScript } = await import("./scripted/script.ts");
+  const roles = new Set([...loadScript(file).queues].filter(([, q]) => q.length > 0).map(([role]) => role));
+  return new Gateway([entry], { ...gatewayOptions(audit, options), roles, onClose: () => server.close() });
 }
 
 async function replay(target: string, audit: AuditTape, options: CreateModelOptions): Promise<Gateway> {
@@ -119,6 +121,7 @@ async function replay(target: string, audit: AuditTape, options: CreateModelOpti
   return new Gateway([entry], {
     ...gatewayOptions(audit, options),
     ...(provider.recordedStart ? { memoryAsOf: provider.recordedStart } : {}),
+    roles: provider.roles(),
     // The run's tape says how the replay went: calls answered, recorded calls never asked for.
     onClose: async () => {
       audit.append({ kind: "event", event: "replay_end", data: provider.summary() });

@@ -63,6 +63,8 @@ export interface GatewayOptions {
   now?: () => number;
   /** See Model.memoryAsOf (a replay). */
   memoryAsOf?: string;
+  /** See Model.roles (a scripted model, a replay). */
+  roles?: ReadonlySet<string>;
 }
 
 const DEFAULT_RETRY: RetryOptions = {
@@ -89,6 +91,7 @@ export interface Spent {
 export class Gateway implements Model {
   readonly entries: readonly GatewayEntry[];
   readonly memoryAsOf: string | undefined;
+  readonly roles: ReadonlySet<string> | undefined;
   readonly #audit: AuditTape;
   readonly #retry: RetryOptions;
   readonly #budget: { usd?: number; tokens?: number };
@@ -114,6 +117,7 @@ export class Gateway implements Model {
     this.#onClose = options.onClose;
     this.#deadline = options.deadline;
     this.memoryAsOf = options.memoryAsOf;
+    this.roles = options.roles;
     this.#onNotice = options.onNotice;
     this.#sleep = options.sleep ?? sleep;
     this.#now = options.now ?? Date.now;

@@ -8,12 +8,24 @@
 import type { AuditRecord, CallRecord } from "../audit/types.ts";
 
 /** The loop's checkpoints in order (runner/run-folder/state.ts). */
-const PHASES = ["created", "prescan", "work", "checks", "review", "iteration_end", "final_review", "ended"];
+const PHASES = [
+  "created",
+  "prescan",
+  "work",
+  "checks",
+  "review",
+  "critique",
+  "iteration_end",
+  "final_review",
+  "ended",
+];
 /** The checkpoint each role's calls lead to. Other roles (helpers) are not part of the loop. */
 const ROLE_PHASE: Record<string, string> = {
   prescan: "prescan",
   work: "work",
   review: "review",
+  tracer: "critique",
+  critique: "critique",
   final_review: "final_review",
 };
 

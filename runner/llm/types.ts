@@ -17,7 +17,9 @@ export type AgentRole =
   | "make_skill"
   | "ask"
   | "oracle"
-  | "evolve";
+  | "evolve"
+  | "tracer"
+  | "critique";
 
 export interface ToolSpec {
   name: string;
@@ -98,6 +100,12 @@ export interface Model {
    * or after it is not read, so the replay's prompts see memory as the recorded run's did.
    */
   readonly memoryAsOf?: string;
+  /**
+   * The roles this model answers at all; absent: every role. A scripted script answers the roles it
+   * has replies for, a replay the roles its tape recorded: a run asks an optional agent (the
+   * critique's tracer) only when it can answer, so an older script or tape runs as before.
+   */
+  readonly roles?: ReadonlySet<string>;
 }
 
 export class ModelError extends Error {

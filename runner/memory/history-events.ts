@@ -145,6 +145,21 @@ export type HistoryEvent =
     }
   | { type: "final_review"; groupSuggestions: number; globalSuggestions: number }
   | {
+      /** A critique of a passed node (runner/run/phases/critique.ts); the whole record: runs/<id>/critique/itN.json. */
+      type: "critique";
+      iteration: number;
+      node: string;
+      mode: string;
+      effect: string;
+      traced: number;
+      quantities: number;
+      /** Trace citations the runner could not verify. */
+      unverifiedCitations: number;
+      findings: { type: string; severity: string; item: string; verified: boolean; reason: string }[];
+      packs?: string[];
+      failed?: string;
+    }
+  | {
       /** A SLURM job request of the agent, as the host-side broker decided it (details: runs/<id>/jobs/). */
       type: "job";
       action: string;

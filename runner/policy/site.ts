@@ -74,6 +74,8 @@ export interface SitePolicy {
   memoryTokens: { group: number; global: number };
   /** Whether the pre-scan may add skills from the index to those the SAM lists (default: no). */
   prescanAddsSkills: boolean;
+  /** The least critique every task gets (`critique:`; docs/critique.md); absent: the SAM's, else `report`. */
+  critique?: "off" | "report" | "approve" | "block";
 }
 
 export type DaemonPlacement = "local" | "slurm";
@@ -178,6 +180,9 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   prescanAddsSkills: z.boolean().optional(),
+  critique: z
+    .enum(["off", "report", "approve", "block"], { error: "must be off, report, approve or block" })
+    .optional(),
   approval: z
     .strictObject({
       require: z
@@ -274,6 +279,7 @@ export function parseSitePolicy(text: string, file: string): SitePolicy {
       global: f.memory?.globalTokens ?? b.memoryTokens.global,
     },
     prescanAddsSkills: f.prescanAddsSkills ?? b.prescanAddsSkills,
+    ...(f.critique !== undefined ? { critique: f.critique } : {}),
     ...(f.totalGpus !== undefined ? { totalGpus: f.totalGpus } : {}),
     ...(f.usdPerDay !== undefined ? { usdPerDay: f.usdPerDay } : {}),
     ...(f.onFinish !== undefined ? { onFinish: f.onFinish } : {}),

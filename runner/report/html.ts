@@ -13,6 +13,7 @@ import type { CheckSummary } from "../sam/check-summary.ts";
 import type { CallView, ToolCallView } from "./calls.ts";
 import { changesSection } from "./changes-html.ts";
 import { shareLine, stackedBars } from "./charts.ts";
+import { critiqueSection } from "./critique-html.ts";
 import { type Html, html, raw } from "./escape.ts";
 import {
   cacheShare,
@@ -42,7 +43,7 @@ const KIND_LABEL: Record<string, string> = {
 export function renderReport(model: ReportModel, assets: PageAssets = pageAssets()): string {
   const ctx: RenderContext = { issuedBy: toolCallOwners(model), bodies: [] };
   const timeline = html`${model.timeline.map((i) => iteration(i, ctx))}`;
-  const body = html`${header(model)}${changesSection(model)}${charts(model)}${controls(model)}
+  const body = html`${header(model)}${critiqueSection(model.critiques)}${changesSection(model)}${charts(model)}${controls(model)}
 <h2 id="timeline">Timeline</h2>${timeline}
 ${approvalsSection(model)}${networkSection(model)}${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
 ${packedBodies(ctx.bodies)}
@@ -119,6 +120,7 @@ const PHASE_SERIES: { key: PhaseName; color: string }[] = [
   { key: "work", color: "#4c78a8" },
   { key: "checks", color: "#eeca3b" },
   { key: "review", color: "#e45756" },
+  { key: "critique", color: "#ff9da6" },
   { key: "final_review", color: "#9d755d" },
   { key: "other", color: "#bab0ac" },
 ];

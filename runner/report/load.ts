@@ -1,9 +1,11 @@
 // Reads everything a run report needs from one run folder. Every file but the audit tape is
 // optional: a run killed early, or a tape copied off the cluster on its own, still gets a report.
+
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { AuditRecord, VerifyResult } from "../audit/types.ts";
 import { readTape, verifyTape } from "../audit/verify.ts";
+import type { CritiqueRecord } from "../critique/schema.ts";
 import { readHistory } from "../memory/history.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import { homePaths, runFiles, scifiHome } from "../paths.ts";
@@ -11,6 +13,7 @@ import type { SandboxSpec } from "../policy/spec.ts";
 import type { RunState } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { readSnapshots, type StoredSnapshots } from "./changes.ts";
+import { loadCritiques } from "./critique-html.ts";
 
 export interface RunInputs {
   runDir: string;
@@ -28,6 +31,8 @@ export interface RunInputs {
   runError?: { kind: "start" | "replay" | "other"; name: string; message: string; time: string };
   /** The task-folder snapshots of the run (`changes/`), when it took them. */
   snapshots?: StoredSnapshots;
+  /** The run's critique records (`critique/itN.json`) and what could not be read of them. */
+  critiques?: { records: CritiqueRecord[]; problems: string[] };
 }
 
 export class ReportInputError extends Error {
@@ -56,6 +61,7 @@ export function loadRun(tapePath: string, home?: string): RunInputs {
     ...optionalJson<SamDocument>("sam", files.samJson),
     taskMemory: existsSync(files.memory) ? readFileSync(files.memory, "utf8") : "",
     snapshots: readSnapshots(runDir),
+    critiques: loadCritiques(runDir),
     ...optionalJson<NonNullable<RunInputs["runError"]>>("runError", join(runDir, "error.json")),
   };
 }

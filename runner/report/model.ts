@@ -6,6 +6,7 @@
 import { basename } from "node:path";
 import { summarizeTape, type TapeSummary } from "../audit/summary.ts";
 import type { EventRecord, TapeUsage, VerifyResult } from "../audit/types.ts";
+import type { CritiqueRecord } from "../critique/schema.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { type CheckSummary, checkSummary } from "../sam/check-summary.ts";
@@ -101,6 +102,8 @@ export interface ReportModel {
   /** Every connection through the run's proxy (history `network` events), allowed or refused. */
   network: NetworkRowView[];
   events: EventRecord[];
+  /** The critiques of the run (docs/critique.md); empty when none ran. */
+  critiques: { records: CritiqueRecord[]; problems: string[] };
   roles: string[];
   tools: string[];
   /** What the run changed in its task folder (snapshots at start, after each work pass, at the end). */
@@ -143,6 +146,7 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
     network: networkRows(inputs.history),
     changes: changesView(inputs.snapshots),
     events: summary.events,
+    critiques: inputs.critiques ?? { records: [], problems: [] },
     roles: [...new Set(summary.calls.map((c) => c.role))].sort(),
     tools: [...new Set(calls.flatMap((c) => c.toolCalls.map((t) => t.name)))].sort(),
     charts: {

@@ -27,8 +27,9 @@ const PHASE_ORDER: readonly PhaseName[] = [
   "final_review",
 ];
 
-/** The loop's agents take their phase's name as their role; any other role is a helper's. */
+/** The loop's agents take their phase's name as their role (the tracer: the critique's); any other role is a helper's. */
 function phaseOfRole(role: string): PhaseName {
+  if (role === "tracer") return "critique";
   return RUN_PHASES.find((p) => p === role) ?? "other";
 }
 
@@ -94,7 +95,8 @@ export function buildTimeline(calls: CallView[], inputs: RunInputs): IterationVi
     const phaseName = phaseOfRole(call.summary.role);
     const n = phaseName === "final_review" ? -1 : (call.summary.iteration ?? 0);
     const iteration = get(n);
-    phase(iteration, phaseName, call.summary.role).calls.push(call);
+    // The tracer and the critique share one phase, named after it.
+    phase(iteration, phaseName, phaseName === "critique" ? "critique" : call.summary.role).calls.push(call);
     addUsage(iteration, call.summary);
   }
   const nodes = samNodes(inputs.sam?.root);
@@ -239,6 +241,7 @@ function setDurations(view: IterationView, history: HistoryRecord[]): void {
     work: [prescan, workEnd],
     checks: [workEnd, lastCheck],
     review: [lastCheck ?? workEnd, verdict],
+    critique: [verdict, at("critique")],
   };
   if (view.iteration === -1) {
     const final = history.find((e) => e.type === "final_review");

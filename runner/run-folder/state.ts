@@ -105,6 +105,7 @@ export const PHASES = [
   "work",
   "checks",
   "review",
+  "critique",
   "iteration_end",
   "final_review",
   "ended",
@@ -143,7 +144,8 @@ export interface RunState {
   plan?: RecordedPlan;
   work?: WorkReport & { steps: number; toolCalls: number };
   checks?: CheckOutcome[];
-  verdict?: RecordedVerdict & { passed: boolean };
+  /** `critique`: why the critique sent a passed verdict back (critique: block, or a person denied it). */
+  verdict?: RecordedVerdict & { passed: boolean; critique?: string };
   /** Rank the next pre-scan suggests, moved by review rank adjustments. */
   workRank: number;
   direction?: string;

@@ -3,6 +3,7 @@
 // and a resume alike.
 import type { ApprovalGate } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
+import type { CritiqueMode } from "../critique/schema.ts";
 import type { RunExtension } from "../extension/run-extension.ts";
 import type { Model } from "../llm/types.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
@@ -33,7 +34,11 @@ export interface RunDeps {
     /** Site policy `prescanAddsSkills`: `names` then holds more than `granted`. */
     prescanAdds?: boolean;
     text(name: string): { text: string; sha256: string };
+    /** A domain pack's critique context (undefined: the skill carries none). */
+    critiqueContext?(name: string): { text: string; sha256: string } | undefined;
   };
+  /** The run's critique mode (SAM and site, the stricter; docs/critique.md); absent: off. */
+  critique?: CritiqueMode;
   /** Token budgets of the group and global memory views (site policy `memory`). */
   memoryTokens?: { group: number; global: number };
   /** Host-side additions (e.g. SLURM job tools when the SAM asks for jobs): work tools, a history view. */

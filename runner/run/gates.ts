@@ -123,6 +123,38 @@ export class RunGates {
     return `a person (${answer.decision.who}) did not confirm the PASS: ${answer.decision.note ?? "no reason given"}`;
   }
 
+  /**
+   * `critique: approve` (approval action `critique`): a passed node with likely mismatches the
+   * critique found, verified on the code, waits for a person. Returns why not when they deny it (the
+   * findings go back to the work agent with that reason), undefined when accepted.
+   */
+  async acceptCritique(
+    node: string,
+    likely: readonly {
+      type: string;
+      item: string;
+      reason: string;
+      citations: { verified: boolean; citation: { file: string; line: number } }[];
+    }[],
+  ): Promise<string | undefined> {
+    const { deps, sam } = this.#session;
+    if (!deps.approval?.requires("critique")) return undefined;
+    const lines = likely.map((f) => {
+      const at = f.citations.filter((c) => c.verified).map((c) => `${c.citation.file}:${c.citation.line}`);
+      return `- ${f.type} at ${f.item} (${at.join(", ")}): ${f.reason}`;
+    });
+    const answer = await deps.approval.ask({
+      action: "critique",
+      summary: `accept the PASS of ${node} of ${sam.metadata.name} with ${likely.length} likely mismatch(es) the critique found`,
+      detail: [
+        `checks and review passed; the critique (a model's reading of the code) found:`,
+        ...lines,
+      ].join("\n"),
+    });
+    if (answer.approved) return undefined;
+    return `a person (${answer.decision.who}) did not accept the critique's likely mismatch(es): ${answer.decision.note ?? "no reason given"}`;
+  }
+
   #guard: DeletionGuard | undefined;
 
   #deletionDir(): string {

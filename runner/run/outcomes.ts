@@ -11,6 +11,7 @@ export function failureReason(state: RunState): string {
   const parts = [];
   if (failed.length) parts.push(`failed checks: ${failed.join(", ")}`);
   if (items.length) parts.push(`review failed items: ${items.join(", ")}`);
+  if (state.verdict?.critique) parts.push(state.verdict.critique);
   if (state.work && state.work.exit !== "done") parts.push(`work pass ended: ${state.work.exit}`);
   return parts.join("; ") || "review did not pass";
 }

@@ -3,6 +3,7 @@
 // `Phase` value for it in the run-folder state, and its row below (docs/architecture.md).
 import type { Phase } from "../run-folder/state.ts";
 import { checksPhase } from "./phases/checks.ts";
+import { critiquePhase } from "./phases/critique.ts";
 import { closeRun } from "./phases/final.ts";
 import { endIteration } from "./phases/iteration-end.ts";
 import { beginIteration } from "./phases/prescan.ts";
@@ -19,7 +20,8 @@ const AFTER: Record<Phase, PhaseStep> = {
   prescan: workPhase,
   work: checksPhase,
   checks: reviewPhase,
-  review: endIteration,
+  review: critiquePhase,
+  critique: endIteration,
   final_review: closeRun,
   ended: async () => "ended",
 };

@@ -19,7 +19,7 @@ import { revivable } from "./revive.ts";
 /** Where a compare stage finds the run stages' outputs, inside its working folder. */
 export const COMPARE_OUTPUTS = "outputs";
 
-export type SandboxRole = "work" | "checks" | "compare" | "review";
+export type SandboxRole = "work" | "checks" | "compare" | "review" | "critique";
 
 /** How a phase's sandbox differs: its check stage, and a folder mounted at /task instead of the task folder. */
 export interface PhaseOptions {
@@ -98,7 +98,7 @@ const CHECK_ENV = {
  * next; it never sees hidden assets. A compare sandbox gets no task folder at all: its /task is the
  * runner-built folder (stages.ts) with the outputs bound read-only, no scratch, and no mount inside
  * the task folder.
- * The review sees the task folder read-only.
+ * The review and the critique's tracer see the task folder (and every other mount) read-only.
  */
 export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: PristineSet): SandboxSpec {
   if (role === "work") return spec;

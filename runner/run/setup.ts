@@ -8,6 +8,8 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
+import { effectiveCritiqueMode } from "../critique/mode.ts";
+import type { CritiqueMode } from "../critique/schema.ts";
 import type { RunEnd, RunExtension } from "../extension/run-extension.ts";
 import { homePaths } from "../paths.ts";
 import type { SitePolicy } from "../policy/site.ts";
@@ -16,6 +18,7 @@ import { newRunId } from "../run-id.ts";
 import type { SamDocument } from "../sam/types.ts";
 import type { RunDeps, RunResult } from "./deps.ts";
 import { InvalidInput } from "./errors.ts";
+import { type HelperFolder, withHelperMounts } from "./helper-mounts.ts";
 import { changesTracker } from "./run-end-records.ts";
 import { effectiveLimits } from "./sam-limits.ts";
 import { resumeRun, startRun } from "./start.ts";
@@ -191,6 +194,8 @@ async function approvalGateFor(
   const { requiredActions } = await import("../sam/approval-actions.ts");
   const { ApprovalGate } = await import("../approval/gate.ts");
   const required = requiredActions(sam.metadata.approval, site.approvalRequired);
+  // `critique: approve`: a PASS with likely mismatches waits at the same gate, action `critique`.
+  if (critiqueModeOf(sam, site) === "approve" && !required.includes("critique")) required.push("critique");
   if (required.length === 0) return undefined;
   return new ApprovalGate({
     home: options.home,
@@ -293,9 +298,12 @@ async function deps(
   // The live display's last status, so the gateway's notice (a long retry-after it waits for) is
   // shown with it, and cleared by the next status the loop sends.
   let last: RunStatus | undefined;
+  const { skills, helpers } = await skillsFor(options.home, sam, site.prescanAddsSkills);
   return {
     backend,
-    resolveSpec: (sam, runId, grant) => resolveSpec(sam, site, { home: options.home, runId, ...grant }),
+    // Every grant resolution adds the offered domain packs' helper folders, read-only (skills.ts).
+    resolveSpec: async (sam, runId, grant) =>
+      withHelperMounts(await resolveSpec(sam, site, { home: options.home, runId, ...grant }), helpers),
     openModel: (audit: AuditTape, budget) =>
       createModel(model, audit, {
         budget,
@@ -305,8 +313,9 @@ async function deps(
         ...(onStatus ? { onNotice: (notice) => last && onStatus({ ...last, notice }) } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
       }),
-    skills: await skillsFor(options.home, sam, site.prescanAddsSkills),
+    skills,
     memoryTokens: site.memoryTokens,
+    critique: critiqueModeOf(sam, site),
     extensions,
     ...(onStatus
       ? {
@@ -326,7 +335,11 @@ async function deps(
  * pre-scan's index holds only them, unless the site policy's `prescanAddsSkills` lets it add others
  * from the whole index (those its grants allow).
  */
-async function skillsFor(home: string, sam: SamDocument, prescanAdds: boolean): Promise<RunDeps["skills"]> {
+async function skillsFor(
+  home: string,
+  sam: SamDocument,
+  prescanAdds: boolean,
+): Promise<{ skills: RunDeps["skills"]; helpers: HelperFolder[] }> {
   const { loadSkills, skillIndex, renderSkillIndex, skillText } = await import("../skills/index.ts");
   const { grantsOf, skillDirs } = await import("../skills/library.ts");
   const grants = grantsOf(sam.metadata);
@@ -335,13 +348,29 @@ async function skillsFor(home: string, sam: SamDocument, prescanAdds: boolean): 
   const requested = sam.metadata.skills ?? [];
   const granted = requested.filter((name) => all.some((entry) => entry.name === name));
   const index = prescanAdds ? all : all.filter((entry) => granted.includes(entry.name));
+  const offered = skills.filter((s) => index.some((entry) => entry.name === s.name));
   return {
-    index: index.length > 0 ? renderSkillIndex(index) : "(no skills available for this task)",
-    names: index.map((entry) => entry.name),
-    granted,
-    prescanAdds,
-    text: (name) => skillText(skills, name),
+    skills: {
+      index: index.length > 0 ? renderSkillIndex(index) : "(no skills available for this task)",
+      names: index.map((entry) => entry.name),
+      granted,
+      prescanAdds,
+      text: (name) => skillText(skills, name),
+      critiqueContext: (name) => skills.find((s) => s.name === name)?.critiqueContext,
+    },
+    // Mounted for every skill the run offers (the grant is fixed at start); the work agent is told of
+    // the registry of the skills it is given.
+    helpers: offered.flatMap((s) => (s.helpers ? [{ name: s.name, dir: s.helpers.dir }] : [])),
   };
+}
+
+/** The run's critique mode: the SAM's and the site's, the stricter (runner/critique/mode.ts). */
+function critiqueModeOf(sam: SamDocument, site: SitePolicy): CritiqueMode {
+  return effectiveCritiqueMode({
+    ...(sam.metadata.critique ? { sam: sam.metadata.critique } : {}),
+    ...(site.critique ? { site: site.critique } : {}),
+    approval: [...(sam.metadata.approval ?? []), ...(site.approvalRequired ?? [])],
+  });
 }
 
 function samFileOf(task: string): string {

@@ -3,7 +3,7 @@
 // works or is an error (docs/approval.md says what each action covers and what it does not).
 import { closest } from "./suggest.ts";
 
-export const APPROVAL_ACTIONS = ["submit_job", "network", "delete", "finish", "run"] as const;
+export const APPROVAL_ACTIONS = ["submit_job", "network", "delete", "finish", "run", "critique"] as const;
 export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
 
 /** What each action gates, in one line (validate's messages and the docs say the same). */
@@ -13,6 +13,8 @@ export const APPROVAL_ACTION_HELP: Readonly<Record<ApprovalAction, string>> = {
   delete: "removing or emptying files that existed when the run started",
   finish: "a person confirms a PASS before the run is marked passed",
   run: "a daemon task waits before it starts",
+  critique:
+    "a PASS with likely mismatches the critique found waits for a person (the same as `critique: approve`)",
 };
 
 /**

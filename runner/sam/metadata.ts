@@ -295,6 +295,14 @@ export const KEYS: Record<string, KeySpec> = {
       m.allowCommands = v;
     },
   ),
+  critique: simple(
+    z.enum(["off", "report", "approve", "block"]),
+    "`off`, `report`, `approve` or `block` (docs/critique.md)",
+    "critique: block",
+    (m, v) => {
+      m.critique = v;
+    },
+  ),
   keep_jobs: simple(z.boolean(), "`true` or `false`", "keep_jobs: false", (m, v) => {
     m.keepJobs = v;
   }),

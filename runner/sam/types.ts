@@ -107,6 +107,8 @@ export interface SamMetadata {
   subtasks: string[];
   /** Optional command allowlist for the work agent's bash tool (program names). */
   allowCommands?: string[];
+  /** `critique:` off | report | approve | block (docs/critique.md); absent: the site's, else `report`. */
+  critique?: "off" | "report" | "approve" | "block";
   /** Keep agent-submitted SLURM jobs running after the task ends. */
   keepJobs?: boolean;
 }

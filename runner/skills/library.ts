@@ -2,7 +2,15 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SamMetadata } from "../sam/types.ts";
-import { GRANTS, type Grant, type Skill, type SkillIndexEntry, type SkillText } from "./types.ts";
+import { sha256 } from "../sha256.ts";
+import {
+  GRANTS,
+  type Grant,
+  helpersMount,
+  type Skill,
+  type SkillIndexEntry,
+  type SkillText,
+} from "./types.ts";
 
 /** The skills shipped with scifi (`<repo>/skills`). */
 export const BUILTIN_SKILLS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "skills");
@@ -54,11 +62,16 @@ export function skillText(skills: readonly Skill[], name: string): SkillText {
     const names = skills.map((s) => s.name).join(", ") || "(none)";
     throw new UnknownSkill(`no skill named '${name}'; available: ${names}`);
   }
+  // A domain pack's helper registry is offered with the skill: the work agent reads what it may import.
+  const text = skill.helpers
+    ? `${skill.text.trimEnd()}\n\n## Helper registry (mounted read-only at ${helpersMount(skill.name)})\n\n${skill.helpers.registry.trim()}\n`
+    : skill.text;
+  const hash = skill.helpers ? sha256(text) : skill.sha256;
   return {
     name: skill.name,
-    text: skill.text,
-    sha256: skill.sha256,
-    injected: { kind: "skill", ref: `skill:${skill.name}`, sha256: skill.sha256 },
+    text,
+    sha256: hash,
+    injected: { kind: "skill", ref: `skill:${skill.name}`, sha256: hash },
   };
 }
 

@@ -1,7 +1,7 @@
 // Reading and validating skill files. Errors are `file:line:col` diagnostics like the SAM validator's,
 // pointing at the front-matter key that is wrong.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import type { Diagnostic } from "../sam/types.ts";
 import { sha256 } from "../sha256.ts";
@@ -9,7 +9,12 @@ import { SKILL_KEYS, skillFrontMatter } from "./schema.ts";
 import { didYouMean } from "./suggest.ts";
 import { GRANTS, type Skill } from "./types.ts";
 
-export type SkillParse = { ok: true; skill: Skill } | { ok: false; diagnostics: Diagnostic[] };
+/** A parsed skill with its domain-pack paths as written (read by loadSkills). */
+export type ParsedSkill = Skill & {
+  pack?: { critiqueContext?: string | undefined; helpers?: string | undefined };
+};
+
+export type SkillParse = { ok: true; skill: ParsedSkill } | { ok: false; diagnostics: Diagnostic[] };
 
 interface FrontMatter {
   yaml: string;
@@ -119,8 +124,49 @@ export function parseSkillText(text: string, file: string): SkillParse {
       text,
       sha256: sha256(text),
       bodyLine: parts.bodyLine,
+      ...(fm.critique_context || fm.helpers
+        ? { pack: { critiqueContext: fm.critique_context, helpers: fm.helpers } }
+        : {}),
     },
   };
+}
+
+/**
+ * A domain pack's files, read beside the skill file (never through a link): the critique context
+ * and the helper folder's registry.md. A pack path that does not hold them is an error.
+ */
+function withPack(skill: ParsedSkill): Skill | Diagnostic {
+  const { pack, ...plain } = skill;
+  if (!pack) return plain;
+  const base = dirname(skill.file);
+  const problem = (message: string): Diagnostic => ({
+    file: skill.file,
+    line: 1,
+    column: 1,
+    severity: "error",
+    message,
+  });
+  const out: Skill = { ...plain };
+  if (pack.critiqueContext) {
+    const file = join(base, pack.critiqueContext);
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    if (!st?.isFile())
+      return problem(`critique_context: ${pack.critiqueContext} is not a regular file beside the skill`);
+    const text = readFileSync(file, "utf8");
+    out.critiqueContext = { file, text, sha256: sha256(text) };
+  }
+  if (pack.helpers) {
+    const dir = join(base, pack.helpers);
+    const registry = join(dir, "registry.md");
+    if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory())
+      return problem(`helpers: ${pack.helpers} is not a folder beside the skill`);
+    if (!lstatSync(registry, { throwIfNoEntry: false })?.isFile())
+      return problem(
+        `helpers: ${pack.helpers} has no registry.md (the helpers' names, purpose, inputs, outputs and import path)`,
+      );
+    out.helpers = { dir, registry: readFileSync(registry, "utf8") };
+  }
+  return out;
 }
 
 /** The value at a zod issue path (zod does not report inputs by default). */
@@ -189,8 +235,13 @@ export function loadSkills(dirs: string[]): { skills: Skill[]; diagnostics: Diag
         });
         continue;
       }
-      seen.set(parsed.skill.name, file);
-      skills.push(parsed.skill);
+      const skill = withPack(parsed.skill);
+      if (!("name" in skill)) {
+        diagnostics.push(skill);
+        continue;
+      }
+      seen.set(skill.name, file);
+      skills.push(skill);
     }
   }
   return { skills, diagnostics };

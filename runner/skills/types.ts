@@ -25,6 +25,18 @@ export interface Skill {
   sha256: string;
   /** 1-based line where the body starts, for diagnostics about the body. */
   bodyLine: number;
+  /** A domain pack's critique context (vocabulary, rules, finding types): the critique reads it. */
+  critiqueContext?: { file: string; text: string; sha256: string };
+  /**
+   * A domain pack's helper registry: the folder is mounted read-only at `/opt/scifi/helpers/<name>`
+   * for the run; its `registry.md` (names, purpose, inputs, outputs, import path) joins the skill text.
+   */
+  helpers?: { dir: string; registry: string };
+}
+
+/** Where a skill's helper folder is mounted in every sandbox of a run that offers the skill. */
+export function helpersMount(name: string): string {
+  return `/opt/scifi/helpers/${name}`;
 }
 
 /** What the pre-scan sees of a skill: never the full text. */

@@ -15,7 +15,7 @@ afterEach(async () => {
 describe("script parsing", () => {
   it("names the line of an unknown role, with a suggestion", () => {
     expect(() => parseScript(`work:\n  - text: hi\nreveiw:\n  - text: x\n`, "demo.yaml")).toThrow(
-      "demo.yaml:3: unknown role 'reveiw' (did you mean 'review'?); roles: prescan, work, review, final_review, make_task, make_skill, ask, oracle, evolve",
+      "demo.yaml:3: unknown role 'reveiw' (did you mean 'review'?); roles: prescan, work, review, final_review, make_task, make_skill, ask, oracle, evolve, tracer, critique",
     );
   });
 

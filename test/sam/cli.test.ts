@@ -145,7 +145,7 @@ describe("scifi validate", () => {
     const run = scifi("validate", file);
     expect(run.status).toBe(1);
     expect(run.stdout).toBe(
-      `${file}:3:10: error: unknown skill 'verilater' (did you mean 'verilator'?); available skills: common-env, gfortran, python-data, root, slurm, verilator\n`,
+      `${file}:3:10: error: unknown skill 'verilater' (did you mean 'verilator'?); available skills: analysis-generic, common-env, gfortran, lhco, python-data, root, slurm, verilator\n`,
     );
   });
 });

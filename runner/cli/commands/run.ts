@@ -1,10 +1,12 @@
 // `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
 // process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
+
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
 import { readTape } from "../../audit/verify.ts";
 import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
+import { likelyMismatches, loadCritiques } from "../../report/critique-html.ts";
 import { visible } from "../../terminal-text.ts";
 
 interface RunFlags {
@@ -265,6 +267,14 @@ function replayed(dir: string): string {
   }
 }
 
+/** The morning-after line's critique count: verified likely mismatches left, unverified findings. */
+function critiqueCount(dir: string): string {
+  const critiques = loadCritiques(dir);
+  if (critiques.records.length === 0) return "";
+  const { likely, unverified } = likelyMismatches(critiques.records);
+  return ` [critique: ${likely} likely mismatch(es)${unverified ? `, ${unverified} unverified finding(s)` : ""}]`;
+}
+
 function summary(result: import("../../run/deps.ts").RunResult, model: string | undefined): string {
   const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"];
   // A scripted run must never pass for a real one: say so next to the verdict.
@@ -275,7 +285,7 @@ function summary(result: import("../../run/deps.ts").RunResult, model: string | 
       : "";
   return [
     // The reason may be the agent's report_blocker text: shown escaped, as every listing is.
-    `${result.outcome.status.toUpperCase()}: ${visible(result.outcome.reason)}${scripted}`,
+    `${result.outcome.status.toUpperCase()}: ${visible(result.outcome.reason)}${critiqueCount(result.dir)}${scripted}`,
     `run ${result.runId}: ${result.iterations} iteration(s), ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
     `records: ${result.dir}/ (${files.join(", ")})`,
     `inspect: scifi audit show ${result.dir}`,

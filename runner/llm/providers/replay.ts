@@ -37,6 +37,11 @@ export class ReplayProvider implements Provider {
     this.model = `replay-of-${calls[0]?.runId ?? "empty"}`;
   }
 
+  /** The roles the recorded run called (a replay asks no other optional agent). */
+  roles(): ReadonlySet<string> {
+    return new Set(this.#calls.map((c) => c.role));
+  }
+
   /** Loads the answered calls of a run folder's tape; refuses a tape whose chain is broken. */
   static fromRunDir(runDir: string, redactor: Redactor): ReplayProvider {
     const path = runFiles(runDir).audit;

@@ -16,6 +16,8 @@ export const SCRIPT_ROLES = [
   "ask",
   "oracle",
   "evolve",
+  "tracer",
+  "critique",
 ] as const;
 
 const expectItem = z.union([z.string(), z.strictObject({ regex: z.string() })]);
