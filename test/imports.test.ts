@@ -54,7 +54,9 @@ function edges(graph: Map<string, string[]>, from: (m: string) => boolean, to: (
  * - llm knows nothing of sandboxes and sandbox nothing of models: siblings;
  * - extension is what a component adds to a run (jobs builds one), above the tools it carries;
  * - report reads the run folder, never the loop; the loop (the run) composes everything below it;
- * - above the run: the LLM helpers, the daemon (it starts runs) and the CLI, which nothing imports.
+ * - above the run: the LLM helpers, the daemon (it starts runs), the eval (it drives runs; its
+ *   trial-result contract is read by export), export (reads verified tapes and run and eval folders,
+ *   never starts or changes a run) and the CLI, which nothing imports.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["(root)"],
@@ -75,6 +77,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["run"],
   ["helpers"],
   ["daemon"],
+  ["eval"],
+  ["export"],
   ["cli"],
 ];
 

@@ -9,6 +9,7 @@ import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
 import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
+import { register as registerExport } from "./commands/export.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
 import { register as registerMemory } from "./commands/memory.ts";
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
     registerRun,
     registerAudit,
     registerReport,
+    registerExport,
     registerSubmit,
     registerDaemon,
     registerStatus,
