@@ -91,7 +91,8 @@ export async function writePreference(
         const badConv = await conversations(bad);
         for (const [role, preferred] of goodConv) {
           const rejected = badConv.get(role);
-          if (!rejected || rejected.model !== preferred.model) continue;
+          // Same model: the group's (the eval's model spec); the tape's model names are in the metadata.
+          if (!rejected) continue;
           const cut = inputLength(preferred.messages);
           const input = preferred.messages.slice(0, cut);
           const pair = {
@@ -103,7 +104,7 @@ export async function writePreference(
               variant: group.variant,
               model: group.model,
               role,
-              response_model: preferred.model,
+              response_models: { preferred: preferred.model, non_preferred: rejected.model },
               scripted: Boolean(good.trial?.scripted || bad.trial?.scripted),
               same_input:
                 JSON.stringify(input) ===
