@@ -13,7 +13,7 @@ import type { CallRecord, TapeContentBlock } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { ExportGuard } from "./guard.ts";
-import type { Sink, Spool } from "./sink.ts";
+import type { Out, Spool, SpoolPart } from "./sink.ts";
 import { checksById, type ExportRun } from "./source.ts";
 import { readVerified, type TapedCall } from "./tape-stream.ts";
 
@@ -36,8 +36,10 @@ interface Pass {
   firstTime: string;
   models: Set<string>;
   tools: CallRecord["request"]["tools"];
-  spool: { path: string; sink: Sink; close: () => void };
+  spool: SpoolPart;
   steps: number;
+  /** Its spool is complete and closed (a later iteration began). */
+  closed: boolean;
   /** Messages of the current conversation already turned into steps (the response counts). */
   seen: number;
   system: string | undefined;
@@ -58,7 +60,7 @@ export async function writeAtif(
   run: ExportRun,
   guard: ExportGuard,
   spool: Spool,
-  out: Sink,
+  out: Out,
   options: AtifOptions,
 ): Promise<{ calls: number; steps: number }> {
   const passes = new Map<string, Pass>();
@@ -70,6 +72,11 @@ export async function writeAtif(
     const key = `${call.node}/${role}/it${call.record.iteration ?? 0}`;
     let pass = passes.get(key);
     if (!pass) {
+      // A new iteration's first pass: the earlier iterations' passes are complete, so their spools
+      // are flushed and closed (memory and open files stay flat in the number of iterations).
+      const iteration = call.record.iteration ?? 0;
+      for (const done of passes.values())
+        if (!done.closed && (done.iteration ?? 0) < iteration) finish(done, guard);
       pass = {
         id: `${run.runId}/${key}`,
         node: call.node,
@@ -78,8 +85,9 @@ export async function writeAtif(
         firstTime: startOf(call.record),
         models: new Set(),
         tools: call.record.request.tools,
-        spool: spool.file(),
+        spool: spool.part(),
         steps: 0,
+        closed: false,
         seen: 0,
         system: undefined,
         pending: undefined,
@@ -90,10 +98,7 @@ export async function writeAtif(
     addCall(pass, call, guard);
   };
   await readVerified(run.tape, run.history, { onCall, ...(options.key ? { key: options.key } : {}) });
-  for (const pass of passes.values()) {
-    flushPending(pass, guard);
-    pass.spool.close();
-  }
+  for (const pass of passes.values()) if (!pass.closed) finish(pass, guard);
   const steps = [...passes.values()].reduce((n, p) => n + p.steps, 0);
   const root = run.sam?.root;
   writeNode(out, run, guard, options, root, "root", passes);
@@ -115,10 +120,14 @@ function addCall(pass: Pass, call: TapedCall, guard: ExportGuard): void {
     flushPending(pass, guard);
     pass.seen = 0;
   }
-  const at = startOf(record);
+  let start: string | undefined;
+  const at = () => {
+    start ??= startOf(record);
+    return start;
+  };
   if (record.request.system !== pass.system) {
     pass.system = record.request.system;
-    emit(pass, guard, { source: "system", timestamp: at, message: record.request.system });
+    emit(pass, guard, { source: "system", timestamp: at(), message: record.request.system });
   }
   for (const message of messages.slice(pass.seen)) {
     if (message.role === "assistant") continue; // a response already written as an agent step
@@ -132,7 +141,7 @@ function addCall(pass: Pass, call: TapedCall, guard: ExportGuard): void {
     }
     flushPending(pass, guard);
     const text = textOf(message.content);
-    if (text !== "") emit(pass, guard, { source: "user", timestamp: at, message: text });
+    if (text !== "") emit(pass, guard, { source: "user", timestamp: at(), message: text });
   }
   flushPending(pass, guard);
   pass.models.add(record.model);
@@ -187,6 +196,12 @@ function addCall(pass: Pass, call: TapedCall, guard: ExportGuard): void {
   pass.seen = messages.length + 1;
 }
 
+function finish(pass: Pass, guard: ExportGuard): void {
+  flushPending(pass, guard);
+  pass.spool.flush();
+  pass.closed = true;
+}
+
 function flushPending(pass: Pass, guard: ExportGuard): void {
   if (!pass.pending) return;
   const step = pass.pending;
@@ -197,7 +212,7 @@ function flushPending(pass: Pass, guard: ExportGuard): void {
 function emit(pass: Pass, guard: ExportGuard, step: Record<string, unknown>): void {
   pass.steps++;
   const text = JSON.stringify({ step_id: pass.steps, ...step });
-  pass.spool.sink.write(
+  pass.spool.write(
     `${pass.steps > 1 ? "," : ""}${guard.json(text, `trajectory ${pass.id} step ${pass.steps}`)}`,
   );
 }
@@ -218,7 +233,7 @@ function toolDefinitions(tools: Pass["tools"]) {
 
 /** One node's trajectory: its own steps (delegations, checks, verdicts), then its passes and children. */
 function writeNode(
-  out: Sink,
+  out: Out,
   run: ExportRun,
   guard: ExportGuard,
   options: AtifOptions,
@@ -391,7 +406,7 @@ function writeNode(
   return totals;
 }
 
-function writePass(out: Sink, run: ExportRun, guard: ExportGuard, options: AtifOptions, pass: Pass): void {
+function writePass(out: Out, run: ExportRun, guard: ExportGuard, options: AtifOptions, pass: Pass): void {
   const head = {
     schema_version: ATIF_VERSION,
     session_id: run.runId,
@@ -407,7 +422,7 @@ function writePass(out: Sink, run: ExportRun, guard: ExportGuard, options: AtifO
   const where = `trajectory ${pass.id}`;
   const headText = JSON.stringify(head);
   out.write(guard.json(`${headText.slice(0, -1)},"steps":[`, where));
-  out.copyFrom(pass.spool.path);
+  pass.spool.copyTo(out);
   const tail = {
     final_metrics: finalMetrics(pass.totals, pass.steps),
     extra: {

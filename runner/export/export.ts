@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { Redactor } from "../audit/redact.ts";
 import { writeAtif } from "./atif.ts";
 import { ExportGuard, ExportRefused } from "./guard.ts";
-import { OtlpBuilder } from "./otlp.ts";
 import { pairGroups, writePreference } from "./preference.ts";
 import { writeSft } from "./sft.ts";
 import { Sink, Spool } from "./sink.ts";
@@ -166,6 +165,8 @@ export async function runExport(options: ExportOptions): Promise<ExportSummary> 
         for (const run of [...g.pass, ...g.fail])
           summary.exported.push({ runId: run.runId, verdict: run.verdict, items: 0 });
     } else if (options.format === "otlp") {
+      // Loaded only here: the OpenTelemetry SDK is a large import the other formats do not need.
+      const { OtlpBuilder } = await import("./otlp.ts");
       const builder = new OtlpBuilder({ content: options.content === true, version: VERSION });
       for (const run of runs) {
         try {
@@ -185,24 +186,21 @@ export async function runExport(options: ExportOptions): Promise<ExportSummary> 
       else out.write(text);
     } else {
       for (const run of runs) {
-        // Each run goes to its own spool first: a refusal found at its tape's last line leaves no part of it.
-        const part = spool.file();
+        // With --skip-refused each run goes to its own spool first, so a refusal found at its
+        // tape's last line leaves no part of it; otherwise a refusal discards the whole output.
+        const part = options.skipRefused ? spool.part() : undefined;
+        const sink = part ?? out;
         try {
           let items = 1;
           if (options.format === "atif")
-            await writeAtif(run, guardOf(run), spool, part.sink, {
-              roles,
-              version: VERSION,
-              ...keyOf(options),
-            });
+            await writeAtif(run, guardOf(run), spool, sink, { roles, version: VERSION, ...keyOf(options) });
           else
-            items = await writeSft(run, guardOf(run), part.sink, {
+            items = await writeSft(run, guardOf(run), sink, {
               per: options.per ?? "conversation",
               roles,
               ...keyOf(options),
             });
-          part.close();
-          out.copyFrom(part.path);
+          part?.copyTo(out);
           summary.items += items;
           summary.exported.push({ runId: run.runId, verdict: run.verdict, items });
         } catch (error) {

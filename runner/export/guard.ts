@@ -38,7 +38,7 @@ const NESTING = 2;
 
 export class ExportGuard {
   readonly #redactor: Redactor;
-  readonly #rewrites: { from: RegExp; to: string }[];
+  readonly #rewrites: { literal: string; from: RegExp; to: string }[];
   readonly #hidden: { rel: string; forms: string[] }[];
   /** How many strings were redacted on export (said in the summary). */
   redactions = 0;
@@ -47,15 +47,21 @@ export class ExportGuard {
     this.#redactor = options.redactor ?? new Redactor();
     // Longest first, so a folder inside another is rewritten by its own rule; each also as JSON
     // text writes it (a path with a backslash or quote) at every nesting level.
-    this.#rewrites = (options.paths ?? [])
+    this.#rewrites = [];
+    const seen = new Set<string>();
+    for (const p of (options.paths ?? [])
       .filter((p) => p.from.length > 1)
-      .sort((a, b) => b.from.length - a.from.length)
-      .flatMap((p) =>
-        escapes(p.from).map((from, level) => ({
-          from: new RegExp(`${PATH_START}${escapeRegExp(from)}${PATH_END}`, "g"),
+      .sort((a, b) => b.from.length - a.from.length))
+      for (const [level, literal] of escapes(p.from).entries()) {
+        // A path without characters JSON escapes reads the same at every level: one rule for all.
+        if (seen.has(literal)) continue;
+        seen.add(literal);
+        this.#rewrites.push({
+          literal,
+          from: new RegExp(`${PATH_START}${escapeRegExp(literal)}${PATH_END}`, "g"),
           to: (escapes(p.to)[level] as string).replace(/\$/g, "$$$$"),
-        })),
-      );
+        });
+      }
     this.#hidden = (options.hidden ?? []).map((asset) => {
       if (asset.content.trim().length < MIN_HIDDEN_CHARS)
         throw new ExportRefused(
@@ -68,7 +74,9 @@ export class ExportGuard {
   /** One piece of exported JSON text, made safe; throws ExportRefused where a hidden asset is in it. */
   json(text: string, where: string): string {
     let out = text;
-    for (const { from, to } of this.#rewrites) out = out.replace(from, to);
+    // The plain search first: most pieces hold no host path, and it is far cheaper than the regex.
+    for (const { literal, from, to } of this.#rewrites)
+      if (out.includes(literal)) out = out.replace(from, to);
     const redacted = this.#redactor.json(out);
     if (redacted !== out) this.redactions += countRedacted(redacted) - countRedacted(out);
     this.check(redacted, where);

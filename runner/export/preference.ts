@@ -7,7 +7,7 @@
 import type { CallRecord } from "../audit/types.ts";
 import type { ExportGuard } from "./guard.ts";
 import { type ChatMessage, type ChatTool, chatMessages, chatTools } from "./sft.ts";
-import type { Sink } from "./sink.ts";
+import type { Out } from "./sink.ts";
 import type { ExportRun } from "./source.ts";
 import { readVerified } from "./tape-stream.ts";
 
@@ -70,7 +70,7 @@ export function pairGroups(runs: ExportRun[]): PairGroup[] {
 export async function writePreference(
   groups: PairGroup[],
   guard: (run: ExportRun) => ExportGuard,
-  out: Sink,
+  out: Out,
   options: { roles?: string[]; key?: Buffer },
 ): Promise<number> {
   let pairs = 0;

@@ -4,7 +4,7 @@
 // taped call. `tools` are the tool schemas exactly as the model saw them in that request.
 import type { CallRecord, TapeContentBlock } from "../audit/types.ts";
 import type { ExportGuard } from "./guard.ts";
-import type { Sink } from "./sink.ts";
+import type { Out } from "./sink.ts";
 import type { ExportRun } from "./source.ts";
 import { readVerified, type TapedCall } from "./tape-stream.ts";
 
@@ -93,7 +93,7 @@ export function runLabel(run: ExportRun) {
 export async function writeSft(
   run: ExportRun,
   guard: ExportGuard,
-  out: Sink,
+  out: Out,
   options: SftOptions,
 ): Promise<number> {
   let rows = 0;

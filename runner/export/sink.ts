@@ -6,7 +6,14 @@ import { join } from "node:path";
 
 const CHUNK = 1 << 16;
 
-export class Sink {
+/** Where exported text goes: the output file, or a part of the spool. */
+export interface Out {
+  write(text: string): void;
+  writeBytes(bytes: Buffer): void;
+  flush(): void;
+}
+
+export class Sink implements Out {
   readonly #fd: number;
   #parts: string[] = [];
   #size = 0;
@@ -31,7 +38,12 @@ export class Sink {
     this.#size = 0;
   }
 
-  /** Appends a whole file's bytes (a spool) after what was written. */
+  writeBytes(bytes: Buffer): void {
+    this.flush();
+    writeSync(this.#fd, bytes);
+  }
+
+  /** Appends a whole file's bytes after what was written. */
   copyFrom(path: string): void {
     this.flush();
     const fd = openSync(path, "r");
@@ -48,35 +60,76 @@ export class Sink {
   }
 }
 
-/** A private folder of spool files, removed by `dispose` whatever happened. */
+/**
+ * A private folder holding one spool file that many parts write into, each its own buffered
+ * stream of extents (an agent pass's steps, written as they are made, read back in order when the
+ * document is assembled); one file, so cleaning up is one unlink whatever the number of parts.
+ * `dispose` removes it whatever happened.
+ */
 export class Spool {
   readonly dir = mkdtempSync(join(tmpdir(), "scifi-export-"));
-  #next = 0;
-  readonly #open: { fd: number; sink: Sink }[] = [];
+  readonly #path = join(this.dir, "spool");
+  readonly #fd = openSync(this.#path, "wx+", 0o600);
+  #end = 0;
+  #closed = false;
 
-  /** A new spool file: its path and a sink writing to it. */
-  file(): { path: string; sink: Sink; close: () => void } {
-    const path = join(this.dir, `${this.#next++}.part`);
-    const fd = openSync(path, "wx", 0o600);
-    const entry = { fd, sink: new Sink(fd) };
-    this.#open.push(entry);
-    return {
-      path,
-      sink: entry.sink,
-      close: () => {
-        entry.sink.flush();
-      },
-    };
+  /** A new part: a sink whose text lands in the spool, and `copyTo` that writes it out in order. */
+  part(): SpoolPart {
+    return new SpoolPart((data) => {
+      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      writeSync(this.#fd, bytes, 0, bytes.length, this.#end);
+      const extent = { offset: this.#end, length: bytes.length };
+      this.#end += bytes.length;
+      return extent;
+    }, this.#fd);
   }
 
   dispose(): void {
-    for (const { fd } of this.#open) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
-    }
+    if (!this.#closed) closeSync(this.#fd);
+    this.#closed = true;
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export class SpoolPart implements Out {
+  readonly #append: (data: string | Buffer) => { offset: number; length: number };
+  readonly #fd: number;
+  readonly #extents: { offset: number; length: number }[] = [];
+  #parts: string[] = [];
+  #size = 0;
+
+  constructor(append: (data: string | Buffer) => { offset: number; length: number }, fd: number) {
+    this.#append = append;
+    this.#fd = fd;
+  }
+
+  write(text: string): void {
+    this.#parts.push(text);
+    this.#size += text.length;
+    if (this.#size >= CHUNK) this.flush();
+  }
+
+  flush(): void {
+    if (this.#parts.length === 0) return;
+    this.#extents.push(this.#append(this.#parts.join("")));
+    this.#parts = [];
+    this.#size = 0;
+  }
+
+  writeBytes(bytes: Buffer): void {
+    this.flush();
+    this.#extents.push(this.#append(bytes));
+  }
+
+  /** Writes the part's bytes, in order, to `out` (after flushing what is buffered). */
+  copyTo(out: Out): void {
+    this.flush();
+    out.flush();
+    for (const { offset, length } of this.#extents) {
+      const buffer = Buffer.allocUnsafe(length);
+      let done = 0;
+      while (done < length) done += readSync(this.#fd, buffer, done, length - done, offset + done);
+      out.writeBytes(buffer);
+    }
   }
 }

@@ -6,6 +6,7 @@
 // and re-encoded with the OpenTelemetry packages, and posted to a local receiver); tampered tapes
 // are refused; a planted key, an export-time secret, host paths and the hidden reference's content
 // are in no exported byte.
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -29,6 +30,7 @@ const PLANTED_KEY = "sk-ant-api03-PLANTEDexportKey0123456789abcdef";
 /** A value on the tape that becomes secret only at export time (an env var named ..._TOKEN). */
 const EXPORT_SECRET = "PLANTED-export-only-5e1d77";
 const HIDDEN_MARKER = "HIDDEN-REF-c4f1a9e27b";
+const BIN = new URL("../../bin/scifi.js", import.meta.url).pathname;
 const SCHEMA = z.fromJSONSchema(
   JSON.parse(readFileSync(new URL("../../runner/export/atif.schema.json", import.meta.url), "utf8")),
 );
@@ -274,13 +276,11 @@ describe.skipIf(!hasEngine("docker"))("scifi export (docker, scripted models)", 
     const work = calls(pass).filter((c) => c.role === "work");
     const workRow = rows.find((row) => row.label.role === "work");
     expect(workRow?.tools.map((t) => t.function)).toEqual(
-      work
-        .at(-1)
-        ?.request.tools?.map((t) => ({
-          name: t.name,
-          description: t.description,
-          parameters: t.inputSchema,
-        })),
+      work.at(-1)?.request.tools?.map((t) => ({
+        name: t.name,
+        description: t.description,
+        parameters: t.inputSchema,
+      })),
     );
     // With the verdicts named, the blocked run's rows come too, labelled.
     const all = join(out, "rows-all.jsonl");
@@ -444,30 +444,19 @@ describe.skipIf(!hasEngine("docker"))("scifi export (docker, scripted models)", 
     expect(tapes).toContain(EXPORT_SECRET); // on the tape: only the export can keep it from leaving
     expect(tapes).not.toContain(PLANTED_KEY);
     const hiddenContent = readFileSync(join(hidden, "pristine", "checks", "secret.json"), "utf8");
-    const env = { ...process.env, LAB_EXPORT_TOKEN: EXPORT_SECRET };
+    const env = { ...process.env, LAB_EXPORT_TOKEN: EXPORT_SECRET, SCIFI_HOME: home };
     const outputs: string[] = [];
     for (const args of [
-      ["--format", "atif"],
-      ["--format", "sft", "--verdict", "passed,failed,blocked"],
-      ["--format", "sft", "--per", "call", "--verdict", "passed,failed,blocked"],
-      ["--format", "otlp", "--content"],
+      [pass, hidden, "--format", "atif"],
+      [pass, hidden, "--format", "sft", "--verdict", "passed,failed,blocked"],
+      [pass, hidden, "--format", "sft", "--per", "call", "--verdict", "passed,failed,blocked"],
+      [pass, hidden, "--format", "otlp", "--content"],
+      ["e1", "--format", "preference"],
     ]) {
       const target = join(out, `never-${outputs.length}.out`);
-      const { execFileSync } = await import("node:child_process");
-      execFileSync(
-        process.execPath,
-        [join(import.meta.dirname, "../../bin/scifi.js"), "export", pass, hidden, ...args, "-o", target],
-        {
-          env: { ...env, SCIFI_HOME: home },
-          stdio: "pipe",
-        },
-      );
+      execFileSync(process.execPath, [BIN, "export", ...args, "-o", target], { env, stdio: "pipe" });
       outputs.push(readFileSync(target, "utf8"));
     }
-    const pairs = join(out, "never-pairs.jsonl");
-    const r = await runScifi(home, ["export", "e1", "--format", "preference", "-o", pairs], 60_000);
-    expect(r.code, r.stderr).toBe(0);
-    outputs.push(readFileSync(pairs, "utf8"));
     for (const text of outputs) {
       expect(text.length).toBeGreaterThan(1000);
       expect(text).not.toContain("PLANTED");
