@@ -360,7 +360,12 @@ function writeNode(
   out.write(guard.json(`${headText.slice(0, -1)},"steps":[`, where));
   out.write(
     steps
-      .map((s, i) => guard.json(JSON.stringify({ step_id: i + 1, ...s }), `${where} step ${i + 1}`))
+      .map((s, i) => {
+        // A run folder without the events that time a step (an old or partial run): no timestamp.
+        const { timestamp, ...rest } = s;
+        const step = { step_id: i + 1, ...(timestamp ? { timestamp } : {}), ...rest };
+        return guard.json(JSON.stringify(step), `${where} step ${i + 1}`);
+      })
       .join(","),
   );
   out.write(`],"subagent_trajectories":[`);

@@ -54,7 +54,8 @@ export async function readVerified(
   const lines = createInterface({ input: createReadStream(tape, { encoding: "utf8" }), crlfDelay: Infinity });
   for await (const line of lines) {
     const checked = verifier.next(line);
-    if (!checked.ok) throw new TapeRefused(`${tape}:${checked.line}: ${checked.reason}`);
+    if (!checked.ok)
+      throw new TapeRefused(`${tape}:${checked.line}: ${checked.reason}${hint(checked.reason)}`);
     const record = checked.record;
     if (record.kind === "call")
       options.onCall({ record, lineHash: checked.lineHash, node: nodeOf(record, nodes) });
@@ -63,6 +64,13 @@ export async function readVerified(
   const result = verifier.end();
   if (!result.ok) throw new TapeRefused(`${tape}:${result.line}: ${result.reason}`);
   return result;
+}
+
+/** A reference the streaming reader cannot resolve may only be older than the calls it keeps. */
+function hint(reason: string): string {
+  return reason.includes("is not a call on this tape")
+    ? ` (or it refers further back than the ${RECENT_CALLS} recent calls scifi's writer refers to and an export keeps: \`scifi audit verify\` checks the whole tape)`
+    : "";
 }
 
 /** The node each iteration worked on (its pre-scan's choice). */
