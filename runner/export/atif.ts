@@ -36,7 +36,8 @@ interface Pass {
   firstTime: string;
   models: Set<string>;
   tools: CallRecord["request"]["tools"];
-  spool: SpoolPart;
+  /** Where its steps go: a spool part, or the output itself when passes are written as they end. */
+  spool: SpoolPart | Out;
   steps: number;
   /** Its spool is complete and closed (a later iteration began). */
   closed: boolean;
@@ -65,18 +66,39 @@ export async function writeAtif(
 ): Promise<{ calls: number; steps: number }> {
   const passes = new Map<string, Pass>();
   let calls = 0;
+  // A run of one SAM node: its passes follow each other in time and sit side by side in the root
+  // trajectory, so each is written to the output as it ends (its `agent` after its steps, object
+  // keys being unordered) and no spool is needed. With sub-SAMs, passes nest by node: spooled.
+  const direct = (run.sam?.root.children.length ?? 0) === 0;
+  let open: Pass | undefined;
+  if (direct) {
+    const head = JSON.stringify({
+      schema_version: ATIF_VERSION,
+      session_id: run.runId,
+      trajectory_id: `${run.runId}/root`,
+    });
+    out.write(guard.json(`${head.slice(0, -1)},"subagent_trajectories":[`, `trajectory ${run.runId}/root`));
+  }
   const onCall = (call: TapedCall) => {
     const role = call.record.role;
     if (options.roles && options.roles.length > 0 && !options.roles.includes(role)) return;
     calls++;
-    const key = `${call.node}/${role}/it${call.record.iteration ?? 0}`;
+    const base = `${call.node}/${role}/it${call.record.iteration ?? 0}`;
+    let key = base;
+    // A pass that comes back after another began (written already when direct): a new segment.
+    for (let n = 2; passes.get(key)?.closed; n++) key = `${base}#${n}`;
     let pass = passes.get(key);
     if (!pass) {
-      // A new iteration's first pass: the earlier iterations' passes are complete, so their spools
-      // are flushed and closed (memory and open files stay flat in the number of iterations).
-      const iteration = call.record.iteration ?? 0;
-      for (const done of passes.values())
-        if (!done.closed && (done.iteration ?? 0) < iteration) finish(done, guard);
+      if (direct && open) {
+        finish(open, guard);
+        writePassTail(out, run, guard, options, open);
+      } else if (!direct) {
+        // A new iteration's first pass: the earlier iterations' passes are complete, so their
+        // spool parts are flushed (memory stays flat in the number of iterations).
+        const iteration = call.record.iteration ?? 0;
+        for (const done of passes.values())
+          if (!done.closed && (done.iteration ?? 0) < iteration) finish(done, guard);
+      }
       pass = {
         id: `${run.runId}/${key}`,
         node: call.node,
@@ -85,7 +107,7 @@ export async function writeAtif(
         firstTime: startOf(call.record),
         models: new Set(),
         tools: call.record.request.tools,
-        spool: spool.part(),
+        spool: direct ? out : spool.part(),
         steps: 0,
         closed: false,
         seen: 0,
@@ -93,15 +115,24 @@ export async function writeAtif(
         pending: undefined,
         totals: { prompt: 0, completion: 0, cached: 0, cost: 0 },
       };
+      if (direct) {
+        if (open) out.write(",");
+        writePassHead(out, run, guard, pass);
+        open = pass;
+      }
       passes.set(key, pass);
     }
     addCall(pass, call, guard);
   };
   await readVerified(run.tape, run.history, { onCall, ...(options.key ? { key: options.key } : {}) });
+  if (direct && open) {
+    finish(open, guard);
+    writePassTail(out, run, guard, options, open);
+  }
   for (const pass of passes.values()) if (!pass.closed) finish(pass, guard);
   const steps = [...passes.values()].reduce((n, p) => n + p.steps, 0);
   const root = run.sam?.root;
-  writeNode(out, run, guard, options, root, "root", passes);
+  writeNode(out, run, guard, options, root, "root", passes, direct);
   out.write("\n");
   return { calls, steps };
 }
@@ -218,10 +249,9 @@ function emit(pass: Pass, guard: ExportGuard, step: Record<string, unknown>): vo
 }
 
 function textOf(content: TapeContentBlock[]): string {
-  return content
-    .filter((b) => b.type === "text")
-    .map((b) => (b as { text: string }).text)
-    .join("\n");
+  let out: string | undefined;
+  for (const b of content) if (b.type === "text") out = out === undefined ? b.text : `${out}\n${b.text}`;
+  return out ?? "";
 }
 
 function toolDefinitions(tools: Pass["tools"]) {
@@ -240,6 +270,8 @@ function writeNode(
   node: SamNode | undefined,
   id: string,
   passes: Map<string, Pass>,
+  /** The head and the passes were written already (writeAtif's direct mode). */
+  direct = false,
 ): Totals {
   const mine = [...passes.values()].filter((p) => p.node === id);
   const children = node?.children ?? [];
@@ -356,8 +388,11 @@ function writeNode(
       extra: { scripted: run.scripted },
     },
   };
-  const headText = JSON.stringify(head);
-  out.write(guard.json(`${headText.slice(0, -1)},"steps":[`, where));
+  if (direct) out.write(guard.json(`],"agent":${JSON.stringify(head.agent)},"steps":[`, where));
+  else {
+    const headText = JSON.stringify(head);
+    out.write(guard.json(`${headText.slice(0, -1)},"steps":[`, where));
+  }
   out.write(
     steps
       .map((s, i) => {
@@ -368,13 +403,16 @@ function writeNode(
       })
       .join(","),
   );
-  out.write(`],"subagent_trajectories":[`);
   let first = true;
-  for (const pass of mine) {
-    if (!first) out.write(",");
-    first = false;
-    writePass(out, run, guard, options, pass);
-    add(totals, pass.totals);
+  if (direct) for (const pass of mine) add(totals, pass.totals);
+  else {
+    out.write(`],"subagent_trajectories":[`);
+    for (const pass of mine) {
+      if (!first) out.write(",");
+      first = false;
+      writePass(out, run, guard, options, pass);
+      add(totals, pass.totals);
+    }
   }
   for (const child of children) {
     if (!first) out.write(",");
@@ -411,24 +449,18 @@ function writeNode(
   return totals;
 }
 
-function writePass(out: Out, run: ExportRun, guard: ExportGuard, options: AtifOptions, pass: Pass): void {
-  const head = {
-    schema_version: ATIF_VERSION,
-    session_id: run.runId,
-    trajectory_id: pass.id,
-    agent: {
-      name: `${AGENT_NAME}-${pass.role}`,
-      version: options.version,
-      model_name: [...pass.models].join(", "),
-      tool_definitions: toolDefinitions(pass.tools),
-      extra: { scripted: run.scripted },
-    },
+function passAgent(run: ExportRun, options: AtifOptions, pass: Pass) {
+  return {
+    name: `${AGENT_NAME}-${pass.role}`,
+    version: options.version,
+    model_name: [...pass.models].join(", "),
+    tool_definitions: toolDefinitions(pass.tools),
+    extra: { scripted: run.scripted },
   };
-  const where = `trajectory ${pass.id}`;
-  const headText = JSON.stringify(head);
-  out.write(guard.json(`${headText.slice(0, -1)},"steps":[`, where));
-  pass.spool.copyTo(out);
-  const tail = {
+}
+
+function passTail(pass: Pass) {
+  return {
     final_metrics: finalMetrics(pass.totals, pass.steps),
     extra: {
       node: pass.node,
@@ -436,7 +468,37 @@ function writePass(out: Out, run: ExportRun, guard: ExportGuard, options: AtifOp
       ...(pass.iteration !== undefined ? { iteration: pass.iteration } : {}),
     },
   };
-  out.write(`],${guard.json(JSON.stringify(tail).slice(1), where)}`);
+}
+
+/** A spooled pass, whole: head, its steps from the spool, tail. */
+function writePass(out: Out, run: ExportRun, guard: ExportGuard, options: AtifOptions, pass: Pass): void {
+  const head = {
+    schema_version: ATIF_VERSION,
+    session_id: run.runId,
+    trajectory_id: pass.id,
+    agent: passAgent(run, options, pass),
+  };
+  const where = `trajectory ${pass.id}`;
+  const headText = JSON.stringify(head);
+  out.write(guard.json(`${headText.slice(0, -1)},"steps":[`, where));
+  (pass.spool as SpoolPart).copyTo(out);
+  out.write(`],${guard.json(JSON.stringify(passTail(pass)).slice(1), where)}`);
+}
+
+/** A pass written as it happens: its head before its first step... */
+function writePassHead(out: Out, run: ExportRun, guard: ExportGuard, pass: Pass): void {
+  const head = JSON.stringify({
+    schema_version: ATIF_VERSION,
+    session_id: run.runId,
+    trajectory_id: pass.id,
+  });
+  out.write(guard.json(`${head.slice(0, -1)},"steps":[`, `trajectory ${pass.id}`));
+}
+
+/** ...and its agent (the models that answered are known only now) and totals after its last. */
+function writePassTail(out: Out, run: ExportRun, guard: ExportGuard, options: AtifOptions, pass: Pass): void {
+  const tail = { agent: passAgent(run, options, pass), ...passTail(pass) };
+  out.write(`],${guard.json(JSON.stringify(tail).slice(1), `trajectory ${pass.id}`)}`);
 }
 
 function finalMetrics(t: Totals, steps: number) {

@@ -76,10 +76,13 @@ export class Spool {
   /** A new part: a sink whose text lands in the spool, and `copyTo` that writes it out in order. */
   part(): SpoolPart {
     return new SpoolPart((data) => {
-      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-      writeSync(this.#fd, bytes, 0, bytes.length, this.#end);
-      const extent = { offset: this.#end, length: bytes.length };
-      this.#end += bytes.length;
+      // Strings are written as they are (no Buffer copy); the count written is the extent's length.
+      const length =
+        typeof data === "string"
+          ? writeSync(this.#fd, data, this.#end, "utf8")
+          : writeSync(this.#fd, data, 0, data.length, this.#end);
+      const extent = { offset: this.#end, length };
+      this.#end += length;
       return extent;
     }, this.#fd);
   }
