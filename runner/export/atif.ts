@@ -8,7 +8,8 @@
 //
 // Streaming: the tape is read once (tape-stream.ts); each pass's steps are written, guarded, to a
 // spool file as they are made; only the node-level steps (a few per iteration) stay in memory.
-// The document is assembled from the spools once the whole tape verified.
+// The document is assembled from the spools once the whole tape verified. (Over 500 lines: the
+// pass writer and the node writer share one Pass model and its write order; kept in one file.)
 import type { CallRecord, TapeContentBlock } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SamNode } from "../sam/types.ts";

@@ -5,7 +5,7 @@
 // against atif.schema.json, SFT and preference rows against their documented shapes, OTLP decoded
 // and re-encoded with the OpenTelemetry packages, and posted to a local receiver); tampered tapes
 // are refused; a planted key, an export-time secret, host paths and the hidden reference's content
-// are in no exported byte.
+// are in no exported byte. (Over 500 lines: one file, so the four real runs are made once.)
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
