@@ -59,6 +59,7 @@ function edges(graph: Map<string, string[]>, from: (m: string) => boolean, to: (
  * - eval runs suites of runs and reads the report's page frame for its own page (its result
  *   contract, trial-result.ts, is what evolve reads);
  * - evolve reads run records, eval results and configs, and asks a model only through a helper session.
+ * - export reads verified tapes and run and eval folders, never starts or changes a run.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["(root)"],
@@ -84,7 +85,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["daemon"],
   // scifi eval: runs trials as runs (run), as SLURM jobs (jobs); read by the CLI only.
   ["eval"],
-  ["evolve"],
+  ["evolve", "export"],
   ["cli"],
 ];
 

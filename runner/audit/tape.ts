@@ -31,8 +31,8 @@ import { auditKeyFromEnv } from "./key.ts";
 import { Redactor } from "./redact.ts";
 import type { AuditEntry, AuditHead, TapeRequest } from "./types.ts";
 
-/** How many recent calls a new call's request may reference (covers interleaved roles). */
-const RECENT_CALLS = 6;
+/** How many recent calls a new call's request may reference (covers interleaved roles; a streaming reader keeps as many). */
+export const RECENT_CALLS = 6;
 
 export interface AuditTapeOptions {
   runId: string;

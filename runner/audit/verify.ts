@@ -25,20 +25,51 @@ export interface VerifyOptions {
 export function verifyTape(path: string, options: VerifyOptions = {}): VerifyResult {
   const lines = readFileSync(path, "utf8").split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
-  const expander = new TapeExpander();
-  const anchors = options.anchors ?? [];
-  const bySeq = new Map<number, TapeAnchor[]>();
-  for (const anchor of anchors) bySeq.set(anchor.seq, [...(bySeq.get(anchor.seq) ?? []), anchor]);
-  let prev: string | null = null;
-  let macs = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
-    const problem = checkLine(line, i, prev, expander, options.key);
-    if (problem) return { ok: false, line: i + 1, reason: problem, records: i };
-    prev = sha256(line);
-    if (unsealLine(line)?.mac) macs++;
-    for (const anchor of bySeq.get(i) ?? []) {
-      if (anchor.hash !== prev)
+  const verifier = new LineVerifier(options);
+  for (const line of lines) {
+    const checked = verifier.next(line);
+    if (!checked.ok) return checked;
+  }
+  return verifier.end();
+}
+
+/** One line checked by LineVerifier: its full record and the SHA-256 of the line, or why it fails. */
+export type CheckedLine =
+  | { ok: true; record: AuditRecord; lineHash: string }
+  | { ok: false; line: number; reason: string; records: number };
+
+/**
+ * verifyTape's checks one line at a time, for readers that stream a tape (scifi export): `next`
+ * for each line in order, then `end` for the anchors past the last line. `keep` bounds how many
+ * recent calls are held for references (the writer refers to at most RECENT_CALLS, tape.ts);
+ * without it every call is held, as verifyTape does.
+ */
+export class LineVerifier {
+  readonly #expander: TapeExpander;
+  readonly #key: Buffer | undefined;
+  readonly #anchors: TapeAnchor[];
+  readonly #bySeq = new Map<number, TapeAnchor[]>();
+  #prev: string | null = null;
+  #index = 0;
+  #macs = 0;
+
+  constructor(options: VerifyOptions & { keep?: number } = {}) {
+    this.#expander = new TapeExpander(options.keep === undefined ? {} : { keep: options.keep });
+    this.#key = options.key;
+    this.#anchors = options.anchors ?? [];
+    for (const anchor of this.#anchors)
+      this.#bySeq.set(anchor.seq, [...(this.#bySeq.get(anchor.seq) ?? []), anchor]);
+  }
+
+  next(line: string): CheckedLine {
+    const i = this.#index;
+    const checked = checkLine(line, i, this.#prev, this.#expander, this.#key);
+    if (typeof checked === "string") return { ok: false, line: i + 1, reason: checked, records: i };
+    const lineHash = sha256(line);
+    this.#prev = lineHash;
+    if (unsealLine(line)?.mac) this.#macs++;
+    for (const anchor of this.#bySeq.get(i) ?? []) {
+      if (anchor.hash !== lineHash)
         return {
           ok: false,
           line: i + 1,
@@ -46,40 +77,49 @@ export function verifyTape(path: string, options: VerifyOptions = {}): VerifyRes
           records: i,
         };
     }
+    this.#index++;
+    return { ok: true, record: checked, lineHash };
   }
-  const last = anchors.reduce<TapeAnchor | undefined>((a, b) => (a && a.seq >= b.seq ? a : b), undefined);
-  if (last && last.seq >= lines.length) {
-    const dropped = last.seq + 1 - lines.length;
+
+  /** The result once every line was given to `next` (each of them ok). */
+  end(): VerifyResult {
+    const count = this.#index;
+    const anchors = this.#anchors;
+    const last = anchors.reduce<TapeAnchor | undefined>((a, b) => (a && a.seq >= b.seq ? a : b), undefined);
+    if (last && last.seq >= count) {
+      const dropped = last.seq + 1 - count;
+      return {
+        ok: false,
+        line: count + 1,
+        reason: `the tape ends after ${count} record(s) but ${last.source} recorded its head at seq ${last.seq}: at least ${dropped} record(s) at the end were dropped`,
+        records: count,
+      };
+    }
     return {
-      ok: false,
-      line: lines.length + 1,
-      reason: `the tape ends after ${lines.length} record(s) but ${last.source} recorded its head at seq ${last.seq}: at least ${dropped} record(s) at the end were dropped`,
-      records: lines.length,
+      ok: true,
+      records: count,
+      ...(this.#key ? { macs: "verified" as const } : this.#macs > 0 ? { macs: "unchecked" as const } : {}),
+      ...(last
+        ? {
+            anchors: {
+              count: anchors.length,
+              seq: last.seq,
+              sources: [...new Set(anchors.map((a) => a.source.replace(/:\d+$/, "")))],
+            },
+          }
+        : {}),
     };
   }
-  return {
-    ok: true,
-    records: lines.length,
-    ...(options.key ? { macs: "verified" as const } : macs > 0 ? { macs: "unchecked" as const } : {}),
-    ...(last
-      ? {
-          anchors: {
-            count: anchors.length,
-            seq: last.seq,
-            sources: [...new Set(anchors.map((a) => a.source.replace(/:\d+$/, "")))],
-          },
-        }
-      : {}),
-  };
 }
 
+/** The line's full record, or what is wrong with it. */
 function checkLine(
   line: string,
   index: number,
   prev: string | null,
   expander: TapeExpander,
   key: Buffer | undefined,
-): string | undefined {
+): AuditRecord | string {
   let record: Partial<StoredRecord>;
   try {
     record = JSON.parse(line) as Partial<StoredRecord>;
@@ -105,12 +145,12 @@ function checkLine(
     return "prev does not match the hash of the line before it: a line before it was changed, deleted or moved";
   if (record.kind === "call") {
     try {
-      expander.expand(record as StoredCallRecord);
+      return expander.expand(record as StoredCallRecord);
     } catch (error) {
       return `bad reference: ${(error as Error).message}`;
     }
   }
-  return undefined;
+  return record as AuditRecord;
 }
 
 export interface ReadTapeOptions {

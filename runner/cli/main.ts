@@ -12,6 +12,7 @@ import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
 import { register as registerEval } from "./commands/eval.ts";
 import { register as registerEvolve } from "./commands/evolve.ts";
+import { register as registerExport } from "./commands/export.ts";
 import { register as registerImport } from "./commands/import.ts";
 import { register as registerMakeSkill } from "./commands/make-skill.ts";
 import { register as registerMakeTask } from "./commands/make-task.ts";
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
     registerRun,
     registerAudit,
     registerReport,
+    registerExport,
     registerSubmit,
     registerEval,
     registerDaemon,
