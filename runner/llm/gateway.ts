@@ -306,6 +306,7 @@ export class Gateway implements Model {
       } catch (error) {
         if (!(error instanceof StructuredOutputError)) throw error;
         structuredError = error;
+        structuredError.origin = result.origin;
       }
     }
     const latencyMs = Math.round(performance.now() - started);
@@ -333,6 +334,7 @@ export class Gateway implements Model {
       costUsd: cost,
       latencyMs,
       ...(json !== undefined ? { json } : {}),
+      ...(result.origin ? { origin: result.origin } : {}),
     };
   }
 

@@ -95,4 +95,18 @@ describe("pre-scan structured output", () => {
     );
     expect((error as Error).message).toContain("rank");
   });
+
+  it("a reply of the wrong shape whose retry has no reply names that reply, its field and what was expected", async () => {
+    const { model, input } = await setup("prescan-wrong-shape.yaml");
+    const error = await runPrescan(model, input).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MalformedReply);
+    const message = (error as Error).message;
+    // The cause first (the reply at line 3 and its fields), then what the retry met.
+    expect(message).toMatch(
+      /^the prescan agent's reply did not fit its schema: reply prescan-wrong-shape\.yaml:3: .*node: Invalid input: expected string, received undefined/,
+    );
+    expect(message).toContain("the retry got no answer: ");
+    expect(message).toContain("has no reply left");
+    expect(message).toContain("docs/scripted.md");
+  });
 });

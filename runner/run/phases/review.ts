@@ -92,7 +92,11 @@ function reviewNode(session: RunSession, node: SamNode, checks: CheckOutcome[]):
       // A spent budget ends the run as such, never as a bad verdict that starts another paid iteration.
       if (exit.type === "budget") throw new BudgetExceeded(exit.reason);
       return exit.type === "answer"
-        ? { json: exit.response.json, text: exit.text }
+        ? {
+            json: exit.response.json,
+            text: exit.text,
+            ...(exit.response.origin ? { origin: exit.response.origin } : {}),
+          }
         : { noAnswer: `${exit.type}: ${exitReason(exit)}` };
     },
   });
