@@ -21,12 +21,18 @@ export class MalformedReply extends RunEnding {
       `the ${role} agent's reply was not valid JSON for its schema, twice: ${first}; the retry: ${second}${SHAPES}`,
     );
   }
+}
 
-  /** The reply did not fit and the retry (with the reason) got no answer at all. */
-  static thenNoAnswer(role: string, first: string, error: Error): MalformedReply {
-    return new MalformedReply(
-      role,
+/**
+ * A reply that did not fit, whose retry got no scripted reply at all: the script is wrong, so the run
+ * ends here (another iteration would meet the same script) with the reply that did not fit as cause.
+ */
+export class UnfitScriptedReply extends RunEnding {
+  override name = "UnfitScriptedReply";
+  constructor(role: string, first: string, error: Error) {
+    super(
       `the ${role} agent's reply did not fit its schema: ${first}; the retry got no answer: ${error.message}${SHAPES}`,
+      { status: "failed", limit: "agent_reply" },
     );
   }
 }
@@ -62,10 +68,14 @@ export async function structuredCall<S extends z.ZodObject>(
       // The retry of a reply that did not fit got no scripted answer (no reply left): the reply
       // that did not fit is the cause to report, not only the retry's.
       if (attempt > 0 && error instanceof Error && error.name === "ScriptError")
-        throw MalformedReply.thenNoAnswer(request.role, firstError, error);
+        throw new UnfitScriptedReply(request.role, firstError, error);
       if (!(error instanceof Error) || error.name !== "StructuredOutputError") throw error;
-      const failed = error as Error & { raw?: string; origin?: string };
-      reply = { raw: failed.raw ?? "", error: error.message, origin: failed.origin };
+      const failed = error as Error & { raw?: string; response?: ModelResponse };
+      if (failed.response) {
+        responses.push(failed.response);
+        onResponse?.(failed.response);
+      }
+      reply = { raw: failed.raw ?? "", error: error.message, origin: failed.response?.origin };
     }
     if (reply.error === undefined) {
       const parsed = schema.safeParse(reply.value);

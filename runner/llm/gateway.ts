@@ -306,7 +306,6 @@ export class Gateway implements Model {
       } catch (error) {
         if (!(error instanceof StructuredOutputError)) throw error;
         structuredError = error;
-        structuredError.origin = result.origin;
       }
     }
     const latencyMs = Math.round(performance.now() - started);
@@ -324,8 +323,7 @@ export class Gateway implements Model {
       attempts,
       ...(structuredError ? { error: { name: structuredError.name, message: structuredError.message } } : {}),
     });
-    if (structuredError) throw structuredError;
-    return {
+    const response: ModelResponse = {
       content: result.content,
       stopReason: result.stopReason,
       usage: result.usage,
@@ -336,6 +334,12 @@ export class Gateway implements Model {
       ...(json !== undefined ? { json } : {}),
       ...(result.origin ? { origin: result.origin } : {}),
     };
+    if (structuredError) {
+      // The call was made and paid for: the caller accounts it like any other.
+      structuredError.response = response;
+      throw structuredError;
+    }
+    return response;
   }
 
   #fail(

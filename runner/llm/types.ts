@@ -124,8 +124,8 @@ export class BudgetExceeded extends ModelError implements EndsRun {
 export class StructuredOutputError extends ModelError {
   override name = "StructuredOutputError";
   readonly raw: string;
-  /** Where the reply came from, when the server says (the scripted model: `demo.yaml:3`). */
-  origin: string | undefined;
+  /** The call as made (tokens, cost, the reply's origin): it was paid for even though it did not fit. */
+  response: ModelResponse | undefined;
   constructor(message: string, raw: string) {
     super(message);
     this.raw = raw;
