@@ -14,6 +14,7 @@ import type { CallView, ToolCallView } from "./calls.ts";
 import { changesSection } from "./changes-html.ts";
 import { shareLine, stackedBars } from "./charts.ts";
 import { type Html, html, raw } from "./escape.ts";
+import { failureBox } from "./failure-html.ts";
 import {
   cacheShare,
   firstLine,
@@ -55,8 +56,9 @@ ${packedBodies(ctx.bodies)}
 function header(model: ReportModel): Html {
   const t = model.summary.totals;
   return html`<header>
-<h1>${model.sam.name} <span class="status ${model.status}">${model.status}</span></h1>
+<h1>${model.sam.name} <span class="status ${model.status}">${model.status}</span>${model.scripted ? html` <span class="status scripted" id="scripted" title="the replies came from a scripted model, not a real one">scripted</span>` : ""}</h1>
 <p class="reason">${model.reason}</p>
+${model.failure ? failureBox(model.failure) : ""}
 <table class="facts">
 <tr><th>Run</th><td>${model.runId}</td></tr>
 <tr><th>SAM</th><td>${model.sam.file ?? "(not recorded)"}<br><span class="muted">sha256 ${model.sam.sha256 ?? "(not recorded)"}</span></td></tr>
@@ -341,8 +343,21 @@ function checks(list: CheckView[]): Html {
   )}</table>`;
 }
 
+/** Which part failed the node: the checks, the review's items, or both (never the one that passed). */
+function verdictWhy(v: VerdictView): string {
+  const failed = v.items.filter((i) => !i.pass).map((i) => i.id);
+  const review = failed.length
+    ? `the review failed ${failed.join(", ")}`
+    : v.items.length
+      ? "the review passed every item"
+      : "the review gave no item verdicts";
+  if (v.passed) return "every check and review item passed";
+  if (v.blocked) return `blocked: ${v.blocked}`;
+  return v.checksPassed ? review : `the checks failed; ${review}`;
+}
+
 function verdict(v: VerdictView): Html {
-  return html`<div class="verdict"><div class="label">Review verdict on ${v.node}: <span class="badge ${v.passed ? "pass" : "fail"}">${v.passed ? "passed" : "failed"}</span>${v.checksPassed ? "" : " (checks failed)"}</div>
+  return html`<div class="verdict"><div class="label">Verdict on ${v.node}: <span class="badge ${v.passed ? "pass" : "fail"}">${v.passed ? "passed" : "failed"}</span> <span class="verdict-why">${verdictWhy(v)}</span></div>
 <table class="verdicts"><tr><th>Item</th><th>Expectation</th><th>Verdict</th><th>Evidence cited</th></tr>${v.items.map(
     (i) =>
       html`<tr><td>${i.id}</td><td>${i.text ?? ""}</td><td><span class="badge ${i.pass ? "pass" : "fail"}">${i.pass ? "pass" : "fail"}</span></td><td class="evidence">${i.evidence ?? html`<span class="muted">not recorded</span>`}</td></tr>`,

@@ -8,6 +8,7 @@ import { summarizeTape, type TapeSummary } from "../audit/summary.ts";
 import type { EventRecord, TapeUsage, VerifyResult } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { type FailureFirst, failureFirst } from "../run-folder/failure.ts";
 import { type CheckSummary, checkSummary } from "../sam/check-summary.ts";
 import { callViews } from "./calls.ts";
 import { type ChangesView, changesView } from "./changes-view.ts";
@@ -87,6 +88,10 @@ export interface ReportModel {
   };
   status: RunStatusView;
   reason: string;
+  /** The replies came from a scripted model (a demo or a test): said next to the status everywhere. */
+  scripted: boolean;
+  /** A run that did not pass: its last failed checks and review items, shown first in the header. */
+  failure?: FailureFirst;
   iterations: number;
   wallMs: number;
   summary: TapeSummary;
@@ -122,12 +127,17 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
   const runId = inputs.state?.runId ?? summary.runId;
   const unfinished = outcome ? undefined : unfinishedStatus(inputs, runId || basename(inputs.runDir));
   const status: RunStatusView = outcome?.status ?? unfinished?.status ?? "unfinished";
+  const failure = status === "passed" ? undefined : failureFirst(inputs.history, inputs.sam?.root);
   return {
     runId,
     runDir: inputs.runDir,
     sam: samFacts(inputs),
     status,
     reason: outcome?.reason ?? unfinished?.reason ?? "",
+    scripted:
+      inputs.state?.model?.startsWith("scripted") === true ||
+      summary.calls.some((c) => c.provider === "scripted"),
+    ...(failure ? { failure } : {}),
     iterations: inputs.state?.iteration ?? Math.max(0, ...timeline.map((i) => i.iteration)),
     wallMs: inputs.state?.spent.elapsedMs ?? historySpan(inputs.history) ?? summary.wallMs,
     summary,

@@ -1,10 +1,17 @@
 // `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
 // process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
 import { readTape } from "../../audit/verify.ts";
 import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
+import { readHistory } from "../../memory/history.ts";
+import type { HistoryRecord } from "../../memory/history-events.ts";
+import { runFiles } from "../../paths.ts";
+import { failureFirst, failureLines } from "../../run-folder/failure.ts";
+import { readSamJson } from "../../run-folder/folder.ts";
+import type { SamNode } from "../../sam/types.ts";
 
 interface RunFlags {
   backend?: string;
@@ -265,18 +272,51 @@ function replayed(dir: string): string {
 }
 
 function summary(result: import("../../run/deps.ts").RunResult, model: string | undefined): string {
-  const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"];
+  const dir = result.dir;
+  // Only the records that exist (a run that wrote no task memory has no memory.md).
+  const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"].filter(
+    (f) => existsSync(join(dir, f)),
+  );
   // A scripted run must never pass for a real one: say so next to the verdict.
   const scripted = model?.startsWith("scripted")
     ? ` [SCRIPTED model: replies come from ${model.slice(model.indexOf(":") + 1)}]`
     : model?.startsWith("replay:")
-      ? ` [REPLAY of ${model.slice("replay:".length)}: ${replayed(result.dir)}]`
+      ? ` [REPLAY of ${model.slice("replay:".length)}: ${replayed(dir)}]`
       : "";
+  const history = safeHistory(join(dir, "history.jsonl"));
+  // Why it failed comes right under the verdict: the failed checks with their output, the items.
+  const failure = result.outcome.status === "passed" ? undefined : failureFirst(history, safeSam(dir));
   return [
     `${result.outcome.status.toUpperCase()}: ${result.outcome.reason}${scripted}`,
-    `run ${result.runId}: ${result.iterations} iteration(s), ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
-    `records: ${result.dir}/ (${files.join(", ")})`,
-    `inspect: scifi audit show ${result.dir}`,
+    ...(failure ? failureLines(failure) : []),
+    `run ${result.runId}: ${iterationsText(result.iterations, history)}, ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
+    `records: ${dir}/ (${files.join(", ")})`,
+    `inspect: scifi audit show ${dir}`,
     "",
   ].join("\n");
+}
+
+/** "3 iterations, none failed (one per node)": a passing tree's count does not read like retries. */
+function iterationsText(iterations: number, history: readonly HistoryRecord[]): string {
+  const ends = history.filter((e) => e.type === "iteration_end");
+  const failed = ends.filter((e) => e.type === "iteration_end" && !e.passed).length;
+  const count = `${iterations} iteration${iterations === 1 ? "" : "s"}`;
+  if (ends.length === 0 || iterations <= 1) return count;
+  return failed === 0 ? `${count}, none failed (one per node)` : `${count}, ${failed} failed`;
+}
+
+function safeHistory(file: string): HistoryRecord[] {
+  try {
+    return existsSync(file) ? readHistory(file) : [];
+  } catch {
+    return [];
+  }
+}
+
+function safeSam(dir: string): SamNode | undefined {
+  try {
+    return readSamJson({ dir, files: runFiles(dir) }).root;
+  } catch {
+    return undefined;
+  }
 }
