@@ -20,6 +20,8 @@ export type RunStatusView =
   | "passed"
   | "failed"
   | "blocked"
+  /** A person cancelled it while it ran: an outcome, with its report. */
+  | "cancelled"
   | "unfinished"
   /** A sandbox never started (the backend or its image was missing): the reason says why. */
   | "failed to start"

@@ -46,6 +46,8 @@ export interface RunTaskOptions {
   onRunId?: (runId: string, dir: string) => void;
   /** Called once the run's report page is written at its end (or with why it could not be). */
   onReport?: (report: { file?: string; index?: string; error?: string }) => void;
+  /** Aborted with a RunCancelled as its reason: the run ends `cancelled` (the daemon's cancel). */
+  signal?: AbortSignal;
 }
 
 /** The SAM of a task file or folder (its task.md), parsed once; InvalidInput when it is not a valid SAM. */
@@ -308,6 +310,7 @@ async function deps(
     skills: await skillsFor(options.home, sam, site.prescanAddsSkills),
     memoryTokens: site.memoryTokens,
     extensions,
+    ...(options.signal ? { signal: options.signal } : {}),
     ...(onStatus
       ? {
           onStatus: (status: RunStatus) => {
