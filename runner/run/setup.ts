@@ -84,6 +84,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
       { home: options.home, sam, limits: options.limits, runId, model },
       {
         ...(await run.deps(backend, model, wallLeftMs)),
+        preflight: () => checkScript(model),
         onCreated: (dir) => {
           run.created(dir);
           options.onRunId?.(runId, dir);
@@ -91,6 +92,17 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
       },
     ),
   );
+}
+
+/**
+ * A scripted model's script is read before anything is made: a mistyped path or a bad script is
+ * refused (exit 2) without a run folder, a report or an error.json.
+ */
+async function checkScript(model: string): Promise<void> {
+  const match = /^scripted(?:-openai)?:(.+)$/.exec(model);
+  if (!match?.[1]) return;
+  const { loadScript } = await import("../llm/scripted/script.ts");
+  loadScript(match[1]);
 }
 
 async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunResult> {
