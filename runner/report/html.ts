@@ -31,6 +31,7 @@ import type { InjectedView } from "./injected.ts";
 import type { ReportModel } from "./model.ts";
 import { type PageAssets, pageAssets, pageShell } from "./page.ts";
 import type { CheckView, IterationView, PhaseName, PhaseView, VerdictView } from "./timeline.ts";
+import { toolInput } from "./tool-input-html.ts";
 
 /** How a network record's kind reads in the table: the proxy's, or caught outside it (the capture). */
 const KIND_LABEL: Record<string, string> = {
@@ -266,7 +267,7 @@ function attempts(view: CallView): Html {
 
 function toolCall(tool: ToolCallView): Html {
   const isError = tool.result?.isError === true;
-  return html`<div class="tool${isError ? " error" : ""}" data-tool="${tool.name}"><div class="label">Tool call ${tool.name} <span class="muted">${tool.id}</span></div>${fold(JSON.stringify(tool.input, null, 2))}
+  return html`<div class="tool${isError ? " error" : ""}" data-tool="${tool.name}"><div class="label">Tool call ${tool.name} <span class="muted">${tool.id}</span></div>${toolInput(tool.input)}
 ${tool.result ? html`<div class="label">${isError ? "Tool error" : "Tool output"}</div>${fold(tool.result.content)}` : html`<p class="muted">No result on the tape: the pass ended with this call.</p>`}</div>`;
 }
 
@@ -328,7 +329,7 @@ function block(b: TapeContentBlock, seq: number, issuedBy: IssuedBy): Html {
     case "thinking":
       return html`<div class="muted">thinking</div>${fold(b.thinking)}`;
     case "tool_use":
-      return html`<div class="muted">tool call ${b.name} (${b.id})</div>${fold(JSON.stringify(b.input, null, 2))}`;
+      return html`<div class="muted">tool call ${b.name} (${b.id})</div>${toolInput(b.input)}`;
     case "tool_result":
       return html`<div class="muted">tool ${b.isError ? "error" : "result"} for ${b.toolUseId}</div>${fold(b.content)}`;
     default:
