@@ -59,30 +59,52 @@ async function terminalApproval(
   runId: string,
   request: import("../../approval/store.ts").ApprovalRequest,
   signal: AbortSignal,
+  display: import("../../run/display.ts").StatusDisplay,
 ): Promise<{ approved: boolean; note?: string } | undefined> {
   const { createInterface } = await import("node:readline/promises");
+  const { userInfo } = await import("node:os");
+  const { visible } = await import("../../terminal-text.ts");
+  // The live block leaves the screen while the question is asked, and comes back under the decision.
+  display.suspend();
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const decided = (what: string, note: string | undefined) => {
+    const at = new Date().toTimeString().slice(0, 5);
+    display.say(`${what} by ${visible(userInfo().username)} at ${at}${note ? `: ${visible(note)}` : ""}`);
+  };
   try {
     const { renderRequest } = await import("../../approval/render.ts");
     const { scifiHome } = await import("../../paths.ts");
-    const { visible } = await import("../../terminal-text.ts");
     process.stderr.write(
       `\napproval request ${visible(request.id)}:\n${renderRequest(runId, request, { home: scifiHome() }).join("\n")}\n`,
     );
     for (;;) {
-      const answer = (
-        await rl.question("approve? [y/n] (or decide later with scifi approve/deny) ", { signal })
-      )
-        .trim()
-        .toLowerCase();
-      if (answer === "y" || answer === "yes") return { approved: true };
+      const raw = (
+        await rl.question("approve? [y/n, or y: NOTE] (or decide later with scifi approve/deny) ", { signal })
+      ).trim();
+      const answer = raw.toLowerCase();
+      const yes = /^(y|yes)(?:\s*:\s*|\s+|$)/.exec(answer);
+      if (yes) {
+        const note = raw.slice(yes[0].length).trim() || undefined;
+        decided(`approved ${visible(request.id)}`, note);
+        return { approved: true, ...(note ? { note } : {}) };
+      }
       if (answer === "n" || answer === "no") {
         const reason = (await rl.question("reason (the agent reads it): ", { signal })).trim();
-        return { approved: false, note: reason || "denied in the terminal" };
+        const note = reason || "denied in the terminal";
+        decided(`denied ${visible(request.id)}`, note);
+        return { approved: false, note };
       }
     }
+  } catch (error) {
+    // Decided elsewhere (scifi approve/deny from another shell) or timed out: the prompt is withdrawn.
+    if (signal.aborted)
+      display.say(
+        `approval request ${visible(request.id)}: no longer asked here (decided elsewhere, or its time ran out)`,
+      );
+    throw error;
   } finally {
     rl.close();
+    display.resume();
   }
 }
 
@@ -114,7 +136,8 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       onStatus: (status) => display.update(status),
       ...(process.stdin.isTTY && process.stderr.isTTY
         ? {
-            approvalPrompt: (request, signal) => terminalApproval(basename(runDir ?? ""), request, signal),
+            approvalPrompt: (request, signal) =>
+              terminalApproval(basename(runDir ?? ""), request, signal, display),
           }
         : {}),
       onReport: (written) => {
