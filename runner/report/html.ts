@@ -57,7 +57,7 @@ ${packedBodies(ctx.bodies)}
 function header(model: ReportModel): Html {
   const t = model.summary.totals;
   return html`<header>
-<h1>${model.sam.name} <span class="status ${model.status}">${model.status}</span>${model.scripted ? html` <span class="status scripted" id="scripted" title="the replies came from a scripted model, not a real one">scripted</span>` : ""}</h1>
+<h1>${model.sam.name} <span class="status ${model.status}">${model.status}</span>${model.scripted ? html` <span class="scripted" id="scripted" title="the replies came from a scripted model, not a real one">scripted</span>` : ""}</h1>
 <p class="reason">${model.reason}</p>
 ${model.failure ? failureBox(model.failure) : ""}
 <table class="facts">

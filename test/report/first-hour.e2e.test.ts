@@ -90,7 +90,7 @@ describe.skipIf(!hasEngine("docker"))(
       expect(problems).toEqual([]);
       const row = page.locator("#task-runs tr.run").first();
       await expect(row.locator(".status.failed").textContent()).resolves.toBe("failed");
-      await expect(row.locator(".status.scripted").textContent()).resolves.toBe("scripted");
+      await expect(row.locator(".scripted").textContent()).resolves.toBe("scripted");
       expect(readFileSync(indexPage, "utf8")).not.toContain("still running");
       await page.close();
     });
