@@ -61,7 +61,7 @@ describe.skipIf(!hasEngine("docker") || !hasTmux)("the live display in tmux (doc
       );
       writeFileSync(join(ws.root, "demo.yaml"), script);
       const session = `scifi-display-${columns}-${process.pid}`;
-      const command = `cd ${ws.root} && SCIFI_HOME=${ws.home} ${process.execPath} ${join(REPO, "bin/scifi.js")} run task --model scripted:demo.yaml; echo EXIT=$?; sleep 300`;
+      const command = `cd ${ws.root} && SCIFI_HOME=${ws.home} SCIFI_APPROVAL_POLL_MS=200 ${process.execPath} ${join(REPO, "bin/scifi.js")} run task --model scripted:demo.yaml; echo EXIT=$?; sleep 300`;
       tmux("new-session", "-d", "-s", session, "-x", String(columns), "-y", "50", command);
       try {
         // The block while the work pass runs: each of its lines within the width, the long one cut.

@@ -79,7 +79,10 @@ async function terminalApproval(
     );
     for (;;) {
       const raw = (
-        await rl.question("approve? [y/n, or y: NOTE] (or decide later with scifi approve/deny) ", { signal })
+        await rl.question(
+          "approve? [y/n] (y: NOTE approves with a note; or decide later with scifi approve/deny) ",
+          { signal },
+        )
       ).trim();
       const answer = raw.toLowerCase();
       const yes = /^(y|yes)(?:\s*:\s*|\s+|$)/.exec(answer);
