@@ -2,7 +2,7 @@
 export const EXIT = {
   /** Success: valid input, run passed. */
   ok: 0,
-  /** Invalid SAM (validate) or a run that failed (hard limit, failed checks or review). */
+  /** Invalid SAM (validate) or a run that failed (hard limit, failed checks or review) or was cancelled. */
   failed: 1,
   /** Usage error or invalid input (bad flags, unreadable config, invalid SAM given to run). */
   usage: 2,

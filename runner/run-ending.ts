@@ -5,7 +5,7 @@
 
 /** How an error ends a run. */
 export interface Ending {
-  status: "failed" | "blocked";
+  status: "failed" | "blocked" | "cancelled";
   /** The name of the history's `limit` event (tampering is recorded per file instead). */
   limit: string;
   /** Put before the message in the outcome's reason ("budget: ..."). */
@@ -33,6 +33,18 @@ export class RunEnding extends Error implements EndsRun {
     // biome-ignore lint/complexity/noThisInStatic: a subclass's instanceof tests its own prototype chain
     if (this !== RunEnding) return Function.prototype[Symbol.hasInstance].call(this, value);
     return endingOf(value) !== undefined;
+  }
+}
+
+/**
+ * A person cancelled the run while it ran (`scifi cancel` of a daemon task): it ends `cancelled`
+ * through the same exit as every outcome (task folder restored, hidden assets back, report, lock
+ * released). The reason the run's abort signal carries.
+ */
+export class RunCancelled extends RunEnding {
+  override name = "RunCancelled";
+  constructor(message: string) {
+    super(message, { status: "cancelled", limit: "cancelled" });
   }
 }
 

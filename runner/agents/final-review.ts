@@ -6,8 +6,10 @@ import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
 
 export const FinalSuggestions = z.object({
-  group_suggestions: z.array(z.string()),
-  global_suggestions: z.array(z.string()),
+  group_suggestions: z.array(z.string()).describe("Lessons written into the task group's memory."),
+  global_suggestions: z
+    .array(z.string())
+    .describe("Proposals for global memory; a person accepts or rejects each (`scifi memory`)."),
 });
 export type FinalSuggestions = z.infer<typeof FinalSuggestions>;
 

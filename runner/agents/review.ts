@@ -8,12 +8,23 @@ import { fillTemplate, promptFile } from "./prompt.ts";
 
 export const ReviewVerdict = z.object({
   items: z
-    .array(z.object({ id: z.string(), pass: z.boolean(), evidence: z.string() }))
+    .array(
+      z.object({
+        id: z.string().describe("An Expectation item id of the node (`root/e1`, `root/1/e2`)."),
+        pass: z.boolean().describe("Whether the item holds on the delivered work."),
+        evidence: z.string().describe("What shows it: files, outputs, check results."),
+      }),
+    )
     .describe("One entry per Expectation item id."),
-  findings: z.array(z.string()),
-  fixes: z.array(z.string()),
-  rank_adjustment: z.union([z.literal(-1), z.literal(0), z.literal(1)]),
-  blocked: z.object({ reason: z.string().min(1) }).optional(),
+  findings: z.array(z.string()).describe("What the review found (shown in the report)."),
+  fixes: z.array(z.string()).describe("What the next iteration must fix (goes into task memory)."),
+  rank_adjustment: z
+    .union([z.literal(-1), z.literal(0), z.literal(1)])
+    .describe("Suggested change of the work model's rank for the next pass."),
+  blocked: z
+    .object({ reason: z.string().min(1).describe("Why a human is needed.") })
+    .optional()
+    .describe("Only when the task cannot go on without a human: the run ends blocked."),
 }) satisfies z.ZodType<RecordedVerdict>;
 export type ReviewVerdict = z.infer<typeof ReviewVerdict>;
 

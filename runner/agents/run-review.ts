@@ -11,7 +11,13 @@ import { ReviewVerdict, reviewInput, verdictProblems } from "./review.ts";
 import { parseJsonText } from "./structured.ts";
 
 /** How one review conversation ended: with an answer (JSON or text), or without one and why. */
-export type ReviewAnswer = { json?: unknown; text: string } | { noAnswer: string };
+export type ReviewAnswer =
+  | {
+      json?: unknown;
+      text: string /** the reply's source, when the server says (a script line) */;
+      origin?: string;
+    }
+  | { noAnswer: string };
 
 export interface ReviewOptions {
   node: SamNode;
@@ -39,18 +45,35 @@ export async function runReview(options: ReviewOptions): Promise<ReviewVerdict> 
   try {
     const brief = reviewInput(node, options.work, options.checks) + (options.note ?? "");
     let answer = await options.converse(brief, sandbox);
+    let first = "";
     for (let attempt = 0; ; attempt++) {
       const problem = verdictProblem(answer, node);
       if (typeof problem !== "string") return problem;
-      if (attempt >= 1) throw new ReviewFailed(`the review agent gave no valid verdict twice: ${problem}`);
+      const named = `${"origin" in answer && answer.origin ? `reply ${answer.origin}: ` : ""}${problem}`;
+      if (attempt >= 1)
+        throw new ReviewFailed(
+          `the review agent gave no valid verdict twice: ${first}; the retry: ${named}${SHAPES}`,
+        );
+      first = named;
       // One retry with the reason, continuing from the same brief.
       const retry = `Your verdict was rejected: ${problem}\nAnswer with one JSON object only, judging every item id: ${node.items.map((i) => i.id).join(", ")}.`;
-      answer = await options.converse(`${brief}\n\n${retry}`, sandbox);
+      try {
+        answer = await options.converse(`${brief}\n\n${retry}`, sandbox);
+      } catch (error) {
+        // A retry without an answer (no scripted reply left): the verdict that did not fit is the cause.
+        if (!(error instanceof Error) || error.name !== "ScriptError") throw error;
+        throw new ReviewFailed(
+          `the review agent's verdict did not fit: ${first}; the retry got no answer: ${(error as Error).message}${SHAPES}`,
+        );
+      }
     }
   } finally {
     await sandbox.stop().catch(() => undefined);
   }
 }
+
+/** Where a user finds the verdict's shape (generated from ReviewVerdict). */
+const SHAPES = " (the reply shape of every role: docs/scripted.md)";
 
 function verdictProblem(answer: ReviewAnswer, node: SamNode): ReviewVerdict | string {
   if ("noAnswer" in answer) return `the review ended without a verdict (${answer.noAnswer})`;

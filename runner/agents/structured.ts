@@ -9,14 +9,36 @@ import { jsonSchemaOf } from "../tools/tool.ts";
 export class MalformedReply extends RunEnding {
   override name = "MalformedReply";
   readonly role: string;
-  constructor(role: string, detail: string) {
-    super(`the ${role} agent's reply was not valid JSON for its schema, twice: ${detail}`, {
-      status: "failed",
-      limit: "agent_reply",
-    });
+  constructor(role: string, message: string) {
+    super(message, { status: "failed", limit: "agent_reply" });
     this.role = role;
   }
+
+  /** Both replies did not fit: each named by where it came from (a script line) and its problems. */
+  static twice(role: string, first: string, second: string): MalformedReply {
+    return new MalformedReply(
+      role,
+      `the ${role} agent's reply was not valid JSON for its schema, twice: ${first}; the retry: ${second}${SHAPES}`,
+    );
+  }
 }
+
+/**
+ * A reply that did not fit, whose retry got no scripted reply at all: the script is wrong, so the run
+ * ends here (another iteration would meet the same script) with the reply that did not fit as cause.
+ */
+export class UnfitScriptedReply extends RunEnding {
+  override name = "UnfitScriptedReply";
+  constructor(role: string, first: string, error: Error) {
+    super(
+      `the ${role} agent's reply did not fit its schema: ${first}; the retry got no answer: ${error.message}${SHAPES}`,
+      { status: "failed", limit: "agent_reply" },
+    );
+  }
+}
+
+/** Where a user finds the reply shapes (generated from the schemas below and the tools'). */
+const SHAPES = " (the reply shape of every role: docs/scripted.md)";
 
 export interface StructuredResult<T> {
   value: T;
@@ -33,18 +55,27 @@ export async function structuredCall<S extends z.ZodObject>(
   const jsonSchema = { name: schemaName, schema: jsonSchemaOf(schema) };
   const responses: ModelResponse[] = [];
   let messages = request.messages;
-  let lastError = "";
+  let firstError = "";
   for (let attempt = 0; attempt < 2; attempt++) {
-    let reply: { response?: ModelResponse; raw: string; value?: unknown; error?: string };
+    let reply: { response?: ModelResponse; raw: string; value?: unknown; error?: string; origin?: string };
     try {
       const response = await model.complete({ ...request, messages, jsonSchema });
       responses.push(response);
       onResponse?.(response);
       const raw = replyText(response);
-      reply = { response, raw, value: response.json ?? parseJsonText(raw) };
+      reply = { response, raw, value: response.json ?? parseJsonText(raw), origin: response.origin };
     } catch (error) {
+      // The retry of a reply that did not fit got no scripted answer (no reply left): the reply
+      // that did not fit is the cause to report, not only the retry's.
+      if (attempt > 0 && error instanceof Error && error.name === "ScriptError")
+        throw new UnfitScriptedReply(request.role, firstError, error);
       if (!(error instanceof Error) || error.name !== "StructuredOutputError") throw error;
-      reply = { raw: (error as Error & { raw?: string }).raw ?? "", error: error.message };
+      const failed = error as Error & { raw?: string; response?: ModelResponse };
+      if (failed.response) {
+        responses.push(failed.response);
+        onResponse?.(failed.response);
+      }
+      reply = { raw: failed.raw ?? "", error: error.message, origin: failed.response?.origin };
     }
     if (reply.error === undefined) {
       const parsed = schema.safeParse(reply.value);
@@ -53,10 +84,12 @@ export async function structuredCall<S extends z.ZodObject>(
         .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
         .join("; ");
     }
-    lastError = reply.error;
+    const named = `${reply.origin ? `reply ${reply.origin}: ` : ""}${reply.error}`;
+    if (attempt > 0) throw MalformedReply.twice(request.role, firstError, named);
+    firstError = named;
     messages = [...messages, ...retryMessages(reply.raw, reply.error)];
   }
-  throw new MalformedReply(request.role, lastError);
+  throw new Error("unreachable: a structured call returns or throws within two attempts");
 }
 
 function retryMessages(raw: string, error: string): Message[] {

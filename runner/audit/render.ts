@@ -52,8 +52,11 @@ function renderCall(call: CallSummary): string[] {
   }
   for (const t of call.thinking) out.push(`   thinking: ${clip(t, PREVIEW)}`);
   if (call.text) out.push(`   text: ${clip(call.text, PREVIEW)}`);
-  for (const t of call.toolCalls)
+  for (const t of call.toolCalls) {
     out.push(`   tool ${visible(t.name)} ${clip(JSON.stringify(t.input), PREVIEW)}`);
+    // What the tool gave back, as the model saw it (the next request carried it).
+    if (t.result) out.push(`   ${t.result.isError ? "error" : "result"}: ${clip(t.result.content, PREVIEW)}`);
+  }
   if (call.json !== undefined) out.push(`   json: ${clip(JSON.stringify(call.json), PREVIEW)}`);
   if (call.error) out.push(`   ERROR ${call.error.name}: ${clip(call.error.message, PREVIEW)}`);
   return out;

@@ -14,7 +14,12 @@ export interface CallSummary {
   stopReason?: string;
   thinking: string[];
   text: string;
-  toolCalls: { name: string; input: Record<string, unknown> }[];
+  toolCalls: {
+    name: string;
+    input: Record<string, unknown>;
+    /** What the tool returned, from the next request that carried it (absent: never sent back). */
+    result?: { content: string; isError: boolean };
+  }[];
   json?: unknown;
   usage: TapeUsage;
   costUsd: number;
@@ -53,7 +58,13 @@ export interface TapeSummary {
 
 export function summarizeTape(records: AuditRecord[]): TapeSummary {
   const callRecords = records.filter((r): r is CallRecord => r.kind === "call");
-  const calls = callRecords.map(summarizeCall);
+  const results = new Map<string, { content: string; isError: boolean }>();
+  for (const call of callRecords)
+    for (const message of call.request.messages)
+      for (const block of message.content)
+        if (block.type === "tool_result" && !results.has(block.toolUseId))
+          results.set(block.toolUseId, { content: block.content, isError: block.isError === true });
+  const calls = callRecords.map((record) => summarizeCall(record, results));
   const times = records.map((r) => Date.parse(r.time)).filter((t) => !Number.isNaN(t));
   return {
     runId: records[0]?.runId ?? "",
@@ -68,7 +79,10 @@ export function summarizeTape(records: AuditRecord[]): TapeSummary {
   };
 }
 
-export function summarizeCall(record: CallRecord): CallSummary {
+export function summarizeCall(
+  record: CallRecord,
+  results: ReadonlyMap<string, { content: string; isError: boolean }> = new Map(),
+): CallSummary {
   const content = record.response?.content ?? [];
   return {
     seq: record.seq,
@@ -81,7 +95,11 @@ export function summarizeCall(record: CallRecord): CallSummary {
     ...(record.response ? { stopReason: record.response.stopReason } : {}),
     thinking: content.flatMap((b) => (b.type === "thinking" ? [b.thinking] : [])),
     text: content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n"),
-    toolCalls: content.flatMap((b) => (b.type === "tool_use" ? [{ name: b.name, input: b.input }] : [])),
+    toolCalls: content.flatMap((b) => {
+      if (b.type !== "tool_use") return [];
+      const result = results.get(b.id);
+      return [{ name: b.name, input: b.input, ...(result ? { result } : {}) }];
+    }),
     ...(record.response?.json !== undefined ? { json: record.response.json } : {}),
     usage: record.usage,
     costUsd: record.costUsd,

@@ -13,6 +13,7 @@ import { resolveSpec } from "../policy/resolve.ts";
 import { loadSitePolicy, type SitePolicy, sitePolicyPath } from "../policy/site.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { MAX_PENDING_HOST_REQUESTS } from "../run/approve-hosts.ts";
+import { effectiveLimits } from "../run/sam-limits.ts";
 import { newRunId } from "../run-id.ts";
 import { requiredActions } from "../sam/approval-actions.ts";
 import { checkSummary, reviewOnlyLine } from "../sam/check-summary.ts";
@@ -90,9 +91,16 @@ function planNotes(sam: SamDocument, site: SitePolicy, policyFile: string, spec:
   const summary = checkSummary(sam.root);
   const stages = `${summary.runStages} run stage(s) (the agent's work, no hidden assets), ${summary.compareStages} compare stage(s) (the runner's assets and declared outputs only); bash -o pipefail`;
   const reviewOnly = reviewOnlyLine(summary);
+  const limits = effectiveLimits(sam);
   const notes: PlanNotes = {
     checks: reviewOnly ? `${stages}; ${reviewOnly}` : stages,
     reviewOnly: summary.reviewOnly,
+    limits: {
+      iterations: limits.iterations,
+      budgetUsd: limits.usd,
+      walltimeSec: spec.walltimeSec,
+      allowCommands: sam.metadata.allowCommands ? [...sam.metadata.allowCommands] : null,
+    },
   };
   if (spec.networkRules && requiredActions(sam.metadata.approval, site.approvalRequired).includes("network"))
     notes.hostApproval = `a host not on the list that the site's allowedHosts cover can be asked for at run time: the refusal files an approval request (at most ${MAX_PENDING_HOST_REQUESTS} pending), and once approved (scifi approve) the host is reachable from the work sandboxes for the rest of the run`;

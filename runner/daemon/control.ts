@@ -50,10 +50,15 @@ export function requeue(record: TaskRecord): TaskRecord {
   record.sha256 = sha256File(record.source);
   const validation = validateSam(record.source);
   if (!validation.ok) {
-    writeRejection(record.source, validation.report);
-    record.state = "rejected";
     const count = validation.report.split("\n").length;
-    record.reason = `invalid SAM (${count} diagnostic(s), see ${record.source.replace(/\.md$/, ".rejected.txt")}): ${validation.report.split("\n")[0]}`;
+    // A single-file SAM whose check assets were dropped beside it: the inbox reads the file alone.
+    const hint =
+      record.kind === "file" && /asset .*does not exist/.test(validation.report)
+        ? `a task with check assets needs a folder of its own: put the SAM at tasks/${record.key.replace(/\.md$/, "")}/task.md with its assets (e.g. checks/) beside it`
+        : undefined;
+    writeRejection(record.source, hint ? `${validation.report}\nhint: ${hint}` : validation.report);
+    record.state = "rejected";
+    record.reason = `invalid SAM (${count} diagnostic(s), see ${record.source.replace(/\.md$/, ".rejected.txt")}): ${validation.report.split("\n")[0]}${hint ? `; ${hint}` : ""}`;
     return record;
   }
   clearRejection(record.source);

@@ -4,8 +4,8 @@
 import { copyFileSync } from "node:fs";
 import type { DaemonCore, Live } from "./context.ts";
 import { type ControlRequest, newRecord, refusal, requeue } from "./control.ts";
-import { type InboxEntry, sha256File } from "./inbox.ts";
-import type { TaskRecord } from "./records.ts";
+import { clearRejection, type InboxEntry, sha256File } from "./inbox.ts";
+import { removeTask, type TaskRecord } from "./records.ts";
 
 /** Stops a running attempt on the operator's cancel (a local worker, or a job placed on SLURM). */
 export type CancelLive = (record: TaskRecord, live: Live) => void;
@@ -61,9 +61,19 @@ export class Intake {
     }
   }
 
-  /** A SAM left the inbox: a task that has not run yet is cancelled. */
+  /**
+   * A SAM left the inbox: a task that has not run yet is cancelled; a rejected one (it never could
+   * run) is forgotten, with its `.rejected.txt`, so status no longer lists it.
+   */
   onRemoved(entry: InboxEntry): void {
     const record = this.#core.records.get(entry.key);
+    if (record?.state === "rejected") {
+      clearRejection(record.source);
+      this.#core.records.delete(record.key);
+      removeTask(this.#core.home, record.key);
+      this.#core.log("removed", { task: record.key, reason: "the rejected SAM was removed from the inbox" });
+      return;
+    }
     if (record?.state !== "queued") return;
     record.state = "cancelled";
     record.reason = "the SAM was removed from the inbox before it ran";

@@ -1,6 +1,6 @@
 // The daemon's files under `<home>/daemon/`: the lock, one status file per task (written atomically),
 // each task's work folder (single-file tasks) and per-attempt logs, and the operator's requests.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
 
@@ -97,6 +97,11 @@ export function listTasks(home: string): TaskRecord[] {
     .filter((f) => f.endsWith(".json"))
     .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as TaskRecord)
     .sort((a, b) => a.queuedAt.localeCompare(b.queuedAt));
+}
+
+/** A task's record gone (its SAM left the inbox before it could ever run). */
+export function removeTask(home: string, key: string): void {
+  rmSync(daemonPaths(home).task(key), { force: true });
 }
 
 export function lastAttempt(record: TaskRecord): Attempt | undefined {

@@ -1,9 +1,11 @@
 // What `scifi status` shows: each daemon task's state with the live numbers of its current run
 // (iteration, phase, cost from the run's checkpoint), and tasks placed on SLURM with `scifi submit`.
 
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { pendingApprovals, runApprovals } from "../approval/store.ts";
 import { listSubmissions, placementStatus } from "../jobs/placement.ts";
-import { runDir, runFiles } from "../paths.ts";
+import { homePaths, runDir, runFiles } from "../paths.ts";
 import { isZombie, livePidOwner, pidAlive, readPidLock } from "../pid-lock.ts";
 import { visible } from "../terminal-text.ts";
 import { liveOwner } from "./lock.ts";
@@ -53,6 +55,51 @@ export interface StatusReport {
   submitted: SubmittedRow[];
   /** Runs that are not daemon tasks and have requests nobody decided yet. */
   awaitingRuns: AwaitingRunRow[];
+  /** The latest runs started outside the daemon (`scifi run`), newest first. */
+  runs: RunRow[];
+}
+
+/** A run outside the daemon: its outcome, or running (its lock held), or stopped without one. */
+export interface RunRow {
+  run: string;
+  state: string;
+  iteration: number;
+  usd: number;
+  reason?: string;
+}
+
+/** How many runs outside the daemon `scifi status` lists. */
+const RECENT_RUNS = 10;
+
+export function recentRunRows(home: string): RunRow[] {
+  const daemonRuns = new Set<string>();
+  for (const record of listTasks(home)) for (const a of record.attempts) if (a.runId) daemonRuns.add(a.runId);
+  const dir = homePaths(home).runs;
+  if (!existsSync(dir)) return [];
+  const ids = readdirSync(dir, { withFileTypes: true })
+    .filter(
+      (e) => e.isDirectory() && !daemonRuns.has(e.name) && existsSync(runFiles(join(dir, e.name)).state),
+    )
+    // Run ids start with their start time (runner/run-id.ts): newest first by name.
+    .map((e) => e.name)
+    .sort()
+    .reverse()
+    .slice(0, RECENT_RUNS);
+  return ids.flatMap((run) => {
+    const state = readRunState(home, run);
+    if (!state) return [];
+    const live = livePidOwner(runFiles(runDir(home, run)).lock) !== undefined;
+    const status = state.outcome?.status ?? (live ? "running" : "stopped (scifi run --resume)");
+    return [
+      {
+        run,
+        state: status,
+        iteration: state.iteration,
+        usd: state.spent.usd,
+        ...(state.outcome?.reason ? { reason: state.outcome.reason } : {}),
+      },
+    ];
+  });
 }
 
 export function taskRows(home: string, now = Date.now()): TaskRow[] {
@@ -118,6 +165,7 @@ export async function statusReport(home: string): Promise<StatusReport> {
     tasks: taskRows(home),
     submitted: await submittedRows(home),
     awaitingRuns: awaitingRunRows(home),
+    runs: recentRunRows(home),
   };
 }
 
@@ -177,6 +225,21 @@ export function renderStatus(report: StatusReport): string {
   ]);
   if (rows.length) lines.push(...table([header, ...rows]));
   else lines.push("no daemon tasks yet: drop a SAM into the inbox (docs/daemon.md)");
+  if (report.runs.length) {
+    lines.push("", `runs outside the daemon (scifi run), latest ${RECENT_RUNS} at most:`);
+    lines.push(
+      ...table([
+        ["RUN", "STATE", "ITER", "USD", "REASON"],
+        ...report.runs.map((r) => [
+          r.run,
+          r.state,
+          String(r.iteration),
+          r.usd.toFixed(4),
+          short(r.reason ?? ""),
+        ]),
+      ]),
+    );
+  }
   if (report.awaitingRuns.length) {
     lines.push("", "runs outside the daemon awaiting approval (scifi approvals):");
     lines.push(
@@ -226,4 +289,10 @@ function age(seconds: number): string {
   if (seconds < 120) return `${seconds}s`;
   if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
   return `${Math.round(seconds / 3600)}h`;
+}
+
+/** A reason on one table line: its first line, at most 100 characters (the report has it whole). */
+function short(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }

@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { EXIT, exitCodeOfOutcome } from "../exit-codes.ts";
 import { exitCodeOf, InvalidInput } from "../run/errors.ts";
 import { runTask } from "../run/setup.ts";
+import { RunCancelled } from "../run-ending.ts";
 import { ownSignals as takeSignals } from "../sandbox/live.ts";
 import { visible } from "../terminal-text.ts";
 
@@ -49,6 +50,7 @@ async function main(): Promise<number> {
       backend: values.backend,
       model: values.model,
       sitePolicy: values["site-policy"],
+      signal: cancel.signal,
       onReport: (report) =>
         process.stdout.write(report.file ? `report: ${report.file}\n` : `report: ${report.error}\n`),
     });
@@ -65,6 +67,14 @@ async function main(): Promise<number> {
 }
 
 ownSignals();
+// `scifi cancel` (SIGUSR2, to this process alone): the run ends `cancelled` through its own exit,
+// so the task folder is restored, the report written and the lock released (SIGTERM, the daemon's
+// stop, leaves it resumable instead).
+const cancel = new AbortController();
+process.on("SIGUSR2", () => {
+  process.stderr.write("worker: SIGUSR2: cancelling the run\n");
+  cancel.abort(new RunCancelled("cancelled by the operator while it ran"));
+});
 const code = await main();
 process.exitCode = code;
 // A handle left open after an error (a model server, a socket) must not keep a finished worker

@@ -19,6 +19,9 @@ const MAX_RESUMES = 3;
 /** Hands an attempt to SLURM instead of a local worker (daemon placement `slurm`). */
 export type PlaceAttempt = (record: TaskRecord, attempt: Attempt) => void;
 
+/** How long a cancelled worker has to end its run as cancelled before it is stopped. */
+const CANCEL_GRACE_MS = 60_000;
+
 export class Workers {
   readonly #core: DaemonCore;
   readonly #place: PlaceAttempt | undefined;
@@ -115,10 +118,22 @@ export class Workers {
     );
   }
 
-  /** `scifi cancel` of a running worker: it checkpoints, stops its sandbox and exits. */
+  /**
+   * `scifi cancel` of a running worker: SIGUSR2 ends its run `cancelled` (restored, reported, lock
+   * released); a worker still there after the grace gets SIGTERM (stopped, checkpoint kept).
+   */
   cancel(record: TaskRecord, live: Live): void {
     live.cancelling = true;
-    signalWorker(live.pid, "SIGTERM");
+    try {
+      process.kill(live.pid, "SIGUSR2");
+    } catch {
+      // already gone
+    }
+    const force = setTimeout(() => {
+      if (this.#core.live.get(record.key) === live) signalWorker(live.pid, "SIGTERM");
+    }, CANCEL_GRACE_MS);
+    force.unref();
+    void live.done.then(() => clearTimeout(force));
     this.#core.log("cancelling", { task: record.key, run: live.runId, pid: live.pid });
   }
 

@@ -77,7 +77,7 @@ export interface RunFacts {
   group?: string;
   startedAt: string;
   /** `running` when the run has no outcome yet (it is counted nowhere but in the run list). */
-  outcome: "passed" | "failed" | "blocked" | "running";
+  outcome: "passed" | "failed" | "blocked" | "cancelled" | "running";
   iterations: number;
   /** The run's model spec (state.json). */
   modelSpec?: string;

@@ -7,7 +7,7 @@ import type { Tool } from "../tools/tool.ts";
 
 /** How the run ended, as the extension sees it (`undefined` when it threw before an outcome). */
 export interface RunEnd {
-  status: "passed" | "failed" | "blocked";
+  status: "passed" | "failed" | "blocked" | "cancelled";
   reason: string;
 }
 

@@ -16,6 +16,8 @@ export interface HelperSession {
   model: Model;
   /** Writes a file into the helper's run folder (its record), returning the path. */
   record(name: string, text: string): string;
+  /** The `audit tape: ...` line every helper prints, saying when the replies were scripted. */
+  tapeLine(): string;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,13 @@ export async function openHelperSession(options: OpenHelperOptions): Promise<Hel
       const path = join(dir, name);
       writeFileSync(path, text);
       return path;
+    },
+    tapeLine() {
+      // A scripted answer must never pass for a model's: said where every helper names its record.
+      const scripted = spec.startsWith("scripted")
+        ? ` [SCRIPTED model: replies come from ${spec.slice(spec.indexOf(":") + 1)}]`
+        : "";
+      return `audit tape: ${join(dir, "audit.jsonl")}${scripted}\n`;
     },
     async close() {
       await model.close();

@@ -327,8 +327,7 @@ export class Gateway implements Model {
       attempts,
       ...(structuredError ? { error: { name: structuredError.name, message: structuredError.message } } : {}),
     });
-    if (structuredError) throw structuredError;
-    return {
+    const response: ModelResponse = {
       content: result.content,
       stopReason: result.stopReason,
       usage: result.usage,
@@ -337,7 +336,14 @@ export class Gateway implements Model {
       costUsd: cost,
       latencyMs,
       ...(json !== undefined ? { json } : {}),
+      ...(result.origin ? { origin: result.origin } : {}),
     };
+    if (structuredError) {
+      // The call was made and paid for: the caller accounts it like any other.
+      structuredError.response = response;
+      throw structuredError;
+    }
+    return response;
   }
 
   #fail(

@@ -90,6 +90,8 @@ export interface ModelResponse {
   latencyMs: number;
   /** Parsed JSON when the request asked for structured output and the reply parsed. */
   json?: unknown;
+  /** Where the reply came from, when the server says (the scripted model: `demo.yaml:3`). */
+  origin?: string;
 }
 
 /** What agents hold: one call, one answer, everything else (ranks, retries, audit) behind it. */
@@ -131,6 +133,8 @@ export class BudgetExceeded extends ModelError implements EndsRun {
 export class StructuredOutputError extends ModelError {
   override name = "StructuredOutputError";
   readonly raw: string;
+  /** The call as made (tokens, cost, the reply's origin): it was paid for even though it did not fit. */
+  response: ModelResponse | undefined;
   constructor(message: string, raw: string) {
     super(message);
     this.raw = raw;

@@ -170,7 +170,7 @@ export type HistoryEvent =
     }
   | {
       type: "run_end";
-      outcome: "passed" | "failed" | "blocked";
+      outcome: "passed" | "failed" | "blocked" | "cancelled";
       reason: string;
       /** The audit tape's head when the run ended (runs before this field have none). */
       audit?: AuditHead;

@@ -13,6 +13,8 @@ export interface PlanNotes {
   /** The checks: run and compare stages, and the items the review alone judges. */
   checks?: string;
   reviewOnly?: { id: string; text: string }[];
+  /** The run's limits and the work agent's command allowlist, as the run applies them. */
+  limits?: { iterations: number; budgetUsd: number; walltimeSec: number; allowCommands: string[] | null };
 }
 
 function networkLine(spec: SandboxSpec): string {
@@ -59,7 +61,20 @@ export function describeSpec(
     ["cpus", String(spec.cpus)],
     ["memory", `${formatBytes(spec.memoryBytes)} (no swap)`],
     ["processes", `at most ${spec.pidsLimit}`],
-    ["wall time", formatSeconds(spec.walltimeSec)],
+    // Seconds first, as the report and state.json say it; the SAM's form after it.
+    ["wall time", `${spec.walltimeSec} s (${formatSeconds(spec.walltimeSec)})`],
+    ...(notes.limits
+      ? ([
+          ["iterations", `at most ${notes.limits.iterations}`],
+          ["budget", `USD ${notes.limits.budgetUsd.toFixed(2)}`],
+          [
+            "commands",
+            notes.limits.allowCommands
+              ? `only ${notes.limits.allowCommands.join(", ")} (allow_commands)`
+              : "no allow_commands: the site policy decides",
+          ],
+        ] as [string, string][])
+      : []),
     ["scratch", spec.scratch ? `${formatBytes(spec.scratch.sizeBytes)} at ${spec.scratch.target}` : "none"],
     [
       "task folder",

@@ -15,6 +15,7 @@ import { changesSection } from "./changes-html.ts";
 import { shareLine, stackedBars } from "./charts.ts";
 import { critiqueSection } from "./critique-html.ts";
 import { type Html, html, raw } from "./escape.ts";
+import { failureBox } from "./failure-html.ts";
 import {
   cacheShare,
   firstLine,
@@ -31,6 +32,7 @@ import type { InjectedView } from "./injected.ts";
 import type { ReportModel } from "./model.ts";
 import { type PageAssets, pageAssets, pageShell } from "./page.ts";
 import type { CheckView, IterationView, PhaseName, PhaseView, VerdictView } from "./timeline.ts";
+import { toolInput } from "./tool-input-html.ts";
 
 /** How a network record's kind reads in the table: the proxy's, or caught outside it (the capture). */
 const KIND_LABEL: Record<string, string> = {
@@ -56,8 +58,9 @@ ${packedBodies(ctx.bodies)}
 function header(model: ReportModel): Html {
   const t = model.summary.totals;
   return html`<header>
-<h1>${model.sam.name} <span class="status ${model.status}">${model.status}</span></h1>
+<h1>${model.sam.name} <span class="status ${model.status}">${model.status}</span>${model.scripted ? html` <span class="scripted" id="scripted" title="the replies came from a scripted model, not a real one">scripted</span>` : ""}</h1>
 <p class="reason">${model.reason}</p>
+${model.failure ? failureBox(model.failure) : ""}
 <table class="facts">
 <tr><th>Run</th><td>${model.runId}</td></tr>
 <tr><th>SAM</th><td>${model.sam.file ?? "(not recorded)"}<br><span class="muted">sha256 ${model.sam.sha256 ?? "(not recorded)"}</span></td></tr>
@@ -267,7 +270,7 @@ function attempts(view: CallView): Html {
 
 function toolCall(tool: ToolCallView): Html {
   const isError = tool.result?.isError === true;
-  return html`<div class="tool${isError ? " error" : ""}" data-tool="${tool.name}"><div class="label">Tool call ${tool.name} <span class="muted">${tool.id}</span></div>${fold(JSON.stringify(tool.input, null, 2))}
+  return html`<div class="tool${isError ? " error" : ""}" data-tool="${tool.name}"><div class="label">Tool call ${tool.name} <span class="muted">${tool.id}</span></div>${toolInput(tool.input)}
 ${tool.result ? html`<div class="label">${isError ? "Tool error" : "Tool output"}</div>${fold(tool.result.content)}` : html`<p class="muted">No result on the tape: the pass ended with this call.</p>`}</div>`;
 }
 
@@ -329,7 +332,7 @@ function block(b: TapeContentBlock, seq: number, issuedBy: IssuedBy): Html {
     case "thinking":
       return html`<div class="muted">thinking</div>${fold(b.thinking)}`;
     case "tool_use":
-      return html`<div class="muted">tool call ${b.name} (${b.id})</div>${fold(JSON.stringify(b.input, null, 2))}`;
+      return html`<div class="muted">tool call ${b.name} (${b.id})</div>${toolInput(b.input)}`;
     case "tool_result":
       return html`<div class="muted">tool ${b.isError ? "error" : "result"} for ${b.toolUseId}</div>${fold(b.content)}`;
     default:
@@ -344,8 +347,21 @@ function checks(list: CheckView[]): Html {
   )}</table>`;
 }
 
+/** Which part failed the node: the checks, the review's items, or both (never the one that passed). */
+function verdictWhy(v: VerdictView): string {
+  const failed = v.items.filter((i) => !i.pass).map((i) => i.id);
+  const review = failed.length
+    ? `the review failed ${failed.join(", ")}`
+    : v.items.length
+      ? "the review passed every item"
+      : "the review gave no item verdicts";
+  if (v.passed) return "every check and review item passed";
+  if (v.blocked) return `blocked: ${v.blocked}`;
+  return v.checksPassed ? review : `the checks failed; ${review}`;
+}
+
 function verdict(v: VerdictView): Html {
-  return html`<div class="verdict"><div class="label">Review verdict on ${v.node}: <span class="badge ${v.passed ? "pass" : "fail"}">${v.passed ? "passed" : "failed"}</span>${v.checksPassed ? "" : " (checks failed)"}</div>
+  return html`<div class="verdict"><div class="label">Verdict on ${v.node}: <span class="badge ${v.passed ? "pass" : "fail"}">${v.passed ? "passed" : "failed"}</span> <span class="verdict-why">${verdictWhy(v)}</span></div>
 <table class="verdicts"><tr><th>Item</th><th>Expectation</th><th>Verdict</th><th>Evidence cited</th></tr>${v.items.map(
     (i) =>
       html`<tr><td>${i.id}</td><td>${i.text ?? ""}</td><td><span class="badge ${i.pass ? "pass" : "fail"}">${i.pass ? "pass" : "fail"}</span></td><td class="evidence">${i.evidence ?? html`<span class="muted">not recorded</span>`}</td></tr>`,

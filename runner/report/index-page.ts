@@ -18,6 +18,8 @@ export interface IndexRow {
   wallMs: number;
   started: string;
   chainOk: boolean;
+  /** The replies came from a scripted model: the row says so beside its state. */
+  scripted: boolean;
 }
 
 export function renderIndex(
@@ -42,5 +44,5 @@ ${problems.length ? html`<h2>Runs without a report</h2><ul>${problems.map((p) =>
 }
 
 function row(r: IndexRow): Html {
-  return html`<tr class="run" data-status="${r.status}"><td><a href="${r.href}">${r.runId}</a><br><span class="muted">${r.started}</span></td><td>${r.sam}</td><td><span class="status ${r.status}">${r.status}</span><br><span class="muted">${r.reason}</span></td><td>${r.iterations}</td><td>${usd(r.costUsd)}</td><td>${r.tokens}</td><td>${r.calls}</td><td>${seconds(r.wallMs)}</td><td>${r.chainOk ? html`<span class="chain-ok">verified</span>` : html`<span class="chain-bad">broken</span>`}</td></tr>`;
+  return html`<tr class="run" data-status="${r.status}"><td><a href="${r.href}">${r.runId}</a><br><span class="muted">${r.started}</span></td><td>${r.sam}</td><td><span class="status ${r.status}">${r.status}</span>${r.scripted ? html` <span class="scripted">scripted</span>` : ""}<br><span class="muted">${r.reason}</span></td><td>${r.iterations}</td><td>${usd(r.costUsd)}</td><td>${r.tokens}</td><td>${r.calls}</td><td>${seconds(r.wallMs)}</td><td>${r.chainOk ? html`<span class="chain-ok">verified</span>` : html`<span class="chain-bad">broken</span>`}</td></tr>`;
 }

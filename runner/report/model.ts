@@ -9,6 +9,7 @@ import type { EventRecord, TapeUsage, VerifyResult } from "../audit/types.ts";
 import type { CritiqueRecord } from "../critique/schema.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { type FailureFirst, failureFirst } from "../run-folder/failure.ts";
 import { type CheckSummary, checkSummary } from "../sam/check-summary.ts";
 import { callViews } from "./calls.ts";
 import { type ChangesView, changesView } from "./changes-view.ts";
@@ -20,6 +21,8 @@ export type RunStatusView =
   | "passed"
   | "failed"
   | "blocked"
+  /** A person cancelled it while it ran: an outcome, with its report. */
+  | "cancelled"
   | "unfinished"
   /** A sandbox never started (the backend or its image was missing): the reason says why. */
   | "failed to start"
@@ -90,6 +93,10 @@ export interface ReportModel {
   reason: string;
   /** The applied `scifi evolve` proposals the run ran under (state.json `evolve`). */
   evolve: { id: string; kind: string; title: string; at: string }[];
+  /** The replies came from a scripted model (a demo or a test): said next to the status everywhere. */
+  scripted: boolean;
+  /** A run that did not pass: its last failed checks and review items, shown first in the header. */
+  failure?: FailureFirst;
   iterations: number;
   wallMs: number;
   summary: TapeSummary;
@@ -127,6 +134,7 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
   const runId = inputs.state?.runId ?? summary.runId;
   const unfinished = outcome ? undefined : unfinishedStatus(inputs, runId || basename(inputs.runDir));
   const status: RunStatusView = outcome?.status ?? unfinished?.status ?? "unfinished";
+  const failure = status === "passed" ? undefined : failureFirst(inputs.history, inputs.sam?.root);
   return {
     runId,
     runDir: inputs.runDir,
@@ -134,6 +142,10 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
     status,
     reason: outcome?.reason ?? unfinished?.reason ?? "",
     evolve: inputs.state?.evolve ?? [],
+    scripted:
+      inputs.state?.model?.startsWith("scripted") === true ||
+      summary.calls.some((c) => c.provider === "scripted"),
+    ...(failure ? { failure } : {}),
     iterations: inputs.state?.iteration ?? Math.max(0, ...timeline.map((i) => i.iteration)),
     wallMs: inputs.state?.spent.elapsedMs ?? historySpan(inputs.history) ?? summary.wallMs,
     summary,

@@ -98,5 +98,6 @@ function indexRow(model: ReportModel, href: string): IndexRow {
     wallMs: model.wallMs,
     started: model.summary.calls[0]?.time ?? "",
     chainOk: model.chain.ok,
+    scripted: model.scripted,
   };
 }

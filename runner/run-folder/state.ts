@@ -115,7 +115,8 @@ export const PHASES = [
 export type Phase = (typeof PHASES)[number];
 
 export type Outcome = {
-  status: "passed" | "failed" | "blocked";
+  /** `cancelled`: a person cancelled it while it ran (runner/run-ending.ts RunCancelled). */
+  status: "passed" | "failed" | "blocked" | "cancelled";
   reason: string;
   /** Why a failed run failed when it was not the task: `sandbox` (it died twice; exit code 4). */
   cause?: "sandbox";

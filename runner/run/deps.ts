@@ -49,6 +49,8 @@ export interface RunDeps {
   /** Called once the run folder exists. */
   onCreated?: (dir: string) => void;
   signal?: AbortSignal;
+  /** Checked once the grant is resolved, before anything is written (a scripted model's script). */
+  preflight?: () => Promise<void>;
 }
 
 export interface StartOptions {

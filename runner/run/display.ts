@@ -1,9 +1,18 @@
 // Live status of a run: a redrawn block on a TTY (log-update), plain timestamped lines otherwise
-// (one per phase change or notable event, so logs stay readable).
+// (one per phase change or notable event, so logs stay readable). On a TTY, events (a check's
+// result, a verdict) are printed above the block as lines that stay, each with its iteration; the
+// block is cut to the terminal's width (never wrapped mid-word); an interaction (an approval
+// prompt) suspends it, and the run's end clears it so the outcome is what remains.
 import type { RunStatus } from "./status.ts";
 
 export interface StatusDisplay {
   update(status: RunStatus): void;
+  /** Takes the live block off the screen until `resume` (a prompt is shown meanwhile). */
+  suspend(): void;
+  resume(): void;
+  /** A line that stays (above the block on a TTY). */
+  say(line: string): void;
+  /** The run ended: the block is removed, so what follows (the outcome) replaces it. */
   done(): void;
 }
 
@@ -13,23 +22,45 @@ export async function createDisplay(stream: NodeJS.WriteStream): Promise<StatusD
   if (stream.isTTY && (stream.columns ?? 0) > 0 && (stream.rows ?? 0) > 0) {
     const { createLogUpdate } = await import("log-update");
     const draw = createLogUpdate(stream);
-    const results: string[] = [];
+    let last: RunStatus | undefined;
+    let suspended = false;
+    let ended = false;
+    const width = () => Math.max(20, (stream.columns ?? 80) - 1);
+    const redraw = () => {
+      if (last && !suspended && !ended) draw(fitBlock(renderBlock(last), width()));
+    };
+    const say = (line: string) => {
+      draw.clear();
+      stream.write(`${wrapWords(line, width(), "    ").join("\n")}\n`);
+      redraw();
+    };
     return {
       update: (s) => {
-        // Results stay under the block (the last few), so a failed check is seen while the run goes on.
-        if (s.result) results.push(s.result);
-        draw([renderBlock(s), ...results.slice(-5).map((r) => `  ${r}`)].join("\n"));
+        last = s;
+        if (s.result) say(eventLine(s));
+        else redraw();
       },
-      done: () => draw.done(),
+      suspend: () => {
+        suspended = true;
+        draw.clear();
+      },
+      resume: () => {
+        suspended = false;
+        redraw();
+      },
+      say,
+      done: () => {
+        ended = true;
+        draw.clear();
+        draw.done();
+      },
     };
   }
   let last = "";
   return {
     update(status) {
       if (status.result) {
-        stream.write(
-          `${new Date().toISOString()} run ${status.runId} iteration ${status.iteration} ${status.result}\n`,
-        );
+        stream.write(`${new Date().toISOString()} run ${status.runId} ${eventLine(status)}\n`);
         return;
       }
       const line = plainLine(status);
@@ -37,8 +68,18 @@ export async function createDisplay(stream: NodeJS.WriteStream): Promise<StatusD
       last = line;
       stream.write(`${new Date().toISOString()} ${line}\n`);
     },
+    suspend() {},
+    resume() {},
+    say(line) {
+      stream.write(`${new Date().toISOString()} ${line}\n`);
+    },
     done() {},
   };
+}
+
+/** An event with the iteration it belongs to: `iteration 2  check root/check-1 FAILED (exit 1)`. */
+export function eventLine(s: RunStatus): string {
+  return `iteration ${s.iteration} ${s.result ?? ""}`;
 }
 
 export function renderBlock(s: RunStatus): string {
@@ -50,6 +91,36 @@ export function renderBlock(s: RunStatus): string {
     `  left in pass: ${s.stepsLeft} steps, ${s.toolCallsLeft} tool calls`,
     ...(s.notice ? [`  ${s.notice}`] : []),
   ].join("\n");
+}
+
+/** Each line of the block cut to `width` characters, with an ellipsis where it is cut. */
+export function fitBlock(block: string, width: number): string {
+  return block
+    .split("\n")
+    .map((line) => ([...line].length > width ? `${[...line].slice(0, width - 1).join("")}…` : line))
+    .join("\n");
+}
+
+/** A line wrapped at spaces to `width` (a word longer than the width is cut), later lines indented. */
+export function wrapWords(line: string, width: number, indent = ""): string[] {
+  const out: string[] = [];
+  let current = "";
+  for (const word of line.split(" ")) {
+    const candidate = current === "" ? word : `${current} ${word}`;
+    if ([...candidate].length <= width || current === "") {
+      current = candidate;
+      continue;
+    }
+    out.push(current);
+    current = `${indent}${word}`;
+  }
+  out.push(current);
+  return out.flatMap((l) => {
+    const chars = [...l];
+    const pieces: string[] = [];
+    for (let i = 0; i < chars.length; i += width) pieces.push(chars.slice(i, i + width).join(""));
+    return pieces.length ? pieces : [""];
+  });
 }
 
 /**

@@ -49,6 +49,8 @@ export interface RunTaskOptions {
   onRunId?: (runId: string, dir: string) => void;
   /** Called once the run's report page is written at its end (or with why it could not be). */
   onReport?: (report: { file?: string; index?: string; error?: string }) => void;
+  /** Aborted with a RunCancelled as its reason: the run ends `cancelled` (the daemon's cancel). */
+  signal?: AbortSignal;
 }
 
 /** The SAM of a task file or folder (its task.md), parsed once; InvalidInput when it is not a valid SAM. */
@@ -85,6 +87,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
       { home: options.home, sam, limits: options.limits, runId, model },
       {
         ...(await run.deps(backend, model, wallLeftMs)),
+        preflight: () => checkScript(model),
         onCreated: (dir) => {
           run.created(dir);
           options.onRunId?.(runId, dir);
@@ -92,6 +95,17 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
       },
     ),
   );
+}
+
+/**
+ * A scripted model's script is read before anything is made: a mistyped path or a bad script is
+ * refused (exit 2) without a run folder, a report or an error.json.
+ */
+async function checkScript(model: string): Promise<void> {
+  const match = /^scripted(?:-openai)?:(.+)$/.exec(model);
+  if (!match?.[1]) return;
+  const { loadScript } = await import("../llm/scripted/script.ts");
+  loadScript(match[1]);
 }
 
 async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunResult> {
@@ -317,6 +331,7 @@ async function deps(
     memoryTokens: site.memoryTokens,
     critique: critiqueModeOf(sam, site),
     extensions,
+    ...(options.signal ? { signal: options.signal } : {}),
     ...(onStatus
       ? {
           onStatus: (status: RunStatus) => {

@@ -30,6 +30,7 @@ import { TaskFolderGuard, takePristine } from "./task-folder.ts";
 export async function startRun(options: StartOptions, deps: RunDeps): Promise<RunResult> {
   const { runId, sam } = options;
   const spec = await deps.resolveSpec(sam, runId);
+  await deps.preflight?.();
   // Before anything is written: a folder another run uses is refused (TaskFolderBusy).
   const releaseFolder = lockTaskFolder(options.home, spec.taskDir, runId);
   let unlock = releaseFolder;

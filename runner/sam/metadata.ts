@@ -13,7 +13,7 @@ import type { DiagnosticSink } from "./diagnostics.ts";
 import { parseHostRule } from "./host-rules.ts";
 import { closest } from "./suggest.ts";
 import type { MountRequest, SamMetadata } from "./types.ts";
-import { parseDuration, parseSize, parseUsd } from "./units.ts";
+import { durationSuggestion, parseDuration, parseSize, parseUsd } from "./units.ts";
 import type { MetaDoc, MetaNode } from "./yaml-fast.ts";
 
 /** What a value failed on: a plain type mismatch or a string that is not a valid unit/value. */
@@ -152,12 +152,15 @@ export function pathProblem(path: string): string | undefined {
   return undefined;
 }
 
-const DURATION_HELP = "durations take a unit s, m, h or d, e.g. `90m`, `2h` or `1h30m`";
+const DURATION_HELP = "durations take a unit s, m, h or d, e.g. `90m`, `2h` or `1h30m`, or are `H:MM:SS`";
 const SIZE_HELP = "sizes take a unit K, M, G or T, powers of 1024 (`4G` = 4 GiB), e.g. `4G` or `512Mi`";
 
 function durationMessage(text: string): string {
-  return /^\d+(\.\d+)?$/.test(text.trim())
-    ? `\`${text}\` has no unit; write e.g. \`${text}m\`; ${DURATION_HELP}`
+  if (/^\d+(\.\d+)?$/.test(text.trim()))
+    return `\`${text}\` has no unit; write e.g. \`${text}m\`; ${DURATION_HELP}`;
+  const suggestion = durationSuggestion(text);
+  return suggestion
+    ? `invalid duration \`${text}\` (did you mean \`${suggestion}\`?); ${DURATION_HELP}`
     : `invalid duration \`${text}\`; ${DURATION_HELP}`;
 }
 

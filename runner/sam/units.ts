@@ -5,10 +5,22 @@
 const DURATION_PART = /(\d+(?:\.\d+)?)\s*(d|h|m|s)/gy;
 const SECONDS_PER: Record<string, number> = { d: 86_400, h: 3_600, m: 60, s: 1 };
 
-/** `90m`, `2h`, `1h30m`, `45s`, `1d` -> seconds. A bare number is rejected: the unit must be explicit. */
+/** `H:MM:SS` and `D-HH:MM:SS`, the clock forms `scifi submit --time` and sbatch take. */
+const CLOCK = /^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d)$/;
+
+/**
+ * `90m`, `2h`, `1h30m`, `45s`, `1d`, `1:30:00`, `1-00:00:00` -> seconds. A bare number is rejected:
+ * the unit must be explicit.
+ */
 export function parseDuration(text: string): number | undefined {
   const compact = text.trim().toLowerCase().replace(/\s+/g, "");
   if (compact === "") return undefined;
+  const clock = CLOCK.exec(compact);
+  if (clock) {
+    const [d, h, m, s] = clock.slice(1).map((x) => Number(x ?? 0)) as [number, number, number, number];
+    const total = ((d * 24 + h) * 60 + m) * 60 + s;
+    return total > 0 ? total : undefined;
+  }
   DURATION_PART.lastIndex = 0;
   let total = 0;
   let consumed = 0;
@@ -18,6 +30,20 @@ export function parseDuration(text: string): number | undefined {
   }
   if (consumed !== compact.length || !Number.isFinite(total) || total <= 0) return undefined;
   return Math.round(total);
+}
+
+const UNIT_WORDS: [RegExp, string][] = [
+  [/(\d)(?:minutes?|mins?)/g, "$1m"],
+  [/(\d)(?:hours?|hrs?)/g, "$1h"],
+  [/(\d)(?:seconds?|secs?)/g, "$1s"],
+  [/(\d)days?/g, "$1d"],
+];
+
+/** What a duration written with unit words means in scifi's units (`30min` -> `30m`), if it parses. */
+export function durationSuggestion(text: string): string | undefined {
+  let compact = text.trim().toLowerCase().replace(/\s+/g, "");
+  for (const [word, unit] of UNIT_WORDS) compact = compact.replace(word, unit);
+  return compact !== text.trim() && parseDuration(compact) !== undefined ? compact : undefined;
 }
 
 // Sizes follow SLURM and Docker: K/M/G/T are powers of 1024, with or without `i` and `B`.

@@ -74,7 +74,7 @@ describe("tape summary", () => {
     const exec = promisify(execFile);
     const shown = await exec(process.execPath, [bin, "audit", "show", run.dir]);
     expect(shown.stdout).toContain("work (iter 1 step 0) -> scripted/scripted-sdk");
-    expect(shown.stdout).toContain('tool shell {"command":"ls data"}');
+    expect(shown.stdout).toContain('tool shell {"command":"ls data"}\n   result: run1.csv\n');
     expect(shown.stdout).toContain("injected memory memory/global.md#3");
     const stats = await exec(process.execPath, [bin, "audit", "stats", run.dir, "--json"]);
     const parsed = JSON.parse(stats.stdout) as {

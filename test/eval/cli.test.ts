@@ -48,8 +48,10 @@ describe("scifi eval (no trial runs)", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(join(evalDir, "report.html"));
     const page = readFileSync(join(evalDir, "report.html"), "utf8");
-    expect(page).toContain("12 trials planned: 0 pass, 0 fail, 0 error, 12 pending");
-    expect(page).toContain("half <b>[SCRIPTED]</b>");
+    expect(page).toContain(
+      "12 trials planned: 0 passed, 0 failed, 0 infrastructure errors (counted apart), 12 not run yet",
+    );
+    expect(page).toContain('<span class="model">half</span><span class="scripted">scripted</span>');
     const gone = await runScifi(home, ["eval", "report", "nope"], 60_000);
     expect(gone.code).toBe(2);
   }, 60_000);

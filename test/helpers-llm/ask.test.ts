@@ -79,6 +79,13 @@ describe("answer guard", () => {
       "help: scifi run",
       "docs/sam-format.md",
     ]);
+    // Standing at the end of the answer's line, as models write it, with a closing period.
+    expect(citedSources("Check it first with `scifi validate task.md`. Sources: README.md.")).toEqual([
+      "README.md",
+    ]);
+    expect(guardAnswer("Use `scifi validate`. Sources: README.md", ["validate"], ["README.md"]).flagged).toBe(
+      false,
+    );
     const g = guardAnswer("Use `scifi run`.\nSources: README.md; my memory", ["run"], ["README.md"]);
     expect(g).toMatchObject({ unknownCommands: [], sources: ["README.md"], unknownSources: ["my memory"] });
     expect(g.text).toContain('Cited "my memory" is not one of the provided documents');

@@ -36,6 +36,7 @@ describe("helper commands via bin/scifi.js (scripted models)", () => {
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(existsSync(out)).toBe(true);
+    expect(r.out).toContain("[SCRIPTED model: replies come from");
     expect(scifi(["validate", out], home).code).toBe(0);
     expect(readFileSync(out, "utf8")).toContain("# network: true");
   });
@@ -55,6 +56,26 @@ describe("helper commands via bin/scifi.js (scripted models)", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out).findings).toHaveLength(2);
     expect(r.err).toMatch(/audit tape: .*runs\/oracle-\d{8}T\d{6}Z-[0-9a-f]{6}\/audit\.jsonl/);
+    // A scripted answer says so, like a scripted run.
+    expect(r.err).toMatch(/audit\.jsonl \[SCRIPTED model: replies come from .*good\.yaml\]$/m);
+  });
+
+  it("oracle with a reply of the wrong shape names the reply's line and field, not only 'no reply left'", () => {
+    const home = mkdtempSync(join(tmpdir(), "scifi-cli-helpers-"));
+    const r = scifi(
+      [
+        "oracle",
+        join(FIXTURES, "oracle", "dijet.md"),
+        "--model",
+        `scripted:${join(FIXTURES, "oracle", "wrong-shape.yaml")}`,
+      ],
+      home,
+    );
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("the oracle's reply wrong-shape.yaml:3 did not fit");
+    expect(r.err).toMatch(/findings: Invalid input: expected array, received undefined/);
+    expect(r.err).toContain("has no reply left");
+    expect(r.err).toContain("[SCRIPTED model: replies come from");
   });
 
   it("bad input exits 2 with a message: unknown run, missing model config", () => {

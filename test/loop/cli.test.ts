@@ -1,7 +1,7 @@
 // `scifi run` input errors exit 2 with a message saying what failed and what to do (no engine needed:
 // these are refused before any sandbox starts).
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -34,6 +34,18 @@ describe("scifi run: invalid input exits 2", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/bad\.md:\d+:\d+: error: /);
     expect(r.stderr).toContain("is not a valid SAM (run 'scifi validate");
+  });
+
+  it("a mistyped scripted model path is refused before any run folder is made", async () => {
+    const task = join(root, "ok");
+    mkdirSync(task);
+    writeFileSync(join(task, "task.md"), "# Ok\n\n## To-do\nx\n\n## Expectation\n- y\n");
+    const fresh = join(root, "fresh-home");
+    mkdirSync(fresh);
+    const r = await scifi(["run", task, "--model", "scripted:/nonexistent.yaml"], fresh);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("cannot read script /nonexistent.yaml");
+    expect(existsSync(join(fresh, "runs"))).toBe(false);
   });
 
   it("a missing task", async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type PrescanInput, runPrescan } from "../../runner/agents/prescan.ts";
-import { MalformedReply } from "../../runner/agents/structured.ts";
+import { MalformedReply, UnfitScriptedReply } from "../../runner/agents/structured.ts";
 import { AuditTape } from "../../runner/audit/tape.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
@@ -94,5 +94,27 @@ describe("pre-scan structured output", () => {
       /^the prescan agent's reply was not valid JSON for its schema, twice: /,
     );
     expect((error as Error).message).toContain("rank");
+  });
+
+  it("a reply of the wrong shape whose retry has no reply names that reply, its field and what was expected", async () => {
+    const { model, input, tape } = await setup("prescan-wrong-shape.yaml");
+    let tokens = 0;
+    const error = await runPrescan(model, input, (r) => {
+      tokens += r.usage.input + r.usage.output;
+    }).catch((e: unknown) => e);
+    // Ends the run (not only the iteration: the next one would meet the same script).
+    expect(error).toBeInstanceOf(UnfitScriptedReply);
+    // The reply that did not fit was paid for: it is accounted, as on the tape.
+    const call = readTape(tape).find((r) => r.kind === "call");
+    expect(call?.kind === "call" && call.usage.input + call.usage.output).toBe(tokens);
+    expect(tokens).toBeGreaterThan(0);
+    const message = (error as Error).message;
+    // The cause first (the reply at line 3 and its fields), then what the retry met.
+    expect(message).toMatch(
+      /^the prescan agent's reply did not fit its schema: reply prescan-wrong-shape\.yaml:3: .*node: Invalid input: expected string, received undefined/,
+    );
+    expect(message).toContain("the retry got no answer: ");
+    expect(message).toContain("has no reply left");
+    expect(message).toContain("docs/scripted.md");
   });
 });

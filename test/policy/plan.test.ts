@@ -70,6 +70,24 @@ describe("scifi plan", () => {
     expect(o2.text()).not.toContain("  jobs ");
   });
 
+  it("shows the run's limits and the command allowlist, in the report's units, also in --json", () => {
+    const { home, dir } = taskFolder(
+      "name: fit\nwalltime: 20m\niterations: 4\nbudget_usd: 2.5\nallow_commands: [python3, gfortran]\n",
+    );
+    const out = sink();
+    expect(planTask(dir, { json: false, env: { SCIFI_HOME: home }, out, err: sink() })).toBe("ok");
+    expect(out.text()).toContain("  wall time    1200 s (20m)\n");
+    expect(out.text()).toContain("  iterations   at most 4\n");
+    expect(out.text()).toContain("  budget       USD 2.50\n");
+    expect(out.text()).toContain("  commands     only python3, gfortran (allow_commands)\n");
+    const json = sink();
+    expect(planTask(dir, { json: true, env: { SCIFI_HOME: home }, out: json, err: sink() })).toBe("ok");
+    expect(JSON.parse(json.text())).toMatchObject({
+      spec: { walltimeSec: 1200 },
+      limits: { iterations: 4, budgetUsd: 2.5, walltimeSec: 1200, allowCommands: ["python3", "gfortran"] },
+    });
+  });
+
   it("prints the spec as JSON, reading the site policy from the env", () => {
     const { home, dir } = taskFolder("name: fit\n");
     writeFileSync(join(home, "policy.yaml"), "defaultCpus: 1\ndefaultImage: scifi-base:bookworm\n");

@@ -56,4 +56,10 @@ describe("scifi report", () => {
     expect(result.stdout).toMatch(/index\.html \(1 runs, \d run pages built\)/);
     expect(existsSync(join(home, "runs", "index.html"))).toBe(true);
   });
+
+  it("--index without a folder indexes the home's runs/", async () => {
+    const result = await scifi("report", "--index");
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(join(home, "runs", "index.html"));
+  });
 });

@@ -87,7 +87,7 @@ describe("SAM error classes", () => {
 
   it("invalid units", () => {
     expect(errorsOf(`---\nwalltime: 3 weeks\nmemory: 4X\n---\n${BODY}`)).toEqual([
-      "/virtual/task.md:2:11: error: `walltime`: invalid duration `3 weeks`; durations take a unit s, m, h or d, e.g. `90m`, `2h` or `1h30m`",
+      "/virtual/task.md:2:11: error: `walltime`: invalid duration `3 weeks`; durations take a unit s, m, h or d, e.g. `90m`, `2h` or `1h30m`, or are `H:MM:SS`",
       "/virtual/task.md:3:9: error: `memory`: invalid size `4X`; sizes take a unit K, M, G or T, powers of 1024 (`4G` = 4 GiB), e.g. `4G` or `512Mi`",
     ]);
   });

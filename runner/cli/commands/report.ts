@@ -6,7 +6,8 @@ import { EXIT } from "../../exit-codes.ts";
 interface ReportOptions {
   output?: string;
   open?: boolean;
-  index?: string;
+  /** `true`: `--index` without a folder, the home's `runs/`. */
+  index?: string | true;
 }
 
 export function register(program: Command): void {
@@ -21,13 +22,15 @@ export function register(program: Command): void {
     )
     .option("--open", "open the page in the default browser when written")
     .option(
-      "--index <runs-dir>",
-      "write an index page over every run in this folder (building missing run pages)",
+      "--index [runs-dir]",
+      "write an index page over every run in this folder (default: the home's runs/), building missing run pages",
     )
     .action(async (run: string | undefined, options: ReportOptions) => {
       if (options.index !== undefined) {
         if (run !== undefined) return usage("give either <run> or --index <runs-dir>, not both");
-        return writeIndexPage(options.index, options);
+        const { homePaths, scifiHome } = await import("../../paths.ts");
+        const dir = options.index === true ? homePaths(scifiHome()).runs : options.index;
+        return writeIndexPage(dir, options);
       }
       if (run === undefined)
         return usage("missing <run>: pass a run folder, a tape file or a run id (or --index <runs-dir>)");

@@ -1,12 +1,18 @@
 // `scifi run <task>`: run a SAM to a verified Expectation in a sandbox, or `--resume <run>` one whose
 // process died. Exit 0 passed, 1 failed, 3 blocked, 2 invalid input.
-
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
 import { readTape } from "../../audit/verify.ts";
 import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
+import { readHistory } from "../../memory/history.ts";
+import type { HistoryRecord } from "../../memory/history-events.ts";
+import { runFiles } from "../../paths.ts";
 import { likelyMismatches, loadCritiques } from "../../report/critique-html.ts";
+import { failureFirst, failureLines } from "../../run-folder/failure.ts";
+import { readSamJson } from "../../run-folder/folder.ts";
+import type { SamNode } from "../../sam/types.ts";
 import { visible } from "../../terminal-text.ts";
 
 interface RunFlags {
@@ -55,30 +61,55 @@ async function terminalApproval(
   runId: string,
   request: import("../../approval/store.ts").ApprovalRequest,
   signal: AbortSignal,
+  display: import("../../run/display.ts").StatusDisplay,
 ): Promise<{ approved: boolean; note?: string } | undefined> {
   const { createInterface } = await import("node:readline/promises");
+  const { userInfo } = await import("node:os");
+  const { visible } = await import("../../terminal-text.ts");
+  // The live block leaves the screen while the question is asked, and comes back under the decision.
+  display.suspend();
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const decided = (what: string, note: string | undefined) => {
+    const at = new Date().toTimeString().slice(0, 5);
+    display.say(`${what} by ${visible(userInfo().username)} at ${at}${note ? `: ${visible(note)}` : ""}`);
+  };
   try {
     const { renderRequest } = await import("../../approval/render.ts");
     const { scifiHome } = await import("../../paths.ts");
-    const { visible } = await import("../../terminal-text.ts");
     process.stderr.write(
       `\napproval request ${visible(request.id)}:\n${renderRequest(runId, request, { home: scifiHome() }).join("\n")}\n`,
     );
     for (;;) {
-      const answer = (
-        await rl.question("approve? [y/n] (or decide later with scifi approve/deny) ", { signal })
-      )
-        .trim()
-        .toLowerCase();
-      if (answer === "y" || answer === "yes") return { approved: true };
+      const raw = (
+        await rl.question(
+          "approve? [y/n] (y: NOTE approves with a note; or decide later with scifi approve/deny) ",
+          { signal },
+        )
+      ).trim();
+      const answer = raw.toLowerCase();
+      const yes = /^(y|yes)(?:\s*:\s*|\s+|$)/.exec(answer);
+      if (yes) {
+        const note = raw.slice(yes[0].length).trim() || undefined;
+        decided(`approved ${visible(request.id)}`, note);
+        return { approved: true, ...(note ? { note } : {}) };
+      }
       if (answer === "n" || answer === "no") {
         const reason = (await rl.question("reason (the agent reads it): ", { signal })).trim();
-        return { approved: false, note: reason || "denied in the terminal" };
+        const note = reason || "denied in the terminal";
+        decided(`denied ${visible(request.id)}`, note);
+        return { approved: false, note };
       }
     }
+  } catch (error) {
+    // Decided elsewhere (scifi approve/deny from another shell) or timed out: the prompt is withdrawn.
+    if (signal.aborted)
+      display.say(
+        `approval request ${visible(request.id)}: no longer asked here (decided elsewhere, or its time ran out)`,
+      );
+    throw error;
   } finally {
     rl.close();
+    display.resume();
   }
 }
 
@@ -110,7 +141,8 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       onStatus: (status) => display.update(status),
       ...(process.stdin.isTTY && process.stderr.isTTY
         ? {
-            approvalPrompt: (request, signal) => terminalApproval(basename(runDir ?? ""), request, signal),
+            approvalPrompt: (request, signal) =>
+              terminalApproval(basename(runDir ?? ""), request, signal, display),
           }
         : {}),
       onReport: (written) => {
@@ -276,19 +308,52 @@ function critiqueCount(dir: string): string {
 }
 
 function summary(result: import("../../run/deps.ts").RunResult, model: string | undefined): string {
-  const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"];
+  const dir = result.dir;
+  // Only the records that exist (a run that wrote no task memory has no memory.md).
+  const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"].filter(
+    (f) => existsSync(join(dir, f)),
+  );
   // A scripted run must never pass for a real one: say so next to the verdict.
   const scripted = model?.startsWith("scripted")
     ? ` [SCRIPTED model: replies come from ${model.slice(model.indexOf(":") + 1)}]`
     : model?.startsWith("replay:")
-      ? ` [REPLAY of ${model.slice("replay:".length)}: ${replayed(result.dir)}]`
+      ? ` [REPLAY of ${model.slice("replay:".length)}: ${replayed(dir)}]`
       : "";
+  const history = safeHistory(join(dir, "history.jsonl"));
+  // Why it failed comes right under the verdict: the failed checks with their output, the items.
+  const failure = result.outcome.status === "passed" ? undefined : failureFirst(history, safeSam(dir));
   return [
     // The reason may be the agent's report_blocker text: shown escaped, as every listing is.
     `${result.outcome.status.toUpperCase()}: ${visible(result.outcome.reason)}${critiqueCount(result.dir)}${scripted}`,
-    `run ${result.runId}: ${result.iterations} iteration(s), ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
-    `records: ${result.dir}/ (${files.join(", ")})`,
-    `inspect: scifi audit show ${result.dir}`,
+    ...(failure ? failureLines(failure) : []),
+    `run ${result.runId}: ${iterationsText(result.iterations, history)}, ${result.spent.tokens} tokens, USD ${result.spent.usd.toFixed(4)}, ${Math.round(result.spent.elapsedMs / 1000)} s`,
+    `records: ${dir}/ (${files.join(", ")})`,
+    `inspect: scifi audit show ${dir}`,
     "",
   ].join("\n");
+}
+
+/** "3 iterations, none failed (one per node)": a passing tree's count does not read like retries. */
+function iterationsText(iterations: number, history: readonly HistoryRecord[]): string {
+  const ends = history.filter((e) => e.type === "iteration_end");
+  const failed = ends.filter((e) => e.type === "iteration_end" && !e.passed).length;
+  const count = `${iterations} iteration${iterations === 1 ? "" : "s"}`;
+  if (ends.length === 0 || iterations <= 1) return count;
+  return failed === 0 ? `${count}, none failed (one per node)` : `${count}, ${failed} failed`;
+}
+
+function safeHistory(file: string): HistoryRecord[] {
+  try {
+    return existsSync(file) ? readHistory(file) : [];
+  } catch {
+    return [];
+  }
+}
+
+function safeSam(dir: string): SamNode | undefined {
+  try {
+    return readSamJson({ dir, files: runFiles(dir) }).root;
+  } catch {
+    return undefined;
+  }
 }

@@ -51,7 +51,7 @@ export async function runAsk(question: string, options: AskCommandOptions): Prom
     });
     session.record("answer.md", result.text);
     out(result.text);
-    err(`audit tape: ${session.runDir}/audit.jsonl\n`);
+    err(session.tapeLine());
     // A flagged answer (invented command, no provided source) is shown, and the exit code says so.
     if (result.flagged) {
       err("scifi ask: the answer was flagged by the guard (see the notes at its top)\n");

@@ -39,13 +39,22 @@ export function mentionedCommands(markdown: string): string[] {
   return [...names];
 }
 
-/** Ids listed on the answer's `Sources:` line (separated by `;` or `,`). */
+/**
+ * Ids listed after the answer's last `Sources:` (separated by `;` or `,`): on a line of its own, or
+ * standing at the end of the answer's last line ("... with scifi validate. Sources: README.md").
+ */
 export function citedSources(markdown: string): string[] {
-  const line = /^\**sources?\**\s*:\s*(.+)$/im.exec(markdown);
+  const lines = [...markdown.matchAll(/(?:^|[\s.;:)])\**sources?\**\s*:\s*(.+)$/gim)];
+  const line = lines.at(-1);
   if (!line?.[1]) return [];
   return line[1]
     .split(/[;,]/)
-    .map((s) => s.replace(/[`*[\]]/g, "").trim())
+    .map((s) =>
+      s
+        .replace(/[`*[\]]/g, "")
+        .trim()
+        .replace(/\.$/, ""),
+    )
     .filter(Boolean);
 }
 

@@ -37,7 +37,7 @@ export async function runMakeSkill(refs: string[], options: MakeSkillCommandOpti
       if (!result.ok) {
         err(`scifi make-skill: no valid skill after ${result.tries} tries; last problems:\n`);
         for (const d of result.diagnostics) err(`  line ${d.line}: ${d.message}\n`);
-        err(`the last draft and the audit tape are in ${session.runDir}\n`);
+        err(`the last draft and the audit tape are in ${session.runDir}\n${session.tapeLine()}`);
         return EXIT.failed;
       }
       const drafts = join(homePaths(home).skills, "drafts");
@@ -50,7 +50,7 @@ export async function runMakeSkill(refs: string[], options: MakeSkillCommandOpti
       const provenance = `\n<!-- drafted by scifi make-skill from run(s) ${runs.map((r) => r.id).join(", ")}; audit: ${session.runId} -->\n`;
       writeFileSync(path, `${result.text.trimEnd()}\n${provenance}`);
       out(`wrote ${path} (a draft: review it, then move it to ${homePaths(home).skills}/ to use it)\n`);
-      out(`audit tape: ${session.runDir}/audit.jsonl\n`);
+      out(session.tapeLine());
       return EXIT.ok;
     },
   );

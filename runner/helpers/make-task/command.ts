@@ -67,7 +67,7 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
         const last = result.attempts.at(-1)?.diagnostics ?? [];
         err(`scifi make-task: no valid SAM after ${result.attempts.length} tries; last problems:\n`);
         for (const d of last) err(`  ${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
-        err(`drafts and the audit tape are in ${session.runDir}\n`);
+        err(`drafts and the audit tape are in ${session.runDir}\n${session.tapeLine()}`);
         return EXIT.failed;
       }
       const path = draftPath(home, place, draftName(result.text));
@@ -87,8 +87,8 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
       }
       out(
         inbox
-          ? `it is in the daemon's inbox ${inbox} (--to-inbox): a running daemon starts it\naudit tape: ${session.runDir}/audit.jsonl\n`
-          : `review it, then: scifi validate ${path}; to run it, move it into the inbox (${homePaths(home).tasks}) or scifi run ${path}\naudit tape: ${session.runDir}/audit.jsonl\n`,
+          ? `it is in the daemon's inbox ${inbox} (--to-inbox): a running daemon starts it\n${session.tapeLine()}`
+          : `review it, then: scifi validate ${path}; to run it, move it into the inbox (${homePaths(home).tasks}) or scifi run ${path}\n${session.tapeLine()}`,
       );
       return EXIT.ok;
     },

@@ -53,14 +53,14 @@ export async function runOracleCommand(task: string, options: OracleCommandOptio
     const json = oracleJson(report);
     session.record("oracle.json", json);
     out(options.json ? json : oracleMarkdown(report));
-    err(`audit tape: ${session.runDir}/audit.jsonl\n`);
+    err(session.tapeLine());
     return EXIT.ok;
   } catch (error) {
     if (!(error instanceof OracleFailed)) throw error;
     err(
       `scifi oracle: ${error.message}; last problems:\n${error.problems.map((p) => `  - ${p}\n`).join("")}`,
     );
-    err(`audit tape: ${session.runDir}/audit.jsonl\n`);
+    err(session.tapeLine());
     return EXIT.failed;
   } finally {
     await session.close();

@@ -40,8 +40,21 @@ export async function runOracle(options: OracleOptions): Promise<OracleReport> {
     { role: "user", content: [{ type: "text", text: "Find the high-risk ambiguities in the task above." }] },
   ];
   let problems: string[] = [];
+  let origin: string | undefined;
   for (let attempt = 1; attempt <= (options.maxTries ?? ORACLE_TRIES); attempt++) {
-    const { raw, value, error } = await ask(options, system, messages, attempt);
+    let reply: Awaited<ReturnType<typeof ask>>;
+    try {
+      reply = await ask(options, system, messages, attempt);
+    } catch (error) {
+      // A retry with no scripted reply left: the reply that did not fit is the cause to report.
+      if (attempt === 1 || !(error instanceof Error) || error.name !== "ScriptError") throw error;
+      throw new OracleFailed(
+        `the oracle's reply${origin ? ` ${origin}` : ""} did not fit (the reply shape: docs/scripted.md); the retry got no answer: ${error.message}`,
+        problems,
+      );
+    }
+    const { raw, value, error } = reply;
+    origin = reply.origin;
     const checked = error ? { findings: undefined, problems: [error] } : checkReply(value, options.sam);
     if (checked.findings) {
       return { task: options.taskPath, sha256: options.sam.sha256, mode, findings: checked.findings };
@@ -88,15 +101,16 @@ async function ask(options: OracleOptions, system: string, messages: Message[], 
   } catch (error) {
     // The gateway rejects replies that are not JSON of the schema; the model gets the reason back.
     if (error instanceof StructuredOutputError)
-      return { raw: error.raw, value: undefined, error: error.message };
+      return { raw: error.raw, value: undefined, error: error.message, origin: error.response?.origin };
     throw error;
   }
   const raw = replyText(response);
-  if (response.json !== undefined) return { raw, value: response.json, error: undefined };
+  const origin = response.origin;
+  if (response.json !== undefined) return { raw, value: response.json, error: undefined, origin };
   try {
-    return { raw, value: extractJson(raw), error: undefined };
+    return { raw, value: extractJson(raw), error: undefined, origin };
   } catch (error) {
-    return { raw, value: undefined, error: (error as Error).message };
+    return { raw, value: undefined, error: (error as Error).message, origin };
   }
 }
 

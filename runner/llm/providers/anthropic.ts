@@ -6,7 +6,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { freezeDeep, isFrozenDeep } from "../../frozen.ts";
 import { ProviderError } from "../errors.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, ToolSpec, Usage } from "../types.ts";
-import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
+import { type Provider, type ProviderCallOptions, type ProviderResult, replyOrigin } from "./provider.ts";
 import { sdkClientOptions, sdkRequestOptions, sendSdkRequest } from "./shared.ts";
 
 type Body = Anthropic.MessageCreateParamsNonStreaming;
@@ -58,6 +58,7 @@ export class AnthropicProvider implements Provider {
       stopReason: mapStopReason(reply.stop_reason),
       usage: mapUsage(reply.usage),
       wire: body,
+      ...replyOrigin(reply),
     };
   }
 }

@@ -5,7 +5,7 @@ import OpenAI from "openai";
 import { freezeDeep, isFrozenDeep } from "../../frozen.ts";
 import { ProviderError } from "../errors.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
-import type { Provider, ProviderCallOptions, ProviderResult } from "./provider.ts";
+import { type Provider, type ProviderCallOptions, type ProviderResult, replyOrigin } from "./provider.ts";
 import { sdkClientOptions, sdkRequestOptions, sendSdkRequest } from "./shared.ts";
 
 type Body = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
@@ -46,6 +46,7 @@ export class OpenAIProvider implements Provider {
       stopReason: mapFinishReason(choice.finish_reason),
       usage: mapUsage(reply.usage),
       wire: body,
+      ...replyOrigin(reply),
     };
   }
 }

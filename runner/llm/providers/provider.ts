@@ -16,6 +16,14 @@ export interface ProviderResult {
   wire: unknown;
   /** What the call cost when the provider knows it (a replay: the recorded cost); else from the prices. */
   costUsd?: number;
+  /** Where the reply came from, when the server says (the scripted model's `scifi_script` field). */
+  origin?: string;
+}
+
+/** The scripted model names the script line of each reply in a `scifi_script` field of the body. */
+export function replyOrigin(reply: unknown): { origin?: string } {
+  const origin = (reply as { scifi_script?: unknown } | undefined)?.scifi_script;
+  return typeof origin === "string" ? { origin } : {};
 }
 
 export interface Provider {

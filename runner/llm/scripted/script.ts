@@ -1,5 +1,5 @@
 // The scripted model's YAML script: per-role queues of replies, each remembered with its line so
-// every error can name `file:line`. Format reference: docs/models.md.
+// every error can name `file:line`. Format reference: docs/scripted.md (generated from these schemas).
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
@@ -24,19 +24,26 @@ const expectItem = z.union([z.string(), z.strictObject({ regex: z.string() })]);
 
 export const ReplySchema = z
   .strictObject({
-    /** Reply text. */
-    text: z.string().optional(),
-    /** A thinking block sent before the text (signed, like the real API). */
-    thinking: z.string().optional(),
-    /** Tool calls: the model asks the agent to run these. */
+    text: z.string().optional().describe("Reply text."),
+    thinking: z
+      .string()
+      .optional()
+      .describe(
+        "A thinking block sent before the text (signed like the real API; a modified block sent back is rejected).",
+      ),
     tool_calls: z
       .array(
-        z.strictObject({ name: z.string().min(1), input: z.record(z.string(), z.unknown()).default({}) }),
+        z.strictObject({
+          name: z.string().min(1).describe("A tool of the role (see the tools below)."),
+          input: z.record(z.string(), z.unknown()).default({}).describe("The tool's input fields."),
+        }),
       )
-      .optional(),
-    /** Structured output: sent as the reply text, JSON-encoded. */
-    json: z.unknown().optional(),
-    /** Override the computed usage numbers. */
+      .optional()
+      .describe("Tool calls: the model asks the agent to run these, in order."),
+    json: z
+      .unknown()
+      .optional()
+      .describe("Structured output, sent as the reply text JSON-encoded: the role's reply schema below."),
     usage: z
       .strictObject({
         input: z.number().int().nonnegative().optional(),
@@ -45,21 +52,37 @@ export const ReplySchema = z
         cache_write: z.number().int().nonnegative().optional(),
         reasoning: z.number().int().nonnegative().optional(),
       })
-      .optional(),
-    /** The request must contain this text (or match this regex), else the run fails here. */
-    expect: z.union([expectItem, z.array(expectItem)]).optional(),
-    stop: z.enum(["end_turn", "max_tokens", "refusal"]).optional(),
-    /** Fault: answer this HTTP error status instead (e.g. 429, 500, 529). */
-    status: z.number().int().min(400).max(599).optional(),
-    /** Fault: `retry-after` header in seconds, with `status`. */
-    retry_after: z.number().nonnegative().optional(),
-    message: z.string().optional(),
-    /** Fault: accept the request and never answer. */
-    hang: z.literal(true).optional(),
-    /** Fault: answer 200 with a body that is not valid JSON. */
-    malformed: z.literal(true).optional(),
-    /** Wait this long before answering (ms). */
-    delay_ms: z.number().int().nonnegative().optional(),
+      .optional()
+      .describe("Overrides of the computed token counts."),
+    expect: z
+      .union([expectItem, z.array(expectItem)])
+      .optional()
+      .describe(
+        "Text, `{regex}`, or a list of them: all must be found in the request's system and messages, else the call fails naming this line.",
+      ),
+    stop: z
+      .enum(["end_turn", "max_tokens", "refusal"])
+      .optional()
+      .describe("Stop reason (default end_turn)."),
+    status: z
+      .number()
+      .int()
+      .min(400)
+      .max(599)
+      .optional()
+      .describe("Fault: answer this HTTP error status instead (e.g. 429, 500, 529)."),
+    retry_after: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe("Fault: `retry-after` header in seconds, with `status`."),
+    message: z.string().optional().describe("Fault: the error message, with `status`."),
+    hang: z
+      .literal(true)
+      .optional()
+      .describe("Fault: accept the request and never answer (the client times out)."),
+    malformed: z.literal(true).optional().describe("Fault: answer 200 with a body that is not JSON."),
+    delay_ms: z.number().int().nonnegative().optional().describe("Answer after this delay (ms)."),
   })
   .refine((r) => !(r.status !== undefined && (r.hang || r.malformed)), {
     message: "a reply has at most one fault: status, hang or malformed",

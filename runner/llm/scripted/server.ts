@@ -8,6 +8,7 @@
 // and a message naming the script file and line, which fails the run.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { basename } from "node:path";
 import { estimateTokens, PrefixCache } from "../../audit/prefix-cache.ts";
 import { sha256 } from "../../sha256.ts";
 import { ROLE_HEADER } from "./protocol.ts";
@@ -129,6 +130,8 @@ export class ScriptedServer {
     }
     const answer =
       format === "anthropic" ? this.#anthropicReply(body, reply) : this.#openaiReply(body, reply);
+    // Which reply of the script this is, so a reply that does not fit can be named by its line.
+    answer.scifi_script = `${basename(this.script.file)}:${entry.line}`;
     send(res, { status: 200, body: JSON.stringify(answer) });
   }
 

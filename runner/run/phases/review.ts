@@ -50,13 +50,19 @@ function verdictResult(
   verdict: { items: { id: string; pass: boolean }[]; blocked?: { reason: string } },
 ): string {
   const failed = verdict.items.filter((i) => !i.pass).map((i) => i.id);
+  // Which part failed the node; a review that passed every item is not reported as failing.
+  const review = failed.length
+    ? `the review failed ${failed.join(", ")}`
+    : verdict.items.length
+      ? "the review passed every item"
+      : "no item verdicts";
   const why = verdict.blocked
     ? `: blocked: ${verdict.blocked.reason}`
-    : !checksPassed
-      ? ": checks failed"
-      : failed.length
-        ? `: failed items ${failed.join(", ")}`
-        : "";
+    : passed
+      ? ""
+      : !checksPassed
+        ? `: checks failed; ${review}`
+        : `: ${review}`;
   return `review of ${node} ${passed ? "passed" : "FAILED"}${why}`;
 }
 
@@ -92,7 +98,11 @@ function reviewNode(session: RunSession, node: SamNode, checks: CheckOutcome[]):
       // A spent budget ends the run as such, never as a bad verdict that starts another paid iteration.
       if (exit.type === "budget") throw new BudgetExceeded(exit.reason);
       return exit.type === "answer"
-        ? { json: exit.response.json, text: exit.text }
+        ? {
+            json: exit.response.json,
+            text: exit.text,
+            ...(exit.response.origin ? { origin: exit.response.origin } : {}),
+          }
         : { noAnswer: `${exit.type}: ${exitReason(exit)}` };
     },
   });
