@@ -77,6 +77,24 @@ describe("attack: citations the work agent's files should fake", () => {
       ).toBe(false);
   });
 
+  it("names and quotes are compared as written: a same-named file elsewhere, a look-alike, NFC for NFD", () => {
+    const dir = folder({ "a.py": `${VETO}\n`, "impl/a.py": "x = 1\n", "se\u0301lection.py": `${VETO}\n` });
+    expect(check(dir, "impl/a.py", 1, QUOTE).verified).toBe(false);
+    // A Cyrillic a in the quote: no look-alike folding, so a look-alike claim does not verify.
+    expect(check(dir, "a.py", 1, QUOTE.replace("a", "\u0430")).verified).toBe(false);
+    // The file name in bytes (trust rule 9): the NFD name verifies, its NFC spelling names no file.
+    expect(check(dir, "se\u0301lection.py", 1, QUOTE).verified).toBe(true);
+    expect(check(dir, "s\u00e9lection.py", 1, QUOTE).problem).toContain("no such file");
+  });
+
+  it("one check round reads each file once: a file changed after the trace's check is not read again", () => {
+    const dir = folder({ "a.py": `${VETO}\n` });
+    const reader = new TaskFileReader(dir);
+    expect(checkCitation(reader, { file: "a.py", line: 1, quote: QUOTE }).verified).toBe(true);
+    writeFileSync(join(dir, "a.py"), "pass\n");
+    expect(checkCitation(reader, { file: "a.py", line: 1, quote: QUOTE }).lines?.[0]?.text).toBe(VETO);
+  });
+
   it("a finding with a severity or a type outside the lists is not a finding", () => {
     const f = { type: "definition_mismatch", item: "root/t1", trace: [], spec: "s", code: "c", reason: "r" };
     for (const severity of ["critical", "LIKELY_MISMATCH", "likely mismatch", "none"])
