@@ -3,9 +3,11 @@
 // agent ax-export-leak.yaml (labelled scripted), keyed with a site audit key; each probe exports
 // that run or a copy of its folder changed in one thing (attack-run.ts). Those that broke are in
 // test/open/ax-export.pending.ts.
-import { existsSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { TrialResult } from "../../runner/eval/trial-result.ts";
+import { ExportFailed, runExport } from "../../runner/export/export.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import {
   type AttackRun,
@@ -22,6 +24,36 @@ import {
 } from "./attack-run.ts";
 
 let run: AttackRun;
+
+/** A trial result (runner/eval/trial-result.ts) naming `dir` as its run. */
+function trialResult(id: string, status: "pass" | "fail", dir: string): TrialResult {
+  return {
+    version: 1,
+    evalId: "p1",
+    trialId: id,
+    task: "adversarial-sumfix-hidden",
+    variant: "default",
+    model: "scripted",
+    scripted: true,
+    repeat: 1,
+    status,
+    verdict: status === "pass" ? "PASSED" : "FAILED",
+    exitCode: status === "pass" ? 0 : 3,
+    cause: status === "pass" ? "every check and review item passed" : "a check failed",
+    iterations: 1,
+    wallMs: 1000,
+    tokens: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    cacheReadShare: 0,
+    usd: 0,
+    toolCalls: 1,
+    toolRejections: 0,
+    approvalsWaited: 0,
+    runId: dir.split("/").pop() as string,
+    runDir: dir,
+    startedAt: "2026-12-02T00:00:00.000Z",
+    endedAt: "2026-12-02T00:01:00.000Z",
+  };
+}
 
 describe.skipIf(!hasEngine("docker"))(
   "scifi export under attack (docker, scripted attacker)",
@@ -71,6 +103,54 @@ describe.skipIf(!hasEngine("docker"))(
         expect(r.text).not.toContain(LATE_SECRET);
         expect(r.text).toContain("[REDACTED]");
       }
+    });
+
+    it("--skip-refused: the run holding hidden content is named and left out, the other exported alone", async () => {
+      const leak = withHidden(run, "skip", "ref-four-args 0xDEADBEEF 42");
+      const clean = copyRun(run, "skip-clean");
+      const out = join(run.scratch, "skip.jsonl");
+      const summary = await runExport({
+        inputs: [leak, clean],
+        format: "atif",
+        home: run.home,
+        out,
+        key: Buffer.from(AUDIT_KEY),
+        skipRefused: true,
+      });
+      expect(summary.refused.map((r) => r.dir)).toEqual([leak]);
+      expect(summary.refused[0]?.reason).toMatch(/hidden check asset checks\/ref\.txt/);
+      expect(readFileSync(out, "utf8").trim().split("\n")).toHaveLength(1);
+    });
+
+    it("preference pairs: a trial's run holding hidden content refuses the pair", async () => {
+      const leak = withHidden(run, "pref", "ref-four-args 0xDEADBEEF 42");
+      const failing = copyRun(run, "pref-fail");
+      const state = JSON.parse(readFileSync(join(failing, "state.json"), "utf8"));
+      state.outcome = { status: "failed", reason: "a check failed" };
+      writeFileSync(join(failing, "state.json"), JSON.stringify(state));
+      for (const [id, status, dir] of [
+        ["a", "pass", leak],
+        ["b", "fail", failing],
+      ] as const) {
+        mkdirSync(join(run.home, "evals", "p1", "trials", id), { recursive: true });
+        writeFileSync(
+          join(run.home, "evals", "p1", "trials", id, "result.json"),
+          JSON.stringify(trialResult(id, status, dir)),
+        );
+      }
+      const out = join(run.scratch, "pairs.jsonl");
+      const failed = await runExport({
+        inputs: ["p1"],
+        format: "preference",
+        home: run.home,
+        out,
+        key: Buffer.from(AUDIT_KEY),
+      }).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(ExportFailed);
+      expect((failed as ExportFailed).summary.refused[0]?.reason).toMatch(
+        /hidden check asset checks\/ref\.txt/,
+      );
+      expect(existsSync(out)).toBe(false);
     });
 
     it("the compare stage's output is not exported", async () => {

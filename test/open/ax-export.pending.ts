@@ -25,9 +25,18 @@
 // AX29-5 an eval trial whose result.json names another run. Not a documented promise; the issue's
 //   "refuse what it cannot vouch for". Attack: trials/t1/result.json says runId other-run, status
 //   fail, runDir a passed run outside the scifi home. Happened: exported as trial t1, verdict passed.
+// AX29-6 a hidden reference holding a host path or a key shape (the guard, ExportGuard, directly).
+//   Promise: the content of a hidden asset is in no exported byte. Attack: a reference listing
+//   `/root/data/x.csv 42.0` (the runner's home is /root) or holding a token of a known shape.
+//   Happened: paths are rewritten and keys redacted BEFORE the hidden search, so the reference
+//   leaves with one piece replaced (`<home>/data/x.csv 42.0`, `expected: [REDACTED] -> 7.5`).
+// AX29-7 a hidden reference with a byte-order mark or CRLF line ends, printed without them (the
+//   guard directly). Happened: the whole-file search misses it; exported (the class of AX29-1).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { Redactor } from "../../runner/audit/redact.ts";
+import { ExportGuard } from "../../runner/export/guard.ts";
 import {
   type AttackRun,
   attackRun,
@@ -127,3 +136,41 @@ describe.skipIf(!hasEngine("docker"))(
     });
   },
 );
+
+describe("scifi export's guard: hidden references changed on their way out", () => {
+  const refuses = (guard: ExportGuard, printed: string) =>
+    expect(() => guard.json(JSON.stringify({ content: printed }), "test")).toThrow(/checks\/ref\.txt/);
+
+  it("AX29-6: a reference holding a host path the export rewrites is still refused", () => {
+    const ref = "/root/data/x.csv 42.0\n";
+    refuses(
+      new ExportGuard({
+        paths: [{ from: "/root", to: "<home>" }],
+        hidden: [{ rel: "checks/ref.txt", content: ref }],
+      }),
+      ref,
+    );
+  });
+
+  it("AX29-6: a reference holding a key shape the export redacts is still refused", () => {
+    const ref = "expected: ghp_abcdefghijklmnopqrstuvwxyz0123456789 -> 7.5\n";
+    refuses(
+      new ExportGuard({ redactor: new Redactor(), hidden: [{ rel: "checks/ref.txt", content: ref }] }),
+      ref,
+    );
+  });
+
+  it("AX29-7: a reference with a byte-order mark, printed without it, is refused", () => {
+    const guard = new ExportGuard({
+      hidden: [{ rel: "checks/ref.txt", content: "\uFEFFref-bom 1.0 2.0\n" }],
+    });
+    refuses(guard, "ref-bom 1.0 2.0\n");
+  });
+
+  it("AX29-7: a reference with CRLF line ends, printed with LF, is refused", () => {
+    const guard = new ExportGuard({
+      hidden: [{ rel: "checks/ref.txt", content: "ref-crlf 1.0\r\nref-crlf 2.0\r\n" }],
+    });
+    refuses(guard, "ref-crlf 1.0\nref-crlf 2.0\n");
+  });
+});
