@@ -73,6 +73,10 @@ describe.skipIf(!hasEngine("docker"))(
       ["thinking (ATIF reasoning_content)", "ref-five-thinking 8.125 kg", ["atif"]],
       ["the done claim (work call, review prompt)", "ref-seven-claim 99.01", ["atif", "sft"]],
       ["a key of the tool input object", "ref-fifteen-key 3.3", ["atif", "sft"]],
+      // Text the runner itself puts in front of a model: a run stage's output, the SAM, the history.
+      ["a run stage's output (ATIF check step, review prompt)", "result.txt: ok\n", ["atif", "sft"]],
+      ["the SAM's text (node step, pre-scan prompt)", "Fix the bug in `src/sum.c`.", ["atif", "sft"]],
+      ["history JSON quoted in a prompt", '"type":"iteration_start"', ["atif", "sft"]],
     ] as const)(
       "hidden content in %s: refused naming the asset, nothing written",
       async (_where, content, formats) => {
