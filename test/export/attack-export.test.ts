@@ -5,7 +5,7 @@
 // test/open/ax-export.pending.ts.
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { ExportFailed, runExport } from "../../runner/export/export.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -18,6 +18,7 @@ import {
   exportRun,
   LATE_SECRET,
   rechain,
+  removeRun,
   tapeLines,
   withHidden,
   writeTape,
@@ -63,6 +64,9 @@ describe.skipIf(!hasEngine("docker"))(
       run = await attackRun();
       expect(JSON.parse(readFileSync(join(run.dir, "state.json"), "utf8")).outcome.status).toBe("passed");
     }, 300_000);
+    afterAll(() => {
+      removeRun(run);
+    });
 
     // docs/export.md 4: each hidden asset's whole content is searched for in every exported text.
     // The agent "inferred" a reference and put it where a model's output goes: a tool call's

@@ -5,7 +5,7 @@
 // tape. The hidden asset only ever reaches the run through its pristine copy and state.json, so a
 // copy with another pristine content is the run that reference would have given.
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sealLineHashed, unsealLine } from "../../runner/audit/chain.ts";
@@ -40,6 +40,12 @@ export async function attackRun(agent = "ax-export-leak.yaml"): Promise<AttackRu
     if (before === undefined) delete process.env.SCIFI_AUDIT_KEY;
     else process.env.SCIFI_AUDIT_KEY = before;
   }
+}
+
+/** The run's folders go when its tests are done (a failed test's too: they are copies). */
+export function removeRun(run: AttackRun | undefined): void {
+  if (!run) return;
+  for (const dir of [run.root, run.scratch]) rmSync(dir, { recursive: true, force: true });
 }
 
 let copies = 0;

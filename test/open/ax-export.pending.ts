@@ -34,7 +34,7 @@
 //   guard directly). Happened: the whole-file search misses it; exported (the class of AX29-1).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redactor } from "../../runner/audit/redact.ts";
 import { ExportGuard } from "../../runner/export/guard.ts";
 import {
@@ -42,6 +42,7 @@ import {
   attackRun,
   copyRun,
   exportIn,
+  removeRun,
   tapeLines,
   truncateWithHeads,
   withHidden,
@@ -59,6 +60,10 @@ describe.skipIf(!hasEngine("docker"))(
       leak = await attackRun("ax-export-leak.yaml");
       paths = await attackRun("ax-export-paths.yaml");
     }, 300_000);
+    afterAll(() => {
+      removeRun(leak);
+      removeRun(paths);
+    });
 
     it("AX29-1: a hidden reference printed without its final newline is refused", async () => {
       const content = "ref-one 1.25\nref-one 2.50\n";
