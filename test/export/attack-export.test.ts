@@ -228,3 +228,28 @@ describe.skipIf(!hasEngine("docker"))(
     });
   },
 );
+
+// docs/export.md 3: host paths. The attacker's tools fail on links out of the task folder, a FIFO
+// and `..` paths (ax-export-paths.yaml): the runner's errors and the export name no host folder.
+describe.skipIf(!hasEngine("docker"))(
+  "scifi export: host paths in tool errors (docker, scripted attacker)",
+  { timeout: 300_000 },
+  () => {
+    let paths: AttackRun | undefined;
+    beforeAll(async () => {
+      paths = await attackRun("ax-export-paths.yaml");
+    }, 300_000);
+    afterAll(() => removeRun(paths));
+
+    it("the errors of links, a FIFO and .. paths are exported without a host path", async () => {
+      const p = paths as AttackRun;
+      for (const format of ["atif", "sft"] as const) {
+        const r = await exportIn(p, p.dir, format);
+        expect(r.refused).toEqual([]);
+        expect(r.text).toContain("links are never followed on the host");
+        expect(r.text).toContain("not a regular file");
+        for (const host of [p.root, p.home, p.dir, process.cwd()]) expect(r.text, format).not.toContain(host);
+      }
+    });
+  },
+);
