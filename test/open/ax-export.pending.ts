@@ -30,9 +30,14 @@
 //   `/root/data/x.csv 42.0` (the runner's home is /root) or holding a token of a known shape.
 //   Happened: paths are rewritten and keys redacted BEFORE the hidden search, so the reference
 //   leaves with one piece replaced (`<home>/data/x.csv 42.0`, `expected: [REDACTED] -> 7.5`).
+// AX29-8 another run's tape in a run folder. Promise (issue 29: "refuse what it cannot vouch for";
+//   docs/export.md 1: the heads recorded outside the tape). Attack: run B's genuine keyed tape and
+//   history copied into run A's folder, state.json's auditHead set to B's. Happened: exported with
+//   --key as run A (session_id A, A's verdict) holding B's conversation; the tape's own runId (on
+//   every record) is not compared with the run's, so a failed run's calls can be labelled passed.
 // AX29-7 a hidden reference with a byte-order mark or CRLF line ends, printed without them (the
 //   guard directly). Happened: the whole-file search misses it; exported (the class of AX29-1).
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redactor } from "../../runner/audit/redact.ts";
@@ -100,6 +105,18 @@ describe.skipIf(!hasEngine("docker"))(
       expect(r.refused).toEqual([]);
       expect(readFileSync(join(paths.dir, "audit.jsonl"), "utf8")).toContain("/var/lib/docker/");
       expect(r.text).not.toContain("/var/lib/docker/");
+    });
+
+    it("AX29-8: another run's genuine tape and history in a run folder are refused", async () => {
+      const [a, b] = [leak, paths];
+      const dir = copyRun(a, "swap");
+      for (const file of ["audit.jsonl", "history.jsonl"]) copyFileSync(join(b.dir, file), join(dir, file));
+      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+      state.auditHead = JSON.parse(readFileSync(join(b.dir, "state.json"), "utf8")).auditHead;
+      writeFileSync(join(dir, "state.json"), JSON.stringify(state));
+      const r = await exportIn(a, dir, "atif");
+      expect(r.text).not.toContain("links are never followed on the host"); // B's tool results
+      expect(r.refused).toHaveLength(1);
     });
 
     it("AX29-5: an eval trial whose result names another run is refused", async () => {
