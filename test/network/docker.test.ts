@@ -2,13 +2,14 @@
 // is a container this test starts on a network of its own; the proxy knows it by name through its
 // own resolver configuration. Every probe runs inside the sandbox (test/network/probe.py).
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdtempSync } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { type AddressInfo, BlockList, createServer, isIP } from "node:net";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConnectionRecord } from "../../runner/memory/history-events.ts";
+import { SPECIAL_RANGES } from "../../runner/network/rules.ts";
 import type { SandboxSpec } from "../../runner/policy/spec.ts";
 import { homeKey } from "../../runner/sandbox/core.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
@@ -316,6 +317,42 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     expect(await probe(peer, "fetch-noproxy", "http://127.0.0.1:8080/")).toBe(
       "OK hello from the peer sandbox",
     );
+  });
+
+  it("network: true: Docker's embedded resolver asks its upstream from the sandbox's namespace, so the filter judges it", async () => {
+    // The upstream is this host's resolver (dockerd forwards what 127.0.0.11 cannot answer to the
+    // nameservers of /etc/resolv.conf, dialling inside the sandbox's namespace). Here it is a
+    // private address: the sandbox's queries must not reach it unless the site lists it.
+    const upstreams = readFileSync("/etc/resolv.conf", "utf8")
+      .split("\n")
+      .map((l) => /^nameserver\s+(\S+)/.exec(l)?.[1])
+      .filter((a): a is string => a !== undefined && isIP(a) === 4);
+    const blocked = new BlockList();
+    for (const [a, p, t] of SPECIAL_RANGES) blocked.addSubnet(a, p, t);
+    const inRange = upstreams.filter((a) => blocked.check(a, "ipv4"));
+    const other = await start(`nettest-dns-${stamp}`, { network: true });
+    const answered = /^(OK answered|NO answered rcode)/;
+    if (inRange.length === 0) {
+      // A public upstream: the filter lets it through, as any public address.
+      expect(await probe(other, "dns", "127.0.0.11", "deb.debian.org")).toMatch(answered);
+      expect(await probe(other, "resolve", containerName(peer.spec.runId))).toMatch(/^NO /);
+      return;
+    }
+    // The private upstream is refused directly and through 127.0.0.11 alike ...
+    for (const a of inRange)
+      expect(await probe(other, "dns", a, "deb.debian.org")).toMatch(/^NO (?!answered)/);
+    expect(await probe(other, "dns", "127.0.0.11", "deb.debian.org")).toMatch(/^NO (?!answered)/);
+    // ... and reached through 127.0.0.11 once the site lists it (the control: only the filter differs).
+    const listed = await start(`nettest-dns-ok-${stamp}`, {
+      network: true,
+      openNetwork: {
+        rules: { allow: ["*"], deny: [], allowedPrivateRanges: inRange.map((a) => `${a}/32`) },
+        apptainerHostNetwork: false,
+      },
+    });
+    expect(await probe(listed, "dns", "127.0.0.11", "deb.debian.org")).toMatch(answered);
+    // It knows the run's own names only: the peer sandbox (another run's network) has none here.
+    expect(await probe(listed, "resolve", containerName(peer.spec.runId))).toMatch(/^NO /);
   });
 
   it.skipIf(process.getuid?.() !== 0)(

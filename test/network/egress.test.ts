@@ -1,7 +1,7 @@
 // The egress filter of `network: true` on Docker, as text: what it accepts and refuses in order.
 // (test/network/docker.test.ts runs it in a real namespace, with a control where the site lists a range.)
 import { describe, expect, it } from "vitest";
-import { egressFilterScript } from "../../runner/network/egress.ts";
+import { egressFilterScript, embeddedDnsReachesHost } from "../../runner/network/egress.ts";
 
 describe("egressFilterScript", () => {
   const script = egressFilterScript(
@@ -33,6 +33,23 @@ describe("egressFilterScript", () => {
   it("never puts anything but address text into the script", () => {
     expect(script).not.toContain("reboot");
     expect(script.startsWith("set -e\n")).toBe(true);
+  });
+});
+
+describe("Docker's embedded resolver", () => {
+  it("is refused (before loopback is accepted) when dockerd would ask a resolver on this host's loopback", () => {
+    expect(embeddedDnsReachesHost("nameserver 10.255.255.53\n")).toBe(false);
+    expect(embeddedDnsReachesHost("# x\nnameserver 192.0.2.1\nnameserver 127.0.0.1\n")).toBe(true);
+    expect(embeddedDnsReachesHost("nameserver ::1\n")).toBe(true);
+    // systemd-resolved: dockerd asks its upstreams instead.
+    expect(embeddedDnsReachesHost("nameserver 127.0.0.53\n", "nameserver 192.0.2.53\n")).toBe(false);
+    expect(embeddedDnsReachesHost("nameserver 127.0.0.53\n")).toBe(true);
+    const rules = { allow: ["*"], deny: [], allowedPrivateRanges: [] };
+    const lines = egressFilterScript(rules, [], undefined, true).split("\n");
+    const refuse = lines.indexOf("$ipt -A OUTPUT -d 127.0.0.11 -j REJECT");
+    expect(refuse).toBeGreaterThan(-1);
+    expect(refuse).toBeLessThan(lines.indexOf("$ipt -A OUTPUT -o lo -j ACCEPT"));
+    expect(egressFilterScript(rules, [])).not.toContain("127.0.0.11");
   });
 });
 

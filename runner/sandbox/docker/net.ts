@@ -2,10 +2,12 @@
 // or a bridge network of the run's own behind the egress filter (`network: true`), each owned by a
 // namespace-holding container the agent cannot stop. The labels every scifi container carries.
 import { execFile, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type Docker from "dockerode";
 import {
   egressAddScript,
   egressFilterScript,
+  embeddedDnsReachesHost,
   hostAddresses,
   watchHostAddresses,
 } from "../../network/egress.ts";
@@ -16,6 +18,18 @@ import { SandboxStartFailed } from "../types.ts";
 import { messageOf } from "./engine.ts";
 import { containerName, sandboxLabels } from "./labels.ts";
 import type { ContainerNet, DockerBackendOptions } from "./options.ts";
+
+/** Whether this host's resolver, as dockerd picks it, is on loopback (egress.ts embeddedDnsReachesHost). */
+function hostDnsOnLoopback(): boolean {
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+  return embeddedDnsReachesHost(read("/etc/resolv.conf") ?? "", read("/run/systemd/resolve/resolv.conf"));
+}
 
 /**
  * The sandbox's network when it has one. `network: [hosts]`: a forwarder container owns a network
@@ -176,7 +190,11 @@ export async function startDockerNet(
     try {
       const { container } = await startNamespaceHolder(docker, spec, {
         role: "network-holder",
-        entrypoint: ["sh", "-c", `${egressFilterScript(rules, known)}${drop}\n`],
+        entrypoint: [
+          "sh",
+          "-c",
+          `${egressFilterScript(rules, known, undefined, hostDnsOnLoopback())}${drop}\n`,
+        ],
         networkMode: name,
         capAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
         memoryMiB: 64,
