@@ -157,6 +157,8 @@ class GuardedSandbox implements Sandbox {
     // A folder already over the limit (the agent is cleaning up) kills only a command that adds to it.
     const before = this.#lastUsed;
     let killed: QuotaExceeded | undefined;
+    /** What was held open when the command was killed (its end freed it). */
+    let killedHeld: HeldUsage | undefined;
     let running = true;
     // The wait between measurements ends early when the exec does: an exec costs no extra poll period.
     let wake = () => {};
@@ -176,6 +178,7 @@ class GuardedSandbox implements Sandbox {
         const over = await this.#measure().catch(() => undefined);
         if (over && running && (before === undefined || over.usedBytes > before)) {
           killed = over;
+          killedHeld = this.#held;
           abort.abort(over);
           return;
         }
@@ -190,20 +193,22 @@ class GuardedSandbox implements Sandbox {
       options.signal?.removeEventListener("abort", forward);
     }
     await poller;
-    const over = killed ?? (await this.#measure());
-    this.#exceeded =
-      over &&
-      quotaError(
-        this.#quota,
-        over.usedBytes,
-        killed ? "the command was killed" : "",
-        this.#unmeasured,
-        this.#held,
-      );
+    // Measured again once the command is over, also after a kill: what a killed writer had in
+    // flight lands after the measurement that killed it, and the next call compares with this.
+    const now = await this.#measure();
+    if (killed) {
+      const grew = (now?.usedBytes ?? 0) > killed.usedBytes;
+      const used = grew && now ? now.usedBytes : killed.usedBytes;
+      const held = grew ? this.#held : killedHeld;
+      const error = quotaError(this.#quota, used, "the command was killed", this.#unmeasured, held);
+      this.#exceeded = now ? error : undefined;
+      throw error;
+    }
+    this.#exceeded = now && quotaError(this.#quota, now.usedBytes, "", this.#unmeasured, this.#held);
     if (!this.#exceeded) return result;
     // This call went past the limit (or further past it): it fails. A call that added nothing while
     // the folder was already over (the agent looking for what to delete) returns, and says so.
-    if (killed || before === undefined || this.#exceeded.usedBytes > before) throw this.#exceeded;
+    if (before === undefined || this.#exceeded.usedBytes > before) throw this.#exceeded;
     return { ...result, stderr: `${result.stderr}\n[scifi: ${this.#exceeded.message}]\n` };
   }
 

@@ -63,11 +63,12 @@ describe.skipIf(!hasEngine("docker"))("A32: the host disk (docker)", () => {
       // Killed with it: its blocks are free again.
       await sb.exec("true");
       expect(sb.quotaExceeded?.()).toBeUndefined();
-      // A holder left in the background: the command returns, the measurement after it sees the blocks.
-      const detached = sb.exec(
-        `setsid sh -c '${holder(600).replaceAll("'", "'\\''")}' >/tmp/held 2>&1 </dev/null & sleep 3; cat /tmp/held`,
-      );
-      await expect(detached).rejects.toThrow(QuotaExceeded);
+      // A holder left in the background (it starts a second later): the command that starts it
+      // returns; the measurement after the next command sees the blocks it holds.
+      const bg = `setsid sh -c 'sleep 1; ${holder(600).replaceAll("'", "'\\''")}' >/tmp/held 2>&1 </dev/null &`;
+      expect((await sb.exec(bg)).exitCode).toBe(0);
+      await new Promise((r) => setTimeout(r, 4000));
+      await expect(sb.exec("cat /tmp/held")).rejects.toThrow(QuotaExceeded);
       expect(sb.quotaExceeded?.()?.message).toMatch(/64\.0 MiB of it in 1 deleted file/);
       // Ending the holder frees the blocks: the folder is under its limit again.
       await sb.exec("pkill -f posix_fallocate; sleep 1");

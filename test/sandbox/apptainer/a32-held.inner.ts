@@ -34,10 +34,13 @@ describe("A32 on Apptainer (inside the harness, non-root)", () => {
       await expect(sb.exec(holder(60), { timeoutMs: 30_000 })).rejects.toThrow(/deleted file.*holds open/);
       await sb.exec("true");
       expect(sb.quotaExceeded?.()).toBeUndefined();
-      // A holder left in the background: the measurement after the command sees the blocks.
-      await expect(
-        sb.exec(`setsid sh -c '${holder(600)}' >/tmp/held 2>&1 </dev/null & sleep 3; cat /tmp/held`),
-      ).rejects.toThrow(QuotaExceeded);
+      // A holder left in the background (it starts a second later): the command that starts it
+      // returns; the measurement after the next command sees the blocks it holds.
+      expect(
+        (await sb.exec(`setsid sh -c 'sleep 1; ${holder(600)}' >/tmp/held 2>&1 </dev/null &`)).exitCode,
+      ).toBe(0);
+      await new Promise((r) => setTimeout(r, 4000));
+      await expect(sb.exec("cat /tmp/held")).rejects.toThrow(QuotaExceeded);
       expect(sb.quotaExceeded?.()?.message).toMatch(/32\.0 MiB of it in 1 deleted file/);
     } finally {
       await sb.stop();
