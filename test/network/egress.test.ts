@@ -2,6 +2,7 @@
 // (test/network/docker.test.ts runs it in a real namespace, with a control where the site lists a range.)
 import { describe, expect, it } from "vitest";
 import { egressFilterScript, embeddedDnsReachesHost } from "../../runner/network/egress.ts";
+import { bridgeName, hostInputRules } from "../../runner/sandbox/docker/host-input.ts";
 
 describe("egressFilterScript", () => {
   const script = egressFilterScript(
@@ -50,6 +51,24 @@ describe("Docker's embedded resolver", () => {
     expect(refuse).toBeGreaterThan(-1);
     expect(refuse).toBeLessThan(lines.indexOf("$ipt -A OUTPUT -o lo -j ACCEPT"));
     expect(egressFilterScript(rules, [])).not.toContain("127.0.0.11");
+  });
+});
+
+describe("the host-side refusal of a network: true bridge", () => {
+  it("refuses the bridge, with the site's ranges accepted above it; only address text; a 15-character name", () => {
+    const name = bridgeName("scifi-some-run-1234");
+    expect(name).toMatch(/^sf-[0-9a-f]{12}$/);
+    expect(bridgeName("scifi-some-run-1234")).toBe(name);
+    const rules = hostInputRules(name, ["10.20.0.0/16", "fd00::/8", "$(reboot)"]);
+    // Each is inserted at the top: the REJECT first, so the ACCEPTs end up above it.
+    expect(rules.v4).toEqual([
+      ["-i", name, "-j", "REJECT"],
+      ["-i", name, "-d", "10.20.0.0/16", "-j", "ACCEPT"],
+    ]);
+    expect(rules.v6).toEqual([
+      ["-i", name, "-j", "REJECT"],
+      ["-i", name, "-d", "fd00::/8", "-j", "ACCEPT"],
+    ]);
   });
 });
 

@@ -16,6 +16,7 @@ import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { pollUntil } from "../output.ts";
 import { SandboxStartFailed } from "../types.ts";
 import { messageOf } from "./engine.ts";
+import { bridgeName, dropHostInput, guardHostInput } from "./host-input.ts";
 import { containerName, sandboxLabels } from "./labels.ts";
 import type { ContainerNet, DockerBackendOptions } from "./options.ts";
 
@@ -170,18 +171,24 @@ export async function startDockerNet(
         Driver: "bridge",
         CheckDuplicate: true,
         Labels: sandboxLabels(spec),
-        Options: { "com.docker.network.bridge.enable_icc": "false" },
+        Options: {
+          "com.docker.network.bridge.enable_icc": "false",
+          // A name of ours, so this host's INPUT chain can refuse the bridge (host-input.ts).
+          "com.docker.network.bridge.name": bridgeName(name),
+        },
       });
     } catch (error) {
       throw new SandboxStartFailed(
         `docker: cannot create the network for run ${sandboxName(spec)}: ${messageOf(error)}`,
       );
     }
-    const removeNetwork = () =>
-      docker
+    const removeNetwork = () => {
+      dropHostInput(bridgeName(name));
+      return docker
         .getNetwork(name)
         .remove()
         .catch(() => undefined);
+    };
     // The holder owns the sandbox's namespace on that network, with the egress filter in it.
     const rules = spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
     const drop = `exec setpriv --reuid=${spec.user.uid} --regid=${spec.user.gid} --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity`;
@@ -209,7 +216,10 @@ export async function startDockerNet(
         `docker: cannot set up network: true for run ${sandboxName(spec)} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
       );
     }
-    // An address this host gets later is refused too (the holder keeps NET_ADMIN for a root exec).
+    // This host refused per packet on its own side (a root runner), whatever address it gets later.
+    await guardHostInput(bridgeName(name), rules.allowedPrivateRanges);
+    // An address this host gets later is refused in the namespace too (the holder keeps NET_ADMIN
+    // for a root exec): the only guard for a non-root runner, within about a second.
     const holder = id;
     const unwatch = watchHostAddresses(
       known,
@@ -238,6 +248,7 @@ export async function startDockerNet(
       closeSync: () => {
         unwatch();
         spawnSync("docker", ["rm", "-f", id], { stdio: "ignore", timeout: 10_000 });
+        dropHostInput(bridgeName(name));
         spawnSync("docker", ["network", "rm", name], { stdio: "ignore", timeout: 10_000 });
       },
     };
