@@ -9,6 +9,7 @@ import type { ApprovalGate } from "../approval/gate.ts";
 import type { RunExtension } from "../extension/run-extension.ts";
 import type { HistoryEvent } from "../memory/history-events.ts";
 import { runDir } from "../paths.ts";
+import { PolicyRefused } from "../policy/refused.ts";
 import { loadSitePolicy, type SitePolicy } from "../policy/site.ts";
 import type { SamDocument, SamMetadata } from "../sam/types.ts";
 import { sifFileName } from "../sandbox/apptainer.ts";
@@ -53,6 +54,33 @@ export interface JobsForRunOptions {
   resume?: boolean;
   /** The run's approval gate: with `submit_job` required, every submission waits for a person. */
   approvals?: ApprovalGate;
+}
+
+/**
+ * A job without a container (site `jobs.sandbox: none`) runs on the node as the user, with the
+ * node's own `sbatch`, `srun` and `scancel` at hand: what it starts that way is outside the run's
+ * broker. A `submit_job` or `delete` approval could then not bind the jobs (trust.md rule 7: a key
+ * either works or is an error), so such a run is refused before it starts. `network` binds already:
+ * under a pending or denied request a submission is refused (broker.ts #jobSandbox).
+ */
+export function refuseUnboundApprovals(
+  sandbox: JobSandbox,
+  approvals: Pick<ApprovalGate, "requires"> | undefined,
+): void {
+  if (sandbox.engine !== "none") return;
+  const unbound = (["submit_job", "delete"] as const).filter((a) => approvals?.requires(a));
+  if (unbound.length === 0) return;
+  const why = {
+    submit_job: "a job could submit further jobs without a person's yes",
+    delete:
+      "a job's own jobs would outlive the run's end of jobs and could remove or rewrite start files after they were compared",
+  };
+  throw new PolicyRefused(
+    "jobs-approval-unbound",
+    "jobs.sandbox",
+    `this task requires approval of ${unbound.join(" and ")}, and the site runs agent jobs without a container (jobs.sandbox: none), where a job script can call the node's own sbatch, outside the run's job broker: ${unbound.map((a) => why[a]).join("; ")}`,
+    "Set jobs.sandbox to auto, docker or apptainer in the site policy (a job's container has no SLURM client or munge socket), or drop `jobs: slurm` from the SAM",
+  );
 }
 
 /** The container agent jobs run in: the task's image and network grant, per the jobs policy. */
@@ -101,6 +129,7 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
   const policy = loadJobsPolicy(o.sitePolicyFile);
   const site = loadSitePolicy(o.sitePolicyFile, false).policy;
   const sandbox = jobSandboxFor(o.sam, policy, site);
+  refuseUnboundApprovals(sandbox, o.approvals);
   const broker = new JobBroker({
     runId: o.runId,
     taskDir: realpathSync(dirname(o.sam.file)),

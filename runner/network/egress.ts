@@ -26,6 +26,30 @@ export function hostAddresses(): string[] {
   return [...out];
 }
 
+/** Docker's embedded resolver inside a user-defined network's namespace. */
+export const EMBEDDED_DNS = "127.0.0.11";
+
+/**
+ * Whether Docker's embedded resolver would ask a resolver on this host's loopback for the sandbox.
+ * dockerd forwards what 127.0.0.11 cannot answer to the host's nameservers; one that is not on
+ * loopback it dials inside the sandbox's namespace, where the egress filter judges it (a private
+ * resolver is refused unless the site lists it: test/network/docker.test.ts). A loopback one
+ * (dnsmasq on 127.0.0.1; Docker 26 and later) it dials from the host's namespace, past the filter:
+ * then the filter refuses 127.0.0.11 and the sandbox has no DNS (docs/sandbox.md). systemd-resolved's
+ * 127.0.0.53 does not count: dockerd reads its upstreams (`systemdConf`) instead.
+ */
+export function embeddedDnsReachesHost(resolvConf: string, systemdConf?: string): boolean {
+  const servers = (text: string) =>
+    text
+      .split("\n")
+      .map((l) => /^\s*nameserver\s+(\S+)/.exec(l)?.[1])
+      .filter((a): a is string => a !== undefined);
+  let upstream = servers(resolvConf);
+  if (systemdConf !== undefined && upstream.length > 0 && upstream.every((a) => a === "127.0.0.53"))
+    upstream = servers(systemdConf);
+  return upstream.some((a) => a.startsWith("127.") || a === "::1");
+}
+
 const shellSafe = (text: string) => /^[0-9a-fA-F.:/]+$/.test(text);
 
 /**
@@ -39,6 +63,8 @@ export function egressFilterScript(
   host: string[] = hostAddresses(),
   /** Also refuse the addresses in this environment variable, read where the script runs (a job's node). */
   hostVariable?: string,
+  /** Refuse Docker's embedded resolver (127.0.0.11) too: see embeddedDnsReachesHost. */
+  refuseEmbeddedDns = false,
 ): string {
   const allowed = rules.allowedPrivateRanges.filter(shellSafe);
   const v4 = (t: string) => isIP(t.split("/")[0] ?? "") === 4;
@@ -50,6 +76,7 @@ export function egressFilterScript(
   ];
   const block = (tool: string, type: "ipv4" | "ipv6") =>
     [
+      ...(refuseEmbeddedDns && type === "ipv4" ? [`$${tool} -A OUTPUT -d ${EMBEDDED_DNS} -j REJECT`] : []),
       `$${tool} -A OUTPUT -o lo -j ACCEPT`,
       ...allowed
         .filter((r) => (type === "ipv4" ? v4(r) : !v4(r)))

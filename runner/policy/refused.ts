@@ -22,7 +22,8 @@ export type PolicyRule =
   | "cpus-over-limit"
   | "memory-over-limit"
   | "walltime-over-limit"
-  | "scratch-over-limit";
+  | "scratch-over-limit"
+  | "jobs-approval-unbound";
 
 import { RunEnding } from "../run-ending.ts";
 

@@ -4,9 +4,12 @@
 //   new entries to the task folder's owner);
 // - no privilege leaves: stop() clears setuid/setgid bits in the task folder (in the give back's walk
 //   when it was lent) and in read-write mounts, after the sandbox is gone;
-// - a disk quota on the task folder (allocated blocks, no link followed, bounded walk): measured after
-//   every exec and writeFile, and every second during an exec, whose command is killed when over.
+// - a disk quota on the task folder (allocated blocks, no link followed, bounded walk, plus deleted
+//   files the sandbox's processes hold open on its device): measured after every exec and
+//   writeFile, and every quarter second during an exec, whose command is killed when over.
 // Backends wrap their start with `startGuarded`; nothing here knows an engine.
+
+import { stat } from "node:fs/promises";
 import {
   clearPrivilegeBits,
   lendTaskFolder,
@@ -17,6 +20,7 @@ import {
   WalkLimitExceeded,
 } from "../policy/host-paths.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { type HeldUsage, heldDeletedFiles } from "./held-files.ts";
 import { trackLive } from "./live.ts";
 import {
   type ExecOptions,
@@ -35,7 +39,10 @@ export interface GuardOptions {
    * without setuid): then a root-run scifi is refused, as the sandbox would be root.
    */
   runsAsCaller?: boolean;
-  /** How often a running exec's task folder is measured against the quota (ms). Default 1000. */
+  /**
+   * How often a running exec's task folder is measured against the quota (ms). Default 250: a
+   * writer overshoots by what it writes in one period (about 1.3 GiB a second with dd here).
+   */
   pollMs?: number;
 }
 
@@ -73,10 +80,11 @@ export async function startGuarded(
         base,
         maxAdd: spec.taskFolderQuota.maxAddBytes,
         limit: base + spec.taskFolderQuota.maxAddBytes,
+        device: (await stat(spec.taskDir)).dev,
       };
     }
     const inner = await start(spec);
-    return new GuardedSandbox(inner, lent, quota, options.pollMs ?? 1000);
+    return new GuardedSandbox(inner, lent, quota, options.pollMs ?? 250);
   } catch (error) {
     // The start's error is the one to act on; a give back that failed too is said with it.
     const back = lent
@@ -97,6 +105,8 @@ interface Quota {
   maxAdd: number;
   /** base + maxAdd: the most the folder may take. */
   limit: number;
+  /** The task folder's st_dev: deleted files held open on it count too (held-files.ts). */
+  device: number;
 }
 
 class GuardedSandbox implements Sandbox {
@@ -112,6 +122,8 @@ class GuardedSandbox implements Sandbox {
   #lastUsed: number | undefined;
   /** Why the last measurement could not count the whole folder (it then counts as over). */
   #unmeasured: string | undefined;
+  /** Deleted files held open at the last measurement (counted in #lastUsed). */
+  #held: HeldUsage | undefined;
   /** How long the last measurement took (ms): it stretches the poll period for big folders. */
   #walkMs = 0;
   #stopping: Promise<void> | undefined;
@@ -145,6 +157,8 @@ class GuardedSandbox implements Sandbox {
     // A folder already over the limit (the agent is cleaning up) kills only a command that adds to it.
     const before = this.#lastUsed;
     let killed: QuotaExceeded | undefined;
+    /** What was held open when the command was killed (its end freed it). */
+    let killedHeld: HeldUsage | undefined;
     let running = true;
     // The wait between measurements ends early when the exec does: an exec costs no extra poll period.
     let wake = () => {};
@@ -164,6 +178,7 @@ class GuardedSandbox implements Sandbox {
         const over = await this.#measure().catch(() => undefined);
         if (over && running && (before === undefined || over.usedBytes > before)) {
           killed = over;
+          killedHeld = this.#held;
           abort.abort(over);
           return;
         }
@@ -178,14 +193,22 @@ class GuardedSandbox implements Sandbox {
       options.signal?.removeEventListener("abort", forward);
     }
     await poller;
-    const over = killed ?? (await this.#measure());
-    this.#exceeded =
-      over &&
-      quotaError(this.#quota, over.usedBytes, killed ? "the command was killed" : "", this.#unmeasured);
+    // Measured again once the command is over, also after a kill: what a killed writer had in
+    // flight lands after the measurement that killed it, and the next call compares with this.
+    const now = await this.#measure();
+    if (killed) {
+      const grew = (now?.usedBytes ?? 0) > killed.usedBytes;
+      const used = grew && now ? now.usedBytes : killed.usedBytes;
+      const held = grew ? this.#held : killedHeld;
+      const error = quotaError(this.#quota, used, "the command was killed", this.#unmeasured, held);
+      this.#exceeded = now ? error : undefined;
+      throw error;
+    }
+    this.#exceeded = now && quotaError(this.#quota, now.usedBytes, "", this.#unmeasured, this.#held);
     if (!this.#exceeded) return result;
     // This call went past the limit (or further past it): it fails. A call that added nothing while
     // the folder was already over (the agent looking for what to delete) returns, and says so.
-    if (killed || before === undefined || this.#exceeded.usedBytes > before) throw this.#exceeded;
+    if (before === undefined || this.#exceeded.usedBytes > before) throw this.#exceeded;
     return { ...result, stderr: `${result.stderr}\n[scifi: ${this.#exceeded.message}]\n` };
   }
 
@@ -204,6 +227,7 @@ class GuardedSandbox implements Sandbox {
           now + size,
           `nothing was written to ${path}`,
           this.#unmeasured,
+          this.#held,
         );
         throw this.#exceeded;
       }
@@ -267,13 +291,20 @@ class GuardedSandbox implements Sandbox {
     return this.#lent?.kept ?? [];
   }
 
-  /** The folder's allocated bytes now; a folder too big (or impossible) to walk counts as over the limit. */
+  /**
+   * The folder's allocated bytes now, plus the deleted files on its device that the sandbox's
+   * processes still hold (no walk sees them, the disk does); a folder too big (or impossible) to walk
+   * counts as over the limit.
+   */
   async #usage(): Promise<number> {
     const started = performance.now();
     try {
       const used = (await measureTaskFolder(this.spec.taskDir)).allocatedBytes;
+      const ns = this.#quota ? await this.#inner.pidNamespace?.() : undefined;
+      const held = ns && this.#quota ? await heldDeletedFiles(ns, new Set([this.#quota.device])) : undefined;
+      this.#held = held;
       this.#unmeasured = undefined;
-      return used;
+      return used + (held?.bytes ?? 0);
     } catch (error) {
       if (error instanceof WalkLimitExceeded) {
         this.#unmeasured = error.reason;
@@ -292,7 +323,7 @@ class GuardedSandbox implements Sandbox {
     this.#measuring ??= this.#usage()
       .then((used) => {
         this.#lastUsed = used;
-        return used > quota.limit ? quotaError(quota, used, "", this.#unmeasured) : undefined;
+        return used > quota.limit ? quotaError(quota, used, "", this.#unmeasured, this.#held) : undefined;
       })
       .finally(() => {
         this.#measuring = undefined;
@@ -301,9 +332,19 @@ class GuardedSandbox implements Sandbox {
   }
 }
 
-function quotaError(quota: Quota, used: number, what: string, unmeasured?: string): QuotaExceeded {
+function quotaError(
+  quota: Quota,
+  used: number,
+  what: string,
+  unmeasured?: string,
+  held?: HeldUsage,
+): QuotaExceeded {
+  const heldText =
+    held && held.files > 0
+      ? ` (${formatBytes(held.bytes)} of it in ${held.files} deleted file${held.files === 1 ? "" : "s"} that a process of the sandbox still holds open: end that process to free it)`
+      : "";
   const usedText = Number.isFinite(used)
-    ? formatBytes(used)
+    ? `${formatBytes(used)}${heldText}`
     : `more than can be measured (${unmeasured ?? "too many files"})`;
   return new QuotaExceeded(
     `disk quota of the task folder exceeded: it takes ${usedText}, and this run may add at most ${formatBytes(quota.maxAdd)} to the ${formatBytes(quota.base)} it held at the start (site policy maxTaskFolder)${what ? `; ${what}` : ""}. Delete files you do not need (or write large temporary data to /tmp or /scratch); the run ends if the folder stays over the limit.`,

@@ -67,6 +67,11 @@ export interface Sandbox {
    */
   alive?(): Promise<boolean>;
   /**
+   * The PID namespace of the sandbox's processes as the host's /proc names it ("pid:[N]"), for the
+   * quota's count of deleted files they hold open (held-files.ts); undefined when it cannot be read.
+   */
+  pidNamespace?(): Promise<string | undefined>;
+  /**
    * Stops the sandbox on purpose (a run waiting for a person: nothing runs meanwhile); the next call
    * starts a fresh one for the same phase. Offered by the loop's revivable phase sandbox.
    */

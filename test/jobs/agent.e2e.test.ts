@@ -2,10 +2,21 @@
 // HTTP (labelled scripted). The agent submits a job that computes a number, waits, reads the output,
 // and the runner's own check of that number passes; a job left running is cancelled at the end.
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApprovalRequest } from "../../runner/approval/store.ts";
+import type { RunExtension } from "../../runner/extension/run-extension.ts";
 import type { JobEvent } from "../../runner/jobs/broker.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { runTask } from "../../runner/run/setup.ts";
@@ -169,6 +180,60 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(execFileSync("squeue", ["-h", "-j", submitted, "-o", "%i"], { encoding: "utf8" }).trim()).toBe(
         "",
       );
+    }, 300_000);
+
+    it("approval: [delete]: a job rewriting a start file after the agent's last call, before it is cancelled, is put back and asked (issue 25)", async () => {
+      const ws = workspace("late-rewrite");
+      // Writable by the job also for a root-run scifi, whose jobs run as the sandbox user once the
+      // folder was given back after the work pass (a start file others may write, as users leave them).
+      chmodSync(join(ws.taskDir, "data.csv"), 0o666);
+      const rewritten = () => readFileSync(join(ws.taskDir, "data.csv"), "utf8") !== "1,2,3\n";
+      const asked: ApprovalRequest[] = [];
+      let fired = false;
+      let sawRewrite = false;
+      // The test holds the run between the work pass and the jobs' cancel (this hook runs before the
+      // SLURM extension's, in the same endAgentWork): it lets the job go and waits until it rewrote.
+      const hold: RunExtension = {
+        async endAgentWork(reason) {
+          if (reason !== "the checks begin" || fired) return [];
+          fired = true;
+          writeFileSync(join(ws.taskDir, "go"), "");
+          for (let i = 0; i < 600 && !rewritten(); i++) await new Promise((r) => setTimeout(r, 200));
+          sawRewrite = rewritten();
+          return [];
+        },
+      };
+      const result = await runTask({
+        home: ws.home,
+        task: ws.sam,
+        backend: "docker",
+        model: `scripted:${join(FIXTURES, "agent-late-rewrite.yaml")}`,
+        retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+        extensions: [hold],
+        approvalPrompt: async (request) => {
+          asked.push(request);
+          return { approved: false, note: "keep the data" };
+        },
+      });
+      expect(sawRewrite, "the job rewrote the file in the window").toBe(true);
+      expect(asked.map((r) => `${r.action}: ${r.summary}`)).toEqual([
+        "delete: rewrite data.csv, by the agent's work that outlived its sandbox (a SLURM job of the run)",
+      ]);
+      expect(readFileSync(join(ws.taskDir, "data.csv"), "utf8")).toBe("1,2,3\n");
+      // The order that proves the window: the job was still live when the checks began (cancelled
+      // then), the comparison came after that cancel, and before the first check.
+      const submitted = events(result.dir).find((e) => e.action === "submit")?.result?.jobId as string;
+      const history = readHistory(join(result.dir, "history.jsonl"));
+      const cancel = history.findIndex((e) => e.type === "job" && e.action === "cancel_all");
+      const request = history.findIndex((e) => e.type === "approval" && e.state === "requested");
+      const check = history.findIndex((e) => e.type === "check");
+      expect(events(result.dir).find((e) => e.action === "cancel_all")?.result).toMatchObject({
+        cancelled: [submitted],
+      });
+      expect(cancel).toBeGreaterThanOrEqual(0);
+      expect(request).toBeGreaterThan(cancel);
+      expect(check).toBeGreaterThan(request);
+      expect(result.outcome.status, result.outcome.reason).toBe("passed");
     }, 300_000);
 
     it("cancels the job the agent left running when the run ends", async () => {

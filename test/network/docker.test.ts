@@ -2,15 +2,17 @@
 // is a container this test starts on a network of its own; the proxy knows it by name through its
 // own resolver configuration. Every probe runs inside the sandbox (test/network/probe.py).
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdtempSync } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { type AddressInfo, BlockList, createServer, isIP } from "node:net";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConnectionRecord } from "../../runner/memory/history-events.ts";
+import { SPECIAL_RANGES } from "../../runner/network/rules.ts";
 import type { SandboxSpec } from "../../runner/policy/spec.ts";
 import { homeKey } from "../../runner/sandbox/core.ts";
+import { bridgeName } from "../../runner/sandbox/docker/host-input.ts";
 import { containerName, createDockerBackend } from "../../runner/sandbox/docker.ts";
 import type { Sandbox } from "../../runner/sandbox/types.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -24,6 +26,8 @@ const SUBNET = "10.213.7.0/24";
 const stamp = `${process.pid}-${Date.now()}`;
 const TEST_NET = `scifi-nettest-${stamp}`;
 const HOST_NAME = `scifi-nettest-host-${stamp}`;
+/** A public address this test gives this host for a few seconds (on a veth of its own). */
+const LATE = "11.255.255.200";
 
 let hostIp = "";
 let net: TestNet | undefined;
@@ -318,6 +322,42 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
     );
   });
 
+  it("network: true: Docker's embedded resolver asks its upstream from the sandbox's namespace, so the filter judges it", async () => {
+    // The upstream is this host's resolver (dockerd forwards what 127.0.0.11 cannot answer to the
+    // nameservers of /etc/resolv.conf, dialling inside the sandbox's namespace). Here it is a
+    // private address: the sandbox's queries must not reach it unless the site lists it.
+    const upstreams = readFileSync("/etc/resolv.conf", "utf8")
+      .split("\n")
+      .map((l) => /^nameserver\s+(\S+)/.exec(l)?.[1])
+      .filter((a): a is string => a !== undefined && isIP(a) === 4);
+    const blocked = new BlockList();
+    for (const [a, p, t] of SPECIAL_RANGES) blocked.addSubnet(a, p, t);
+    const inRange = upstreams.filter((a) => blocked.check(a, "ipv4"));
+    const other = await start(`nettest-dns-${stamp}`, { network: true });
+    const answered = /^(OK answered|NO answered rcode)/;
+    if (inRange.length === 0) {
+      // A public upstream: the filter lets it through, as any public address.
+      expect(await probe(other, "dns", "127.0.0.11", "deb.debian.org")).toMatch(answered);
+      expect(await probe(other, "resolve", containerName(peer.spec.runId))).toMatch(/^NO /);
+      return;
+    }
+    // The private upstream is refused directly and through 127.0.0.11 alike ...
+    for (const a of inRange)
+      expect(await probe(other, "dns", a, "deb.debian.org")).toMatch(/^NO (?!answered)/);
+    expect(await probe(other, "dns", "127.0.0.11", "deb.debian.org")).toMatch(/^NO (?!answered)/);
+    // ... and reached through 127.0.0.11 once the site lists it (the control: only the filter differs).
+    const listed = await start(`nettest-dns-ok-${stamp}`, {
+      network: true,
+      openNetwork: {
+        rules: { allow: ["*"], deny: [], allowedPrivateRanges: inRange.map((a) => `${a}/32`) },
+        apptainerHostNetwork: false,
+      },
+    });
+    expect(await probe(listed, "dns", "127.0.0.11", "deb.debian.org")).toMatch(answered);
+    // It knows the run's own names only: the peer sandbox (another run's network) has none here.
+    expect(await probe(listed, "resolve", containerName(peer.spec.runId))).toMatch(/^NO /);
+  });
+
   it.skipIf(process.getuid?.() !== 0)(
     "network: true: an address this host gets after the sandbox started is refused too",
     async () => {
@@ -325,23 +365,48 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
       const listed = await start(`nettest-late-ok-${stamp}`, {
         network: true,
         openNetwork: {
-          rules: { allow: ["*"], deny: [], allowedPrivateRanges: ["198.51.100.200/32"] },
+          rules: { allow: ["*"], deny: [], allowedPrivateRanges: [`${LATE}/32`] },
           apptainerHostNetwork: false,
         },
       });
-      const server = createServer((c) => c.end("host service\n"));
+      const server = createServer((c) => c.on("error", () => undefined).end("host service\n"));
       await new Promise<void>((r) => server.listen(0, "0.0.0.0", () => r()));
       const port = String((server.address() as AddressInfo).port);
-      // This host's new address: a veth pair of this test's own, a documentation address on one end.
+      // This host's new address: a veth pair of this test's own, on one end an address outside every
+      // special range (the documentation ranges are refused anyway, so they would not show the poll).
+      // It is local to this host: nothing leaves the machine.
       const link = `scifi-l${process.pid % 100000}`;
       execFileSync("ip", ["link", "add", `${link}a`, "type", "veth", "peer", "name", `${link}b`]);
       try {
-        execFileSync("ip", ["addr", "add", "198.51.100.200/32", "dev", `${link}a`]);
+        // A root runner refuses this host per packet on the host's side (INPUT, by the run's bridge):
+        // the new address is never reachable. (A non-root runner has only the in-namespace poll,
+        // about a second: docs/sandbox.md.) Measured from inside: how long it is reachable.
+        const watch = other.exec(
+          [
+            "python3",
+            "-c",
+            `import socket,time
+t0=time.time(); first=None; last=None
+while time.time()-t0 < 8:
+    s=socket.socket(); s.settimeout(0.2)
+    try:
+        s.connect(("${LATE}", ${port})); last=time.time()
+        if first is None: first=last
+    except OSError: pass
+    s.close(); time.sleep(0.02)
+print("window", round((last-first)*1000) if first else 0)`,
+          ],
+          { timeoutMs: 30_000 },
+        );
+        await new Promise((r) => setTimeout(r, 300));
+        execFileSync("ip", ["addr", "add", `${LATE}/32`, "dev", `${link}a`]);
         execFileSync("ip", ["link", "set", `${link}a`, "up"]);
-        await new Promise((r) => setTimeout(r, 3000));
-        expect(await probe(other, "direct", "198.51.100.200", port)).toMatch(/^NO .*refused/i);
+        const window = Number(/window (\d+)/.exec((await watch).stdout)?.[1] ?? Number.NaN);
+        console.log(`network: true: a new host address was reachable for ${window} ms`);
+        expect(window).toBe(0);
+        expect(await probe(other, "direct", LATE, port)).toMatch(/^NO .*refused/i);
         // The control: the site lists it; the same path reaches the host's service.
-        expect(await probe(listed, "direct", "198.51.100.200", port)).toBe("OK connected");
+        expect(await probe(listed, "direct", LATE, port)).toBe("OK connected");
       } finally {
         execFileSync("ip", ["link", "del", `${link}a`]);
         server.close();
@@ -370,8 +435,12 @@ describe.skipIf(!haveDocker)("network by host allowlist (docker)", () => {
   it("the forwarder and the run's network go with the sandbox", async () => {
     const other = await start(`nettest-gone-${stamp}`, { network: true });
     const name = containerName(other.spec.runId);
+    const inputRules = () => execFileSync("iptables", ["-w", "5", "-S", "INPUT"], { encoding: "utf8" });
+    // A root runner refuses the run's bridge in this host's INPUT chain while the sandbox lives.
+    if (process.getuid?.() === 0) expect(inputRules()).toContain(`-i ${bridgeName(name)} -j REJECT`);
     await other.stop();
     await expect(docker.getNetwork(name).inspect()).rejects.toThrow();
+    if (process.getuid?.() === 0) expect(inputRules()).not.toContain(bridgeName(name));
     await sb.stop();
     await expect(docker.getContainer(`${containerName(sb.spec.runId)}-net`).inspect()).rejects.toThrow();
   });

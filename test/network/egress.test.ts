@@ -1,7 +1,8 @@
 // The egress filter of `network: true` on Docker, as text: what it accepts and refuses in order.
 // (test/network/docker.test.ts runs it in a real namespace, with a control where the site lists a range.)
 import { describe, expect, it } from "vitest";
-import { egressFilterScript } from "../../runner/network/egress.ts";
+import { egressFilterScript, embeddedDnsReachesHost } from "../../runner/network/egress.ts";
+import { bridgeName, hostInputRules } from "../../runner/sandbox/docker/host-input.ts";
 
 describe("egressFilterScript", () => {
   const script = egressFilterScript(
@@ -33,6 +34,41 @@ describe("egressFilterScript", () => {
   it("never puts anything but address text into the script", () => {
     expect(script).not.toContain("reboot");
     expect(script.startsWith("set -e\n")).toBe(true);
+  });
+});
+
+describe("Docker's embedded resolver", () => {
+  it("is refused (before loopback is accepted) when dockerd would ask a resolver on this host's loopback", () => {
+    expect(embeddedDnsReachesHost("nameserver 10.255.255.53\n")).toBe(false);
+    expect(embeddedDnsReachesHost("# x\nnameserver 192.0.2.1\nnameserver 127.0.0.1\n")).toBe(true);
+    expect(embeddedDnsReachesHost("nameserver ::1\n")).toBe(true);
+    // systemd-resolved: dockerd asks its upstreams instead.
+    expect(embeddedDnsReachesHost("nameserver 127.0.0.53\n", "nameserver 192.0.2.53\n")).toBe(false);
+    expect(embeddedDnsReachesHost("nameserver 127.0.0.53\n")).toBe(true);
+    const rules = { allow: ["*"], deny: [], allowedPrivateRanges: [] };
+    const lines = egressFilterScript(rules, [], undefined, true).split("\n");
+    const refuse = lines.indexOf("$ipt -A OUTPUT -d 127.0.0.11 -j REJECT");
+    expect(refuse).toBeGreaterThan(-1);
+    expect(refuse).toBeLessThan(lines.indexOf("$ipt -A OUTPUT -o lo -j ACCEPT"));
+    expect(egressFilterScript(rules, [])).not.toContain("127.0.0.11");
+  });
+});
+
+describe("the host-side refusal of a network: true bridge", () => {
+  it("refuses the bridge, with the site's ranges accepted above it; only address text; a 15-character name", () => {
+    const name = bridgeName("scifi-some-run-1234");
+    expect(name).toMatch(/^sf-[0-9a-f]{12}$/);
+    expect(bridgeName("scifi-some-run-1234")).toBe(name);
+    const rules = hostInputRules(name, ["10.20.0.0/16", "fd00::/8", "$(reboot)"]);
+    // Each is inserted at the top: the REJECT first, so the ACCEPTs end up above it.
+    expect(rules.v4).toEqual([
+      ["-i", name, "-j", "REJECT"],
+      ["-i", name, "-d", "10.20.0.0/16", "-j", "ACCEPT"],
+    ]);
+    expect(rules.v6).toEqual([
+      ["-i", name, "-j", "REJECT"],
+      ["-i", name, "-d", "fd00::/8", "-j", "ACCEPT"],
+    ]);
   });
 });
 

@@ -55,6 +55,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "network.inner.ts",
         "pdf-pages.inner.ts",
         "process-exit.inner.ts",
+        "a32-held.inner.ts",
         "critique.inner.ts",
       ]) {
         expect(

@@ -6,6 +6,7 @@ import { posix } from "node:path";
 import { PROXY_MOUNT, type RunProxy } from "../../network/run-proxy.ts";
 import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import * as core from "../core.ts";
+import { pidNamespaceOf } from "../held-files.ts";
 import { trackLive } from "../live.ts";
 import * as output from "../output.ts";
 import * as contract from "../types.ts";
@@ -129,6 +130,11 @@ export class ApptainerSandbox implements contract.Sandbox {
     if (!init?.sealedOnce) return;
     const now = await readdir(`/proc/${init.pid}/task`).catch(() => [] as string[]);
     if (now.some((task) => task !== String(init.pid) && !init.sealed.has(task))) await sealInstance(init);
+  }
+
+  /** The instance's PID namespace (its init's), for the quota's count of held deleted files. */
+  pidNamespace(): Promise<string | undefined> {
+    return this.#nsInit ? pidNamespaceOf(this.#nsInit.pid) : Promise.resolve(undefined);
   }
 
   async alive(): Promise<boolean> {

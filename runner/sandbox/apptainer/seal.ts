@@ -82,12 +82,16 @@ export async function hardeningArgs(stateDir: string): Promise<string[]> {
   return ["--security", `seccomp:${profile}`, "--bind", `${empty}:/proc/1:ro`];
 }
 
+/** FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE: the fallocate modes that free space. */
+const FREEING_MODES = 0x02 | 0x08;
+
 /** CLONE_NEWUSER, as clone(2)'s first argument carries it on x86_64 and arm64. */
 export const CLONE_NEWUSER = 0x10000000;
 
 /**
  * The sandbox's seccomp profile (OCI format, as Apptainer reads it): everything is allowed but the
- * calls that build or join namespaces or mount; those fail with EPERM (Apptainer ignores `errnoRet`).
+ * calls that build or join namespaces or mount, and an allocating fallocate; those fail with EPERM
+ * (Apptainer ignores `errnoRet`, so posix_fallocate fails too instead of falling back to writes).
  * clone3 stays allowed: its flags sit in memory, which seccomp cannot read, and refusing it with
  * EPERM (not ENOSYS, after which libc would fall back to clone) breaks every new thread. A raw
  * clone3(CLONE_NEWUSER) is refused by the kernel instead: sealInstance sets the instance's
@@ -109,6 +113,13 @@ export function seccompProfile(arch: string): object {
       {
         ...refuse(["clone"]),
         args: [{ index: 0, value: CLONE_NEWUSER, valueTwo: CLONE_NEWUSER, op: "SCMP_CMP_MASKED_EQ" }],
+      },
+      // An allocating fallocate reserves any number of blocks in one call, faster than the quota's
+      // poll (issue 32, A32-7); punching holes and collapsing ranges free space and stay allowed (the
+      // kernel refuses either flag combined with an allocating one).
+      {
+        ...refuse(["fallocate"]),
+        args: [{ index: 1, value: FREEING_MODES, valueTwo: 0, op: "SCMP_CMP_MASKED_EQ" }],
       },
     ],
   };

@@ -2,10 +2,12 @@
 // or a bridge network of the run's own behind the egress filter (`network: true`), each owned by a
 // namespace-holding container the agent cannot stop. The labels every scifi container carries.
 import { execFile, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type Docker from "dockerode";
 import {
   egressAddScript,
   egressFilterScript,
+  embeddedDnsReachesHost,
   hostAddresses,
   watchHostAddresses,
 } from "../../network/egress.ts";
@@ -14,8 +16,21 @@ import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { pollUntil } from "../output.ts";
 import { SandboxStartFailed } from "../types.ts";
 import { messageOf } from "./engine.ts";
+import { bridgeName, dropHostInput, guardHostInput } from "./host-input.ts";
 import { containerName, sandboxLabels } from "./labels.ts";
 import type { ContainerNet, DockerBackendOptions } from "./options.ts";
+
+/** Whether this host's resolver, as dockerd picks it, is on loopback (egress.ts embeddedDnsReachesHost). */
+function hostDnsOnLoopback(): boolean {
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+  return embeddedDnsReachesHost(read("/etc/resolv.conf") ?? "", read("/run/systemd/resolve/resolv.conf"));
+}
 
 /**
  * The sandbox's network when it has one. `network: [hosts]`: a forwarder container owns a network
@@ -156,18 +171,24 @@ export async function startDockerNet(
         Driver: "bridge",
         CheckDuplicate: true,
         Labels: sandboxLabels(spec),
-        Options: { "com.docker.network.bridge.enable_icc": "false" },
+        Options: {
+          "com.docker.network.bridge.enable_icc": "false",
+          // A name of ours, so this host's INPUT chain can refuse the bridge (host-input.ts).
+          "com.docker.network.bridge.name": bridgeName(name),
+        },
       });
     } catch (error) {
       throw new SandboxStartFailed(
         `docker: cannot create the network for run ${sandboxName(spec)}: ${messageOf(error)}`,
       );
     }
-    const removeNetwork = () =>
-      docker
+    const removeNetwork = () => {
+      dropHostInput(bridgeName(name));
+      return docker
         .getNetwork(name)
         .remove()
         .catch(() => undefined);
+    };
     // The holder owns the sandbox's namespace on that network, with the egress filter in it.
     const rules = spec.openNetwork?.rules ?? { allow: ["*"], deny: [], allowedPrivateRanges: [] };
     const drop = `exec setpriv --reuid=${spec.user.uid} --regid=${spec.user.gid} --clear-groups --inh-caps=-all --bounding-set=-all sleep infinity`;
@@ -176,7 +197,11 @@ export async function startDockerNet(
     try {
       const { container } = await startNamespaceHolder(docker, spec, {
         role: "network-holder",
-        entrypoint: ["sh", "-c", `${egressFilterScript(rules, known)}${drop}\n`],
+        entrypoint: [
+          "sh",
+          "-c",
+          `${egressFilterScript(rules, known, undefined, hostDnsOnLoopback())}${drop}\n`,
+        ],
         networkMode: name,
         capAdd: ["NET_ADMIN", "SETUID", "SETGID", "SETPCAP"],
         memoryMiB: 64,
@@ -191,7 +216,10 @@ export async function startDockerNet(
         `docker: cannot set up network: true for run ${sandboxName(spec)} (the image needs iptables and setpriv to keep this host and the LAN out; the scifi images have them): ${messageOf(error)}`,
       );
     }
-    // An address this host gets later is refused too (the holder keeps NET_ADMIN for a root exec).
+    // This host refused per packet on its own side (a root runner), whatever address it gets later.
+    await guardHostInput(bridgeName(name), rules.allowedPrivateRanges);
+    // An address this host gets later is refused in the namespace too (the holder keeps NET_ADMIN
+    // for a root exec): the only guard for a non-root runner, within about a second.
     const holder = id;
     const unwatch = watchHostAddresses(
       known,
@@ -220,6 +248,7 @@ export async function startDockerNet(
       closeSync: () => {
         unwatch();
         spawnSync("docker", ["rm", "-f", id], { stdio: "ignore", timeout: 10_000 });
+        dropHostInput(bridgeName(name));
         spawnSync("docker", ["network", "rm", name], { stdio: "ignore", timeout: 10_000 });
       },
     };

@@ -1,7 +1,9 @@
 // Owners as container labels, and the prune of this home's containers whose owner is gone.
+
 import type Docker from "dockerode";
 import { mayPrune } from "../core.ts";
 import type * as contract from "../types.ts";
+import { bridgeName, dropHostInput } from "./host-input.ts";
 import { ownerFromLabels } from "./labels.ts";
 
 /** Removes containers of `scope.home` whose owner is gone (core.ts mayPrune decides). */
@@ -23,6 +25,8 @@ export async function pruneContainers(docker: Docker, scope: contract.PruneScope
     const labels = info.Labels ?? {};
     const runId = labels["scifi.run"] ?? "";
     if (!mayPrune(runId, ownerFromLabels(labels), scope)) continue;
+    // A runner killed hard left its host-side refusal of the bridge too (host-input.ts).
+    dropHostInput(bridgeName(info.Name));
     await docker
       .getNetwork(info.Id)
       .remove()

@@ -8,6 +8,7 @@ import type Docker from "dockerode";
 import type { ConnectionRecord } from "../../memory/history-events.ts";
 import { type SandboxSpec, sandboxName } from "../../policy/spec.ts";
 import { execResult, type InsideRun, readSandboxFile, writeSandboxFile } from "../core.ts";
+import { pidNamespaceOf } from "../held-files.ts";
 import { trackLive } from "../live.ts";
 import {
   CappedBuffer,
@@ -23,6 +24,7 @@ import {
 import type * as contract from "../types.ts";
 import { type Sandbox, SandboxError } from "../types.ts";
 import { messageOf, statusCodeOf } from "./engine.ts";
+import { fallocateFilterPrefix } from "./fallocate-filter.ts";
 import type { DockerNet } from "./net.ts";
 import { envList } from "./options.ts";
 
@@ -48,6 +50,10 @@ export class DockerSandbox implements Sandbox {
   private readonly untrack: () => void;
 
   private readonly net: DockerNet | undefined;
+  /** The argv prefix of every tool exec (fallocate-filter.ts), once probed: empty without perl. */
+  private filterPrefix: Promise<string[]> | undefined;
+  /** Host pid of the container's init, once read (pidNamespace). */
+  private initPid: number | undefined;
 
   constructor(docker: Docker, container: Docker.Container, spec: SandboxSpec, net?: DockerNet) {
     this.docker = docker;
@@ -60,7 +66,8 @@ export class DockerSandbox implements Sandbox {
   async exec(command: string[] | string, options: contract.ExecOptions = {}): Promise<contract.ExecResult> {
     const started = Date.now();
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const raw = await this.run(withTimeout(toArgv(command), timeoutMs), {
+    const filter = await this.fallocateFilter();
+    const raw = await this.run([...filter, ...withTimeout(toArgv(command), timeoutMs)], {
       cwd: options.cwd ?? this.spec.workdir,
       env: options.env ?? {},
       stdin: options.stdin,
@@ -70,6 +77,16 @@ export class DockerSandbox implements Sandbox {
     });
     const durationMs = Date.now() - started;
     return execResult(raw, raw.watchdog || endedByTimeout(raw.exitCode, durationMs, timeoutMs), durationMs);
+  }
+
+  /** Probes once whether the image can install the filter; an image without perl runs without it. */
+  private fallocateFilter(): Promise<string[]> {
+    const prefix = fallocateFilterPrefix();
+    this.filterPrefix ??= this.inside([...prefix, "true"], { maxBytes: 4096 }).then(
+      (r) => (r.exitCode === 0 ? prefix : []),
+      () => [],
+    );
+    return this.filterPrefix;
   }
 
   readFile(path: string): Promise<Buffer> {
@@ -98,6 +115,20 @@ export class DockerSandbox implements Sandbox {
   async alive(): Promise<boolean> {
     const info = await this.container.inspect().catch(() => undefined);
     return info?.State?.Running === true && info.State.Restarting !== true;
+  }
+
+  /**
+   * The container's PID namespace (its init's, which every exec joins), for the quota's count of
+   * held deleted files; read again after a restart gave the container a new init.
+   */
+  async pidNamespace(): Promise<string | undefined> {
+    if (this.initPid !== undefined) {
+      const ns = await pidNamespaceOf(this.initPid);
+      if (ns) return ns;
+    }
+    const info = await this.container.inspect().catch(() => undefined);
+    this.initPid = info?.State?.Running ? info.State.Pid : undefined;
+    return this.initPid ? pidNamespaceOf(this.initPid) : undefined;
   }
 
   private async remove(): Promise<void> {
