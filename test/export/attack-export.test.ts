@@ -191,7 +191,8 @@ describe.skipIf(!hasEngine("docker"))(
       [
         "a second tape appended",
         (d: string, l: string[]) => writeTape(d, [...l, ...l]),
-        /audit\.jsonl:6: seq 0 where 5 was expected/,
+        // Whatever the tape's length: the first line of the second copy starts again at seq 0.
+        /audit\.jsonl:\d+: seq 0 where \d+ was expected: lines were reordered or duplicated/,
       ],
       [
         "an edit re-chained with both heads moved, MACs dropped",
