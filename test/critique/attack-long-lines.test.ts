@@ -13,7 +13,6 @@
 //   citation (1.8 MB for 100; above 4 MiB the report leaves the whole Critique section out).
 // A fix could cut each shown line as the record does (400 characters, said so), bound the evidence in
 // characters, and normalise each file's lines once per check round.
-// Rename to `.test.ts` (and move to test/critique/) when fixed.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,7 +28,7 @@ function wide(): { dir: string; trace: Trace } {
   return { dir, trace: { items: [{ item: "root/t1", expression: "x", chain: [], refs }], quantities: [] } };
 }
 
-describe("open: a file of few, very long lines", () => {
+describe("held: a file of few, very long lines", () => {
   it("the critique's code evidence is bounded in characters, not only in lines", () => {
     const { dir, trace } = wide();
     const code = citedCode(new TaskFileReader(dir), trace);

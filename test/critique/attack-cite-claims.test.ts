@@ -27,7 +27,7 @@ function folder(text: string): TaskFileReader {
   return new TaskFileReader(dir);
 }
 
-describe("open: verified citations for false claims", () => {
+describe("held: verified citations for false claims", () => {
   it("a trace expression that is not in the code does not verify through a one-letter quote", () => {
     const reader = folder('jets = all_jets\nif any(j["btag"] > 0 for j in jets):\n    pass\n');
     const checks = checkTrace(reader, {
