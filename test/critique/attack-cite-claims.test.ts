@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28): the citation check verifies the tracer's `quote`, not the claim it
+// HELD (attacker helper, issue 28; fixed on r4-fixcrit): the citation check verifies the tracer's `quote`, not the claim it
 // is attached to, so a false as-implemented specification can be marked verified.
 //
 // What the docs promise (issue 28: "the quoted expression is on them"; docs/critique.md: "A model's

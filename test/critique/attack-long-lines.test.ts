@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28): long lines in the agent's code are bounded in count, not in size.
+// HELD (attacker helper, issue 28; fixed on r4-fixcrit): long lines in the agent's code are bounded in count, not in size.
 //
 // What the docs promise (docs/critique.md): the critique gets "the cited files as the runner read them
 // (numbered; whole files up to 400 lines, else windows around the citations; at most 1500 lines)";

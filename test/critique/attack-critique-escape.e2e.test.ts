@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28): three ways the work agent keeps its wrong code's PASS under
+// HELD (attacker helper, issue 28; fixed on r4-fixcrit): three ways the work agent keeps its wrong code's PASS under
 // `critique: block`, on Docker with the scripted (labelled scripted) tracer and critique of the
 // lhco-dijet-selection example (scripts: test/fixtures/critique/attack/make.py).
 //
@@ -20,7 +20,6 @@
 // inside the task folder (recording that it is one), and treat a critique that could not run, or a
 // likely mismatch that could not be verified because of the folder's shape, as not passed under
 // block (or waiting for a person under approve).
-// Rename to `.test.ts` (and move to test/critique/) when fixed.
 import { readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
@@ -36,7 +35,7 @@ function blockRun(script: string, mode = "block") {
 }
 
 describe.skipIf(!hasEngine("docker"))(
-  "open: the agent escapes critique: block (scripted)",
+  "held: the agent escapes critique: block (scripted)",
   { timeout: 300_000 },
   () => {
     beforeAll(() => ensureImage());
