@@ -22,11 +22,15 @@
 // block (or waiting for a person under approve).
 import { readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { decide, pendingApprovals } from "../../runner/approval/store.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
 
+const homes: string[] = [];
+
 function blockRun(script: string, mode = "block") {
   const ws = workspace("lhco-dijet-selection");
+  homes.push(ws.home);
   writeFileSync(
     ws.sam,
     readFileSync(ws.sam, "utf8").replace("skills: [lhco]\n", `skills: [lhco]\ncritique: ${mode}\n`),
@@ -55,10 +59,27 @@ describe.skipIf(!hasEngine("docker"))(
       });
 
     it("junk.yaml under approve: a critique the agent made fail does not pass without a person", async () => {
-      const { history } = await blockRun("junk.yaml", "approve");
-      expect(history.find((e) => e.type === "critique")).toMatchObject({ failed: expect.any(String) });
-      // Today: PASSED after iteration 1 and no approval asked.
-      expect(history.some((e) => e.type === "approval")).toBe(true);
+      // A person who denies what they are asked (else the run would wait for one a day).
+      process.env.SCIFI_APPROVAL_POLL_MS = "100";
+      let detail = "";
+      const decider = setInterval(() => {
+        for (const home of homes)
+          for (const view of pendingApprovals(home)) {
+            detail = view.request.detail;
+            decide(home, view.runId, view.request.id, false, "not without a critique");
+          }
+      }, 200);
+      try {
+        const { history } = await blockRun("junk.yaml", "approve");
+        expect(history.find((e) => e.type === "critique")).toMatchObject({ failed: expect.any(String) });
+        // Before the fix: PASSED after iteration 1 and no approval asked.
+        expect(history.some((e) => e.type === "approval")).toBe(true);
+        expect(detail).toContain("the critique could not be completed");
+        expect(history.flatMap((e) => (e.type === "iteration_end" ? [e.passed] : []))[0]).toBe(false);
+      } finally {
+        clearInterval(decider);
+        delete process.env.SCIFI_APPROVAL_POLL_MS;
+      }
     });
   },
 );
