@@ -158,13 +158,16 @@ function withPack(skill: ParsedSkill): Skill | Diagnostic {
   const out: Skill = { ...plain };
   if (pack.critiqueContext) {
     const file = join(base, pack.critiqueContext);
+    const link = linkOnTheWay(base, pack.critiqueContext);
+    if (link)
+      return problem(
+        `critique_context: ${pack.critiqueContext} goes through a symbolic link (${link}); use a plain file`,
+      );
     let text: string;
     try {
       text = readBeside(base, pack.critiqueContext);
-    } catch (error) {
-      return problem(
-        `critique_context: ${pack.critiqueContext} is not a regular file beside the skill (${messageOf(error)})`,
-      );
+    } catch {
+      return problem(`critique_context: ${pack.critiqueContext} is not a regular file beside the skill`);
     }
     out.critiqueContext = { file, text, sha256: sha256(text) };
   }
@@ -213,10 +216,6 @@ function linkOnTheWay(base: string, rel: string): string | undefined {
     if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) return at.slice(base.length + 1);
   }
   return undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The value at a zod issue path (zod does not report inputs by default). */

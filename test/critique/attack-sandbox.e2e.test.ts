@@ -23,7 +23,8 @@ describe.skipIf(!hasEngine("docker"))("attack: the tracer's sandbox (scripted)",
     const seen = JSON.stringify(tracer.at(-1));
     // The tracer has no command tool at all (trust rule 8): every probe is refused before it runs.
     expect(seen).toContain("Unknown tool 'bash'. Available tools: read_file, glob, grep.");
-    for (const probe of ["W1", "W2", "W3", "N1"]) expect(seen).not.toMatch(new RegExp(`${probe}=`));
+    // The commands echo `W1=$?` etc.: a digit after `=` would be one that ran.
+    for (const probe of ["W1", "W2", "W3", "N1"]) expect(seen).not.toMatch(new RegExp(`${probe}=\\d`));
     expect(existsSync(join(ws.taskDir, "tracer-probe"))).toBe(false);
     expect(readFileSync(join(ws.taskDir, "analysis.py"), "utf8").endsWith("out)\n")).toBe(true);
   });
