@@ -32,7 +32,9 @@ describe("critique phase on apptainer (inside the harness, non-root)", { timeout
       (r) => r.kind === "call" && r.role === "tracer",
     );
     // No command tool for the tracer (the agent's code never runs where it is judged): the probe is refused.
-    expect(JSON.stringify(tracer[1])).toContain("Unknown tool 'bash'. Available tools: read_file, glob, grep.");
+    expect(JSON.stringify(tracer[1])).toContain(
+      "Unknown tool 'bash'. Available tools: read_file, glob, grep.",
+    );
     expect(readdirSync(ws.taskDir)).not.toContain("tracer-probe");
   });
 });
