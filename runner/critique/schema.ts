@@ -93,6 +93,10 @@ export interface CitationCheck {
   problem?: string;
   /** The cited lines as the runner read them, with their numbers (absent when the file was not read). */
   lines?: { n: number; text: string }[];
+  /** The path inside the task folder the cited path is a link to (the citation may still verify). */
+  link?: string;
+  /** Set when it did not verify because of the folder's shape (a link out, a FIFO, a file past the window). */
+  shape?: boolean;
 }
 
 export interface CheckedFinding extends Finding {

@@ -79,6 +79,39 @@ export function readTaskFile(taskDir: string, rel: string, shownAs = rel, maxByt
 }
 
 /**
+ * Like readTaskFile, but a file over `maxBytes` is not refused: its first `maxBytes` are returned
+ * with `window: true` (the critique's citation check reads a window of a padded file).
+ */
+export function readTaskFileWindow(
+  taskDir: string,
+  rel: string,
+  shownAs: string,
+  maxBytes: number,
+): { bytes: Buffer; window: boolean } {
+  const { dirs, name } = splitRelative(rel, shownAs);
+  const dirFd = openDirectoryChain(taskDir, dirs, false, shownAs);
+  let fd: number | undefined;
+  try {
+    fd = openNoFollow(dirFd, name, O_RDONLY | O_NONBLOCK, shownAs);
+    requireRegularFile(fd, shownAs);
+    const bytes = Buffer.allocUnsafe(maxBytes + 1);
+    let total = 0;
+    for (;;) {
+      const n = readSync(fd, bytes, total, bytes.length - total, null);
+      if (n === 0) break;
+      total += n;
+      if (total === bytes.length) break;
+    }
+    return total > maxBytes
+      ? { bytes: bytes.subarray(0, maxBytes), window: true }
+      : { bytes: bytes.subarray(0, total), window: false };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    closeSync(dirFd);
+  }
+}
+
+/**
  * Writes `rel` inside `taskDir` (creating parent folders) without following any symlink. `owner`:
  * new folders and the file are given to this uid:gid (a root runner writing for an unprivileged
  * sandbox user, so the sandbox can change what the runner wrote).

@@ -3,7 +3,7 @@
 // the critique with the cited code as evidence, its findings checked the same way. The record says
 // what was verified and what was not; what it does to the verdict is the caller's (the mode's).
 import { type CritiqueFailed, runCritique, runTracer, type TracerAnswer } from "../agents/critique.ts";
-import { checkFinding, checkTrace, TaskFileReader } from "../critique/cite.ts";
+import { checkFinding, checkTrace, cutLine, TaskFileReader } from "../critique/cite.ts";
 import { specItems } from "../critique/items.ts";
 import type { CritiqueMode, CritiqueRecord, Trace } from "../critique/schema.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
@@ -37,6 +37,8 @@ export interface CritiqueOptions {
 const MAX_CODE_LINES = 1500;
 const WHOLE_FILE_LINES = 400;
 const WINDOW = 12;
+/** Most characters of cited code the critique is shown (each line is cut at MAX_LINE_CHARS too). */
+const MAX_CODE_CHARS = 300_000;
 
 export async function critiqueNode(options: CritiqueOptions): Promise<CritiqueRecord> {
   const { node } = options;
@@ -110,13 +112,15 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
   }
   const parts: string[] = [];
   let budget = MAX_CODE_LINES;
+  let chars = MAX_CODE_CHARS;
   for (const [file, at] of cited) {
     const read = reader.lines(file);
     if ("problem" in read) {
       parts.push(`### ${file}\n\n(not read: ${read.problem})`);
       continue;
     }
-    const all = read.lines.at(-1) === "" ? read.lines.slice(0, -1) : read.lines;
+    if (read.link) parts.push(`### ${file} (a link to ${read.link})`);
+    const all = !read.window && read.lines.at(-1) === "" ? read.lines.slice(0, -1) : read.lines;
     const keep = new Set<number>();
     if (all.length <= WHOLE_FILE_LINES) for (let n = 1; n <= all.length; n++) keep.add(n);
     else
@@ -125,13 +129,17 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
     const numbered: string[] = [];
     let previous = 0;
     for (const n of [...keep].sort((a, b) => a - b)) {
-      if (budget <= 0) break;
+      if (budget <= 0 || chars <= 0) break;
       if (previous && n > previous + 1) numbered.push("   ...");
-      numbered.push(`${String(n).padStart(4)}| ${all[n - 1] ?? ""}`);
+      const line = `${String(n).padStart(4)}| ${cutLine(all[n - 1] ?? "")}`;
+      numbered.push(line);
       previous = n;
       budget--;
+      chars -= line.length + 1;
     }
+    if (read.window) numbered.push(`(the file is larger; only its first lines were read)`);
     if (budget <= 0) numbered.push(`(cut: more than ${MAX_CODE_LINES} lines of cited code)`);
+    else if (chars <= 0) numbered.push(`(cut: more than ${MAX_CODE_CHARS} characters of cited code)`);
     parts.push(`### ${file}\n\n\`\`\`\n${numbered.join("\n")}\n\`\`\``);
   }
   return parts.join("\n\n");

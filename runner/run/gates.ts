@@ -134,21 +134,35 @@ export class RunGates {
       type: string;
       item: string;
       reason: string;
-      citations: { verified: boolean; citation: { file: string; line: number } }[];
+      citations: {
+        verified: boolean;
+        citation: { file: string; line: number };
+        lines?: { n: number; text: string }[];
+      }[];
     }[],
+    incomplete?: string,
   ): Promise<string | undefined> {
     const { deps, sam } = this.#session;
     if (!deps.approval?.requires("critique")) return undefined;
-    const lines = likely.map((f) => {
-      const at = f.citations.filter((c) => c.verified).map((c) => `${c.citation.file}:${c.citation.line}`);
-      return `- ${f.type} at ${f.item} (${at.join(", ")}): ${f.reason}`;
+    // Each finding with the verified lines themselves (as the runner read them), not only their numbers.
+    const lines = likely.flatMap((f) => {
+      const at = f.citations.filter((c) => c.verified);
+      return [
+        `- ${f.type} at ${f.item} (${at.map((c) => `${c.citation.file}:${c.citation.line}`).join(", ")}): ${f.reason}`,
+        ...at.flatMap((c) => (c.lines ?? []).map((l) => `    ${c.citation.file}:${l.n}| ${l.text}`)),
+      ];
     });
+    const what =
+      likely.length > 0
+        ? `${likely.length} likely mismatch(es) the critique found`
+        : "a critique that could not be completed";
     const answer = await deps.approval.ask({
       action: "critique",
-      summary: `accept the PASS of ${node} of ${sam.metadata.name} with ${likely.length} likely mismatch(es) the critique found`,
+      summary: `accept the PASS of ${node} of ${sam.metadata.name} with ${what}`,
       detail: [
         `checks and review passed; the critique (a model's reading of the code) found:`,
-        ...lines,
+        ...(lines.length > 0 ? lines : ["(no likely mismatch verified)"]),
+        ...(incomplete ? [`the critique could not be completed: ${incomplete}`] : []),
       ].join("\n"),
     });
     if (answer.approved) return undefined;

@@ -1,6 +1,15 @@
 // Reading and validating skill files. Errors are `file:line:col` diagnostics like the SAM validator's,
 // pointing at the front-matter key that is wrong.
-import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import type { Diagnostic } from "../sam/types.ts";
@@ -149,24 +158,64 @@ function withPack(skill: ParsedSkill): Skill | Diagnostic {
   const out: Skill = { ...plain };
   if (pack.critiqueContext) {
     const file = join(base, pack.critiqueContext);
-    const st = lstatSync(file, { throwIfNoEntry: false });
-    if (!st?.isFile())
+    const link = linkOnTheWay(base, pack.critiqueContext);
+    if (link)
+      return problem(
+        `critique_context: ${pack.critiqueContext} goes through a symbolic link (${link}); use a plain file`,
+      );
+    let text: string;
+    try {
+      text = readBeside(base, pack.critiqueContext);
+    } catch {
       return problem(`critique_context: ${pack.critiqueContext} is not a regular file beside the skill`);
-    const text = readFileSync(file, "utf8");
+    }
     out.critiqueContext = { file, text, sha256: sha256(text) };
   }
   if (pack.helpers) {
     const dir = join(base, pack.helpers);
-    const registry = join(dir, "registry.md");
+    const link = linkOnTheWay(base, pack.helpers);
+    if (link)
+      return problem(`helpers: ${pack.helpers} goes through a symbolic link (${link}); use a plain folder`);
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory())
       return problem(`helpers: ${pack.helpers} is not a folder beside the skill`);
-    if (!lstatSync(registry, { throwIfNoEntry: false })?.isFile())
+    let registry: string;
+    try {
+      registry = readBeside(base, `${pack.helpers}/registry.md`);
+    } catch {
       return problem(
         `helpers: ${pack.helpers} has no registry.md (the helpers' names, purpose, inputs, outputs and import path)`,
       );
-    out.helpers = { dir, registry: readFileSync(registry, "utf8") };
+    }
+    out.helpers = { dir, registry };
   }
   return out;
+}
+
+/**
+ * A regular file at `rel` under `base`, with no symbolic link on the way (each component checked,
+ * the last opened O_NOFOLLOW and O_NONBLOCK so a FIFO does not block). The skills folder's layer sits
+ * below runner/policy, so this is host-paths' readTaskFile in small.
+ */
+function readBeside(base: string, rel: string): string {
+  const link = linkOnTheWay(base, rel);
+  if (link) throw new Error(`${link} is a symbolic link`);
+  const fd = openSync(join(base, rel), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The first component of `rel` under `base` that is a symbolic link, if any. */
+function linkOnTheWay(base: string, rel: string): string | undefined {
+  let at = base;
+  for (const part of rel.split("/").filter((p) => p !== "" && p !== ".")) {
+    at = join(at, part);
+    if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) return at.slice(base.length + 1);
+  }
+  return undefined;
 }
 
 /** The value at a zod issue path (zod does not report inputs by default). */

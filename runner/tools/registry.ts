@@ -34,6 +34,8 @@ export const workTools: ToolSet = toolSet([
  * the task folder read-only (runner/run/sandboxes.ts phaseSpec), so nothing it runs can change the work.
  */
 export const reviewTools: ToolSet = toolSet([bashTool, readFileTool, globTool, grepTool]);
+/** The tracer's: reading only, nothing that executes (the agent's code never runs where it is judged). */
+export const tracerTools: ToolSet = toolSet([readFileTool, globTool, grepTool]);
 
 export function toolSpecs(tools: ToolSet): ToolSpec[] {
   return [...tools.values()].map((tool) => tool.spec);

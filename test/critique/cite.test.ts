@@ -66,18 +66,28 @@ describe("citations, checked host-side", () => {
     expect(checkTrace(reader, traces[1] as Trace)["item:root/t4"]?.[0]?.verified).toBe(true);
   });
 
-  it("never follows a link, refuses paths out of the folder, and names lines past the end", () => {
+  it("follows a link only inside the folder (recorded), refuses paths out of it, and names lines past the end", () => {
     const dir = taskWith("analysis_wrong.py");
     mkdirSync(join(dir, "sub"));
     symlinkSync(join(dir, "analysis.py"), join(dir, "link.py"));
     symlinkSync(dir, join(dir, "sub", "up"));
+    symlinkSync("../analysis.py", join(dir, "sub", "rel.py"));
+    symlinkSync("/etc/passwd", join(dir, "out.py"));
+    symlinkSync("../..", join(dir, "sub", "outer"));
     writeFileSync(join(dir, "short.py"), "x = 1\n");
     const reader = new TaskFileReader(dir);
     const at = (file: string, line = 1, quote = "import json") =>
       checkCitation(reader, { file, line, quote });
     expect(at("analysis.py").verified).toBe(true);
-    expect(at("link.py").problem).toMatch(/symbolic link/);
-    expect(at("sub/up/analysis.py").problem).toMatch(/symbolic link/);
+    expect(at("link.py")).toMatchObject({ verified: true, link: "analysis.py" });
+    expect(at("sub/up/analysis.py")).toMatchObject({ verified: true, link: "analysis.py" });
+    expect(at("sub/rel.py")).toMatchObject({ verified: true, link: "analysis.py" });
+    expect(at("out.py")).toMatchObject({
+      verified: false,
+      shape: true,
+      problem: expect.stringMatching(/outside the task folder/),
+    });
+    expect(at("sub/outer/x.py")).toMatchObject({ verified: false, shape: true });
     expect(at("../etc/passwd").problem).toMatch(/'\.\.' may not leave the task folder/);
     expect(at("/etc/passwd").problem).toMatch(/absolute path/);
     expect(at("missing.py").problem).toMatch(/no such file/);

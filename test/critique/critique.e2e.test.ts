@@ -58,10 +58,12 @@ describe.skipIf(!hasEngine("docker"))("critique phase on Docker (scripted)", { t
     expect(first.findings[2]).toMatchObject({ severity: "likely_mismatch", verified: false });
     // The trace's citation of line 12 does not hold the expression: flagged.
     expect(first.traceChecks["item:root/t5"]?.map((c) => c.verified)).toEqual([true, false]);
-    // The tracer's sandbox saw the task folder read-only (its touch failed; nothing was written).
+    // The tracer has no bash (the agent's code never runs where it is judged): its touch was refused.
     const tape = readTape(join(result.dir, "audit.jsonl"), { tolerant: true });
     const tracer = tape.filter((r) => r.kind === "call" && r.role === "tracer");
-    expect(JSON.stringify(tracer[1])).toContain("Read-only file system");
+    expect(JSON.stringify(tracer[1])).toContain(
+      "Unknown tool 'bash'. Available tools: read_file, glob, grep.",
+    );
     expect(readdirSync(ws.taskDir)).not.toContain("tracer-probe");
     expect(tape.filter((r) => r.kind === "event" && r.event === "critique")).toHaveLength(2);
     expect(readFileSync(join(ws.taskDir, "analysis.py"), "utf8")).toContain("for j in selected):");

@@ -19,7 +19,7 @@ import { phaseSpec } from "../../run/sandboxes.ts";
 import { openRunFolder, readSamJson } from "../../run-folder/folder.ts";
 import { readState } from "../../run-folder/state.ts";
 import { getBackend } from "../../sandbox/registry.ts";
-import { reviewTools } from "../../tools/registry.ts";
+import { tracerTools } from "../../tools/registry.ts";
 import { openOrExplain } from "../session.ts";
 
 export interface CritiqueCommandOptions {
@@ -89,7 +89,7 @@ export async function runCritiqueCommand(runId: string, options: CritiqueCommand
         const { tracerSystem } = await import("../../agents/critique.ts");
         const { exit } = await runPass({
           model: session.model,
-          tools: reviewTools,
+          tools: tracerTools,
           toolContext: {
             sandbox,
             bashTimeoutMs: state.limits.bashTimeoutSec * 1000,

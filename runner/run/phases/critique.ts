@@ -10,7 +10,7 @@ import { RecordWriteFailed, writeJsonAtomic } from "../../atomic-write.ts";
 import type { CheckedFinding, CritiqueRecord } from "../../critique/schema.ts";
 import { BudgetExceeded } from "../../llm/types.ts";
 import type { Phase } from "../../run-folder/state.ts";
-import { reviewTools } from "../../tools/registry.ts";
+import { tracerTools } from "../../tools/registry.ts";
 import { Tampering } from "../checks.ts";
 import { runPass } from "../conversation.ts";
 import { type CritiquePack, critiqueNode } from "../critique.ts";
@@ -53,11 +53,19 @@ export async function critiquePhase(session: RunSession): Promise<Phase> {
     onResponse: (response) => session.account(response),
   }).catch((error: unknown) => failedCritique(session, node.id, mode, error));
   const likely = record.findings.filter((f) => f.verified && f.severity === "likely_mismatch");
+  const incomplete = incompleteWhy(record);
   if (likely.length > 0 && mode === "block") {
     record.effect = "sent_back";
     sendBack(session, likely, "the critique found a likely mismatch (critique: block)");
-  } else if (likely.length > 0 && mode === "approve") {
-    const denied = await session.gates.acceptCritique(node.id, likely);
+  } else if (incomplete && mode === "block") {
+    // The work agent can make the critique fail (a planted README, a padded file, a link out): under
+    // block that must not leave the PASS standing silently; the fix asked is to make it checkable.
+    record.effect = "sent_back";
+    sendBack(session, [], `the critique could not be completed: ${incomplete}`, [
+      `the critique could not be completed: ${incomplete}; leave the code where the SAM names it, as plain files of a readable size, so the runner can check what it computes`,
+    ]);
+  } else if ((likely.length > 0 || incomplete) && mode === "approve") {
+    const denied = await session.gates.acceptCritique(node.id, likely, incomplete);
     record.effect = denied === undefined ? "approved" : "denied";
     if (denied !== undefined) sendBack(session, likely, denied);
   }
@@ -67,9 +75,10 @@ export async function critiquePhase(session: RunSession): Promise<Phase> {
 }
 
 /**
- * A critique that could not run (a model error, a sandbox that died twice) is recorded as missing and
- * leaves the verdict as the checks and the review made it, like a failed final review; a spent
- * budget, a full disk or a cancel still end the run.
+ * A critique that could not run (a model error, a sandbox that died twice) is recorded as missing:
+ * under report it leaves the verdict as the checks and the review made it; under block it fails the
+ * iteration and under approve it asks a person (incompleteWhy). A spent budget, a full disk or a
+ * cancel still end the run.
  */
 function failedCritique(
   session: RunSession,
@@ -94,8 +103,32 @@ function failedCritique(
   };
 }
 
+/**
+ * Why the critique is incomplete in a way the PASS must not hide under block and approve: it failed,
+ * or a likely mismatch did not verify because of the folder's shape (a link out, a FIFO, a file past
+ * the read window), which the work agent controls. Undefined when it is complete.
+ */
+export function incompleteWhy(record: CritiqueRecord): string | undefined {
+  if (record.failed) return record.failed;
+  const shaped = record.findings.filter(
+    (f) => !f.verified && f.severity === "likely_mismatch" && f.citations.some((c) => c.shape),
+  );
+  if (shaped.length === 0) return undefined;
+  const why = shaped
+    .flatMap((f) =>
+      f.citations.filter((c) => c.shape).map((c) => `${c.citation.file}: ${c.problem ?? "not read"}`),
+    )
+    .filter((line, i, all) => all.indexOf(line) === i);
+  return `${shaped.length} likely mismatch(es) could not be verified on the code (${why.join("; ")})`;
+}
+
 /** The passed verdict made a failed one: the findings become the review's findings and fixes. */
-function sendBack(session: RunSession, likely: readonly CheckedFinding[], why: string): void {
+function sendBack(
+  session: RunSession,
+  likely: readonly CheckedFinding[],
+  why: string,
+  fixes: readonly string[] = [],
+): void {
   const verdict = session.state.verdict;
   if (!verdict) return;
   session.state.verdict = {
@@ -103,7 +136,11 @@ function sendBack(session: RunSession, likely: readonly CheckedFinding[], why: s
     passed: false,
     critique: `critique: ${why}`,
     findings: [...verdict.findings, `critique: ${why}`, ...likely.map(findingLine)],
-    fixes: [...verdict.fixes, ...likely.map((f) => `${f.item}: ${f.fix ?? f.reason} (critique: ${f.type})`)],
+    fixes: [
+      ...verdict.fixes,
+      ...fixes,
+      ...likely.map((f) => `${f.item}: ${f.fix ?? f.reason} (critique: ${f.type})`),
+    ],
   };
 }
 
@@ -125,7 +162,7 @@ function packsOf(session: RunSession): CritiquePack[] {
   });
 }
 
-/** One tracer conversation: read-only tools in the tracer's own sandbox, the JSON trace as its answer. */
+/** One tracer conversation: read_file, glob and grep in the tracer's own sandbox, the JSON trace as its answer. */
 async function traceConversation(
   session: RunSession,
   brief: string,
@@ -134,7 +171,9 @@ async function traceConversation(
   const { tracerSystem } = await import("../../agents/critique.ts");
   const { exit } = await runPass({
     model: session.model,
-    tools: reviewTools,
+    // No bash: the agent's code never runs where what judges it runs (trust rule 8); a planted
+    // numpy.py or sitecustomize.py in /task would run in any interpreter the tracer started there.
+    tools: tracerTools,
     toolContext: { ...session.toolContext, sandbox, allowCommands: undefined },
     limits: session.limits,
     budget: session.budget,

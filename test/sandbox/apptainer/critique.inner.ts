@@ -19,7 +19,7 @@ describe("critique phase on apptainer (inside the harness, non-root)", { timeout
     expect(existsSync(sif), `no SIF for ${IMAGE} at ${sif}`).toBe(true);
   });
 
-  it("report: the tracer's instance is read-only; the mismatch is verified and reported, the PASS stands", async () => {
+  it("report: the tracer has no bash; the mismatch is verified and reported, the PASS stands", async () => {
     const ws = workspace("lhco-dijet-selection");
     const { result, history } = await runScripted(ws, "lhco-critique-one.yaml", { backend: "apptainer" });
     expect(result.outcome.status).toBe("passed");
@@ -31,7 +31,10 @@ describe("critique phase on apptainer (inside the harness, non-root)", { timeout
     const tracer = readTape(join(result.dir, "audit.jsonl"), { tolerant: true }).filter(
       (r) => r.kind === "call" && r.role === "tracer",
     );
-    expect(JSON.stringify(tracer[1])).toContain("Read-only file system");
+    // No command tool for the tracer (the agent's code never runs where it is judged): the probe is refused.
+    expect(JSON.stringify(tracer[1])).toContain(
+      "Unknown tool 'bash'. Available tools: read_file, glob, grep.",
+    );
     expect(readdirSync(ws.taskDir)).not.toContain("tracer-probe");
   });
 });

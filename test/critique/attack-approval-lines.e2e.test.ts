@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28): the person asked to accept a PASS does not see the code.
+// HELD (attacker helper, issue 28; fixed on r4-fixcrit): the person asked to accept a PASS does not see the code.
 //
 // What the docs promise: docs/critique.md (modes table, `approve`): "the request lists each finding
 // with its verified lines"; docs/approval.md: "the request lists each finding with its lines";
@@ -8,7 +8,6 @@
 // is `- definition_mismatch at root/t4 (analysis.py:39, analysis.py:35): <the model's reason>`, the
 // line numbers and the model's claim, not the lines the runner verified (the record has them), so
 // the person decides on the model's word (runner/run/gates.ts acceptCritique).
-// Rename to `.test.ts` (and move to test/critique/) when fixed.
 import { readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
@@ -16,7 +15,7 @@ import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))(
-  "open: the critique approval request (scripted)",
+  "held: the critique approval request (scripted)",
   { timeout: 240_000 },
   () => {
     beforeAll(() => ensureImage());

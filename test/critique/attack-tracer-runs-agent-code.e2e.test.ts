@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28): the work agent's code runs inside the tracer's sandbox.
+// HELD (attacker helper, issue 28; fixed on r4-fixcrit): the work agent's code runs inside the tracer's sandbox.
 //
 // What the docs promise: trust.md rule 8, "The agent's code never runs where what judges it is"; the
 // tracer is "a fresh sandbox of its own" whose job is to say what the code computes
@@ -12,7 +12,6 @@
 // the critique fails and, under `critique: block`, the PASS stands (see ac-critique-escape's junk case).
 // A fix could start the tracer's commands with the task folder off Python's path (PYTHONSAFEPATH=1,
 // a working folder outside /task), or take bash from the tracer and keep read_file, glob and grep.
-// Rename to `.test.ts` (and move to test/critique/) when fixed.
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
@@ -20,7 +19,7 @@ import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))(
-  "open: the tracer runs the agent's code (scripted)",
+  "held: the tracer runs the agent's code (scripted)",
   { timeout: 240_000 },
   () => {
     beforeAll(() => ensureImage());

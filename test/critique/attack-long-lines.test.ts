@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28): long lines in the agent's code are bounded in count, not in size.
+// HELD (attacker helper, issue 28; fixed on r4-fixcrit): long lines in the agent's code are bounded in count, not in size.
 //
 // What the docs promise (docs/critique.md): the critique gets "the cited files as the runner read them
 // (numbered; whole files up to 400 lines, else windows around the citations; at most 1500 lines)";
@@ -13,7 +13,6 @@
 //   citation (1.8 MB for 100; above 4 MiB the report leaves the whole Critique section out).
 // A fix could cut each shown line as the record does (400 characters, said so), bound the evidence in
 // characters, and normalise each file's lines once per check round.
-// Rename to `.test.ts` (and move to test/critique/) when fixed.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,7 +28,7 @@ function wide(): { dir: string; trace: Trace } {
   return { dir, trace: { items: [{ item: "root/t1", expression: "x", chain: [], refs }], quantities: [] } };
 }
 
-describe("open: a file of few, very long lines", () => {
+describe("held: a file of few, very long lines", () => {
   it("the critique's code evidence is bounded in characters, not only in lines", () => {
     const { dir, trace } = wide();
     const code = citedCode(new TaskFileReader(dir), trace);

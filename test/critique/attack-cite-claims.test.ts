@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28): the citation check verifies the tracer's `quote`, not the claim it
+// HELD (attacker helper, issue 28; fixed on r4-fixcrit): the citation check verifies the tracer's `quote`, not the claim it
 // is attached to, so a false as-implemented specification can be marked verified.
 //
 // What the docs promise (issue 28: "the quoted expression is on them"; docs/critique.md: "A model's
@@ -27,7 +27,7 @@ function folder(text: string): TaskFileReader {
   return new TaskFileReader(dir);
 }
 
-describe("open: verified citations for false claims", () => {
+describe("held: verified citations for false claims", () => {
   it("a trace expression that is not in the code does not verify through a one-letter quote", () => {
     const reader = folder('jets = all_jets\nif any(j["btag"] > 0 for j in jets):\n    pass\n');
     const checks = checkTrace(reader, {

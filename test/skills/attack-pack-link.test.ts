@@ -1,4 +1,4 @@
-// OPEN (attacker helper, issue 28; low severity: whoever can write the skills folder made the link):
+// HELD (attacker helper, issue 28, fixed on r4-fixcrit; low severity: whoever can write the skills folder made the link):
 // a domain pack's paths leave the skills folder through a symbolic link to a folder.
 //
 // What the docs promise (docs/skills.md): `critique_context` and `helpers` "Paths are relative to the
@@ -10,14 +10,13 @@
 // mounted into every sandbox of a run that offers the skill; the context goes into the critique).
 // A fix could open each component without following links (as readTaskFile does), or compare the
 // real path with the skills folder's.
-// Rename to `.test.ts` (and move to test/skills/) when fixed.
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSkills } from "../../runner/skills/load.ts";
 
-describe("open: a domain pack through a linked folder", () => {
+describe("held: a domain pack through a linked folder", () => {
   it("critique_context and helpers behind a link to a folder outside the skills folder are refused", () => {
     const root = mkdtempSync(join(tmpdir(), "scifi-ac-pack-"));
     const dir = join(root, "skills");
