@@ -49,7 +49,7 @@ function trialResult(id: string, status: "pass" | "fail", dir: string): TrialRes
     toolCalls: 1,
     toolRejections: 0,
     approvalsWaited: 0,
-    runId: dir.split("/").pop() as string,
+    runId: JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).runId, // the run's own id
     runDir: dir,
     startedAt: "2026-12-02T00:00:00.000Z",
     endedAt: "2026-12-02T00:01:00.000Z",
@@ -191,7 +191,7 @@ describe.skipIf(!hasEngine("docker"))(
       [
         "a second tape appended",
         (d: string, l: string[]) => writeTape(d, [...l, ...l]),
-        /audit\.jsonl:6: seq 0 where 5 was expected/,
+        /audit\.jsonl:8: seq 0 where 7 was expected/, // 7 lines: 5 calls, critique_skipped, run_end
       ],
       [
         "an edit re-chained with both heads moved, MACs dropped",
