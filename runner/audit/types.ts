@@ -100,6 +100,9 @@ export interface InjectedRecord extends ChainFields {
   step?: number;
 }
 
+/** The event closing a run's tape (data: outcome, reason); an export requires it (runner/export). */
+export const RUN_END_EVENT = "run_end";
+
 /** Free-form event: run start/end, model disabled for budget, notes from the loop. */
 export interface EventRecord extends ChainFields {
   kind: "event";

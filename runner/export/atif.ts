@@ -125,7 +125,10 @@ export async function writeAtif(
     }
     addCall(pass, call, guard);
   };
-  await readVerified(run.tape, run.history, { onCall, ...(options.key ? { key: options.key } : {}) });
+  await readVerified(run, {
+    onCall,
+    ...(options.key ? { key: options.key } : {}),
+  });
   if (direct && open) {
     finish(open, guard);
     writePassTail(out, run, guard, options, open);

@@ -11,7 +11,14 @@ import { ExportGuard, ExportRefused } from "./guard.ts";
 import { pairGroups, writePreference } from "./preference.ts";
 import { writeSft } from "./sft.ts";
 import { Sink, Spool } from "./sink.ts";
-import { ExportInputError, type ExportRun, hiddenAssets, hostPaths, resolveInputs } from "./source.ts";
+import {
+  ExportInputError,
+  type ExportRun,
+  hiddenAssets,
+  hostPaths,
+  resolveInputs,
+  trialMismatch,
+} from "./source.ts";
 import { TapeRefused } from "./tape-stream.ts";
 
 export const FORMATS = ["atif", "sft", "preference", "otlp"] as const;
@@ -44,6 +51,8 @@ export interface ExportOptions {
   /** SFT: a row per conversation (default) or per call. */
   per?: "conversation" | "call";
   skipRefused?: boolean;
+  /** Export runs whose tape has no run_end record (unfinished, or older tapes): tape-stream.ts. */
+  allowUnfinished?: boolean;
   redactor?: Redactor;
   write?: (bytes: Buffer) => void;
 }
@@ -88,7 +97,9 @@ export function selectRuns(runs: ExportRun[], filters: ExportFilters = {}): Expo
 
 export async function runExport(options: ExportOptions): Promise<ExportSummary> {
   const filters = options.filters ?? {};
-  const all = resolveInputs(options.inputs, options.home);
+  const all = resolveInputs(options.inputs, options.home).map((run) =>
+    options.allowUnfinished ? { ...run, allowUnfinished: true } : run,
+  );
   // Training rows teach what passed unless asked otherwise (every row carries its verdict).
   const effective =
     options.format === "sft" && !filters.verdict ? { ...filters, verdict: ["passed"] } : filters;
@@ -110,6 +121,8 @@ export async function runExport(options: ExportOptions): Promise<ExportSummary> 
   const guardOf = (run: ExportRun) => {
     let guard = guards.get(run.dir);
     if (!guard) {
+      const mismatch = trialMismatch(run);
+      if (mismatch) throw new ExportInputError(mismatch);
       guard = new ExportGuard({ redactor, paths: hostPaths(run, options.home), hidden: hiddenAssets(run) });
       guards.set(run.dir, guard);
     }

@@ -2,8 +2,12 @@
 // written: host paths are rewritten (the task folder to the path the agent saw, other known host
 // folders to placeholders), secrets are redacted again with the tape's own Redactor (a key added
 // to the environment after the run is still caught), and the content of each hidden check asset
-// is searched for, byte for byte, in every form JSON text can hold it (as written, JSON-escaped,
-// and escaped again for JSON held in a string): found, the export is refused.
+// is searched for in every form JSON text can hold it: found, the export is refused. The search
+// runs on the text as it came and again after the rewriting (a reference holding a host path or a
+// key shape is found before either changes it). What is searched for, per asset: the whole content
+// and each line of at least LINE_MIN characters, normalised (no byte-order mark, CRLF as LF, ends
+// trimmed: a reference printed without its final newline is found), each as written, as Python's
+// json.dumps writes it with ensure_ascii (`\u00b5`), and JSON-escaped up to three levels deep.
 import { REDACTED, Redactor } from "../audit/redact.ts";
 
 /** An export that would carry what must not leave; nothing is written. */
@@ -25,6 +29,11 @@ export interface HiddenAsset {
 
 /** Hidden contents shorter than this match ordinary text by chance (`1`, `ok`): refused at start. */
 const MIN_HIDDEN_CHARS = 8;
+/**
+ * A line of a hidden asset this long (trimmed) is searched for on its own: a reference printed in
+ * part, or a line at a time, is still found. Shorter lines (`1.0`, `}`) occur in ordinary text.
+ */
+const LINE_MIN = 24;
 /**
  * A host path starts where no name character is before it (or right after an escape written as
  * text, `\\n/home/...`) and ends where no name character follows: `/root` is not rewritten inside
@@ -67,12 +76,13 @@ export class ExportGuard {
         throw new ExportRefused(
           `hidden asset ${asset.rel} holds fewer than ${MIN_HIDDEN_CHARS} characters: its content cannot be told apart from ordinary text, so no export of this run can be shown to leave it out`,
         );
-      return { rel: asset.rel, forms: [...new Set([asset.content, ...escapes(asset.content)])] };
+      return { rel: asset.rel, forms: hiddenForms(asset.content) };
     });
   }
 
   /** One piece of exported JSON text, made safe; throws ExportRefused where a hidden asset is in it. */
   json(text: string, where: string): string {
+    this.check(text, where); // before rewriting: a hidden path or key shape is still as written
     let out = text;
     // The plain search first: most pieces hold no host path, and it is far cheaper than the regex.
     for (const { literal, from, to } of this.#rewrites)
@@ -90,12 +100,37 @@ export class ExportGuard {
 
   /** Throws ExportRefused when a hidden asset's content is in `text` in any of its forms. */
   check(text: string, where: string): void {
+    if (this.#hidden.length === 0) return;
+    // Printed with CRLF line ends (raw or escaped `\\r\\n`), a reference is searched for as LF too.
+    const texts = [text];
+    const lf = text.replace(/\r(?=\n)/g, "").replace(/\\+r(?=\\+n)/g, "");
+    if (lf !== text) texts.push(lf);
     for (const asset of this.#hidden)
-      if (asset.forms.some((form) => text.includes(form)))
+      if (asset.forms.some((form) => texts.some((t) => t.includes(form))))
         throw new ExportRefused(
           `${where} holds the content of the hidden check asset ${asset.rel}: hidden references never leave in an export`,
         );
   }
+}
+
+/** Every string whose presence in exported text means the asset's content leaves (see the top). */
+function hiddenForms(content: string): string[] {
+  const normal = content.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
+  const bases = [content, normal.trim()];
+  for (const line of normal.split("\n")) if (line.trim().length >= LINE_MIN) bases.push(line.trim());
+  const forms = new Set<string>();
+  for (const base of bases)
+    for (const form of [base, asciiEscaped(base, "lower"), asciiEscaped(base, "upper")])
+      for (const f of [form, ...escapes(form)]) forms.add(f);
+  return [...forms];
+}
+
+/** `text` with every non-ASCII character as `\uXXXX` (Python json.dumps, ensure_ascii=True). */
+function asciiEscaped(text: string, hex: "lower" | "upper"): string {
+  return text.replace(/[\u0080-\uffff]/g, (c) => {
+    const code = c.charCodeAt(0).toString(16).padStart(4, "0");
+    return `\\u${hex === "lower" ? code : code.toUpperCase()}`;
+  });
 }
 
 /** `text` JSON-escaped once, twice, ... (level 0: as JSON text writes a string's content). */

@@ -94,7 +94,7 @@ export class OtlpBuilder {
   ): Promise<number> {
     const calls: CallFacts[] = [];
     const roles = options.roles ?? [];
-    await readVerified(run.tape, run.history, {
+    await readVerified(run, {
       ...(options.key ? { key: options.key } : {}),
       onCall: ({ record, lineHash, node }) => {
         if (roles.length > 0 && !roles.includes(record.role)) return;

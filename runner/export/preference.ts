@@ -24,7 +24,7 @@ export async function lastConversations(
   key?: Buffer,
 ): Promise<Map<string, Conversation>> {
   const last = new Map<string, CallRecord>();
-  await readVerified(run.tape, run.history, {
+  await readVerified(run, {
     ...(key ? { key } : {}),
     onCall: ({ record }) => {
       if (roles.length > 0 && !roles.includes(record.role)) return;

@@ -126,7 +126,10 @@ export async function writeSft(
     if (last && !continues(last.record, call.record)) row(last);
     open.set(key, call);
   };
-  await readVerified(run.tape, run.history, { onCall, ...(options.key ? { key: options.key } : {}) });
+  await readVerified(run, {
+    onCall,
+    ...(options.key ? { key: options.key } : {}),
+  });
   for (const call of open.values()) row(call);
   return rows;
 }

@@ -33,6 +33,8 @@ export interface ExportRun {
   /** The host task folder and the path the agent saw it at. */
   taskDir: string | undefined;
   workdir: string;
+  /** Export it without a run_end record closing its tape (`--allow-unfinished`; tape-stream.ts). */
+  allowUnfinished?: boolean;
   /** The eval trial this run came from, when it was selected through an eval. */
   trial?: TrialResult;
 }
@@ -113,6 +115,18 @@ export function openRun(dir: string): ExportRun {
   };
 }
 
+/**
+ * Why an eval trial's result cannot be vouched for as the run it names, or undefined: its runId
+ * must be the run's (state.json, which the tape's records must match too: tape-stream.ts). Where
+ * the folder lies is not checked: an eval folder named by path may point into another home, and
+ * what is exported is the run's own verified tape.
+ */
+export function trialMismatch(run: ExportRun): string | undefined {
+  const trial = run.trial;
+  if (!trial || trial.runId === run.runId) return undefined;
+  return `eval trial ${trial.trialId}: its result.json names run ${trial.runId}, but its runDir ${trial.runDir} holds run ${run.runId} (state.json): the trial's facts (status ${trial.status}) are not that run's`;
+}
+
 /** Host folders the export rewrites: the task folder to the agent's path, the rest to placeholders. */
 export function hostPaths(run: ExportRun, home: string): PathRewrite[] {
   const paths: PathRewrite[] = [];
@@ -120,8 +134,22 @@ export function hostPaths(run: ExportRun, home: string): PathRewrite[] {
   paths.push({ from: run.dir, to: "<run>" }, { from: resolve(home), to: "<scifi-home>" });
   if (run.trial) paths.push({ from: dirname(dirname(dirname(run.dir))), to: "<eval-home>" });
   paths.push({ from: homedir(), to: "<home>" });
+  // A sandbox's mount table (/proc/self/mountinfo) names the engine's storage on the host.
+  for (const from of ENGINE_STORAGE) paths.push({ from, to: "<engine-storage>" });
   return paths;
 }
+
+/** The container engines' default storage and session folders on the host (Docker, containerd, Apptainer). */
+export const ENGINE_STORAGE = [
+  "/var/lib/docker",
+  "/var/lib/containerd",
+  "/run/containerd",
+  "/run/docker",
+  "/var/lib/apptainer",
+  "/usr/local/var/apptainer",
+  "/var/lib/singularity",
+  "/usr/local/var/singularity",
+];
 
 /** The hidden check assets of a run, from the runner's pristine copies (state.json lists them). */
 export function hiddenAssets(run: ExportRun): HiddenAsset[] {

@@ -9,8 +9,10 @@ import { createInterface } from "node:readline";
 import { readAnchors } from "../audit/anchor.ts";
 import { RECENT_CALLS } from "../audit/tape.ts";
 import type { AuditRecord, CallRecord, VerifyResult } from "../audit/types.ts";
+import { RUN_END_EVENT } from "../audit/types.ts";
 import { LineVerifier } from "../audit/verify.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
+import type { ExportRun } from "./source.ts";
 
 /** A tape that does not verify: the export of its run is refused. */
 export class TapeRefused extends Error {
@@ -35,10 +37,10 @@ export interface ReadOptions {
 
 /** Reads and verifies `tape`; resolves with the verification, or rejects with TapeRefused. */
 export async function readVerified(
-  tape: string,
-  history: HistoryRecord[],
+  run: ExportRun,
   options: ReadOptions,
 ): Promise<Extract<VerifyResult, { ok: true }>> {
+  const { tape, history, runId } = run;
   if (!existsSync(tape)) throw new TapeRefused(`${tape}: no audit tape`);
   const { anchors, problems } = readAnchors(dirname(tape));
   if (problems.length > 0)
@@ -52,18 +54,46 @@ export async function readVerified(
   });
   const nodes = nodeOfIteration(history);
   const lines = createInterface({ input: createReadStream(tape, { encoding: "utf8" }), crlfDelay: Infinity });
+  let n = 0;
+  let ended: unknown;
   for await (const line of lines) {
+    n++;
     const checked = verifier.next(line);
     if (!checked.ok)
       throw new TapeRefused(`${tape}:${checked.line}: ${checked.reason}${hint(checked.reason)}`);
     const record = checked.record;
+    // Another run's genuine tape (and heads) copied into a run folder verifies on its own.
+    if (record.runId !== runId)
+      throw new TapeRefused(
+        `${tape}:${n}: the record belongs to run ${JSON.stringify(record.runId)}, not to ${JSON.stringify(runId)} (state.json runId): another run's tape in this run's folder is not exported`,
+      );
+    if (record.kind === "event" && record.event === RUN_END_EVENT) ended = record.data?.outcome;
+    else if (record.kind === "call") ended = undefined; // a call after an end: the end is not the last word
     if (record.kind === "call")
       options.onCall({ record, lineHash: checked.lineHash, node: nodeOf(record, nodes) });
     else options.onRecord?.(record);
   }
   const result = verifier.end();
   if (!result.ok) throw new TapeRefused(`${tape}:${result.line}: ${result.reason}`);
+  const unended = endProblem(run, ended);
+  if (unended) throw new TapeRefused(`${tape}: ${unended}`);
   return result;
+}
+
+/**
+ * Why the tape does not close the run as state.json says it ended, or undefined. The run_end
+ * record is chained (and MAC'd with a key) like every other: a tape cut short, with its heads
+ * moved to the cut, has none, so nothing sealed vouches for the verdict. An unfinished run, or a
+ * tape written before scifi recorded run ends, is exported only with allowUnfinished.
+ */
+function endProblem(run: ExportRun, ended: unknown): string | undefined {
+  const outcome = run.verdict === "unfinished" ? undefined : run.verdict;
+  if (ended !== undefined && ended !== outcome)
+    return `the tape's run_end record says the run ended ${JSON.stringify(ended)}, state.json says ${JSON.stringify(run.verdict)}: the verdict cannot be vouched for`;
+  if (ended !== undefined || run.allowUnfinished) return undefined;
+  return outcome === undefined
+    ? "the run has no outcome (unfinished, or state.json's outcome removed): pass --allow-unfinished to export it, labelled unfinished"
+    : `the tape has no run_end record after its last call, so nothing on it vouches that the run ended ${outcome} (a tape cut short with its heads moved, or one written before scifi recorded run ends): pass --allow-unfinished to export it anyway`;
 }
 
 /** A reference the streaming reader cannot resolve may only be older than the calls it keeps. */

@@ -6,6 +6,7 @@
 import type { PrescanPlan } from "../agents/prescan.ts";
 import { findNode } from "../agents/tree.ts";
 import type { AuditTape } from "../audit/tape.ts";
+import { RUN_END_EVENT } from "../audit/types.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import type { HistoryTape } from "../memory/history.ts";
 import { fileSize } from "../memory/history.ts";
@@ -194,6 +195,12 @@ export class RunSession implements RunContext {
   end(outcome: Outcome): void {
     const { state } = this;
     state.outcome ??= outcome;
+    // The tape's own last word: chained and MAC'd, so a tape cut short cannot pass for a finished run.
+    this.audit.append({
+      kind: "event",
+      event: RUN_END_EVENT,
+      data: { outcome: state.outcome.status, reason: state.outcome.reason },
+    });
     this.history.append({
       type: "run_end",
       outcome: state.outcome.status,

@@ -49,7 +49,7 @@ function trialResult(id: string, status: "pass" | "fail", dir: string): TrialRes
     toolCalls: 1,
     toolRejections: 0,
     approvalsWaited: 0,
-    runId: dir.split("/").pop() as string,
+    runId: JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).runId, // the run's own id
     runDir: dir,
     startedAt: "2026-12-02T00:00:00.000Z",
     endedAt: "2026-12-02T00:01:00.000Z",

@@ -203,7 +203,7 @@ export async function exportIn(
   run: AttackRun,
   input: string,
   format: "atif" | "sft",
-  options: { key?: boolean } = {},
+  options: { key?: boolean; allowUnfinished?: boolean } = {},
 ): Promise<InProcessResult> {
   const out = join(run.scratch, `in-${copies++}.${format}`);
   const before = process.env.LAB_LATE_TOKEN;
@@ -215,6 +215,7 @@ export async function exportIn(
       home: run.home,
       out,
       ...(options.key === false ? {} : { key: Buffer.from(AUDIT_KEY) }),
+      ...(options.allowUnfinished ? { allowUnfinished: true } : {}),
       ...(format === "sft"
         ? { per: "call" as const, filters: { verdict: ["passed", "failed", "blocked", "unfinished"] } }
         : {}),

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AuditTape } from "../../runner/audit/tape.ts";
-import type { TapeRequest } from "../../runner/audit/types.ts";
+import { RUN_END_EVENT, type TapeRequest } from "../../runner/audit/types.ts";
 import { ExportFailed, runExport } from "../../runner/export/export.ts";
 import { freezeDeep } from "../../runner/frozen.ts";
 import { sha256 } from "../../runner/sha256.ts";
@@ -69,6 +69,8 @@ function synthRun(iterations: number, steps: number): string {
       ]);
     }
   }
+  // The runner's closing record (runner/run/session.ts end): an export requires it.
+  tape.append({ kind: "event", event: RUN_END_EVENT, data: { outcome: "passed", reason: "ok" } });
   tape.close();
   const lines = readFileSync(join(dir, "audit.jsonl"), "utf8")
     .split("\n")

@@ -18,6 +18,7 @@ interface ExportCliOptions {
   content?: boolean;
   per?: string;
   skipRefused?: boolean;
+  allowUnfinished?: boolean;
   json?: boolean;
 }
 
@@ -62,6 +63,10 @@ export function register(program: Command): void {
       "--skip-refused",
       "export the runs that verify and name the refused ones (default: refuse the whole export)",
     )
+    .option(
+      "--allow-unfinished",
+      "export runs whose tape has no run_end record (unfinished runs, tapes older than that record)",
+    )
     .option("--json", "print the summary as JSON on standard error")
     .action(async (inputs: string[], options: ExportCliOptions) => {
       const { FORMATS, ExportFailed, runExport } = await import("../../export/export.ts");
@@ -91,6 +96,7 @@ export function register(program: Command): void {
           content: options.content === true,
           per: options.per,
           skipRefused: options.skipRefused === true,
+          allowUnfinished: options.allowUnfinished === true,
           filters: {
             ...(options.verdict ? { verdict: options.verdict } : {}),
             ...(options.model ? { model: options.model } : {}),

@@ -1,8 +1,10 @@
-// Attacks on `scifi export` that BROKE a promise (an attacker session on issue 29, written from
-// docs/export.md and the issue before reading runner/export/). Two real Docker runs of sumfix-hidden
+// Attacks on `scifi export` that broke a promise and are fixed (an attacker session on issue 29,
+// written from docs/export.md and the issue before reading runner/export/; fixes in docs/export.md:
+// the normalised hidden search before the rewriting, the tape's and a trial's runId, the tape's
+// run_end record, the engines' storage paths). Two real Docker runs of sumfix-hidden
 // with scripted attacker agents (labelled scripted; test/fixtures/adversarial/agents/ax-export-*.yaml),
 // keyed with a site audit key; each probe exports the run or a copy of its folder changed in one
-// thing (test/export/attack-run.ts). Each test asserts the secure behaviour and fails today.
+// thing (test/export/attack-run.ts). Each test asserts the secure behaviour (each failed before its fix).
 //
 // AX29-1 hidden content without its final newline. Promise (docs/export.md 4, issue 29 point 4):
 //   the content of a hidden asset is in no exported byte; searched for "byte for byte".
@@ -42,6 +44,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redactor } from "../../runner/audit/redact.ts";
 import { ExportGuard } from "../../runner/export/guard.ts";
+import { hasEngine } from "../helpers/engines.ts";
 import {
   type AttackRun,
   attackRun,
@@ -51,8 +54,7 @@ import {
   tapeLines,
   truncateWithHeads,
   withHidden,
-} from "../export/attack-run.ts";
-import { hasEngine } from "../helpers/engines.ts";
+} from "./attack-run.ts";
 
 let leak: AttackRun;
 let paths: AttackRun;
@@ -98,6 +100,10 @@ describe.skipIf(!hasEngine("docker"))(
       const r = await exportIn(leak, dir, "atif");
       expect(r.text).toBe("");
       expect(r.refused).toHaveLength(1);
+      expect(r.refused[0]).toMatch(/no run_end record/);
+      // Said plainly with --allow-unfinished (older tapes): the cut tape exports, its calls genuine.
+      const allowed = await exportIn(leak, dir, "atif", { allowUnfinished: true });
+      expect(allowed.refused).toEqual([]);
     });
 
     it("AX29-4: no host path of the sandbox's mounts is exported", async () => {
