@@ -77,7 +77,13 @@ describe("A25: data destroyed where the delete guard does not compare", () => {
         const tick = () => (lines.length ? resolve(lines.shift() ?? "") : setTimeout(tick, 10));
         tick();
       });
-    child.stdout.on("data", (b: Buffer) => lines.push(...b.toString().trim().split("\n")));
+    // Lines, not chunks: a chunk may hold part of a line, or only its newline.
+    let partial = "";
+    child.stdout.on("data", (b: Buffer) => {
+      const parts = (partial + b.toString()).split("\n");
+      partial = parts.pop() ?? "";
+      lines.push(...parts.filter((l) => l !== ""));
+    });
     try {
       expect(await next()).toBe("ready");
       // The tool call that started it returns: the guard compares (same content, new fingerprint).
