@@ -136,7 +136,11 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
       "call:work",
       "call:work",
       "call:review",
+      // A scripted model without tracer replies: the critique is skipped, on the record.
+      "event:critique_skipped",
       "call:final_review",
+      // The tape's closing record (scifi export refuses a tape without it).
+      "event:run_end",
     ]);
 
     // Memory: one entry each in group memory and the global proposals (global memory itself is
