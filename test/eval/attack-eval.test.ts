@@ -4,7 +4,7 @@
 // writes fail, result.json stays the runner's regular file and counts the trial once as `fail`, the
 // page shows the agent's blocker text escaped; a SAM changed after the eval is refused on resume; a
 // result file outside the plan or a second copy of one counts not at all. What broke is in
-// test/open/ae-eval-terminal.e2e.pending.ts.
+// test/open/ae-eval-terminal.e2e.pending.ts and ae-eval-variants.e2e.pending.ts.
 import {
   appendFileSync,
   cpSync,
@@ -88,6 +88,25 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: a hostile trial agent (docker
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("task.md changed since the eval started");
   }, 120_000);
+});
+
+describe.skipIf(!hasEngine("docker"))("scifi eval: description levels (docker, scripted)", () => {
+  it("with every level evaluated, each trial's agent finds no other level in its copy", async () => {
+    ensureImage();
+    const root = mkdtempSync(join(tmpdir(), "ae-eval-levels-"));
+    cpSync(FIXTURE, root, { recursive: true });
+    const home = join(root, "home");
+    mkdirSync(home);
+    const r = await runScifi(home, ["eval", join(root, "levels-all.yaml"), "--backend", "docker"], 300_000);
+    expect(r.code, r.stderr).toBe(0);
+    const evalDir = join(home, "evals", readdirSync(join(home, "evals"))[0] as string);
+    for (const level of ["nl", "ex"]) {
+      const copy = join(evalFiles(evalDir).trial(`levels.${level}.reader.r0`), "levels");
+      // The agent's `cat task.*.md` found nothing to read.
+      expect(readFileSync(join(copy, "seen.txt"), "utf8")).toContain("No such file");
+      expect(readFileSync(join(copy, "task.md"), "utf8")).toContain(`(${level}: the ${level} description)`);
+    }
+  }, 400_000);
 });
 
 describe("scifi evolve: a proposal id is never a path", () => {
