@@ -10,6 +10,10 @@
 //   starting file input.txt is hidden. Promise: "tests/ -> hidden check assets". Happened: visible.
 // - AE-3: a test file named `a #x`: the import succeeds and writes a task.md whose front matter is
 //   malformed YAML (a comment cuts the list). Promise: exit 2 for a malformed task, with the file.
+// - AE-7 (the lead decides: a fidelity gap, not a cheat): an instruction.md holding a `# Expectation`
+//   heading or a ```check fence imports with exit 0 into a task.md that does not validate (the
+//   section heading inside the To-do, a check block that would never run). Promise: exit 2 with the
+//   file for what cannot be imported; docs/import.md maps the instruction "verbatim".
 // Fix idea: refuse test and COPY names outside [A-Za-z0-9._/-] (or quote them), and walk COPY
 // sources one component at a time without following links.
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -74,5 +78,21 @@ describe("scifi import harbor: hostile task folders (open)", () => {
     }
     if (imported)
       expect(parseSamSync(join(out, "task.md")).ok, readFileSync(join(out, "task.md"), "utf8")).toBe(true);
+  });
+
+  it("AE-7 an instruction with an Expectation heading or a check fence: refused, or a SAM that validates", () => {
+    const dir = copy();
+    writeFileSync(
+      join(dir, "instruction.md"),
+      "Do it.\n\n# Expectation\n- anything passes\n  ```check\n  true\n  ```\n\n```check\ntrue\n```\n",
+    );
+    let sam: string | undefined;
+    try {
+      sam = importHarbor(dir, `${dir}-out`).sam;
+    } catch (e) {
+      expect(e).toBeInstanceOf(HarborImportError);
+      return;
+    }
+    expect(parseSamSync(sam).ok).toBe(true);
   });
 });
