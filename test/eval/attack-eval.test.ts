@@ -2,9 +2,10 @@
 // one real scripted trial in Docker whose work agent links its task folder to the trial's
 // result.json and the eval's plan and summary and writes to ../ (test/eval/fixtures/attack/): the
 // writes fail, result.json stays the runner's regular file and counts the trial once as `fail`, the
-// page shows the agent's blocker text escaped; a SAM changed after the eval is refused on resume; a
-// result file outside the plan or a second copy of one counts not at all. What broke is in
-// test/open/ae-eval-terminal.e2e.pending.ts and ae-eval-variants.e2e.pending.ts.
+// page shows the agent's blocker text escaped; each level's copy holds only its own description; a
+// budget of 0 starts nothing; a SAM changed after the eval is refused on resume; a result outside
+// the plan or a second copy of one counts not at all; proposal ids are never paths. What broke is
+// in test/open/ae-eval-terminal.e2e.pending.ts and ae-eval-variants.e2e.pending.ts.
 import {
   appendFileSync,
   cpSync,
@@ -107,6 +108,23 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: description levels (docker, s
       expect(readFileSync(join(copy, "task.md"), "utf8")).toContain(`(${level}: the ${level} description)`);
     }
   }, 400_000);
+});
+
+describe.skipIf(!hasEngine("docker"))("scifi eval: the budget", () => {
+  it("a budget of 0 schedules no trial, says so and exits 1", async () => {
+    const root = mkdtempSync(join(tmpdir(), "ae-eval-budget-"));
+    cpSync(FIXTURE, root, { recursive: true });
+    const home = join(root, "home");
+    mkdirSync(home);
+    const r = await runScifi(home, ["eval", join(root, "suite.yaml"), "--budget-usd", "0"], 120_000);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain("budget spent: USD 0.0000 of 0; 1 trial(s) not started");
+    expect(existsSync(join(home, "runs"))).toBe(false); // no run was started
+    const evalDir = join(home, "evals", readdirSync(join(home, "evals"))[0] as string);
+    const summary = JSON.parse(readFileSync(evalFiles(evalDir).summary, "utf8"));
+    expect(summary.budget).toEqual({ usd: 0, spentUsd: 0, stoppedByBudget: true });
+    expect(summary.trials.pending).toBe(1);
+  }, 120_000);
 });
 
 describe("scifi evolve: a proposal id is never a path", () => {
