@@ -5,7 +5,7 @@
 // page shows the agent's blocker text escaped; each level's copy holds only its own description; a
 // budget of 0 starts nothing; a SAM changed after the eval is refused on resume; a result outside
 // the plan or a second copy of one counts not at all; proposal ids are never paths. What broke is
-// in test/open/ae-eval-terminal.e2e.pending.ts and ae-eval-variants.e2e.pending.ts.
+// in test/open/ae-eval-*.e2e.pending.ts.
 import {
   appendFileSync,
   cpSync,
