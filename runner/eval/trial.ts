@@ -4,7 +4,7 @@
 // run), its result.json (runner/eval/trial-result.ts) is written atomically; that file is the only
 // thing the eval counts, so a killed eval loses at most the trials that were running. The same
 // function runs a trial in the eval's process and, with `--slurm`, inside a SLURM job.
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import { exitCodeOfOutcome } from "../exit-codes.ts";
@@ -101,8 +101,11 @@ function freshCopy(o: TrialOptions): string {
   rmSync(copy, { recursive: true, force: true });
   cpSync(task.dir, copy, { recursive: true, verbatimSymlinks: true, errorOnExist: true });
   if (o.trial.variant !== DEFAULT_VARIANT) {
-    for (const other of task.variants)
-      if (other.name !== variant.name) rmSync(join(copy, `task.${other.name}.md`), { force: true });
+    // Every other description of the task goes, also the levels this eval does not run: an agent
+    // given the short description must not read the long one beside it.
+    const chosen = `task.${variant.name}.md`;
+    for (const name of readdirSync(copy))
+      if (/^task\.[^.]+\.md$/.test(name) && name !== chosen) rmSync(join(copy, name), { force: true });
     renameSync(join(copy, `task.${variant.name}.md`), join(copy, "task.md"));
   }
   return copy;

@@ -163,10 +163,29 @@ function passesOf(history: HistoryRecord[], calls: CallRecord[]): PassFacts[] {
   for (const h of history) {
     if (h.type === "check")
       checks.set(`${h.iteration}\0${h.node}`, (checks.get(`${h.iteration}\0${h.node}`) ?? 0) + 1);
-    if (h.type === "work_end" && h.exit === "blocked") blockedWork.add(h.iteration);
+    // The runner writes `blocker` (runner/run/conversation.ts); `blocked` kept for older records.
+    if (h.type === "work_end" && (h.exit === "blocker" || h.exit === "blocked")) blockedWork.add(h.iteration);
   }
+  const verdictOf = new Set<number>();
+  for (const h of history) if (h.type === "verdict") verdictOf.add(h.iteration);
   const out: PassFacts[] = [];
   for (const h of history) {
+    if (h.type === "work_end" && blockedWork.has(h.iteration) && !verdictOf.has(h.iteration)) {
+      // A pass that ended on a blocker gets no review, so no verdict: it is a failed, blocked pass.
+      const work = majority((byIteration.get(h.iteration) ?? []).filter((c) => c.role === "work"));
+      out.push({
+        iteration: h.iteration,
+        node: h.node,
+        entry: work?.entry ?? "unknown",
+        rank: work?.request.rank ?? 0,
+        passed: false,
+        hadChecks: false,
+        checksPassed: false,
+        reviewSaidPass: false,
+        blocked: true,
+      });
+      continue;
+    }
     if (h.type !== "verdict") continue;
     const iterationCalls = byIteration.get(h.iteration) ?? [];
     const work = majority(iterationCalls.filter((c) => c.role === "work"));

@@ -11,7 +11,7 @@
 // What cannot be mapped (base image, GPU types, build steps, users, environment variables,
 // Harbor's default of open internet) is listed, printed and written to harbor-import.md.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { type DockerfileFacts, readDockerfile } from "./dockerfile.ts";
 import { type HarborConfig, HarborImportError, readHarborConfig } from "./harbor-config.ts";
 
@@ -127,6 +127,10 @@ export function importHarbor(
   mkdirSync(outDir, { recursive: true });
   for (const copy of docker.copies) {
     const from = join(taskDir, "environment", copy.from);
+    if (linkOnTheWay(taskDir, from))
+      throw new HarborImportError(
+        `Dockerfile line ${copy.line}: COPY ${copy.from} passes through a symbolic link or leaves environment/; the import copies files of the task only (replace the link by the folder it names)`,
+      );
     const s = lstatSync(from, { throwIfNoEntry: false });
     if (!s || s.isSymbolicLink() || !(s.isFile() || s.isDirectory())) {
       unmapped.push(`Dockerfile line ${copy.line}: COPY ${copy.from}: not a file or folder in environment/`);
@@ -252,7 +256,8 @@ function samText(
   workdir: string,
   threshold: number,
 ): string {
-  const list = `[${assets.join(", ")}]`;
+  // Quoted: a test file named `a, input.txt` or `a #x` is one name, not two or a comment.
+  const list = `[${assets.map((a) => (/^[A-Za-z0-9_./-]+$/.test(a) ? a : JSON.stringify(a))).join(", ")}]`;
   const timeout = Math.ceil(config.verifierTimeoutSec ?? 600);
   const title = (config.description ?? meta[0]?.slice("name: ".length) ?? "Harbor task")
     .replace(/\s+/g, " ")
@@ -417,3 +422,18 @@ function write(root: string, rel: string, data: string | Buffer): void {
 }
 
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Whether a folder between the task folder and `path` is a link (or `path` leaves the task folder):
+ * a COPY through `environment/sub -> /elsewhere` would copy a file from outside the task.
+ */
+function linkOnTheWay(taskDir: string, path: string): boolean {
+  const rel = relative(taskDir, path);
+  if (rel.startsWith("..") || isAbsolute(rel)) return true;
+  let at = taskDir;
+  for (const part of rel.split(sep).slice(0, -1)) {
+    at = join(at, part);
+    if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink() !== false) return true;
+  }
+  return false;
+}

@@ -7,6 +7,7 @@
 // not run (budget spent, interrupted); 2: bad input.
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visible } from "../../terminal-text.ts";
 
 interface EvalFlags {
   models?: string;
@@ -98,7 +99,8 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
       `\nscifi eval: ${signal}: stopping the running trials' sandboxes;${evalId ? ` continue with: scifi eval --resume ${evalId}` : ""}\n`,
     );
   });
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  // Lines carry trial causes (an agent's blocker text): every non-printing code point shown as an escape.
+  const log = (line: string) => process.stderr.write(`${visible(line)}\n`);
   try {
     let outcome: Awaited<ReturnType<typeof engine.driveEval>>;
     if (flags.resume) {
@@ -188,7 +190,9 @@ async function trialCommand(evalId: string, trialId: string, backend: string | u
     const trial = plan.trials.find((t) => t.trialId === trialId);
     if (!trial) return usage(`eval ${evalId} has no trial '${trialId}'`);
     const result = await runTrial({ home, evalDir, plan: backend ? { ...plan, backend } : plan, trial });
-    process.stdout.write(`${result.status.toUpperCase()} ${trialId}: ${result.verdict}: ${result.cause}\n`);
+    process.stdout.write(
+      `${result.status.toUpperCase()} ${trialId}: ${result.verdict}: ${visible(result.cause)}\n`,
+    );
     return EXIT.ok;
   } catch (error) {
     process.stderr.write(`scifi eval trial: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,3 +1,5 @@
+// Found by the eval/import/evolve attacker session (was in test/open/); fixed in runner/cli/commands/eval.ts
+// (lines escaped), runner/evolve/run-facts.ts (blocker passes counted), runner/eval/trial.ts (every other level removed).
 // AE-6 (attacker session on issues 27/30, written from docs/eval.md): a suite that evaluates only
 // the short description (`variants: [nl]`) of a task folder that also holds `task.ex.md`. The
 // trial's copy keeps task.ex.md, and the scripted work agent (models/read-other.yaml) reads the
@@ -18,7 +20,7 @@ import { ensureImage, REPO } from "../loop/harness.ts";
 
 const FIXTURE = join(REPO, "test", "eval", "fixtures", "attack");
 
-describe.skipIf(!hasEngine("docker"))("scifi eval: a level left out by variants: (open)", () => {
+describe.skipIf(!hasEngine("docker"))("scifi eval: a level left out by variants: (attacker, fixed)", () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("AE-6 the nl trial's agent cannot read task.ex.md", async () => {

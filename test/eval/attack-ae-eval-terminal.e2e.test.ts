@@ -1,3 +1,5 @@
+// Found by the eval/import/evolve attacker session (was in test/open/); fixed in runner/cli/commands/eval.ts
+// (lines escaped), runner/evolve/run-facts.ts (blocker passes counted), runner/eval/trial.ts (every other level removed).
 // AE-4, AE-5 (attacker session on issues 27/30, written from docs/eval.md and docs/evolve.md): one
 // real scripted eval trial in Docker whose work agent reports a blocker with an ESC sequence in its
 // reason (test/eval/fixtures/attack/models/escape.yaml).
@@ -20,7 +22,7 @@ import { ensureImage, REPO } from "../loop/harness.ts";
 
 const FIXTURE = join(REPO, "test", "eval", "fixtures", "attack");
 
-describe.skipIf(!hasEngine("docker"))("scifi eval / evolve on a hostile blocker (open)", () => {
+describe.skipIf(!hasEngine("docker"))("scifi eval / evolve on a hostile blocker (attacker, fixed)", () => {
   const root = mkdtempSync(join(tmpdir(), "ae-eval-open-"));
   const home = join(root, "home");
   let stderr = "";
