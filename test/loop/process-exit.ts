@@ -146,7 +146,9 @@ export async function runCli(ws: Workspace, script: string, o: CliOptions): Prom
     child.kill(signal);
     mark();
   };
+  let lastPollAt = Date.now();
   const watch = setInterval(() => {
+    lastPollAt = Date.now();
     stdout = readFileSync(outFile, "utf8");
     stderr = readFileSync(errFile, "utf8");
     if (markAt === undefined && /^(passed|failed|blocked): /im.test(stdout)) {
@@ -168,6 +170,9 @@ export async function runCli(ws: Workspace, script: string, o: CliOptions): Prom
   clearInterval(watch);
   stdout = readFileSync(outFile, "utf8");
   stderr = readFileSync(errFile, "utf8");
+  // Verdict and exit between two polls (a fast exit): the verdict came after the last poll, so the
+  // exit followed it by at most exitedAt - lastPollAt.
+  if (markAt === undefined && !signalled && /^(passed|failed|blocked): /im.test(stdout)) markAt = lastPollAt;
   clearTimeout(overstay);
   clearTimeout(hard);
   const openAtExit = existsSync(handles)
