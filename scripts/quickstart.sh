@@ -37,7 +37,7 @@ node bin/scifi.js audit stats "$demo/runs/$run"
 node bin/scifi.js report "$demo/runs/$run" -o "$demo/runs/$run/report.html"
 cat <<MSG
 
-Run folder:   $demo/runs/$run   (history.jsonl, audit.jsonl, memory.md, state.json, spec.json)
+Run folder:   $demo/runs/$run   (history.jsonl, audit.jsonl, state.json, spec.json, report.html)
 Report:       $demo/runs/$run/report.html
 Next:         npx scifi --help     |   npm test   (the whole suite; \`bash .ci/run\` starts every engine first)
 MSG
