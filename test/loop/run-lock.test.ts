@@ -109,7 +109,8 @@ describe("a zombie owner", () => {
     const pid = Number(chunk.toString().trim());
     try {
       let zombie = false;
-      for (let i = 0; i < 50 && !zombie; i++) {
+      // Up to 10 s: on a loaded machine the shell may take a while to exec its `sleep 5`.
+      for (let i = 0; i < 500 && !zombie; i++) {
         zombie = isZombie(pid);
         if (!zombie) await new Promise((r) => setTimeout(r, 20));
       }
