@@ -12,6 +12,7 @@
 // Harbor's default of open internet) is listed, printed and written to harbor-import.md.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+import { parseSamString } from "../sam/parse.ts";
 import { type DockerfileFacts, readDockerfile } from "./dockerfile.ts";
 import { type HarborConfig, HarborImportError, readHarborConfig } from "./harbor-config.ts";
 
@@ -171,7 +172,23 @@ export function importHarbor(
     );
 
   const sam = join(outDir, "task.md");
-  writeFileSync(sam, samText(meta, config, instruction, outputs, assets, workdir, threshold));
+  const text = (todo: string) => samText(meta, config, todo, outputs, assets, workdir, threshold);
+  let samSource = text(demoteHeadings(instruction));
+  const structure = samErrors(samSource, sam);
+  if (structure.length > 0) {
+    // The instruction holds Markdown a SAM reads as its own (a section heading, a check block, an
+    // unclosed fence): quoted whole in a fence, it stays verbatim and the To-do stays one section.
+    samSource = text(quoteVerbatim(instruction));
+    mapped.push(
+      `instruction.md -> the To-do, quoted verbatim in a fence: as Markdown it would have been read as SAM structure (${structure[0]})`,
+    );
+    const still = samErrors(samSource, sam);
+    if (still.length > 0)
+      throw new HarborImportError(
+        `${join(taskDir, "instruction.md")}: the imported SAM would not validate: ${still.join("; ")}`,
+      );
+  }
+  writeFileSync(sam, samSource);
   const result: HarborImport = { outDir, sam, mapped, unmapped, outputs };
   writeFileSync(join(outDir, "harbor-import.md"), notesText(taskDir, result));
   return result;
@@ -250,7 +267,7 @@ function metadata(config: HarborConfig, taskDir: string, mapped: string[], unmap
 function samText(
   meta: string[],
   config: HarborConfig,
-  instruction: string,
+  todo: string,
   outputs: string[],
   assets: string[],
   workdir: string,
@@ -275,7 +292,7 @@ Harbor's working folder \`${workdir}\` is this task folder: a path \`${workdir}/
 Hidden tests judge the result; they read ${outputs.map((o) => `\`${o}\``).join(", ")}.
 
 ## To-do
-${demoteHeadings(instruction)}
+${todo}
 
 ## Expectation
 - Harbor's tests give the full reward (${rewardRule(threshold)}) on the files delivered.
@@ -302,6 +319,24 @@ ${r.unmapped.length ? r.unmapped.map((m) => `- ${m}`).join("\n") : "- (nothing)"
 }
 
 const rewardRule = (t: number): string => `reward.txt, or every metric of reward.json, at least ${t}`;
+
+/** The errors a SAM parse of `text` (as the file `file`) reports, formatted. */
+function samErrors(text: string, file: string): string[] {
+  return parseSamString(text, file)
+    .diagnostics.filter((d) => d.severity === "error")
+    .map((d) => `line ${d.line}: ${d.message}`);
+}
+
+/** The instruction inside a tilde fence longer than any tilde run in it, so nothing in it closes it. */
+function quoteVerbatim(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/~+/g)].map((m) => m[0].length));
+  const fence = "~".repeat(Math.max(3, longest + 1));
+  return `The task's instruction, verbatim (Harbor's \`instruction.md\`; its Markdown is quoted, not part of this SAM):
+
+${fence}markdown
+${text}
+${fence}`;
+}
 
 /** Instruction headings two levels deeper, so they sit inside the To-do section (code blocks untouched). */
 function demoteHeadings(text: string): string {

@@ -126,7 +126,15 @@ export type HistoryEvent =
       problem?: string;
     }
   | { type: "asset_cleanup"; iteration: number; removed: string[] }
-  | { type: "sandbox_died"; iteration: number; phase: string; deaths: number; detail: string }
+  | {
+      type: "sandbox_died";
+      iteration: number;
+      phase: string;
+      deaths: number;
+      detail: string;
+      /** What ran in it may have ended it (revive.ts): the command failed and was not run again. */
+      inside?: true;
+    }
   | {
       type: "deliverable_links";
       iteration: number;

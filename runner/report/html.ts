@@ -204,6 +204,10 @@ function noteText(event: HistoryRecord): string {
       return `Resumed from phase ${event.fromPhase} (${event.discardedEvents} events discarded)`;
     case "memory_view":
       return `Pre-scan got the ${event.level} memory view: ${event.items} suggestion(s) from ${event.entryCount} entr${event.entryCount === 1 ? "y" : "ies"} (${event.tokens} of ${event.budget} tokens${event.omitted ? `; ${event.omitted} left out for the budget` : ""}): ${event.entries.join(", ")}`;
+    case "sandbox_died":
+      return event.inside
+        ? `The ${event.phase} sandbox ended under a command (${event.detail}); what ran in it may have ended it, so that command failed and a fresh sandbox took the next call (${event.deaths} such in this phase)`
+        : `The ${event.phase} sandbox was killed from outside (${event.detail}); a fresh sandbox ran the call again (death ${event.deaths} of this phase; a second ends the run)`;
     case "prescan":
       return `Pre-scan added skills beyond the task's list (site policy prescanAddsSkills): ${(event.addedSkills ?? []).join(", ")}`;
     default:

@@ -171,6 +171,7 @@ function addHistoryEvent(
     case "direction_change":
     case "resumed":
     case "memory_view":
+    case "sandbox_died":
       get(event.iteration).notes.push(event);
       return;
     case "prescan":

@@ -37,13 +37,20 @@ export class PhaseSandboxes {
     this.#network = network;
   }
 
-  /** A sandbox for one phase, stopped when `use` ends; it survives one death (revive.ts). */
+  /** A sandbox for one phase, stopped when `use` ends; it survives a death from outside, and any it caused itself (revive.ts). */
   async use<T>(role: SandboxRole, phase: PhaseOptions, use: (sandbox: Sandbox) => Promise<T>): Promise<T> {
     const { history, state } = this.#session;
     const sandbox = revivable(await this.open(role, phase), {
       open: () => this.open(role, phase),
-      onDeath: (deaths, detail) => {
-        history.append({ type: "sandbox_died", iteration: state.iteration, phase: role, deaths, detail });
+      onDeath: (deaths, detail, inside) => {
+        history.append({
+          type: "sandbox_died",
+          iteration: state.iteration,
+          phase: role,
+          deaths,
+          detail,
+          ...(inside ? { inside: true } : {}),
+        });
       },
     });
     try {

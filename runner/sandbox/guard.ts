@@ -148,6 +148,10 @@ class GuardedSandbox implements Sandbox {
     return this.#inner.alive?.() ?? Promise.resolve(true);
   }
 
+  endedFromInside(): Promise<boolean> {
+    return this.#inner.endedFromInside?.() ?? Promise.resolve(false);
+  }
+
   async exec(command: string[] | string, options: ExecOptions = {}): Promise<ExecResult> {
     if (!this.#quota) return this.#inner.exec(command, options);
     const abort = new AbortController();

@@ -67,6 +67,13 @@ export interface Sandbox {
    */
   alive?(): Promise<boolean>;
   /**
+   * After alive() said false: whether what ran in the sandbox may have ended it (AE-8), so the death
+   * counts against that, never as the infrastructure's: Docker, when the container's own memory
+   * limit killed it (OOMKilled: a tmpfs filled past the limit takes PID 1 too); Apptainer, always
+   * (the instance's init handles signals, so its own processes can end it). Absent: never.
+   */
+  endedFromInside?(): Promise<boolean>;
+  /**
    * The PID namespace of the sandbox's processes as the host's /proc names it ("pid:[N]"), for the
    * quota's count of deleted files they hold open (held-files.ts); undefined when it cannot be read.
    */

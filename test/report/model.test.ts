@@ -169,6 +169,30 @@ describe("the model", () => {
   });
 });
 
+describe("sandbox deaths", () => {
+  it("each death is a note of its iteration, saying whose it was counted as", () => {
+    const copy = synthRun(join(runs, "..", "deaths"), "run-deaths", { calls: 10, workCallsPerIteration: 3 });
+    const history = runFiles(copy).history;
+    const died = (deaths: number, inside: boolean) =>
+      `${JSON.stringify({
+        seq: 900 + deaths,
+        time: "2026-11-30T01:00:00.000Z",
+        type: "sandbox_died",
+        iteration: 1,
+        phase: "work",
+        deaths,
+        detail: `death <${deaths}>`,
+        ...(inside ? { inside: true } : {}),
+      })}\n`;
+    appendFileSync(history, died(1, false) + died(2, true));
+    const page = renderReport(buildReportModel(loadRun(runFiles(copy).audit)));
+    expect(page).toContain("The work sandbox was killed from outside (death &lt;1&gt;)");
+    expect(page).toContain(
+      "The work sandbox ended under a command (death &lt;2&gt;); what ran in it may have ended it, so that command failed",
+    );
+  });
+});
+
 describe("escaping and the page policy", () => {
   it("tape text appears only escaped, and the policy allows no inline script but ours", () => {
     const page = renderReport(buildReportModel(loadRun(runFiles(dir).audit)));

@@ -64,6 +64,11 @@ export interface ConformanceOptions {
    * exits with its own error; unprivileged Apptainer without delegated cgroups). Default `oom-kill`.
    */
   memoryLimit?: "oom-kill" | "allocation-fails";
+  /**
+   * The sandbox's PID 1 handles signals, so its own processes can end it (Apptainer's appinit):
+   * the backend must then say so (Sandbox.endedFromInside). Default: it handles none (Docker).
+   */
+  initTakesSignals?: boolean;
 }
 
 const MiB = 1024 ** 2;
@@ -239,6 +244,50 @@ export function sandboxConformance(
         await sb.stop();
         await expect(sb.exec("echo again")).rejects.toThrow(SandboxError);
         if (options.exists) expect(await options.exists(sb.spec.runId)).toBe(false);
+      });
+
+      // AE-8: a sandbox the agent can end turns the agent's failure into an infrastructure error.
+      it("kill -9 -1, SIGKILL and SIGSTOP to PID 1 and a ptrace of it leave the sandbox running", async () => {
+        const sb = await start();
+        // /tmp does not survive a restart: the marker shows the sandbox lived on, not came back.
+        expect((await sb.exec("echo here > /tmp/marker && echo ok")).stdout).toBe("ok\n");
+        const killers = [
+          "kill -9 -1",
+          "kill -s KILL 1; kill -s STOP 1; kill -9 -1",
+          // gdb-style: attach to PID 1 to make it exit (python3 ctypes ptrace, PTRACE_ATTACH = 16)
+          `python3 -c 'import ctypes; print(ctypes.CDLL(None, use_errno=True).ptrace(16, 1, 0, 0))' || true`,
+        ];
+        for (const killer of killers) await sb.exec(killer, { timeoutMs: 20_000 });
+        const after = await sb.exec("cat /tmp/marker; cat /proc/1/environ >/dev/null 2>&1 || echo closed");
+        expect(after.stdout).toBe("here\nclosed\n");
+        if (sb.alive) expect(await sb.alive()).toBe(true);
+      });
+
+      it(
+        options.initTakesSignals
+          ? "a handled signal to PID 1 ends the sandbox, which then says it ended from inside"
+          : "no signal to PID 1 ends the sandbox (its init handles none and is not the agent's)",
+        async () => {
+          const sb = await start();
+          const signals = "for s in TERM INT HUP QUIT USR1 USR2 ALRM PIPE; do kill -s $s 1; done; sleep 1";
+          await sb.exec(signals, { timeoutMs: 20_000 });
+          if (options.initTakesSignals) {
+            await expect.poll(() => sb.alive?.(), { timeout: 10_000 }).toBe(false);
+            expect(await sb.endedFromInside?.()).toBe(true);
+          } else {
+            expect((await sb.exec("echo up")).stdout).toBe("up\n");
+            if (sb.alive) expect(await sb.alive()).toBe(true);
+          }
+        },
+      );
+
+      it("orphans the agent leaves are reaped, so they take no pid for long", async () => {
+        const sb = await start();
+        const zombies = "grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l";
+        const r = await sb.exec(`for i in $(seq 30); do (sleep 0.1 &); done; sleep 2; ${zombies}`, {
+          timeoutMs: 20_000,
+        });
+        expect(r.stdout.trim()).toBe("0");
       });
     });
 

@@ -70,14 +70,20 @@ describe.skipIf(!haveDocker)("docker backend specifics", () => {
       expect(host.Memory).toBe(256 * 1024 ** 2);
       expect(host.MemorySwap).toBe(256 * 1024 ** 2);
       expect(host.NanoCpus).toBe(1e9);
-      expect(host.Init).toBe(true);
-      expect(info.Config.User).toBe("4321:4321");
+      // PID 1 is the idler, root without capabilities; every exec runs as the sandbox user (AE-8).
+      expect(host.Init).toBe(false);
+      expect(info.Config.User).toBe("0:0");
       expect(info.Config.Labels).toMatchObject({
         scifi: "1",
         "scifi.run": sandbox.spec.runId,
         "scifi.task": "specifics",
       });
       expect((await sandbox.exec("id -u; id -g")).stdout).toBe("4321\n4321\n");
+      const idler = await sandbox.exec("grep -E '^(Uid|CapEff|SigIgn)' /proc/1/status");
+      expect(idler.stdout).toMatch(/Uid:\s+0\s+0\s+0\s+0\n/);
+      expect(idler.stdout).toMatch(/CapEff:\s+0+\n/);
+      // SIGCHLD (17) ignored: the kernel reaps the orphans PID 1 adopts.
+      expect(idler.stdout).toMatch(/SigIgn:\s+0*10000\n/);
       // No capabilities at all, effective or bounding.
       const caps = await sandbox.exec("grep -E '^Cap(Eff|Bnd|Prm)' /proc/self/status");
       expect(caps.stdout).toMatch(/CapPrm:\s+0+\nCapEff:\s+0+\nCapBnd:\s+0+/);

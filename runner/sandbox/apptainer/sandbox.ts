@@ -142,6 +142,16 @@ export class ApptainerSandbox implements contract.Sandbox {
     return names === undefined || names.includes(this.#name);
   }
 
+  /**
+   * Always: the instance's init (appinit, a Go program) handles nearly every signal, and any process
+   * of the instance, running as the same user in its PID namespace, can send one (`kill -TERM 1`).
+   * Nothing outside but the runner's own user can: on a cluster, a death the runner did not cause
+   * is the sandbox's own doing or its memory limit (docs/apptainer.md).
+   */
+  endedFromInside(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   /** Exit 255 with FATAL may be the command's own; it is the engine's when the instance is gone. */
   async #assertInstanceAlive(): Promise<void> {
     const names = await listInstances(this.#ctx).catch(() => undefined);

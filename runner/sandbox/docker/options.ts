@@ -37,16 +37,17 @@ export function containerOptions(
   return {
     name: containerName(sandboxName(spec)),
     Image: spec.image,
-    // The container only idles; tools exec into it. Init reaps the zombies execs leave behind.
-    Entrypoint: ["sleep", "infinity"],
+    // The container only idles; tools exec into it, each as the sandbox user (execUser).
+    Entrypoint: ["sh", "-c", IDLE_SH],
     Cmd: [],
-    User: `${spec.user.uid}:${spec.user.gid}`,
+    User: IDLE_USER,
     WorkingDir: spec.workdir,
     Env: envList({ PATH: DEFAULT_PATH, HOME: "/tmp", ...spec.env, ...net?.env }),
     Labels: sandboxLabels(spec),
     NetworkDisabled: !net,
     HostConfig: {
-      Init: true,
+      // No docker-init: the idler itself is the namespace's init (see IDLE_SH).
+      Init: false,
       // The first process's stdout and stderr go to Docker's log on the host disk, outside the task
       // folder's quota: an agent writing to /proc/1/fd/1 must not fill it (nothing reads it).
       LogConfig: { Type: "none", Config: {} },
@@ -75,6 +76,30 @@ export function containerOptions(
         : {}),
     },
   };
+}
+
+/**
+ * The idler, the container's PID 1 (AE-8). It must outlive anything the agent does, since a container
+ * whose first process ends is gone, and the run with it, which would turn an agent's failure into an
+ * infrastructure error. The kernel delivers to a namespace's init no signal it has no handler for
+ * (SIGKILL and SIGSTOP included) from inside the namespace, and the idler runs as uid 0 with every
+ * capability dropped, so an agent of another uid can neither signal, ptrace nor open /proc/1/fd.
+ * With docker-init the idler was its child, killable by `kill -9 -1`. SIGCHLD ignored makes the
+ * kernel reap the orphans PID 1 adopts (what docker-init was for): env(1) sets it across exec
+ * (coreutils 8.31+), else perl; an image with neither keeps an unkillable idler that reaps nothing.
+ */
+export const IDLE_SH = [
+  "if env --ignore-signal=CHLD true 2>/dev/null; then exec env --ignore-signal=CHLD sleep infinity; fi",
+  `if command -v perl >/dev/null 2>&1; then exec perl -e '$SIG{CHLD}="IGNORE"; exec "sleep", "infinity"'; fi`,
+  "exec sleep infinity",
+].join("\n");
+
+/** PID 1's user: root without capabilities (above), never the sandbox user. */
+export const IDLE_USER = "0:0";
+
+/** Who every exec runs as: the sandbox user, always set (the container's own user is the idler's). */
+export function execUser(spec: Pick<SandboxSpec, "user">): string {
+  return `${spec.user.uid}:${spec.user.gid}`;
 }
 
 export function tmpfsOptions(sizeBytes: number): string {

@@ -26,7 +26,7 @@ import { type Sandbox, SandboxError } from "../types.ts";
 import { messageOf, statusCodeOf } from "./engine.ts";
 import { fallocateFilterPrefix } from "./fallocate-filter.ts";
 import type { DockerNet } from "./net.ts";
-import { envList } from "./options.ts";
+import { envList, execUser } from "./options.ts";
 
 /** Every process of one exec carries this variable, so the watchdog can find and kill them all. */
 export const EXEC_MARKER = "SCIFI_EXEC_ID";
@@ -117,6 +117,12 @@ export class DockerSandbox implements Sandbox {
     return info?.State?.Running === true && info.State.Restarting !== true;
   }
 
+  /** The memory cgroup killed it: its own limit, hit by what ran in it (a process cannot signal PID 1). */
+  async endedFromInside(): Promise<boolean> {
+    const info = await this.container.inspect().catch(() => undefined);
+    return info?.State?.OOMKilled === true;
+  }
+
   /**
    * The container's PID namespace (its init's, which every exec joins), for the quota's count of
    * held deleted files; read again after a restart gave the container a new init.
@@ -185,6 +191,7 @@ export class DockerSandbox implements Sandbox {
     const exec = await this.call("create an exec", () =>
       this.container.exec({
         Cmd: argv,
+        User: execUser(this.spec),
         AttachStdin: opts.stdin !== undefined,
         AttachStdout: true,
         AttachStderr: true,
@@ -358,7 +365,12 @@ export class DockerSandbox implements Sandbox {
 
   /** Runs a short helper command; true when it ran and exited 0 within a few seconds. */
   private async quickExec(argv: string[]): Promise<boolean> {
-    const exec = await this.container.exec({ Cmd: argv, AttachStdout: false, AttachStderr: false });
+    const exec = await this.container.exec({
+      Cmd: argv,
+      User: execUser(this.spec),
+      AttachStdout: false,
+      AttachStderr: false,
+    });
     // dockerode answers even a detached start with the HTTP response as a stream: unread, it holds
     // its engine socket open, and with it the runner's process after the run (issue 32).
     (await exec.start({ Detach: true })).destroy();

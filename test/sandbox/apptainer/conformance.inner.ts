@@ -11,6 +11,8 @@ sandboxConformance("apptainer", () => createApptainerBackend(), {
   skip: false,
   // No delegated cgroups for an unprivileged user: the backend caps memory with an address-space rlimit.
   memoryLimit: "allocation-fails",
+  // appinit, the instance's init, handles signals: `kill -TERM 1` inside ends the instance.
+  initTakesSignals: true,
   exists: async (runId) => {
     const r = await execa("apptainer", ["instance", "list", "--json"]);
     const list = JSON.parse(r.stdout) as { instances?: { instance: string }[] };

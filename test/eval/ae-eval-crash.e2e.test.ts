@@ -7,13 +7,16 @@
 // Promise (docs/eval.md, pass/fail/error): `error` is infrastructure, "counted apart from
 // failures"; trust.md: the records say what happened. Happened: seen twice in five trials here
 // (the first probe's trial ended `fail`, the next one `error`: the container dies or not by timing).
-// Fix idea: a sandbox whose main process the agent's own command killed (exit by signal while an
-// agent command ran) is the agent's failure, not the infrastructure's; or count it in the cell.
+// Fixed: the Docker sandbox's PID 1 is root's without capabilities and the namespace's init, so no
+// signal of the agent reaches it (runner/sandbox/docker/options.ts IDLE_SH); a death the sandbox's
+// own may cause (an OOM, Apptainer's signal-taking init) fails the command, never the run
+// (runner/run/revive.ts). The crash script also sends TERM to PID 1 and fills /tmp.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { evalFiles } from "../../runner/eval/plan.ts";
+import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -21,7 +24,7 @@ import { ensureImage, REPO } from "../loop/harness.ts";
 
 const FIXTURE = join(REPO, "test", "eval", "fixtures", "attack");
 
-describe.skipIf(!hasEngine("docker"))("scifi eval: an agent that kills its own sandbox (open)", () => {
+describe.skipIf(!hasEngine("docker"))("scifi eval: an agent that kills its own sandbox", () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("AE-8 its trials are failures, never infrastructure errors", async () => {
@@ -37,5 +40,9 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: an agent that kills its own s
       return `${result.status}: ${result.cause}`;
     });
     expect(statuses.filter((s) => s.startsWith("error"))).toEqual([]);
+    expect(statuses.every((s) => s.startsWith("fail"))).toBe(true);
+    const summary = JSON.parse(readFileSync(join(evalDir, "summary.json"), "utf8")) as EvalSummary;
+    // The model that never passes shows 0 of 3, not n = 0.
+    expect(summary.groups.find((g) => g.model === "crash")).toMatchObject({ n: 3, errors: 0, passes: 0 });
   }, 700_000);
 });
