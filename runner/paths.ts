@@ -23,6 +23,12 @@ export const homePaths = (home: string) => ({
   globalProposed: join(home, "memory", "global.proposed.md"),
   groupMemory: (group: string) => join(home, "memory", "groups", `${group}.md`),
   skills: join(home, "skills"),
+  /** `scifi eval`'s evals/<id>/ (trials, task copies, summaries). */
+  evals: join(home, "evals"),
+  /** `scifi evolve`'s proposals and decisions. */
+  evolve: join(home, "evolve"),
+  /** The runner's own bookkeeping (locks, asset hashes). */
+  internal: join(home, ".scifi"),
   /** Per task folder, the SAM and asset hashes its last run captured (runner/run/last-assets.ts). */
   lastAssets: join(home, ".scifi", "last-assets"),
   /** Per task folder, the lock of the one run that uses it (runner/run/run-lock.ts). */

@@ -10,6 +10,8 @@ export interface DeniedPath {
   why: string;
   /** Whether a path inside it is denied too (false only for `/`, which holds everything). */
   inside: boolean;
+  /** A task folder may lie inside it (evals/: each trial runs on its own copy in there). */
+  holdsTaskFolders?: true;
 }
 
 const SYSTEM_FOLDERS = ["/etc", "/proc", "/sys", "/dev", "/boot", "/root"];
@@ -44,6 +46,14 @@ export function deniedPaths(scifiHome: string, extra: readonly string[] = []): D
     { path: home.skills, why: "the runner's skills folder (skills/)", inside: true },
     { path: home.sitePolicy, why: "the runner's site policy file", inside: true },
     { path: home.modelsConfig, why: "the runner's model configuration file", inside: true },
+    { path: home.internal, why: "the runner's internal folder (.scifi/: locks, asset hashes)", inside: true },
+    { path: home.evolve, why: "the runner's evolve proposals and decisions (evolve/)", inside: true },
+    {
+      path: home.evals,
+      why: "the runner's eval folder (evals/: every trial's records and task copies)",
+      inside: true,
+      holdsTaskFolders: true,
+    },
   );
   for (const p of extra) list.push({ path: p, why: "a path the site policy denies", inside: true });
   // Compare real paths: /var/run is a link to /run on most systems.

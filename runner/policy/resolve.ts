@@ -253,7 +253,7 @@ function refuseOver(
 }
 
 function refuseDeniedTaskFolder(taskDir: string, denied: DeniedPath[]): void {
-  const hit = deniedOverlap(taskDir, denied);
+  const hit = deniedOverlap(taskDir, denied, true);
   if (hit) {
     throw new PolicyRefused(
       "task-folder-denied",
@@ -423,11 +423,15 @@ function checkRoots(source: string, site: SitePolicy, where: string): void {
   );
 }
 
-/** Describes the denied path `path` is, contains or lies inside; undefined when it touches none. */
-function deniedOverlap(path: string, denied: DeniedPath[]): string | undefined {
+/**
+ * Describes the denied path `path` is, contains or lies inside; undefined when it touches none.
+ * `taskFolder`: `path` is the task folder, which may lie inside a folder that holds task copies.
+ */
+function deniedOverlap(path: string, denied: DeniedPath[], taskFolder = false): string | undefined {
   for (const d of denied) {
     if (path === d.path) return `is ${d.why}`;
     if (isInside(d.path, path)) return `contains ${d.why} (${d.path})`;
+    if (taskFolder && d.holdsTaskFolders) continue;
     if (d.inside && isInside(path, d.path)) return `lies inside ${d.why} (${d.path})`;
   }
   return undefined;

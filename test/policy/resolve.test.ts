@@ -296,6 +296,26 @@ describe("refusals: each names its rule, the path and what to do", () => {
     );
   });
 
+  it("mount-denied: evals/ (other trials' records and copies), evolve/ and .scifi/; a trial's own copy may run", () => {
+    const trial = join(home, "evals", "e1", "trials", "t.default.m.r0", "task");
+    const other = join(home, "evals", "e1", "trials", "t.default.m.r1");
+    for (const d of [trial, other, join(home, "evolve"), join(home, ".scifi", "task-locks")])
+      mkdirSync(d, { recursive: true });
+    const denied = (host: string) =>
+      refusal(() =>
+        resolveWith(samIn({ mounts: [mount(host, "/data")] }), site({ allowedMountRoots: ["/"] })),
+      ).message;
+    expect(denied(other)).toMatch(/lies inside the runner's eval folder \(evals\/: every trial's records/);
+    expect(denied(join(home, "evals"))).toMatch(/is the runner's eval folder/);
+    expect(denied(join(home, "evolve"))).toMatch(/is the runner's evolve proposals and decisions/);
+    expect(denied(join(home, ".scifi", "task-locks"))).toMatch(/lies inside the runner's internal folder/);
+    // A trial runs on its own copy under evals/: its task folder is granted.
+    expect(resolveWith(samIn({}, trial)).taskDir).toBe(trial);
+    // ...but a task folder that is or holds evals/ is not.
+    const holding = refusal(() => resolveWith(samIn({}, join(home, "evals"))));
+    expect(holding.rule).toBe("task-folder-denied");
+  });
+
   it("mount-denied: a symlink inside an allowed root that points at a denied path is resolved first", () => {
     const link = join(dataRoot, `to-memory-${Date.now()}`);
     symlinkSync(join(home, "memory"), link);
