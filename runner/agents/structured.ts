@@ -2,6 +2,7 @@
 // once with the validation error shown to the model; a second failure is a typed error that fails
 // the iteration.
 import type { z } from "zod";
+import { unknownKeysNote } from "../llm/providers/structured.ts";
 import type { Message, Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { RunEnding } from "../run-ending.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
@@ -80,9 +81,9 @@ export async function structuredCall<S extends z.ZodObject>(
     if (reply.error === undefined) {
       const parsed = schema.safeParse(reply.value);
       if (parsed.success) return { value: parsed.data, responses };
-      reply.error = parsed.error.issues
-        .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
-        .join("; ");
+      reply.error =
+        parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ") +
+        unknownKeys(schema, reply.value);
     }
     const named = `${reply.origin ? `reply ${reply.origin}: ` : ""}${reply.error}`;
     if (attempt > 0) throw MalformedReply.twice(request.role, firstError, named);
@@ -90,6 +91,12 @@ export async function structuredCall<S extends z.ZodObject>(
     messages = [...messages, ...retryMessages(reply.raw, reply.error)];
   }
   throw new Error("unreachable: a structured call returns or throws within two attempts");
+}
+
+/** unknownKeysNote for a zod object schema; "" for any other schema. */
+function unknownKeys(schema: z.ZodType, value: unknown): string {
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  return shape ? unknownKeysNote(Object.keys(shape), value) : "";
 }
 
 function retryMessages(raw: string, error: string): Message[] {

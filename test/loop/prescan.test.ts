@@ -113,6 +113,10 @@ describe("pre-scan structured output", () => {
     expect(message).toMatch(
       /^the prescan agent's reply did not fit its schema: reply prescan-wrong-shape\.yaml:3: .*node: Invalid input: expected string, received undefined/,
     );
+    // The key it had that the schema does not take is named, with the ones it does.
+    expect(message).toContain(
+      'keys this reply does not take: "order" (it takes node, rank, skills, context, plan, direction)',
+    );
     expect(message).toContain("the retry got no answer: ");
     expect(message).toContain("has no reply left");
     expect(message).toContain("docs/scripted.md");

@@ -17,9 +17,27 @@ export function parseStructured(content: ContentBlock[], schema: Record<string, 
   const result = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(value);
   if (!result.success) {
     const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-    throw new StructuredOutputError(`structured output does not match the schema: ${issues}`, raw);
+    const properties = schema.properties;
+    const known = properties && typeof properties === "object" ? Object.keys(properties) : undefined;
+    throw new StructuredOutputError(
+      `structured output does not match the schema: ${issues}${known ? unknownKeysNote(known, value) : ""}`,
+      raw,
+    );
   }
   return value;
+}
+
+/**
+ * The top-level keys of a rejected object reply that the schema does not take, so a misspelt key
+ * (`skill` for `skills`) is named next to the missing one; "" when there are none.
+ */
+export function unknownKeysNote(known: readonly string[], value: unknown): string {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "";
+  const extra = Object.keys(value).filter((k) => !known.includes(k));
+  if (extra.length === 0) return "";
+  const names = extra.slice(0, 8).map((k) => JSON.stringify(k.slice(0, 40)));
+  const more = extra.length > 8 ? ` and ${extra.length - 8} more` : "";
+  return `; keys this reply does not take: ${names.join(", ")}${more} (it takes ${known.join(", ")})`;
 }
 
 /** Some OpenAI-compatible servers wrap JSON in a Markdown fence despite response_format. */
