@@ -36,6 +36,11 @@ export class ApprovalTimedOut extends RunEnding {
   }
 }
 
+/** The reason a terminal prompt's signal carries when the request was settled without it. */
+export class PromptWithdrawn extends Error {
+  override name = "PromptWithdrawn";
+}
+
 export interface AskRequest {
   action: ApprovalAction;
   summary: string;
@@ -151,6 +156,8 @@ export class ApprovalGate {
     const request = this.#requestFor(ask);
     this.#onWaiting(request);
     const prompting = new AbortController();
+    /** Why the terminal prompt is withdrawn, for its last line (who decided, or the deadline). */
+    let withdrawn = "the run stopped waiting";
     if (this.#o.prompt) {
       this.#o
         .prompt(request, prompting.signal)
@@ -170,6 +177,7 @@ export class ApprovalGate {
         );
         if (view?.decision) {
           const state = view.decision.approved ? "approved" : "denied";
+          withdrawn = `${state} by ${view.decision.who} at ${view.decision.time}`;
           this.#record({ state, request, decision: view.decision });
           appendApprovalLine(this.#file, { type: "used", id: request.id, time: new Date().toISOString() });
           return { approved: view.decision.approved, request, decision: view.decision };
@@ -183,6 +191,7 @@ export class ApprovalGate {
               time: new Date().toISOString(),
             });
           this.#record({ state: "timed_out", request });
+          withdrawn = `its time ran out at ${request.deadline}`;
           throw new ApprovalTimedOut(request);
         }
         if (this.#o.signal?.aborted) throw this.#o.signal.reason ?? new Error("aborted");
@@ -196,7 +205,7 @@ export class ApprovalGate {
         );
       }
     } finally {
-      prompting.abort();
+      prompting.abort(new PromptWithdrawn(withdrawn));
       this.#onWaiting(undefined);
     }
   }

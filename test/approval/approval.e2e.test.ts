@@ -310,4 +310,30 @@ describe.skipIf(!hasEngine("docker") || !existsSync("/usr/bin/script"))("scifi r
     expect(runApprovals(ws.home, runId).map((v) => v.state)).toEqual(["approved"]);
     expect(approvalHistory(ws, runId).at(-1)).toMatchObject({ state: "approved", who: userInfo().username });
   }, 300_000);
+
+  it("decided from another shell meanwhile: the prompt is withdrawn saying who decided, and when", async () => {
+    const ws = workspace("finish.md");
+    const command = `${process.execPath} ${CLI} run ${ws.sam} --model scripted:${join(FIXTURES, "finish.yaml")}`;
+    let out = "";
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: ws.root,
+      env: { ...process.env, SCIFI_HOME: ws.home, SCIFI_APPROVAL_POLL_MS: "200" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    for (let i = 0; i < 600 && !out.includes("approve? [y/n]"); i++)
+      await new Promise((r) => setTimeout(r, 250));
+    const request = pendingApprovals(ws.home)[0];
+    expect(request, out).toBeDefined();
+    if (!request) return;
+    expect(scifi(ws, ["approve", request.runId, request.request.id]).code).toBe(0);
+    expect(await exited, out).toBe(0);
+    expect(out).toMatch(
+      new RegExp(
+        `approval request ${request.request.id}: no longer asked here \\(approved by ${userInfo().username} at \\d{4}-\\d\\d-\\d\\dT`,
+      ),
+    );
+  }, 300_000);
 });

@@ -101,11 +101,14 @@ async function terminalApproval(
       }
     }
   } catch (error) {
-    // Decided elsewhere (scifi approve/deny from another shell) or timed out: the prompt is withdrawn.
-    if (signal.aborted)
+    // Decided elsewhere (scifi approve/deny from another shell) or timed out: the prompt is withdrawn,
+    // saying by whom and when (the gate's reason), since whoever sits here did not decide it.
+    if (signal.aborted) {
+      const why = signal.reason instanceof Error ? signal.reason.message : undefined;
       display.say(
-        `approval request ${visible(request.id)}: no longer asked here (decided elsewhere, or its time ran out)`,
+        `approval request ${visible(request.id)}: no longer asked here (${why ? visible(why) : "decided elsewhere, or its time ran out"})`,
       );
+    }
     throw error;
   } finally {
     rl.close();
