@@ -11,6 +11,7 @@ import type { AuditTape } from "../audit/tape.ts";
 import { effectiveCritiqueMode } from "../critique/mode.ts";
 import type { CritiqueMode } from "../critique/schema.ts";
 import type { RunEnd, RunExtension } from "../extension/run-extension.ts";
+import type { Model, ModelRequest } from "../llm/types.ts";
 import { homePaths } from "../paths.ts";
 import type { SitePolicy } from "../policy/site.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
@@ -318,15 +319,17 @@ async function deps(
     // Every grant resolution adds the offered domain packs' helper folders, read-only (skills.ts).
     resolveSpec: async (sam, runId, grant) =>
       withHelperMounts(await resolveSpec(sam, site, { home: options.home, runId, ...grant }), helpers),
-    openModel: (audit: AuditTape, budget) =>
-      createModel(model, audit, {
+    openModel: async (audit: AuditTape, budget) => {
+      const opened = await createModel(model, audit, {
         budget,
         home: options.home,
         // The loop opens the gateway as the run starts (or resumes): its wall-time deadline.
         deadline: Date.now() + Math.max(0, wallLeftMs),
         ...(onStatus ? { onNotice: (notice) => last && onStatus({ ...last, notice }) } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
-      }),
+      });
+      return options.signal ? abortableBy(opened, options.signal) : opened;
+    },
     skills,
     memoryTokens: site.memoryTokens,
     critique: critiqueModeOf(sam, site),
@@ -408,4 +411,20 @@ function defaultModel(home: string): string {
     );
   }
   return config;
+}
+
+/**
+ * The model with the run's signal on every call that brings none of its own (the pre-scan, final
+ * review, tracer and critique calls), so a cancel ends an in-flight call at once instead of after
+ * it returns. Methods are bound to the model itself (its private fields do not see a proxy).
+ */
+function abortableBy<M extends object & { complete: Model["complete"] }>(model: M, signal: AbortSignal): M {
+  return new Proxy(model, {
+    get(target, property) {
+      if (property === "complete")
+        return (request: ModelRequest, own?: AbortSignal) => target.complete(request, own ?? signal);
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
