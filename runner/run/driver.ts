@@ -1,9 +1,11 @@
 // The run's driver, in the shape of mini-swe-agent's run -> step loop: ask the phase table for the
 // phase that follows the last completed one, run it, checkpoint; an error that ends runs (RunEnding)
-// becomes the run's outcome, anything else propagates (the run stays resumable from its checkpoint).
+// becomes the run's outcome, and so does a host-side step that failed on the task folder's content
+// (task-folder-problem.ts); anything else propagates (the run stays resumable from its checkpoint).
 import { RunCancelled, RunEnding } from "../run-ending.ts";
 import { nextPhase } from "./phases.ts";
 import type { RunSession } from "./session.ts";
+import { taskFolderProblem } from "./task-folder-problem.ts";
 
 export async function drive(session: RunSession): Promise<void> {
   while (session.state.phase !== "ended") await step(session);
@@ -20,6 +22,9 @@ async function step(session: RunSession): Promise<void> {
     // ends cancelled, not resumable on an abort error.
     const cancel = cancelOf(session);
     if (cancel) return session.endWith(cancel);
+    // A host-side step that failed on what the agent left in the task folder: the task's failure.
+    const unusable = taskFolderProblem(error, [session.spec.taskDir, session.taskFolder.checksCopyDir]);
+    if (unusable) return session.endWith(unusable);
     if (!(error instanceof RunEnding)) throw error;
     session.endWith(error as Error);
   }

@@ -69,7 +69,12 @@ export async function startGuarded(
   const lent =
     caller === 0 && !options.runsAsCaller
       ? await lendTaskFolder(spec.taskDir, spec.user).catch((error: unknown) => {
-          throw new SandboxError(`cannot lend the task folder to uid ${spec.user.uid}: ${messageOf(error)}`);
+          // The cause is kept: a getfacl that failed on the agent's names is the task's failure
+          // (runner/run/task-folder-problem.ts), an engine that failed is not.
+          throw Object.assign(
+            new SandboxError(`cannot lend the task folder to uid ${spec.user.uid}: ${messageOf(error)}`),
+            { cause: error },
+          );
         })
       : undefined;
   try {
