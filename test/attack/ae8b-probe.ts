@@ -30,6 +30,8 @@ export interface ProbeOptions {
 export interface Probe {
   result?: RunResult;
   thrown?: string;
+  /** the stack of what the run threw */
+  stack?: string;
   history: HistoryRecord[];
   root: string;
   taskDir: string;
@@ -106,6 +108,7 @@ export async function probe(o: ProbeOptions): Promise<Probe> {
   const started = Date.now();
   let result: RunResult | undefined;
   let thrown: string | undefined;
+  let stack: string | undefined;
   try {
     result = await runTask({
       home,
@@ -117,9 +120,10 @@ export async function probe(o: ProbeOptions): Promise<Probe> {
     });
   } catch (error) {
     thrown = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    stack = error instanceof Error ? error.stack : undefined;
   }
   const history = result ? readHistory(join(result.dir, "history.jsonl")) : [];
-  return { result, thrown, history, root, taskDir, wallMs: Date.now() - started };
+  return { result, thrown, stack, history, root, taskDir, wallMs: Date.now() - started };
 }
 
 /** One line for the log: status, outcome, deaths, wall time. */
