@@ -21,6 +21,8 @@ export interface ProbeOptions {
   memory?: string;
   checkTimeout?: string;
   limits?: Partial<LimitConfig>;
+  /** a hidden check asset `hidden/ref.txt` (the checks then run on a copy) and a compare stage reading it */
+  hidden?: boolean;
   /** the review passes every item (an honest control run) */
   reviewPass?: boolean;
   /** extra SAM front-matter lines */
@@ -60,7 +62,8 @@ export async function probe(o: ProbeOptions): Promise<Probe> {
       "iterations: 1",
       "budget_usd: 1",
       `memory: ${o.memory ?? "512M"}`,
-      "check_assets: [checks/ok.sh]",
+      o.hidden ? "check_assets: [checks/ok.sh, hidden/ref.txt]" : "check_assets: [checks/ok.sh]",
+      ...(o.hidden ? ["hidden_assets: [hidden/ref.txt]"] : []),
       ...(o.front ? [o.front] : []),
       "---",
       "# Write out.txt",
@@ -77,10 +80,22 @@ export async function probe(o: ProbeOptions): Promise<Probe> {
       `  \`\`\`check timeout=${t}`,
       "  sh checks/ok.sh",
       "  ```",
+      ...(o.hidden
+        ? [
+            "- The reference holds ok.",
+            `  \`\`\`compare timeout=${t}`,
+            "  grep -qx ok hidden/ref.txt",
+            "  ```",
+          ]
+        : []),
       "",
     ].join("\n"),
   );
   writeFileSync(join(taskDir, "checks", "ok.sh"), "grep -qx ok out.txt\n");
+  if (o.hidden) {
+    mkdirSync(join(taskDir, "hidden"));
+    writeFileSync(join(taskDir, "hidden", "ref.txt"), "ok\n");
+  }
   if (o.runSh !== undefined) writeFileSync(join(taskDir, "run.sh"), o.runSh);
   const script = {
     prescan: [{ json: { node: "root", rank: 1, skills: [], context: "", plan: "x", direction: "x" } }],
@@ -94,6 +109,7 @@ export async function probe(o: ProbeOptions): Promise<Probe> {
           items: [
             { id: "root/e1", pass: o.reviewPass === true, evidence: "checked" },
             { id: "root/e2", pass: o.reviewPass === true, evidence: "checked" },
+            ...(o.hidden ? [{ id: "root/e3", pass: o.reviewPass === true, evidence: "checked" }] : []),
           ],
           findings: [],
           fixes: [],
