@@ -5,7 +5,7 @@
 // outcome, or what the run threw (which `scifi eval` counts as an infrastructure `error`).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { readHistory } from "../../runner/memory/history.ts";
 import type { HistoryRecord } from "../../runner/memory/history-events.ts";
 import type { RunResult } from "../../runner/run/deps.ts";
@@ -23,6 +23,8 @@ export interface ProbeOptions {
   limits?: Partial<LimitConfig>;
   /** a hidden check asset `hidden/ref.txt` (the checks then run on a copy) and a compare stage reading it */
   hidden?: boolean;
+  /** extra start files of the task folder (path relative to it: content) */
+  files?: Record<string, string>;
   /** the review passes every item (an honest control run) */
   reviewPass?: boolean;
   /** extra SAM front-matter lines */
@@ -95,6 +97,10 @@ export async function probe(o: ProbeOptions): Promise<Probe> {
   if (o.hidden) {
     mkdirSync(join(taskDir, "hidden"));
     writeFileSync(join(taskDir, "hidden", "ref.txt"), "ok\n");
+  }
+  for (const [path, content] of Object.entries(o.files ?? {})) {
+    mkdirSync(dirname(join(taskDir, path)), { recursive: true });
+    writeFileSync(join(taskDir, path), content);
   }
   if (o.runSh !== undefined) writeFileSync(join(taskDir, "run.sh"), o.runSh);
   const script = {

@@ -48,4 +48,16 @@ for i in range(2100):
     });
     judged(p, "pass");
   });
+
+  it("approval: [delete]: a start file deleted and its folder made 000: put back or refused, the run ends blocked, not an error", async () => {
+    const p = await probe({
+      backend,
+      work: [`${OK} rm sub/data.txt; chmod 000 sub`, "ls -la sub; echo next"],
+      files: { "sub/data.txt": "precious\n" },
+      front: "approval: [delete]\napproval_timeout: 5s",
+    });
+    expect(p.thrown).toBeUndefined();
+    expect(p.result?.outcome.status).toBe("blocked");
+    expect(evalStatus(p)).toBe("fail");
+  });
 });
