@@ -11,7 +11,8 @@
 // lendTaskFolder), which first runs `getfacl -R` over the folder (runner/policy/acl.ts readAcls);
 // getfacl fails with "File name too long", the SandboxError propagates out of runTask (history:
 // run_start, iteration_start, prescan, work_end, and nothing after: no check, no verdict, no
-// run_end), so `scifi eval` records the trial as `error` (n = 0 instead of 0/1) and
+// run_end), so `scifi eval` records the trial as `error` (n = 0 instead of 0/1; the third test
+// runs `scifi eval` itself: result.json `status: "error"`, cause "SandboxError: cannot lend ...") and
 // `--retry-errors` runs it again. The same from a check: the first check's code (the agent's
 // run.sh) makes the chain, and the second check's sandbox cannot start. A resume fails the same way.
 // Fix idea: read the ACLs with the same fd-relative walk as everything else (getxattr of
@@ -21,10 +22,17 @@
 // failure (a RunEnding: "the task folder could not be lent: ..."), never escape as an exception. Its
 // maxBuffer (256 MiB of getfacl output) is a second trigger of the same kind: a few thousand files
 // each with a large ACL the sandbox user set on its own files.
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { evalFiles } from "../../runner/eval/plan.ts";
+import type { EvalSummary } from "../../runner/eval/summary.ts";
+import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { evalStatus, probe } from "../attack/ae8b-probe.ts";
+import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../loop/harness.ts";
 
 const DEEP = `python3 -c "
 import os
@@ -55,5 +63,47 @@ describe.skipIf(!hasEngine("docker") || process.getuid?.() !== 0)(
       expect(p.history.filter((e) => e.type === "check")).toHaveLength(2);
       expect(evalStatus(p)).toBe("fail");
     }, 300_000);
+
+    it("through `scifi eval`: the trial is a failure (0 of 1), not an `error` (n = 0)", async () => {
+      const root = mkdtempSync(join(tmpdir(), "ae8b-eval-"));
+      cpSync(join(REPO, "test", "eval", "fixtures", "attack", "tasks"), join(root, "tasks"), {
+        recursive: true,
+      });
+      mkdirSync(join(root, "models"));
+      const script = {
+        prescan: [{ json: { node: "root", rank: 1, skills: [], context: "", plan: "x", direction: "x" } }],
+        work: [
+          { tool_calls: [{ name: "bash", input: { command: DEEP } }] },
+          { tool_calls: [{ name: "report_done", input: { claim: "done", summary: "done" } }] },
+        ],
+        review: [
+          {
+            json: {
+              items: [{ id: "root/e1", pass: false, evidence: "missing" }],
+              findings: [],
+              fixes: [],
+              rank_adjustment: 0,
+            },
+          },
+        ],
+        final_review: [{ json: { group_suggestions: [], global_suggestions: [] } }],
+      };
+      writeFileSync(join(root, "models", "deep.yaml"), JSON.stringify(script));
+      writeFileSync(
+        join(root, "suite.yaml"),
+        'tasks: [tasks/hostile]\nmodels:\n  - { name: deep, spec: "scripted:models/deep.yaml" }\nrepeats: 1\nconcurrency: 1\n',
+      );
+      const home = join(root, "home");
+      mkdirSync(home);
+      await runScifi(home, ["eval", join(root, "suite.yaml"), "--backend", "docker"], 300_000);
+      const evalDir = join(home, "evals", readdirSync(join(home, "evals"))[0] as string);
+      const result = JSON.parse(
+        readFileSync(evalFiles(evalDir).result("hostile.default.deep.r0"), "utf8"),
+      ) as TrialResult;
+      // Today: status "error", cause "SandboxError: cannot lend the task folder to uid 65534: ... getfacl ...".
+      expect(`${result.status}: ${result.cause}`).toMatch(/^fail: /);
+      const summary = JSON.parse(readFileSync(join(evalDir, "summary.json"), "utf8")) as EvalSummary;
+      expect(summary.groups.find((g) => g.model === "deep")).toMatchObject({ n: 1, errors: 0, passes: 0 });
+    }, 400_000);
   },
 );
