@@ -14,6 +14,7 @@ import type { PristineSet } from "../run-folder/state.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { RunContext } from "./context.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
+import { messageOf } from "./outcomes.ts";
 import { revivable } from "./revive.ts";
 
 /** Where a compare stage finds the run stages' outputs, inside its working folder. */
@@ -56,7 +57,16 @@ export class PhaseSandboxes {
     try {
       return await use(sandbox);
     } finally {
-      await sandbox.stop().catch(() => undefined);
+      // A stop that failed (the folder not given back, a setuid sweep undone) is on the record: the
+      // phase's result stands, but a person reading the run must see it.
+      await sandbox.stop().catch((error: unknown) => {
+        history.append({
+          type: "limit",
+          iteration: state.iteration,
+          limit: "sandbox_stop",
+          detail: `the ${role} sandbox did not stop cleanly: ${messageOf(error)}`,
+        });
+      });
     }
   }
 
