@@ -18,6 +18,7 @@ import {
   type ModelRequest,
   type ModelResponse,
   NoModelAvailable,
+  RequestRefused,
   StructuredOutputError,
   type Usage,
 } from "./types.ts";
@@ -153,7 +154,7 @@ export class Gateway implements Model {
       const outcome = await this.#tryEntry(entry, request, attempts, isLast, signal);
       if (outcome.kind === "ok") return this.#succeed(entry, request, outcome.result, attempts, started);
       if (outcome.kind === "fatal")
-        this.#fail(entry, request, attempts, started, outcome.error, outcome.result);
+        this.#fail(entry, request, attempts, started, refusal(entry, outcome.error), outcome.result);
       if (outcome.why) whys.push(`${entry.name}: ${outcome.why}`);
     }
     if (whys.length > 0) {
@@ -482,6 +483,14 @@ function asError(value: unknown): Error {
 
 function zeroUsage(): Usage {
   return { input: 0, output: 0, cacheWrite: 0, cacheRead: 0, reasoning: 0 };
+}
+
+/** An invalid-request failure as the run's ending (RequestRefused); any other error as it is. */
+function refusal(entry: GatewayEntry, error: Error): Error {
+  if (!(error instanceof ProviderError) || error.reason !== "invalid_request") return error;
+  return new RequestRefused(
+    `${entry.name} refused the request as invalid${error.status ? ` (HTTP ${error.status})` : ""}: ${error.message}. A prompt past the model's context window is the usual cause (long tool outputs in one pass)`,
+  );
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

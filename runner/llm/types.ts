@@ -120,6 +120,17 @@ export class NoModelAvailable extends ModelError implements EndsRun {
   readonly [ENDING]: Ending = { status: "failed", limit: "model", prefix: "no model" };
 }
 
+/**
+ * The provider refused the request itself as invalid (HTTP 400, e.g. a prompt past the model's
+ * context window, which a pass's long tool outputs lead to): no other model of the rank is asked
+ * (the same request fails there too) and the run ends failed, never without an outcome, so a run
+ * that grew its own context past the window is judged, not an infrastructure error (AE-8b).
+ */
+export class RequestRefused extends ModelError implements EndsRun {
+  override name = "RequestRefused";
+  readonly [ENDING]: Ending = { status: "failed", limit: "model", prefix: "model refused the request" };
+}
+
 /** The run's money or token budget is spent. */
 export class BudgetExceeded extends ModelError implements EndsRun {
   override name = "BudgetExceeded";

@@ -6,7 +6,8 @@ import type { ModelsConfigInput } from "../../runner/llm/config.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
-import type { Message } from "../../runner/llm/types.ts";
+import { type Message, RequestRefused } from "../../runner/llm/types.ts";
+import { RunEnding } from "../../runner/run-ending.ts";
 import { calls, freshRun, request, userText, writeScript } from "./helpers.ts";
 
 const prices = { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 };
@@ -196,9 +197,15 @@ describe("selection, fallback and budgets", () => {
     const { model, tapePath } = await gateway({
       models: [entry("a", a, "anthropic"), entry("b", b, "anthropic")],
     });
-    await expect(model.complete(hello())).rejects.toThrow(/roles must alternate/);
+    const refused = await model.complete(hello()).catch((e: unknown) => e);
+    expect((refused as Error).message).toMatch(
+      /^a refused the request as invalid \(HTTP 400\): .*roles must alternate/,
+    );
+    // It ends the run failed (an outcome), never a crash without one that eval counts as an error.
+    expect(refused).toBeInstanceOf(RequestRefused);
+    expect(refused).toBeInstanceOf(RunEnding);
     expect(b.remaining()).toEqual({ work: 1 });
-    expect(calls(tapePath)[0]?.error?.name).toBe("ProviderError");
+    expect(calls(tapePath)[0]?.error?.name).toBe("RequestRefused");
   });
 });
 
