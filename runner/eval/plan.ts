@@ -7,10 +7,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeJsonAtomic } from "../atomic-write.ts";
+import { homePaths } from "../paths.ts";
 import { nameSlug } from "../run-id.ts";
 import type { Suite, SuiteModel } from "./suite.ts";
-
-export const EVALS_DIR = "evals";
 
 const trialSchema = z.strictObject({
   trialId: z.string(),
@@ -66,7 +65,7 @@ export const evalFiles = (evalDir: string) => ({
 });
 
 export function evalDirOf(home: string, evalId: string): string {
-  return join(home, EVALS_DIR, evalId);
+  return join(homePaths(home).evals, evalId);
 }
 
 export interface PlanOptions {

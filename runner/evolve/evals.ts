@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { EvalSummary, PairedComparison } from "../eval/summary.ts";
 import { type TrialResult, trialResultSchema } from "../eval/trial-result.ts";
+import { homePaths } from "../paths.ts";
 
 export interface EvalModelStats {
   evalId: string;
@@ -37,7 +38,7 @@ export interface EvalInput {
 export function evalFolder(home: string, id: string): string {
   const direct = resolve(id);
   if (existsSync(join(direct, "trials"))) return direct;
-  const underHome = join(home, "evals", id);
+  const underHome = join(homePaths(home).evals, id);
   if (existsSync(join(underHome, "trials"))) return underHome;
   throw new Error(
     `no eval '${id}': neither ${underHome} nor ${direct} holds a trials/ folder; give an id from evals/ or an eval folder`,

@@ -19,6 +19,7 @@ import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { appendDurably, writeJsonAtomic } from "../atomic-write.ts";
 import { acceptProposal } from "../memory/proposals.ts";
+import { homePaths } from "../paths.ts";
 import {
   type EvolveDecision,
   evolveDecisionsFile,
@@ -34,7 +35,7 @@ export class EvolveError extends Error {
 export type ProposalStatus = "pending" | "applied" | "rejected";
 
 export function evolveDir(home: string): string {
-  return join(home, "evolve");
+  return homePaths(home).evolve;
 }
 
 const ID = /^[A-Za-z0-9._-]{1,120}$/;

@@ -51,7 +51,7 @@ export function resolveInputs(inputs: string[], home: string): ExportRun[] {
 }
 
 function evalFolder(input: string, home: string): string | undefined {
-  for (const dir of [input, join(home, "evals", input)])
+  for (const dir of [input, join(homePaths(home).evals, input)])
     if (existsSync(join(dir, "trials")) && statSync(join(dir, "trials")).isDirectory()) return resolve(dir);
   return undefined;
 }
@@ -59,7 +59,7 @@ function evalFolder(input: string, home: string): string | undefined {
 function runFolder(input: string, home: string): string {
   for (const dir of [input, runDir(home, input)]) if (existsSync(runFiles(dir).audit)) return resolve(dir);
   throw new ExportInputError(
-    `no run or eval '${input}': looked for ${runFiles(input).audit}, ${runFiles(runDir(home, input)).audit} and ${join(home, "evals", input, "trials")}; pass a run id or folder under ${homePaths(home).runs}, or an eval id under ${join(home, "evals")}`,
+    `no run or eval '${input}': looked for ${runFiles(input).audit}, ${runFiles(runDir(home, input)).audit} and ${join(homePaths(home).evals, input, "trials")}; pass a run id or folder under ${homePaths(home).runs}, or an eval id under ${homePaths(home).evals}`,
   );
 }
 
