@@ -22,9 +22,16 @@
 // failure (a RunEnding: "the task folder could not be lent: ..."), never escape as an exception. Its
 // maxBuffer (256 MiB of getfacl output) is a second trigger of the same kind: a few thousand files
 // each with a large ACL the sandbox user set on its own files.
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { evalFiles } from "../../runner/eval/plan.ts";
+import type { EvalSummary } from "../../runner/eval/summary.ts";
+import type { TrialResult } from "../../runner/eval/trial-result.ts";
+import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../loop/harness.ts";
 import { evalStatus, probe } from "./ae8b-probe.ts";
 
 const DEEP = `python3 -c "
@@ -58,5 +65,47 @@ describe.skipIf(!hasEngine("docker") || process.getuid?.() !== 0)(
       expect(p.history.filter((e) => e.type === "check").length).toBeGreaterThanOrEqual(1);
       expect(evalStatus(p)).toBe("fail");
     }, 300_000);
+
+    it("through `scifi eval`: the trial is a failure (0 of 1), not an `error` (n = 0)", async () => {
+      const root = mkdtempSync(join(tmpdir(), "ae8b-eval-"));
+      cpSync(join(REPO, "test", "eval", "fixtures", "attack", "tasks"), join(root, "tasks"), {
+        recursive: true,
+      });
+      mkdirSync(join(root, "models"));
+      const script = {
+        prescan: [{ json: { node: "root", rank: 1, skills: [], context: "", plan: "x", direction: "x" } }],
+        work: [
+          { tool_calls: [{ name: "bash", input: { command: DEEP } }] },
+          { tool_calls: [{ name: "report_done", input: { claim: "done", summary: "done" } }] },
+        ],
+        review: [
+          {
+            json: {
+              items: [{ id: "root/e1", pass: false, evidence: "missing" }],
+              findings: [],
+              fixes: [],
+              rank_adjustment: 0,
+            },
+          },
+        ],
+        final_review: [{ json: { group_suggestions: [], global_suggestions: [] } }],
+      };
+      writeFileSync(join(root, "models", "deep.yaml"), JSON.stringify(script));
+      writeFileSync(
+        join(root, "suite.yaml"),
+        'tasks: [tasks/hostile]\nmodels:\n  - { name: deep, spec: "scripted:models/deep.yaml" }\nrepeats: 1\nconcurrency: 1\n',
+      );
+      const home = join(root, "home");
+      mkdirSync(home);
+      await runScifi(home, ["eval", join(root, "suite.yaml"), "--backend", "docker"], 300_000);
+      const evalDir = join(home, "evals", readdirSync(join(home, "evals"))[0] as string);
+      const result = JSON.parse(
+        readFileSync(evalFiles(evalDir).result("hostile.default.deep.r0"), "utf8"),
+      ) as TrialResult;
+      // Was: status "error", cause "SandboxError: cannot lend the task folder to uid 65534: ... getfacl ...".
+      expect(`${result.status}: ${result.cause}`).toMatch(/^fail: /);
+      const summary = JSON.parse(readFileSync(join(evalDir, "summary.json"), "utf8")) as EvalSummary;
+      expect(summary.groups.find((g) => g.model === "deep")).toMatchObject({ n: 1, errors: 0, passes: 0 });
+    }, 400_000);
   },
 );
