@@ -284,25 +284,30 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
   },
 );
 
+/** `scifi run` of the finish task in a pseudo-terminal (`script`: stdin and stderr are TTYs), once it asks. */
+async function runInTerminal(ws: Ws): Promise<Running> {
+  const command = `${process.execPath} ${CLI} run ${ws.sam} --model scripted:${join(FIXTURES, "finish.yaml")}`;
+  let out = "";
+  const child = spawn("script", ["-qec", command, "/dev/null"], {
+    cwd: ws.root,
+    env: { ...process.env, SCIFI_HOME: ws.home, SCIFI_APPROVAL_POLL_MS: "200" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  for (let i = 0; i < 600 && !out.includes("approve? [y/n]"); i++)
+    await new Promise((r) => setTimeout(r, 250));
+  return { child, output: () => out, exited };
+}
+
 describe.skipIf(!hasEngine("docker") || !existsSync("/usr/bin/script"))("scifi run in a terminal", () => {
   it("shows the request and takes y from the terminal; the run passes with the decision recorded", async () => {
     const ws = workspace("finish.md");
-    const command = `${process.execPath} ${CLI} run ${ws.sam} --model scripted:${join(FIXTURES, "finish.yaml")}`;
-    let out = "";
-    // `script` gives the run a pseudo-terminal (stdin and stderr are TTYs there).
-    const child = spawn("script", ["-qec", command, "/dev/null"], {
-      cwd: ws.root,
-      env: { ...process.env, SCIFI_HOME: ws.home, SCIFI_APPROVAL_POLL_MS: "200" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    for (let i = 0; i < 600 && !out.includes("approve? [y/n]"); i++)
-      await new Promise((r) => setTimeout(r, 250));
-    expect(out).toContain("approval request finish-");
+    const { child, output, exited } = await runInTerminal(ws);
+    expect(output()).toContain("approval request finish-");
     child.stdin?.write("y\r");
-    expect(await exited, out).toBe(0);
+    expect(await exited, output()).toBe(0);
     const runId =
       readdirSync(join(ws.home, "runs")).find((d) =>
         existsSync(join(ws.home, "runs", d, "approvals.jsonl")),
@@ -313,24 +318,13 @@ describe.skipIf(!hasEngine("docker") || !existsSync("/usr/bin/script"))("scifi r
 
   it("decided from another shell meanwhile: the prompt is withdrawn saying who decided, and when", async () => {
     const ws = workspace("finish.md");
-    const command = `${process.execPath} ${CLI} run ${ws.sam} --model scripted:${join(FIXTURES, "finish.yaml")}`;
-    let out = "";
-    const child = spawn("script", ["-qec", command, "/dev/null"], {
-      cwd: ws.root,
-      env: { ...process.env, SCIFI_HOME: ws.home, SCIFI_APPROVAL_POLL_MS: "200" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    for (let i = 0; i < 600 && !out.includes("approve? [y/n]"); i++)
-      await new Promise((r) => setTimeout(r, 250));
+    const { output, exited } = await runInTerminal(ws);
     const request = pendingApprovals(ws.home)[0];
-    expect(request, out).toBeDefined();
+    expect(request, output()).toBeDefined();
     if (!request) return;
     expect(scifi(ws, ["approve", request.runId, request.request.id]).code).toBe(0);
-    expect(await exited, out).toBe(0);
-    expect(out).toMatch(
+    expect(await exited, output()).toBe(0);
+    expect(output()).toMatch(
       new RegExp(
         `approval request ${request.request.id}: no longer asked here \\(approved by ${userInfo().username} at \\d{4}-\\d\\d-\\d\\dT`,
       ),
