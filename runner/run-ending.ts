@@ -10,9 +10,15 @@ export interface Ending {
   limit: string;
   /** Put before the message in the outcome's reason ("budget: ..."). */
   prefix?: string;
-  /** Why a failed run failed when it was not the task: `sandbox` (exit code 4). */
-  cause?: "sandbox";
+  /**
+   * Why a failed run failed when it was not the task: `sandbox` (it died twice in one phase; exit
+   * code 4), `model` (every model of the rank was asked and none answered: an outage, a bad key).
+   */
+  cause?: InfrastructureCause;
 }
+
+/** Failures of what the run stands on, not of the task: `scifi eval` counts them as errors. */
+export type InfrastructureCause = "sandbox" | "model";
 
 export const ENDING: unique symbol = Symbol("scifi.run-ending");
 
@@ -57,7 +63,7 @@ export function outcomeOfEnding(error: Error): {
   status: Ending["status"];
   reason: string;
   limit: string;
-  cause?: "sandbox";
+  cause?: InfrastructureCause;
 } {
   const ending = endingOf(error);
   if (!ending) throw new TypeError(`${error.name} does not end a run: ${error.message}`);

@@ -158,9 +158,10 @@ function trialRecord(o: TrialOptions, e: Ended): TrialResult {
 }
 
 /**
- * pass, fail or error. A sandbox that died under the run (outcome cause `sandbox`, exit 4) and a
- * run that stopped without an outcome (it threw: no sandbox, a crash, a bad script) are
- * infrastructure errors, counted apart from the task's failures.
+ * pass, fail or error. A sandbox that died under the run (outcome cause `sandbox`, exit 4), models
+ * that were all asked and none answered (cause `model`: an outage, a bad key) and a run that
+ * stopped without an outcome (it threw: no sandbox, a crash, a bad script) are infrastructure
+ * errors, counted apart from the task's failures.
  */
 function ending(
   result: RunResult | undefined,
@@ -169,7 +170,7 @@ function ending(
   if (result) {
     const exitCode = exitCodeOfOutcome(result.outcome);
     const { status, reason } = result.outcome;
-    if (result.outcome.cause === "sandbox")
+    if (result.outcome.cause !== undefined)
       return { status: "error", verdict: "ERROR", exitCode, cause: reason };
     return {
       status: status === "passed" ? "pass" : "fail",

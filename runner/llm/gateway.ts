@@ -17,6 +17,7 @@ import {
   type ModelKind,
   type ModelRequest,
   type ModelResponse,
+  ModelsUnreachable,
   NoModelAvailable,
   RequestRefused,
   StructuredOutputError,
@@ -158,7 +159,7 @@ export class Gateway implements Model {
       if (outcome.why) whys.push(`${entry.name}: ${outcome.why}`);
     }
     if (whys.length > 0) {
-      const error = new NoModelAvailable(
+      const error = new ModelsUnreachable(
         `no ${request.kind} model of rank ${request.rank} could answer: ${whys.join("; ")}`,
       );
       return this.#fail(last, request, attempts, started, error);
@@ -167,7 +168,9 @@ export class Gateway implements Model {
       .filter((a) => a.outcome !== "retry")
       .map((a) => `${a.entry}: ${a.reason}`)
       .join(", ");
-    const error = new NoModelAvailable(
+    // A model that was asked and failed makes it an outage; budgets spent alone do not.
+    const Unanswered = attempts.some((a) => a.reason !== "budget") ? ModelsUnreachable : NoModelAvailable;
+    const error = new Unanswered(
       `no ${request.kind} model of rank ${request.rank} could answer${tried ? ` (tried ${tried})` : ""}; check the models config ranks, keys and budgets`,
     );
     return this.#fail(last, request, attempts, started, error);

@@ -121,6 +121,22 @@ export class NoModelAvailable extends ModelError implements EndsRun {
 }
 
 /**
+ * Every model of the rank was asked and none answered (server errors, timeouts, refused keys, a
+ * retry-after past the run's wall time): an outage, not the task's failure, so `scifi eval` counts
+ * the trial as an error that `--retry-errors` runs again. A rank with no model configured, or whose
+ * models' budgets are spent, stays NoModelAvailable: asking again later would end the same way.
+ */
+export class ModelsUnreachable extends NoModelAvailable {
+  override name = "ModelsUnreachable";
+  override readonly [ENDING]: Ending = {
+    status: "failed",
+    limit: "model",
+    prefix: "no model",
+    cause: "model",
+  };
+}
+
+/**
  * The provider refused the request itself as invalid (HTTP 400, e.g. a prompt past the model's
  * context window, which a pass's long tool outputs lead to): no other model of the rank is asked
  * (the same request fails there too) and the run ends failed, never without an outcome, so a run

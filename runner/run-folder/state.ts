@@ -118,8 +118,11 @@ export type Outcome = {
   /** `cancelled`: a person cancelled it while it ran (runner/run-ending.ts RunCancelled). */
   status: "passed" | "failed" | "blocked" | "cancelled";
   reason: string;
-  /** Why a failed run failed when it was not the task: `sandbox` (it died twice; exit code 4). */
-  cause?: "sandbox";
+  /**
+   * Why a failed run failed when it was not the task: `sandbox` (it died twice; exit code 4),
+   * `model` (no model of the rank answered though each was asked: an outage or a bad key; exit code 1).
+   */
+  cause?: "sandbox" | "model";
 };
 
 export interface RunState {

@@ -292,4 +292,34 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
     expect(again.ran).toEqual([id]);
     expect(again.summary.trials).toEqual({ planned: 1, pass: 1, fail: 0, error: 0, pending: 0 });
   }, 600_000);
+
+  it("a trial no model could answer (the provider answers 500) is an error, not a failure; --retry-errors runs it when the outage is over", async () => {
+    const { root, home } = workspace("outage");
+    const model = join(root, "models", "outage.yaml");
+    writeFileSync(
+      model,
+      "# Scripted: the provider is down.\nprescan:\n  - status: 500\n    message: overloaded\n",
+    );
+    const first = await runEval({
+      home,
+      suite: join(root, "suite"),
+      models: [`scripted:${model}`],
+      retry: RETRY,
+    });
+    const ids = [...results(first.evalDir).keys()].sort();
+    expect(ids).toHaveLength(2); // the task's two description levels
+    for (const r of results(first.evalDir).values()) {
+      expect(r).toMatchObject({ status: "error", verdict: "ERROR", exitCode: 1 });
+      expect(r.cause).toMatch(/^no model: no control model of rank 1 could answer \(tried .*server_error\)/);
+    }
+    expect(first.summary.trials).toEqual({ planned: 2, pass: 0, fail: 0, error: 2, pending: 0 });
+    expect(first.summary.groups.map((g) => [g.n, g.errors])).toEqual([
+      [0, 1],
+      [0, 1],
+    ]);
+    cpSync(join(root, "models", "pass.yaml"), model); // the outage is over
+    const again = await resumeEval({ home, evalId: first.summary.evalId, retryErrors: true, retry: RETRY });
+    expect([...again.ran].sort()).toEqual(ids);
+    expect(again.summary.trials).toEqual({ planned: 2, pass: 2, fail: 0, error: 0, pending: 0 });
+  }, 600_000);
 });

@@ -6,8 +6,8 @@ import type { ModelsConfigInput } from "../../runner/llm/config.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
-import { type Message, RequestRefused } from "../../runner/llm/types.ts";
-import { RunEnding } from "../../runner/run-ending.ts";
+import { type Message, NoModelAvailable, RequestRefused } from "../../runner/llm/types.ts";
+import { outcomeOfEnding, RunEnding } from "../../runner/run-ending.ts";
 import { calls, freshRun, request, userText, writeScript } from "./helpers.ts";
 
 const prices = { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 };
@@ -111,21 +111,28 @@ describe.each<Provider>(["anthropic", "openai"])("transient faults, %s wire form
 });
 
 describe("selection, fallback and budgets", () => {
-  it("fails with NoModelAvailable when every model of the rank fails, and records the failure", async () => {
+  it("fails with ModelsUnreachable (an outage: cause model) when every model of the rank fails, and records the failure", async () => {
     const a = await server(`work:\n  - status: 500\n`);
     const b = await server(`work:\n  - status: 529\n`);
     const { model, tapePath } = await gateway(
       { models: [entry("a", a, "anthropic"), entry("b", b, "anthropic")] },
       { maxRetries: 0 },
     );
-    await expect(model.complete(hello())).rejects.toMatchObject({
-      name: "NoModelAvailable",
+    const error = await model.complete(hello()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoModelAvailable);
+    expect(error).toMatchObject({
+      name: "ModelsUnreachable",
       message: expect.stringMatching(
         /no work model of rank 1 could answer \(tried a: server_error, b: server_error\)/,
       ),
     });
+    expect(outcomeOfEnding(error as Error)).toMatchObject({
+      status: "failed",
+      limit: "model",
+      cause: "model",
+    });
     const [record] = calls(tapePath);
-    expect(record?.error?.name).toBe("NoModelAvailable");
+    expect(record?.error?.name).toBe("ModelsUnreachable");
     expect(record?.attempts.map((x) => x.outcome)).toEqual(["fallback", "fail"]);
   });
 
@@ -172,6 +179,23 @@ describe("selection, fallback and budgets", () => {
     expect(calls(tapePath)[2]?.attempts).toMatchObject([
       { entry: "a", outcome: "fallback", reason: "budget" },
     ]);
+  });
+
+  it("every model's budget spent is NoModelAvailable, not an outage: no cause, asking again ends the same way", async () => {
+    const a = await server(
+      `work:\n  - text: "a1"\n    usage: { input: 1000000, output: 0 }\n  - text: "a2"\n`,
+    );
+    const { model, tapePath } = await gateway({ models: [entry("a", a, "anthropic", { budgetUsd: 2 })] });
+    await model.complete(hello()); // costs 3 USD: over a's budget of 2
+    const error = await model.complete(hello()).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: "NoModelAvailable",
+      message: expect.stringMatching(/\(tried a: budget\)/),
+    });
+    const ending = outcomeOfEnding(error as Error);
+    expect(ending).toMatchObject({ status: "failed", limit: "model" });
+    expect(ending.cause).toBeUndefined();
+    expect(calls(tapePath)[1]?.error?.name).toBe("NoModelAvailable");
   });
 
   it("stops with BudgetExceeded once the run's USD or token budget is spent", async () => {

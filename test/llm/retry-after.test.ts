@@ -97,6 +97,7 @@ describe("a long retry-after beyond what the run can give", () => {
     open.push(model);
     const error = await model.complete(hello()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NoModelAvailable);
+    expect((error as Error).name).toBe("ModelsUnreachable"); // an outage: scifi eval counts it an error
     expect((error as Error).message).toMatch(
       /the provider asked to retry after 120 s \(429\), more than the 30 s of wall time the run has left/,
     );

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ApprovalTimedOut } from "../../runner/approval/gate.ts";
 import { ReplayDivergence } from "../../runner/llm/providers/replay.ts";
 import { ScriptError } from "../../runner/llm/scripted/script.ts";
-import { BudgetExceeded, NoModelAvailable } from "../../runner/llm/types.ts";
+import { BudgetExceeded, ModelsUnreachable, NoModelAvailable } from "../../runner/llm/types.ts";
 import { PolicyRefused } from "../../runner/policy/refused.ts";
 import { CopyTooLarge } from "../../runner/run/check-copy.ts";
 import { Tampering } from "../../runner/run/checks.ts";
@@ -23,6 +23,10 @@ describe("errors that end a run", () => {
       { status: "failed", reason: "budget: usd 1.00 spent", limit: "budget" },
     ],
     [new NoModelAvailable("none left"), { status: "failed", reason: "no model: none left", limit: "model" }],
+    [
+      new ModelsUnreachable("all 500"),
+      { status: "failed", reason: "no model: all 500", limit: "model", cause: "model" },
+    ],
     [new ScriptError("no reply"), { status: "failed", reason: "no reply", limit: "agent_reply" }],
     [
       new SandboxLost("died twice"),
