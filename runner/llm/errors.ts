@@ -9,6 +9,7 @@ export type FailureReason =
   | "connection"
   | "malformed"
   | "auth"
+  | "billing"
   | "not_found"
   | "invalid_request"
   | "script"
@@ -23,7 +24,7 @@ const TRANSIENT: ReadonlySet<FailureReason> = new Set([
   "malformed",
 ]);
 /** Reasons that condemn this model but not the request: try another model of the rank. */
-const MODEL_SPECIFIC: ReadonlySet<FailureReason> = new Set(["auth", "not_found"]);
+const MODEL_SPECIFIC: ReadonlySet<FailureReason> = new Set(["auth", "billing", "not_found"]);
 
 export class ProviderError extends ModelError {
   override name = "ProviderError";
@@ -46,9 +47,33 @@ export class ProviderError extends ModelError {
   }
 }
 
-/** Maps an HTTP status (and the scripted server's message prefix) to a reason. */
-export function reasonForStatus(status: number, message: string): FailureReason {
+/**
+ * The account cannot be served (no credit, a spend limit, a quota): an outage of that model, not a
+ * refused request, though Anthropic answers it with a 400 `invalid_request_error` (SDK issue #618)
+ * and OpenAI with a 429. Matched on the API's error type or code, or on the start of its message
+ * (a context-window 400 never starts so), so no text of the run's own can make a refusal look so.
+ */
+const BILLING_MESSAGE =
+  /^(your credit balance is too low|usage is blocked due to (insufficient|lack of) credits)/i;
+const BILLING_CODES: ReadonlySet<string> = new Set(["billing_error", "insufficient_quota"]);
+
+/** What the API's error body says of itself: its message, and its type or code. */
+export interface ApiErrorBody {
+  message?: string;
+  type?: string;
+  code?: string;
+}
+
+/** Maps an HTTP status (and the scripted server's message prefix, the API's body) to a reason. */
+export function reasonForStatus(status: number, message: string, body: ApiErrorBody = {}): FailureReason {
   if (message.includes("scripted model")) return "script";
+  if (
+    status === 402 ||
+    BILLING_CODES.has(body.type ?? "") ||
+    BILLING_CODES.has(body.code ?? "") ||
+    BILLING_MESSAGE.test(body.message ?? "")
+  )
+    return "billing";
   if (status === 429) return "rate_limit";
   if (status === 408) return "timeout";
   if (status >= 500) return "server_error";
@@ -79,7 +104,8 @@ export function classifySdkError(error: unknown, provider: string): ProviderErro
     headers?: unknown;
     error?: unknown;
   };
-  const message = `${provider}: ${apiMessage(e?.error) ?? e?.message ?? String(error)}`;
+  const body = apiBody(e?.error);
+  const message = `${provider}: ${body.message ?? e?.message ?? String(error)}`;
   // Class names, not `name` (the OpenAI SDK leaves `name` as "Error" on its subclasses).
   const kind = (error as object | null)?.constructor?.name ?? e?.name;
   switch (kind === "Error" ? e?.name : kind) {
@@ -92,11 +118,15 @@ export function classifySdkError(error: unknown, provider: string): ProviderErro
       return new ProviderError(message, "connection");
     case "SyntaxError":
       return new ProviderError(`${provider}: response body is not valid JSON (${e.message})`, "malformed");
+    case "RangeError":
+      // The request could not be built here (a body past what a string holds): the run's own
+      // request, refused like a 400, never a connection that failed (which would read as an outage).
+      return new ProviderError(`${provider}: the request could not be sent: ${e.message}`, "invalid_request");
   }
   if (typeof e?.status === "number") {
     const headers = e.headers as { get?: (name: string) => string | null } | undefined;
     const retryAfter = parseRetryAfter(headers?.get?.("retry-after"));
-    return new ProviderError(message, reasonForStatus(e.status, message), e.status, retryAfter);
+    return new ProviderError(message, reasonForStatus(e.status, message, body), e.status, retryAfter);
   }
   if (error instanceof TypeError && /body|json|parse/i.test(error.message)) {
     return new ProviderError(`${provider}: malformed response (${error.message})`, "malformed");
@@ -104,9 +134,19 @@ export function classifySdkError(error: unknown, provider: string): ProviderErro
   return new ProviderError(message, "connection");
 }
 
-/** The human message inside an API error body: Anthropic `{error:{message}}`, OpenAI `{message}`. */
-function apiMessage(body: unknown): string | undefined {
-  const b = body as { message?: unknown; error?: { message?: unknown } } | undefined;
-  const message = b?.error?.message ?? b?.message;
-  return typeof message === "string" ? message : undefined;
+/** An API error body's message, type and code: Anthropic `{error:{type,message}}`, OpenAI `{message,type,code}`. */
+function apiBody(body: unknown): ApiErrorBody {
+  const b = body as Record<string, unknown> | undefined;
+  const inner = (typeof b?.error === "object" && b.error !== null ? b.error : b) as
+    | Record<string, unknown>
+    | undefined;
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  const out: ApiErrorBody = {};
+  const message = text(inner?.message) ?? text(b?.message);
+  const type = text(inner?.type);
+  const code = text(inner?.code) ?? text(b?.code);
+  if (message !== undefined) out.message = message;
+  if (type !== undefined) out.type = type;
+  if (code !== undefined) out.code = code;
+  return out;
 }

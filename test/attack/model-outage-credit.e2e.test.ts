@@ -12,9 +12,10 @@
 // task gets 0 of n, in the pass rate, and `--retry-errors` does not run it again once the account
 // is topped up. The scripted model answers the work call with that 400 here; nothing the agent did
 // is involved.
-// Fix idea: a 400 whose body says the account cannot be served (billing, credit, a disabled
-// organization; the API's `error.type` or message) is an outage of that model, like a refused key
-// (fall back, then ModelsUnreachable, cause `model`), not RequestRefused.
+// Fixed (AE-9): a 400 whose API message starts "Your credit balance is too low" / "Usage is blocked
+// due to ... credits", a 402, an error type `billing_error` or code `insufficient_quota` is reason
+// `billing` (runner/llm/errors.ts): that model's outage, like a refused key (fall back, then
+// ModelsUnreachable, cause `model`), not RequestRefused.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,7 +71,8 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: the provider refuses an accou
     const result = JSON.parse(
       readFileSync(evalFiles(evalDir).result("credit.default.credit.r0"), "utf8"),
     ) as TrialResult;
-    // Now: "fail: model refused the request: scripted-credit refused the request as invalid (HTTP 400) ...".
+    // Before the fix: "fail: model refused the request: scripted-credit refused the request as invalid (HTTP 400) ...".
     expect(result.status).toBe("error");
+    expect(result.cause).toMatch(/^no model: .*tried scripted-credit: billing/);
   }, 600_000);
 });

@@ -16,11 +16,11 @@
 // run stops with no outcome (no run_end, no check, no verdict, the reply not on the tape) and the
 // trial is `error: RangeError: Maximum call stack size exceeded`, in no pass rate, and
 // `--retry-errors` runs it again. Observed with both wire formats; 2,000 levels still end `fail`.
-// Fix idea: bound the depth (and size) of a model's tool input where the adapters take the reply
-// (a deeper input becomes an invalid tool call the agent reads, or the run's failure), and let no
-// local error while building a request or recording a call escape as a crash; note also that
-// classifySdkError classes any unknown local error thrown inside the SDK call (a body it cannot
-// serialize) as `connection`, i.e. an outage (cause `model`).
+// Fixed (AE-9): the adapters bound a tool input to 64 levels (runner/llm/providers/shared.ts
+// toolInputOf): a deeper one becomes `{ _unparsed_arguments: "(not run: ...)" }`, which no tool
+// takes, so the agent reads why and the run goes on; a structured reply nested as deep is a
+// StructuredOutputError; a RangeError raised while building a request is the run's refused request
+// (invalid_request), not a failed connection that would read as an outage (cause `model`).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -153,12 +153,20 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: a model's deeply nested tool 
     expect(`${result.status}: ${result.cause}`).toMatch(/^fail: /);
   }, 600_000);
 
-  it.each(["openai", "anthropic"] as const)(
-    "nested 20,000 deep (%s wire format): the trial is a failure, not an infrastructure error",
-    async (provider) => {
-      const result = await trial(root, provider, 20_000);
-      // Now: "error: RangeError: Maximum call stack size exceeded" (the run has no outcome).
+  it.each([
+    ["openai", 20_000],
+    ["anthropic", 20_000],
+    ["openai", 3_000],
+  ] as const)(
+    "nested deep (%s wire format, %i levels): the call is refused with a reason the agent reads, the trial is a failure",
+    async (provider, depth) => {
+      const result = await trial(root, provider, depth);
+      // Before the fix: "error: RangeError: Maximum call stack size exceeded" (the run has no outcome).
       expect(`${result.status}: ${result.cause}`).toMatch(/^fail: /);
+      // The tape holds the tool result the agent got for the call, and no nesting past the bound.
+      const tape = readFileSync(join(result.runDir, "audit.jsonl"), "utf8");
+      expect(tape).toContain("not run: the input nests more than 64 levels deep");
+      expect(tape).not.toContain("[".repeat(100));
     },
     600_000,
   );

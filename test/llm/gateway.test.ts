@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ModelsConfigInput } from "../../runner/llm/config.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
+import { classifySdkError } from "../../runner/llm/errors.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { type Message, NoModelAvailable, RequestRefused } from "../../runner/llm/types.ts";
@@ -230,6 +231,79 @@ describe("selection, fallback and budgets", () => {
     expect(refused).toBeInstanceOf(RunEnding);
     expect(b.remaining()).toEqual({ work: 1 });
     expect(calls(tapePath)[0]?.error?.name).toBe("RequestRefused");
+  });
+
+  it.each<Provider>(["anthropic", "openai"])(
+    "a 400 for an account without credit is that model's outage (%s): the next model answers; with none, ModelsUnreachable (AE-9)",
+    async (provider) => {
+      const credit = `work:\n  - status: 400\n    message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."\n`;
+      const a = await server(`${credit}${credit.slice("work:\n".length)}`);
+      const b = await server(`work:\n  - text: "b answers"\n`);
+      const both = await gateway({ models: [entry("a", a, provider), entry("b", b, provider)] });
+      expect((await both.model.complete(hello())).content).toEqual([{ type: "text", text: "b answers" }]);
+      expect(calls(both.tapePath)[0]?.attempts).toMatchObject([
+        { entry: "a", outcome: "fallback", reason: "billing", status: 400 },
+      ]);
+      const alone = await gateway({ models: [entry("a", a, provider)] });
+      const error = await alone.model.complete(hello()).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        name: "ModelsUnreachable",
+        message: expect.stringMatching(/tried a: billing/),
+      });
+      expect(outcomeOfEnding(error as Error).cause).toBe("model");
+    },
+  );
+
+  it("a 400 that merely quotes a billing sentence (the run's own text) stays the run's refused request", async () => {
+    const a = await server(
+      `work:\n  - status: 400\n    message: "messages.3: 'Your credit balance is too low' is not a valid role"\n`,
+    );
+    const { model } = await gateway({ models: [entry("a", a, "anthropic")] });
+    expect(await model.complete(hello()).catch((e: unknown) => e)).toBeInstanceOf(RequestRefused);
+  });
+});
+
+describe("what an API error body says of the account (classifySdkError)", () => {
+  const sdkError = (status: number, body: unknown) =>
+    Object.assign(new Error("sdk"), { status, error: body, headers: new Headers() });
+  it.each<[string, number, unknown, string]>([
+    ["402 Payment Required", 402, { error: { type: "invalid_request_error", message: "pay" } }, "billing"],
+    [
+      "Anthropic billing_error",
+      400,
+      { type: "error", error: { type: "billing_error", message: "x" } },
+      "billing",
+    ],
+    [
+      "OpenAI insufficient_quota",
+      429,
+      { message: "You exceeded your current quota", code: "insufficient_quota" },
+      "billing",
+    ],
+    [
+      "Usage is blocked",
+      400,
+      { error: { message: "Usage is blocked due to insufficient credits." } },
+      "billing",
+    ],
+    [
+      "context window",
+      400,
+      {
+        error: {
+          type: "invalid_request_error",
+          message: "prompt is too long: 210000 tokens > 200000 maximum",
+        },
+      },
+      "invalid_request",
+    ],
+    ["plain rate limit", 429, { error: { type: "rate_limit_error", message: "slow down" } }, "rate_limit"],
+  ])("%s", (_label, status, body, reason) => {
+    expect(classifySdkError(sdkError(status, body), "p").reason).toBe(reason);
+  });
+
+  it("a local RangeError (a body that cannot be built) is the run's refused request, not a failed connection", () => {
+    expect(classifySdkError(new RangeError("Invalid string length"), "p").reason).toBe("invalid_request");
   });
 });
 

@@ -1,8 +1,8 @@
 // Pre-scan structured output over the real wire format (scripted model, no sandbox needed): a bad
 // plan is retried once with the validation error; a second bad reply is a typed failure.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type PrescanInput, runPrescan } from "../../runner/agents/prescan.ts";
 import { MalformedReply, UnfitScriptedReply } from "../../runner/agents/structured.ts";
@@ -45,7 +45,8 @@ async function setup(
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.diagnostics));
   const tape = join(dir, "audit.jsonl");
   const audit = new AuditTape(tape, { runId: "r1" });
-  const model = await createModel(`scripted:${fixture(script)}`, audit, { retry: { maxRetries: 0 } });
+  const file = isAbsolute(script) ? script : fixture(script);
+  const model = await createModel(`scripted:${file}`, audit, { retry: { maxRetries: 0 } });
   closers.push(async () => {
     await model.close();
     audit.close();
@@ -94,6 +95,19 @@ describe("pre-scan structured output", () => {
       /^the prescan agent's reply was not valid JSON for its schema, twice: /,
     );
     expect((error as Error).message).toContain("rank");
+  });
+
+  it("a plan with a key nested 20,000 deep is a malformed reply, and the tape stays writable and readable (AE-9)", async () => {
+    const deep = `${"[".repeat(20_000)}1${"]".repeat(20_000)}`;
+    const plan = `{"node":"root/1","rank":1,"skills":[],"context":"c","plan":"p","direction":"d","x":${deep}}`;
+    const script = join(mkdtempSync(join(tmpdir(), "prescan-deep-")), "deep.yaml");
+    writeFileSync(script, `prescan:\n  - text: '${plan}'\n  - text: '${plan}'\n`);
+    const { model, input, tape } = await setup(script);
+    const error = await runPrescan(model, input).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MalformedReply);
+    expect((error as Error).message).toContain("structured output nests more than 64 levels deep");
+    expect(readTape(tape).filter((r) => r.kind === "call")).toHaveLength(2);
+    expect(readFileSync(tape, "utf8")).not.toContain('"json":');
   });
 
   it("a reply of the wrong shape whose retry has no reply names that reply, its field and what was expected", async () => {

@@ -7,7 +7,7 @@ import { freezeDeep, isFrozenDeep } from "../../frozen.ts";
 import { ProviderError } from "../errors.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, ToolSpec, Usage } from "../types.ts";
 import { type Provider, type ProviderCallOptions, type ProviderResult, replyOrigin } from "./provider.ts";
-import { sdkClientOptions, sdkRequestOptions, sendSdkRequest } from "./shared.ts";
+import { sdkClientOptions, sdkRequestOptions, sendSdkRequest, toolInputOf } from "./shared.ts";
 
 type Body = Anthropic.MessageCreateParamsNonStreaming;
 type BlockParam = Anthropic.ContentBlockParam;
@@ -207,9 +207,7 @@ function fromAnthropicBlock(block: Anthropic.ContentBlock): ContentBlock[] {
     case "thinking":
       return [{ type: "thinking", thinking: block.thinking, signature: block.signature }];
     case "tool_use":
-      return [
-        { type: "tool_use", id: block.id, name: block.name, input: block.input as Record<string, unknown> },
-      ];
+      return [{ type: "tool_use", id: block.id, name: block.name, input: toolInputOf(block.input) }];
     default:
       return [];
   }

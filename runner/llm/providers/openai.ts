@@ -6,7 +6,7 @@ import { freezeDeep, isFrozenDeep } from "../../frozen.ts";
 import { ProviderError } from "../errors.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "../types.ts";
 import { type Provider, type ProviderCallOptions, type ProviderResult, replyOrigin } from "./provider.ts";
-import { sdkClientOptions, sdkRequestOptions, sendSdkRequest } from "./shared.ts";
+import { sdkClientOptions, sdkRequestOptions, sendSdkRequest, toolInputOf } from "./shared.ts";
 
 type Body = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -143,10 +143,7 @@ function fromOpenAIMessage(message: OpenAI.Chat.Completions.ChatCompletionMessag
 
 function parseArguments(text: string): Record<string, unknown> {
   try {
-    const value = JSON.parse(text || "{}") as unknown;
-    return value && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : { value };
+    return toolInputOf(JSON.parse(text || "{}"));
   } catch {
     // The model produced broken JSON: hand it to the agent as-is so the tool layer can answer with an error.
     return { _unparsed_arguments: text };

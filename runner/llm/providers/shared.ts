@@ -36,3 +36,37 @@ export async function sendSdkRequest<T>(providerName: string, send: () => Promis
     throw classifySdkError(error, providerName);
   }
 }
+
+/**
+ * How deep a tool call's input or a structured reply may nest. No schema of ours nests past a few
+ * levels; a deeper value would overflow the stack of every recursive walk after it (freezing the sent history, writing the
+ * tape, building the next request), which would crash the run instead of failing the call (AE-9).
+ */
+export const MAX_REPLY_DEPTH = 64;
+
+/**
+ * A tool call's input as the agent may run it: an object nested at most MAX_REPLY_DEPTH
+ * levels; anything else becomes `{ _unparsed_arguments }` saying why, which no tool's schema
+ * accepts, so the tool layer answers the call with an error the agent reads.
+ */
+export function toolInputOf(value: unknown): Record<string, unknown> {
+  if (nestsDeeperThan(value, MAX_REPLY_DEPTH))
+    return {
+      _unparsed_arguments: `(not run: the input nests more than ${MAX_REPLY_DEPTH} levels deep; send flat arguments)`,
+    };
+  return value && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : { value };
+}
+
+/** Whether objects and arrays nest more than `limit` levels in `value`. Iterative: any depth is safe. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, depth] = item;
+    if (node === null || typeof node !== "object") continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}

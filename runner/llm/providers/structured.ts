@@ -1,6 +1,7 @@
 // Structured output: the reply text must parse as JSON and match the request's JSON Schema.
 import { z } from "zod";
 import { type ContentBlock, StructuredOutputError } from "../types.ts";
+import { MAX_REPLY_DEPTH, nestsDeeperThan } from "./shared.ts";
 
 export function parseStructured(content: ContentBlock[], schema: Record<string, unknown>): unknown {
   const raw = content
@@ -14,6 +15,11 @@ export function parseStructured(content: ContentBlock[], schema: Record<string, 
   } catch (error) {
     throw new StructuredOutputError(`structured output is not valid JSON: ${(error as Error).message}`, raw);
   }
+  if (nestsDeeperThan(value, MAX_REPLY_DEPTH))
+    throw new StructuredOutputError(
+      `structured output nests more than ${MAX_REPLY_DEPTH} levels deep; the schema takes a few`,
+      raw,
+    );
   const result = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(value);
   if (!result.success) {
     const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
