@@ -112,6 +112,29 @@ describe.skipIf(!haveDocker)("docker backend specifics", () => {
     }
   }, 120_000);
 
+  it("an abort (the quota's kill) that must restart the container is over when its exec returns: the sandbox is alive, no death", async () => {
+    const sandbox = await createDockerBackend().start({ ...spec(`abort-${Date.now()}`), pidsLimit: 24 });
+    try {
+      // The sleepers take every pid, so the abort's kill cannot start an exec and restarts the container.
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), 3_000);
+      const held = await sandbox.exec(
+        [
+          "bash",
+          "-c",
+          "for i in $(seq 40); do setsid sleep 600 </dev/null >/dev/null 2>&1 & done; exec sleep 600",
+        ],
+        { timeoutMs: 60_000, signal: abort.signal },
+      );
+      expect(held.exitCode).not.toBe(0);
+      // Asked at once, as the run's revival asks after a command ended by a signal (AE-9).
+      expect(await sandbox.alive?.()).toBe(true);
+      expect((await sandbox.exec("echo alive")).stdout).toBe("alive\n");
+    } finally {
+      await sandbox.stop();
+    }
+  }, 120_000);
+
   it("names an absent image and the command that builds it", async () => {
     const backend = createDockerBackend();
     await expect(backend.start({ ...spec("noimg"), image: "scifi-no-such:image" })).rejects.toThrow(

@@ -113,6 +113,8 @@ export class DockerSandbox implements Sandbox {
   }
 
   async alive(): Promise<boolean> {
+    // A restart of its own (a timeout's or the quota's recovery) is no death: it is waited for.
+    if (this.restarting) await this.restarting;
     const info = await this.container.inspect().catch(() => undefined);
     return info?.State?.Running === true && info.State.Restarting !== true;
   }
@@ -218,6 +220,9 @@ export class DockerSandbox implements Sandbox {
       aborted.disarm();
       stream.destroy();
     }
+    // The abort's kill (and the restart it may start) ends before the exec is answered, so no
+    // restart of its own is still under way when the caller asks whether the sandbox lives.
+    await aborted.settled();
     // `timeout` kills its process group; children that left it (setsid, daemons) are swept too.
     if (
       watchdog.fired() ||
@@ -279,12 +284,13 @@ export class DockerSandbox implements Sandbox {
   private onAbort(
     signal: AbortSignal | undefined,
     execId: string,
-  ): { fired: () => boolean; disarm: () => void } {
+  ): { fired: () => boolean; settled: () => Promise<void>; disarm: () => void } {
     let fired = false;
     let fallback: NodeJS.Timeout | undefined;
+    let killing: Promise<void> | undefined;
     const kill = () => {
       fired = true;
-      void this.killExecProcesses(execId)
+      killing = this.killExecProcesses(execId)
         .catch(() => false)
         .then((ok) => (ok ? undefined : this.restartContainer()));
       fallback = setTimeout(() => void this.restartContainer(), 10_000);
@@ -293,6 +299,7 @@ export class DockerSandbox implements Sandbox {
     else signal?.addEventListener("abort", kill, { once: true });
     return {
       fired: () => fired,
+      settled: () => killing ?? Promise.resolve(),
       disarm: () => {
         signal?.removeEventListener("abort", kill);
         clearTimeout(fallback);
