@@ -39,8 +39,9 @@ export async function sendSdkRequest<T>(providerName: string, send: () => Promis
 
 /**
  * How deep a tool call's input or a structured reply may nest. No schema of ours nests past a few
- * levels; a deeper value would overflow the stack of every recursive walk after it (freezing the sent history, writing the
- * tape, building the next request), which would crash the run instead of failing the call (AE-9).
+ * levels; a deeper value would overflow the stack of every recursive walk after it (freezing the
+ * sent history, writing the tape, building the next request), which would crash the run instead
+ * of failing the call (AE-9).
  */
 export const MAX_REPLY_DEPTH = 64;
 
