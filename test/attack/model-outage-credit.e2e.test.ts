@@ -25,23 +25,9 @@ import { evalFiles } from "../../runner/eval/plan.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../loop/harness.ts";
+import { outTxtTask } from "./out-txt-task.ts";
 
-const TASK = `---
-name: eval-credit
-iterations: 1
-budget_usd: 1
----
-# Write out.txt
-
-## To-do
-Write a file called out.txt.
-
-## Expectation
-- \`out.txt\` exists.
-  \`\`\`check timeout=30s
-  test -f out.txt
-  \`\`\`
-`;
+const TASK = outTxtTask("eval-credit");
 
 const SCRIPT = `prescan:
   - json: { node: root, rank: 1, skills: [], context: "", plan: "p", direction: "d" }

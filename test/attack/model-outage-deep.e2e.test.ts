@@ -33,26 +33,12 @@ import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../loop/harness.ts";
+import { outTxtTask } from "./out-txt-task.ts";
 
 /** `[[[ ... 1 ... ]]]`: 3,000 levels already stop the run (6 kB); 20,000 stand for a hostile model. */
 const nested = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
 
-const TASK = `---
-name: eval-deep
-iterations: 1
-budget_usd: 1
----
-# Write out.txt
-
-## To-do
-Write a file called out.txt.
-
-## Expectation
-- \`out.txt\` exists.
-  \`\`\`check timeout=30s
-  test -f out.txt
-  \`\`\`
-`;
+const TASK = outTxtTask("eval-deep");
 
 const SCRIPT = `prescan:
   - json: { node: root, rank: 1, skills: [], context: "", plan: "x", direction: "x" }
