@@ -5,7 +5,9 @@
 // the budget is spent; at the end the page is written. A killed eval loses only its running trials:
 // `resumeEval` picks up the plan and runs what has no result.
 import { existsSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
+import { acquirePidLock, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
 import { writeEvalReport } from "./page.ts";
 import {
@@ -20,6 +22,7 @@ import {
 import { summarize, summaryCsv } from "./statistics.ts";
 import { absoluteSpec, loadSuite, type SuiteModel } from "./suite.ts";
 import type { EvalSummary } from "./summary.ts";
+import { firstDifference, taskFiles } from "./task-files.ts";
 import { readTrialResult, runTrial } from "./trial.ts";
 import type { TrialResult } from "./trial-result.ts";
 
@@ -72,6 +75,7 @@ export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string
     engine: o.slurm ? "slurm" : "local",
     backend: o.backend ?? (o.slurm ? "auto" : "docker"),
   });
+  for (const task of plan.tasks) task.files = await taskFiles(task.dir);
   const evalDir = evalDirOf(o.home, plan.evalId);
   writePlan(evalDir, plan);
   return { evalDir, plan };
@@ -95,6 +99,8 @@ export interface DriveOptions {
   scifiCommand?: string[];
   /** SLURM engine: how often the eval looks at its jobs (ms). */
   pollMs?: number;
+  /** Called once the eval's lock is held, before anything runs. */
+  beforeStart?: () => void;
 }
 
 export interface EvalOutcome {
@@ -137,8 +143,31 @@ export function writeSummary(
   return summary;
 }
 
+/** Another process drives this eval now: a second one would take its trials' copies from under it. */
+export class EvalBusy extends EvalInputError {
+  override name = "EvalBusy";
+}
+
 /** Runs every trial of the plan that has no result (or an error one, with retryErrors). */
 export async function driveEval(o: DriveOptions): Promise<EvalOutcome> {
+  const lock = join(o.evalDir, "eval.lock");
+  const { release } = acquirePidLock<PidLockOwner & { evalId: string }>(
+    lock,
+    { evalId: o.plan.evalId },
+    (owner) =>
+      new EvalBusy(
+        `eval ${o.plan.evalId} is being run by process ${owner.pid} on ${owner.host} (since ${owner.startedAt}); wait for it to end, or stop it and resume. If that process is gone (another machine that went away), delete ${lock}`,
+      ),
+  );
+  try {
+    o.beforeStart?.();
+    return await driveLocked(o);
+  } finally {
+    release();
+  }
+}
+
+async function driveLocked(o: DriveOptions): Promise<EvalOutcome> {
   const { plan, evalDir } = o;
   const log = o.log ?? (() => {});
   const results = readResults(evalDir, plan);
@@ -157,7 +186,7 @@ export async function driveEval(o: DriveOptions): Promise<EvalOutcome> {
     if (plan.budgetUsd !== null && spent() >= plan.budgetUsd) {
       if (!stoppedByBudget)
         log(
-          `budget spent: USD ${spent().toFixed(4)} of ${plan.budgetUsd}; ${queue.length} trial(s) not started (resume with a larger --budget-usd to run them)`,
+          `budget spent: USD ${spent().toFixed(4)} of ${plan.budgetUsd}; ${queue.length} trial(s) not started (to run them: scifi eval --resume ${plan.evalId} --budget-usd <a larger budget>)`,
         );
       stoppedByBudget = true;
       return undefined;
@@ -216,25 +245,36 @@ export async function runEval(
   return driveEval({ ...o, evalDir, plan });
 }
 
-/** Continues an eval from its eval.json: only the trials without a result (and errors, if asked). */
+/**
+ * Continues an eval from its eval.json: only the trials without a result (and errors, if asked).
+ * `budgetUsd` replaces the plan's budget (a budget stop is resumed with a larger one); nothing
+ * else of the plan can change.
+ */
 export async function resumeEval(
-  o: Omit<DriveOptions, "evalDir" | "plan"> & { evalId: string },
+  o: Omit<DriveOptions, "evalDir" | "plan"> & { evalId: string; budgetUsd?: number },
 ): Promise<EvalOutcome> {
   const evalDir = evalDirOf(o.home, o.evalId);
   if (!existsSync(evalFiles(evalDir).plan))
     throw new EvalInputError(
       `no eval '${o.evalId}' (no ${evalFiles(evalDir).plan}); evals live under <home>/evals/`,
     );
-  const plan = readPlan(evalDir);
-  await refuseChangedSuite(plan);
-  return driveEval({ ...o, evalDir, plan });
+  const planned = readPlan(evalDir);
+  await refuseChangedSuite(planned);
+  if (o.budgetUsd === undefined || o.budgetUsd === planned.budgetUsd)
+    return driveEval({ ...o, evalDir, plan: planned });
+  const plan = { ...planned, budgetUsd: o.budgetUsd };
+  // The new budget is written under the eval's lock, so a live eval's plan is never changed.
+  return driveEval({ ...o, evalDir, plan, beforeStart: () => writePlan(evalDir, plan) });
 }
 
-/** A resumed eval runs the SAMs it was planned with: a variant whose file changed is refused. */
+/**
+ * A resumed eval runs the task folders it was planned with: a variant whose file changed, or any
+ * other entry of a task folder (a check asset, a sub-SAM, data), is refused.
+ */
 async function refuseChangedSuite(plan: EvalPlan): Promise<void> {
   const { sha256 } = await import("../sha256.ts");
   const { readFileSync } = await import("node:fs");
-  for (const task of plan.tasks)
+  for (const task of plan.tasks) {
     for (const v of task.variants) {
       const now = existsSync(v.file) ? sha256(readFileSync(v.file)) : "missing";
       if (now !== v.sha256)
@@ -242,6 +282,14 @@ async function refuseChangedSuite(plan: EvalPlan): Promise<void> {
           `${v.file} ${now === "missing" ? "is gone" : "changed"} since the eval started (its trials would not be comparable); restore it, or start a new eval`,
         );
     }
+    if (!task.files) continue;
+    const now = existsSync(task.dir) ? await taskFiles(task.dir) : undefined;
+    const difference = now ? firstDifference(task.files, now) : "the folder is gone";
+    if (difference)
+      throw new EvalInputError(
+        `the task folder ${task.dir} changed since the eval started: ${difference} (its trials would not be judged alike); restore it, or start a new eval`,
+      );
+  }
 }
 
 /** The sandboxes of trials whose eval was killed (SIGKILL runs no cleanup) are removed first. */

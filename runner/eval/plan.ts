@@ -1,5 +1,5 @@
 // The plan of one eval, `evals/<eval id>/eval.json`: the suite as it was resolved when the eval
-// started (tasks, variants and their SAM hashes, models and their specs, repeats, limits, budget,
+// started (tasks, variants and their SAM hashes, every file of each task folder, models and their specs, repeats, limits, budget,
 // concurrency, engine) and the full list of trials. Written once, atomically, before any trial
 // runs, so `scifi eval --resume <id>` needs no arguments and runs exactly the trials of the plan.
 import { createHash, randomBytes } from "node:crypto";
@@ -32,6 +32,8 @@ export const evalPlanSchema = z.strictObject({
       name: z.string(),
       dir: z.string(),
       variants: z.array(z.strictObject({ name: z.string(), file: z.string(), sha256: z.string() })),
+      /** Every entry of the task folder when the eval started (task-files.ts); absent in older evals. */
+      files: z.record(z.string(), z.string()).optional(),
     }),
   ),
   models: z.array(

@@ -37,7 +37,22 @@ export const trialResultSchema = z.strictObject({
   }),
   /** cacheRead / (input + cacheRead + cacheWrite); 0 when there was no input. */
   cacheReadShare: z.number().min(0).max(1),
+  /** USD the trial cost: this run and every earlier attempt (listed in `earlier`) together. */
   usd: z.number().nonnegative(),
+  /**
+   * Runs this trial started before the one counted, each paid for: an `error` retried with
+   * --retry-errors, or an attempt a kill of the eval cut short (`interrupted`). Absent: none.
+   */
+  earlier: z
+    .array(
+      z.strictObject({
+        runId: z.string(),
+        usd: z.number().nonnegative(),
+        ending: z.enum(["error", "interrupted"]),
+        cause: z.string(),
+      }),
+    )
+    .optional(),
   toolCalls: z.number().int().nonnegative(),
   toolRejections: z.number().int().nonnegative(),
   approvalsWaited: z.number().int().nonnegative(),

@@ -12,8 +12,10 @@ import { readHistory } from "../memory/history.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { RunResult } from "../run/deps.ts";
 import type { RunStatus } from "../run/status.ts";
+import { earlierAttempts, finishedRun, readAttempts, recordAttempt, tapeFacts } from "./attempts.ts";
 import { type EvalPlan, evalFiles, type PlannedTrial, specOf } from "./plan.ts";
 import { DEFAULT_VARIANT } from "./suite.ts";
+import { expectedCopy, firstDifference, taskFiles } from "./task-files.ts";
 import { type TrialResult, trialResultSchema } from "./trial-result.ts";
 
 export interface TrialOptions {
@@ -32,9 +34,27 @@ export interface TrialOptions {
 /** Runs one trial to its end and writes its result.json; never throws for the run's own errors. */
 export async function runTrial(o: TrialOptions): Promise<TrialResult> {
   const { plan, trial } = o;
+  // A run that ended before a kill took the eval (no result.json yet) is that trial's run: kept.
+  const kept = recoverFinished(o);
+  if (kept) return kept;
   const startedAt = new Date();
   const t0 = performance.now();
-  const taskDir = freshCopy(o);
+  let taskDir: string;
+  try {
+    taskDir = await freshCopy(o);
+  } catch (error) {
+    if (!(error instanceof TaskFolderChanged)) throw error;
+    const record = trialRecord(o, {
+      result: undefined,
+      failure: error,
+      runId: "",
+      runDir: "",
+      startedAt,
+      endedAt: new Date(),
+    });
+    writeTrialResult(o.evalDir, record);
+    return record;
+  }
   let bookkeeping = performance.now() - t0;
   const { runTask } = await import("../run/setup.ts");
   let runId = "";
@@ -53,6 +73,11 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
       onRunId: (id, dir) => {
         runId = id;
         runDir = dir;
+        recordAttempt(o.evalDir, trial.trialId, {
+          runId: id,
+          runDir: dir,
+          startedAt: startedAt.toISOString(),
+        });
       },
     });
   } catch (error) {
@@ -63,6 +88,37 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
   writeTrialResult(o.evalDir, record);
   bookkeeping += performance.now() - t1;
   o.onBookkeeping?.(bookkeeping);
+  return record;
+}
+
+/**
+ * The result of a trial whose last run ended (its state holds an outcome) without a result.json
+ * naming it: the eval was killed after the run's end and before its record. Undefined otherwise.
+ */
+function recoverFinished(o: TrialOptions): TrialResult | undefined {
+  const last = readAttempts(o.evalDir, o.trial.trialId).at(-1);
+  if (!last) return undefined;
+  // Only a run newer than the result there (an error being retried) is the trial's unrecorded end.
+  const current = readTrialResult(o.evalDir, o.trial.trialId);
+  if (current && (current.runId === last.runId || Date.parse(current.endedAt) >= Date.parse(last.startedAt)))
+    return undefined;
+  const ended = finishedRun(last.runDir);
+  if (!ended) return undefined;
+  const record = trialRecord(o, {
+    result: {
+      runId: last.runId,
+      dir: last.runDir,
+      outcome: ended.outcome,
+      iterations: ended.state.iteration,
+      spent: ended.state.spent,
+    },
+    failure: undefined,
+    runId: last.runId,
+    runDir: last.runDir,
+    startedAt: new Date(last.startedAt),
+    endedAt: ended.endedAt,
+  });
+  writeTrialResult(o.evalDir, record);
   return record;
 }
 
@@ -85,12 +141,18 @@ export function readTrialResult(evalDir: string, trialId: string): TrialResult |
   return parsed.data;
 }
 
+/** The trial's copy differs from the task folder the plan recorded: the folder changed meanwhile. */
+export class TaskFolderChanged extends Error {
+  override name = "TaskFolderChanged";
+}
+
 /**
  * A fresh copy of the task folder for this trial, with only the trial's variant in it, as task.md
  * (the other variants' texts must not be readable by an agent given a shorter one). A copy left
- * by an unfinished attempt is removed first.
+ * by an unfinished attempt is removed first. The copy is then compared with the folder the plan
+ * recorded (task-files.ts): a trial is judged by what its siblings were judged by, or not at all.
  */
-function freshCopy(o: TrialOptions): string {
+async function freshCopy(o: TrialOptions): Promise<string> {
   const task = o.plan.tasks.find((t) => t.name === o.trial.task);
   const variant = task?.variants.find((v) => v.name === o.trial.variant);
   if (!task || !variant) throw new Error(`trial ${o.trial.trialId}: its task or variant is not in the plan`);
@@ -100,13 +162,20 @@ function freshCopy(o: TrialOptions): string {
   // An earlier attempt's copy goes; its result.json (an error being retried) stays until replaced.
   rmSync(copy, { recursive: true, force: true });
   cpSync(task.dir, copy, { recursive: true, verbatimSymlinks: true, errorOnExist: true });
-  if (o.trial.variant !== DEFAULT_VARIANT) {
+  const chosen = o.trial.variant === DEFAULT_VARIANT ? undefined : `task.${variant.name}.md`;
+  if (chosen) {
     // Every other description of the task goes, also the levels this eval does not run: an agent
     // given the short description must not read the long one beside it.
-    const chosen = `task.${variant.name}.md`;
     for (const name of readdirSync(copy))
       if (/^task\.[^.]+\.md$/.test(name) && name !== chosen) rmSync(join(copy, name), { force: true });
-    renameSync(join(copy, `task.${variant.name}.md`), join(copy, "task.md"));
+    renameSync(join(copy, chosen), join(copy, "task.md"));
+  }
+  if (task.files) {
+    const difference = firstDifference(expectedCopy(task.files, chosen), await taskFiles(copy));
+    if (difference)
+      throw new TaskFolderChanged(
+        `the task folder ${task.dir} changed since the eval started: ${difference}; its trials would not be judged alike (restore it, or start a new eval)`,
+      );
   }
   return copy;
 }
@@ -125,6 +194,7 @@ function trialRecord(o: TrialOptions, e: Ended): TrialResult {
   const model = o.plan.models.find((m) => m.label === o.trial.model);
   const history = e.runDir ? readHistory(join(e.runDir, "history.jsonl")) : [];
   const tape = e.runDir ? tapeFacts(join(e.runDir, "audit.jsonl")) : undefined;
+  const earlier = earlierAttempts(readAttempts(o.evalDir, o.trial.trialId), e.runId);
   const { status, verdict, exitCode, cause } = ending(e.result, e.failure);
   const tokens = tape?.tokens ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   const inputSide = tokens.input + tokens.cacheRead + tokens.cacheWrite;
@@ -145,7 +215,8 @@ function trialRecord(o: TrialOptions, e: Ended): TrialResult {
     wallMs: e.endedAt.getTime() - e.startedAt.getTime(),
     tokens,
     cacheReadShare: inputSide > 0 ? tokens.cacheRead / inputSide : 0,
-    usd: e.result?.spent.usd ?? tape?.usd ?? 0,
+    usd: (e.result?.spent.usd ?? tape?.usd ?? 0) + earlier.reduce((sum, a) => sum + a.usd, 0),
+    ...(earlier.length > 0 ? { earlier } : {}),
     toolCalls: sum(history, (r) => (r.type === "work_end" ? r.toolCalls : 0)),
     toolRejections: sum(history, (r) => (r.type === "limit" && r.limit === "tool_call" ? 1 : 0)),
     approvalsWaited: sum(history, (r) => (r.type === "approval" && r.state === "requested" ? 1 : 0)),
@@ -191,34 +262,4 @@ function sum(history: HistoryRecord[], value: (r: HistoryRecord) => number): num
   let total = 0;
   for (const r of history) total += value(r);
   return total;
-}
-
-/**
- * Tokens by kind, cost and the head of a tape, read line by line (each call record carries its
- * usage and cost inline; the requests are not rebuilt, which readTape would do).
- */
-function tapeFacts(
-  path: string,
-): { tokens: TrialResult["tokens"]; usd: number; head: string | undefined } | undefined {
-  if (!existsSync(path)) return undefined;
-  const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-  let usd = 0;
-  let head: string | undefined;
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    if (line === "") continue;
-    let record: { kind?: string; usage?: Partial<typeof tokens>; costUsd?: number; hash?: string };
-    try {
-      record = JSON.parse(line);
-    } catch {
-      continue; // a line cut by a crash: the run's own verify reports it
-    }
-    if (typeof record.hash === "string") head = record.hash;
-    if (record.kind !== "call" || !record.usage) continue;
-    tokens.input += record.usage.input ?? 0;
-    tokens.output += record.usage.output ?? 0;
-    tokens.cacheRead += record.usage.cacheRead ?? 0;
-    tokens.cacheWrite += record.usage.cacheWrite ?? 0;
-    usd += record.costUsd ?? 0;
-  }
-  return { tokens, usd, head };
 }

@@ -34,7 +34,10 @@ export function register(program: Command): void {
     )
     .option("--repeats <n>", "trials per task, variant and model (default: the suite file's, else 1)")
     .option("--concurrency <k>", "trials at a time (default: the suite file's, else 4)")
-    .option("--budget-usd <x>", "stop scheduling trials once this much is spent")
+    .option(
+      "--budget-usd <x>",
+      "stop scheduling trials once this much is spent (with --resume: the new budget)",
+    )
     .option("--slurm", "run each trial as a SLURM job (scifi submit's path)")
     .option("--backend <name>", "sandbox backend (default docker; with --slurm: auto)")
     .option("--resume <id>", "continue this eval: run only the trials without a result")
@@ -72,8 +75,10 @@ export function register(program: Command): void {
     .argument("<id>", "eval id")
     .argument("<trial>", "trial id")
     .option("--backend <name>", "sandbox backend on this node")
-    .action(async (id: string, trialId: string, flags: { backend?: string }) => {
-      process.exitCode = await trialCommand(id, trialId, flags.backend);
+    .action(async (id: string, trialId: string, _flags: unknown, self: Command) => {
+      // `eval` has a --backend of its own, which takes the flag wherever it stands on the line.
+      const { backend } = self.optsWithGlobals<{ backend?: string }>();
+      process.exitCode = await trialCommand(id, trialId, backend);
     });
 }
 
@@ -104,22 +109,16 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
   try {
     let outcome: Awaited<ReturnType<typeof engine.driveEval>>;
     if (flags.resume) {
-      if (
-        flags.models ||
-        flags.repeats ||
-        flags.concurrency ||
-        flags.budgetUsd ||
-        flags.slurm ||
-        flags.backend
-      )
+      if (flags.models || flags.repeats || flags.concurrency || flags.slurm || flags.backend)
         return usage(
-          "--resume runs the eval's own plan (eval.json); give no --models, --repeats, --concurrency, --budget-usd, --slurm or --backend with it",
+          "--resume runs the eval's own plan (eval.json); give no --models, --repeats, --concurrency, --slurm or --backend with it (only --budget-usd may change)",
         );
       log(`resuming eval ${flags.resume}`);
       outcome = await engine.resumeEval({
         home: scifiHome(),
         evalId: flags.resume,
         retryErrors: flags.retryErrors === true,
+        ...optional("budgetUsd", number("--budget-usd", flags.budgetUsd, false, 0)),
         log,
       });
     } else {
@@ -159,7 +158,7 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
     );
     if (outcome.stoppedByBudget)
       process.stderr.write(
-        `scifi eval: stopped scheduling: the budget (USD ${summary.budget.usd}) is spent; ${summary.trials.pending} trial(s) not run\n`,
+        `scifi eval: stopped scheduling: the budget (USD ${summary.budget.usd}) is spent; ${summary.trials.pending} trial(s) not run (run them with a larger budget: scifi eval --resume ${summary.evalId} --budget-usd X)\n`,
       );
     if (summary.trials.error > 0)
       process.stderr.write(

@@ -12,6 +12,8 @@
 // runs' state.json say so). A model whose calls often end in an outage (or an agent that keeps the
 // provider busy past the call timeout, which reads as one) looks cheaper per pass than it is, by
 // everything its errored attempts cost, and an eval's budget check undercounts by as much.
+// Fixed: every run a trial starts is listed in trials/<id>/attempts.jsonl; a trial's `usd` is what
+// all its attempts cost (tapes), and its result lists the earlier ones under `earlier`.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,23 +22,9 @@ import { resumeEval, runEval } from "../../runner/eval/engine.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../loop/harness.ts";
+import { outTxtTask } from "./out-txt-task.ts";
 
-const TASK = `---
-name: eval-retry-spend
-iterations: 1
-budget_usd: 1
----
-# Write out.txt
-
-## To-do
-Write a file called out.txt.
-
-## Expectation
-- \`out.txt\` exists.
-  \`\`\`check timeout=30s
-  test -f out.txt
-  \`\`\`
-`;
+const TASK = outTxtTask("eval-retry-spend");
 
 const U = "    usage: { input: 1000, output: 0, cache_write: 0, cache_read: 0 }\n";
 const PRESCAN = `  - json: { node: root, rank: 1, skills: [], context: "", plan: "p", direction: "d" }\n${U}`;
@@ -113,6 +101,13 @@ describe.skipIf(!hasEngine("docker"))("scifi eval --retry-errors: what the error
       expect(g?.usd).toBeCloseTo(paid, 9);
       expect(g?.usdPerPass).toBeCloseTo(paid, 9);
       expect(again.summary.budget.spentUsd).toBeCloseTo(paid, 9);
+      const { readResults } = await import("../../runner/eval/engine.ts");
+      const { readPlan } = await import("../../runner/eval/plan.ts");
+      const [result] = [...readResults(again.evalDir, readPlan(again.evalDir)).values()];
+      expect(result?.earlier).toEqual([
+        expect.objectContaining({ ending: "error", usd: expect.closeTo(0.03, 9) }),
+      ]);
+      expect(result?.earlier?.[0]?.cause).toMatch(/no model/i);
     } finally {
       await server.close();
     }

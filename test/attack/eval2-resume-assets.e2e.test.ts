@@ -11,6 +11,8 @@
 // What happened: the resume is accepted (only the SAM files' SHA-256 are in eval.json) and r1 is
 // judged by the new check asset: 1 pass, 1 fail, "1/2 50%" for a model that did the same thing
 // twice; straight through the eval says 0/2 (or 2/2 with the new asset).
+// Fixed: eval.json records every entry of each task folder (runner/eval/task-files.ts); a resume
+// refuses a changed one, naming the file, and each trial compares its copy with the plan.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -13,6 +13,8 @@
 // lock (its result: `error`, TaskFolderBusy). The live run's checks then judge the fresh copy
 // (no out.txt) and its result, written last, is `fail` ("failed checks: root/check-1"): a model
 // that passes is counted 0 of 1, and the summary says 0 pass, 1 fail.
+// Fixed: an eval is driven under a lock (evals/<id>/eval.lock, the pid lock of runs and daemons):
+// the second `--resume` is refused (exit 2) and names the process that runs the eval.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,25 +24,11 @@ import { evalFiles } from "../../runner/eval/plan.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, REPO, waitFor } from "../loop/harness.ts";
+import { outTxtTask } from "./out-txt-task.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 
-const TASK = `---
-name: eval-resume-live
-iterations: 1
-budget_usd: 1
----
-# Write out.txt
-
-## To-do
-Write a file called out.txt.
-
-## Expectation
-- \`out.txt\` exists.
-  \`\`\`check timeout=30s
-  test -f out.txt
-  \`\`\`
-`;
+const TASK = outTxtTask("eval-resume-live");
 
 const SLOW = `prescan:
   - json: { node: root, rank: 1, skills: [], context: "", plan: "p", direction: "d" }
@@ -87,7 +75,8 @@ describe.skipIf(!hasEngine("docker"))("scifi eval --resume of an eval that is st
     );
     await new Promise((r) => setTimeout(r, 5_000));
     const second = spawn(process.execPath, [CLI, "eval", "--resume", evalId], { env, stdio: "ignore" });
-    await finished(second);
+    // Refused: the eval is being run (exit 2, usage: the eval.lock names its process).
+    expect(await finished(second)).toBe(2);
     expect(await firstDone).not.toBeNull();
 
     const evalDir = join(evals, evalId);

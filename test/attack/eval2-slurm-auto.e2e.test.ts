@@ -10,6 +10,8 @@
 // ("InvalidInput: unknown sandbox backend 'auto'; valid backends: apptainer, docker"): the eval
 // reports 0 pass, 0 fail, 4 error (n = 0 in every cell), where the local eval of the same plan
 // reports 2 pass, 2 fail (both levels of test/eval/fixtures/suite/echo). With `--backend docker` the cluster agrees with the local eval.
+// Fixed: the job's `--backend docker` was taken by `scifi eval`'s own --backend option (commander
+// reads a parent's option anywhere on the line), so `eval trial` saw none; it now reads both.
 import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

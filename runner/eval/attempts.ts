@@ -1,0 +1,109 @@
+// Every run a trial started: `evals/<id>/trials/<trial>/attempts.jsonl`, one line appended when the
+// run gets its id (before it asks any model). It is what lets a trial account for all it cost and
+// lets a resume keep a finished run:
+// - an attempt whose run ended (its state.json holds an outcome) but whose result.json was never
+//   written (the eval was killed between the two) is not run again: its result is made from the
+//   run's records (recoverFinished);
+// - an attempt that ended in an `error` and was retried, or that a kill cut short, was paid for:
+//   the trial's `usd` includes it, and its result lists it under `earlier`.
+// The tape is what the provider was paid by (every call record carries its cost).
+import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Outcome, RunState } from "../run-folder/state.ts";
+import { evalFiles } from "./plan.ts";
+import type { TrialResult } from "./trial-result.ts";
+
+export interface Attempt {
+  runId: string;
+  runDir: string;
+  startedAt: string;
+}
+
+export type EarlierAttempt = NonNullable<TrialResult["earlier"]>[number];
+
+const attemptsFile = (evalDir: string, trialId: string) =>
+  join(evalFiles(evalDir).trial(trialId), "attempts.jsonl");
+
+export function recordAttempt(evalDir: string, trialId: string, attempt: Attempt): void {
+  appendFileSync(attemptsFile(evalDir, trialId), `${JSON.stringify(attempt)}\n`, { mode: 0o644 });
+}
+
+/** The trial's attempts, oldest first (a line a kill cut short is skipped: its run never began). */
+export function readAttempts(evalDir: string, trialId: string): Attempt[] {
+  const file = attemptsFile(evalDir, trialId);
+  if (!existsSync(file)) return [];
+  const out: Attempt[] = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (line === "") continue;
+    try {
+      const a = JSON.parse(line) as Partial<Attempt>;
+      if (typeof a.runId === "string" && typeof a.runDir === "string" && typeof a.startedAt === "string")
+        out.push({ runId: a.runId, runDir: a.runDir, startedAt: a.startedAt });
+    } catch {
+      // torn by a kill
+    }
+  }
+  return out;
+}
+
+/** The run's outcome and the state's time of writing, when its state.json holds one. */
+export function finishedRun(
+  runDir: string,
+): { outcome: Outcome; state: RunState; endedAt: Date } | undefined {
+  const file = join(runDir, "state.json");
+  if (!existsSync(file)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(file, "utf8")) as RunState;
+    return state.outcome ? { outcome: state.outcome, state, endedAt: statSync(file).mtime } : undefined;
+  } catch {
+    return undefined; // torn: the run did not end cleanly
+  }
+}
+
+/**
+ * The attempts before the current one, each with what its tape says it cost and how it ended:
+ * `error` when its run has an outcome (only an error result is ever retried), else `interrupted`.
+ */
+export function earlierAttempts(attempts: Attempt[], currentRunId: string): EarlierAttempt[] {
+  return attempts
+    .filter((a) => a.runId !== currentRunId)
+    .map((a) => {
+      const ended = finishedRun(a.runDir);
+      return {
+        runId: a.runId,
+        usd: tapeFacts(join(a.runDir, "audit.jsonl"))?.usd ?? 0,
+        ending: ended ? ("error" as const) : ("interrupted" as const),
+        cause: ended ? ended.outcome.reason : "the eval was stopped while this attempt ran",
+      };
+    });
+}
+
+/**
+ * Tokens by kind, cost and the head of a tape, read line by line (each call record carries its
+ * usage and cost inline; the requests are not rebuilt, which readTape would do).
+ */
+export function tapeFacts(
+  path: string,
+): { tokens: TrialResult["tokens"]; usd: number; head: string | undefined } | undefined {
+  if (!existsSync(path)) return undefined;
+  const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  let usd = 0;
+  let head: string | undefined;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (line === "") continue;
+    let record: { kind?: string; usage?: Partial<typeof tokens>; costUsd?: number; hash?: string };
+    try {
+      record = JSON.parse(line);
+    } catch {
+      continue; // a line cut by a crash: the run's own verify reports it
+    }
+    if (typeof record.hash === "string") head = record.hash;
+    if (record.kind !== "call" || !record.usage) continue;
+    tokens.input += record.usage.input ?? 0;
+    tokens.output += record.usage.output ?? 0;
+    tokens.cacheRead += record.usage.cacheRead ?? 0;
+    tokens.cacheWrite += record.usage.cacheWrite ?? 0;
+    usd += record.costUsd ?? 0;
+  }
+  return { tokens, usd, head };
+}
