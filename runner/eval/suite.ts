@@ -1,17 +1,20 @@
 // A suite: what `scifi eval` runs. Either a folder of task folders, or a suite file (YAML: tasks,
 // variants, models, repeats, limits, budget_usd, concurrency; docs/eval.md). A task folder holds one
 // SAM (`task.md`, variant `default`) or description-level variants of one SAM (`task.nl.md`,
-// `task.st.md`, ...), which must have the same checks and assets: only To-do and Context may differ,
-// so what the variants compare is how the task is described, never what is judged. Every problem is
-// collected and reported at once, with the file and line where there is one.
+// `task.st.md`, ...), which must have the same checks and assets, the same front matter (every key)
+// and the same Expectation (items, text and ids, sub-SAMs included): only To-do and Context may
+// differ, so what the variants compare is how the task is described, never what is judged or what a
+// run is granted. Every problem is collected and reported at once, with the file and line where
+// there is one.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../run/limits.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
+import { isCheckFence } from "../sam/check-blocks.ts";
 import { closest } from "../sam/suggest.ts";
-import type { SamDocument, SamNode } from "../sam/types.ts";
+import type { SamDocument, SamMetadata, SamNode } from "../sam/types.ts";
 
 export const DEFAULT_VARIANT = "default";
 const VARIANT_FILE = /^task\.([A-Za-z0-9_-]{1,40})\.md$/;
@@ -279,11 +282,16 @@ async function loadTasks(
     const [first, ...rest] = parsed;
     if (first) {
       for (const other of rest) {
-        const difference = checksDifference(first.sam, other.sam);
-        if (difference)
-          problems.push(
-            `${other.variant.file}: variant '${other.variant.name}' must have the same checks as '${first.variant.name}' (${basename(first.variant.file)}): ${difference}`,
-          );
+        const differences: [string, string | undefined][] = [
+          ["checks", firstDifference(judged(first.sam), judged(other.sam))],
+          ["front matter", frontMatterDifference(first, other)],
+          ["Expectation", firstDifference(expected(first.sam), expected(other.sam))],
+        ];
+        for (const [what, difference] of differences)
+          if (difference)
+            problems.push(
+              `${other.variant.file}: variant '${other.variant.name}' must have the same ${what} as '${first.variant.name}' (${basename(first.variant.file)}): ${difference}`,
+            );
       }
     }
     if (parsed.length === chosen.length) tasks.push({ name, dir, variants: parsed.map((p) => p.variant) });
@@ -316,16 +324,143 @@ function judged(sam: SamDocument): { label: string; value: string }[] {
   return out;
 }
 
-/** Where two variants differ in what is judged, in words; undefined when they judge the same. */
-function checksDifference(a: SamDocument, b: SamDocument): string | undefined {
-  const ja = judged(a);
-  const jb = judged(b);
+/**
+ * The front matter key of every metadata field, in the order they are compared. Every field counts
+ * (the type makes a new one name its key here); nothing in SamMetadata is derived from the file's
+ * path or bytes except a `name` left to its default (the file name), handled in frontMatterValue.
+ */
+const FRONT_MATTER_KEYS: Record<keyof SamMetadata, string> = {
+  name: "name",
+  group: "group",
+  walltimeSec: "walltime",
+  iterations: "iterations",
+  budgetUsd: "budget_usd",
+  network: "network",
+  networkHosts: "network",
+  gpu: "gpu",
+  cpus: "cpus",
+  memoryBytes: "memory",
+  mounts: "mounts",
+  scratchBytes: "scratch",
+  jobs: "jobs",
+  skills: "skills",
+  image: "image",
+  difficulty: "difficulty",
+  rank: "rank",
+  approval: "approval",
+  approvalTimeoutSec: "approval_timeout",
+  checkAssets: "check_assets",
+  hiddenAssets: "hidden_assets",
+  subtasks: "subtasks",
+  allowCommands: "allow_commands",
+  critique: "critique",
+  keepJobs: "keep_jobs",
+};
+
+/** One metadata field as compared: source lines dropped, asset lists as sets, a default name as such. */
+function frontMatterValue(p: { variant: SuiteVariant; sam: SamDocument }, field: keyof SamMetadata): string {
+  const m = p.sam.metadata;
+  const value: unknown = m[field];
+  if (value === undefined) return "absent";
+  if (field === "name" && value === basename(p.variant.file).replace(/\.md$/i, ""))
+    return "absent (the file's name)";
+  if (field === "mounts") return JSON.stringify(m.mounts.map(({ line: _line, ...rest }) => rest));
+  if (field === "checkAssets" || field === "hiddenAssets")
+    return JSON.stringify([...(value as string[])].sort());
+  return JSON.stringify(value);
+}
+
+/**
+ * The first metadata field (front matter, units parsed) where two variants differ, naming its key.
+ * Referenced sub-SAM files are in `subtasks`: the same paths, so the same files, metadata and all.
+ */
+function frontMatterDifference(
+  a: { variant: SuiteVariant; sam: SamDocument },
+  b: { variant: SuiteVariant; sam: SamDocument },
+): string | undefined {
+  const fields = new Set([
+    ...(Object.keys(FRONT_MATTER_KEYS) as (keyof SamMetadata)[]),
+    ...(Object.keys(a.sam.metadata) as (keyof SamMetadata)[]),
+    ...(Object.keys(b.sam.metadata) as (keyof SamMetadata)[]),
+  ]);
+  for (const field of fields) {
+    const x = frontMatterValue(a, field);
+    const y = frontMatterValue(b, field);
+    if (x !== y) return `front matter '${FRONT_MATTER_KEYS[field] ?? field}' differs (${x} vs ${y})`;
+  }
+  return undefined;
+}
+
+/** Text compared up to whitespace: runs of blanks and line ends are one space, ends trimmed. */
+function squeezed(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** Markdown without its check blocks (```check / ```compare fences): those are compared as checks. */
+function withoutChecks(markdown: string): string {
+  const kept: string[] = [];
+  let fence: RegExp | undefined;
+  for (const line of markdown.split("\n")) {
+    if (fence) {
+      if (fence.test(line)) fence = undefined;
+      continue;
+    }
+    const open = /^\s*(`{3,}|~{3,})\s*([^\s`]*)/.exec(line);
+    if (open?.[1] && isCheckFence(open[2])) {
+      fence = new RegExp(`^\\s*${open[1][0] === "~" ? "~" : "`"}{${open[1].length},}\\s*$`);
+      continue;
+    }
+    kept.push(line);
+  }
+  return kept.join("\n");
+}
+
+/** A value for a message, cut at 120 characters. */
+function shown(value: string | undefined): string {
+  if (value === undefined) return "";
+  return value.length > 120 ? `${value.slice(0, 119)}…` : value;
+}
+
+/**
+ * What the review judges, in tree order: every node (root's title, each sub-SAM by id and title),
+ * its Expectation items by id and text (whitespace aside), then its whole Expectation section less its
+ * check blocks (so text outside the items counts too). Context and To-do are left out: they are what variants may change.
+ */
+function expected(sam: SamDocument): { label: string; value: string }[] {
+  const out: { label: string; value: string }[] = [];
+  const visit = (node: SamNode): void => {
+    out.push({
+      label: node.id === "root" ? "the title" : `sub-SAM ${node.id}`,
+      value: JSON.stringify(squeezed(node.title)),
+    });
+    for (const item of node.items)
+      out.push({ label: `Expectation item ${item.id}`, value: JSON.stringify(squeezed(item.text)) });
+    out.push({
+      label: `the Expectation section of ${node.id}`,
+      value: JSON.stringify(squeezed(withoutChecks(node.expectation))),
+    });
+    for (const child of node.children) visit(child);
+  };
+  visit(sam.root);
+  return out;
+}
+
+/** The first entry where two variants differ, in words; undefined when they are the same. */
+function firstDifference(
+  ja: { label: string; value: string }[],
+  jb: { label: string; value: string }[],
+): string | undefined {
   for (let i = 0; i < Math.max(ja.length, jb.length); i++) {
     const x = ja[i];
     const y = jb[i];
-    if (!x) return `it has an extra ${y?.label}`;
-    if (!y) return `it lacks ${x.label}`;
-    if (x.label !== y.label || x.value !== y.value) return `${x.label} differs (${x.value} vs ${y.value})`;
+    if (!x) return `it has an extra ${y?.label} (${shown(y?.value)})`;
+    if (!y) return `it lacks ${x.label} (${shown(x.value)})`;
+    if (x.label !== y.label) {
+      if (!ja.some((e) => e.label === y.label)) return `it has an extra ${y.label} (${shown(y.value)})`;
+      if (!jb.some((e) => e.label === x.label)) return `it lacks ${x.label} (${shown(x.value)})`;
+    }
+    if (x.label !== y.label || x.value !== y.value)
+      return `${x.label} differs (${shown(x.value)} vs ${shown(y.value)})`;
   }
   return undefined;
 }

@@ -92,6 +92,128 @@ describe("suites", () => {
     ]);
   });
 
+  it("variants must have the same front matter: the first differing key is named, both files too", async () => {
+    const root = copyFixtures();
+    const st = join(root, "suite", "echo", "task.st.md");
+    const original = readFileSync(st, "utf8");
+    writeFileSync(st, original.replace("iterations: 1", "iterations: 4"));
+    expect(await problems(join(root, "suite.yaml"))).toEqual([
+      expect.stringMatching(
+        /task\.st\.md: variant 'st' must have the same front matter as 'nl' \(task\.nl\.md\): front matter 'iterations' differs \(1 vs 4\)$/,
+      ),
+    ]);
+    // A key the first variant does not have, and a list that differs, count the same way.
+    writeFileSync(st, original.replace("budget_usd: 1\n", "budget_usd: 1\nnetwork: true\n"));
+    expect(await problems(join(root, "suite.yaml"))).toEqual([
+      expect.stringMatching(
+        /must have the same front matter as 'nl' .*: front matter 'network' differs \(false vs true\)$/,
+      ),
+    ]);
+    writeFileSync(st, original.replace("[echo, test]", "[echo, test, curl]"));
+    expect(await problems(join(root, "suite.yaml"))).toEqual([
+      expect.stringMatching(
+        /front matter 'allow_commands' differs \(\["echo","test"\] vs \["echo","test","curl"\]\)$/,
+      ),
+    ]);
+  });
+
+  it("variants must have the same Expectation: another item text is refused, naming the item", async () => {
+    const root = copyFixtures();
+    const st = join(root, "suite", "echo", "task.st.md");
+    const original = readFileSync(st, "utf8");
+    writeFileSync(st, original.replace("- `out.txt` exists.", "- `out.txt` exists and holds a proof."));
+    expect(await problems(join(root, "suite.yaml"))).toEqual([
+      expect.stringMatching(
+        /task\.st\.md: variant 'st' must have the same Expectation as 'nl' \(task\.nl\.md\): Expectation item root\/e1 differs \("`out\.txt` exists\." vs "`out\.txt` exists and holds a proof\."\)$/,
+      ),
+    ]);
+    // Whitespace alone is no difference.
+    writeFileSync(st, original.replace("- `out.txt` exists.", "- `out.txt`\n  exists.  "));
+    await expect(loadSuite(join(root, "suite.yaml"))).resolves.toBeDefined();
+  });
+
+  it("variants must have the same Expectation: an extra item only the review judges is refused", async () => {
+    const root = copyFixtures();
+    const st = join(root, "suite", "echo", "task.st.md");
+    writeFileSync(st, `${readFileSync(st, "utf8")}- The agent also wrote a poem.\n`);
+    expect(await problems(join(root, "suite.yaml"))).toEqual([
+      expect.stringMatching(
+        /task\.st\.md: variant 'st' must have the same Expectation as 'nl' \(task\.nl\.md\): it has an extra Expectation item root\/e2 \("The agent also wrote a poem\."\)$/,
+      ),
+    ]);
+    // Text outside the items (a paragraph after the list) is compared too.
+    writeFileSync(
+      st,
+      `${readFileSync(join(root, "suite", "echo", "task.nl.md"), "utf8")}\nAlso judge the poem.\n`,
+    );
+    expect(await problems(join(root, "suite.yaml"))).toEqual([
+      expect.stringMatching(
+        /must have the same Expectation as 'nl' .*: the Expectation section of root differs/,
+      ),
+    ]);
+  });
+
+  it("variants that differ only in Context and To-do load, sub-SAMs included; a sub-SAM's Expectation counts", async () => {
+    const root = copyFixtures();
+    const echo = join(root, "suite", "echo");
+    const sam = (context: string, todo: string, subTodo: string, subItem: string): string =>
+      [
+        "---",
+        "name: eval-echo",
+        "iterations: 1",
+        "budget_usd: 1",
+        "allow_commands: [echo, test]",
+        "---",
+        "# Write out.txt",
+        "",
+        ...(context ? ["## Context", context, ""] : []),
+        "## To-do",
+        todo,
+        "",
+        "## Expectation",
+        "- `out.txt` exists.",
+        "  ```check timeout=30s",
+        "  test -f out.txt",
+        "  ```",
+        "",
+        "## Sub-SAM: second",
+        "",
+        "### To-do",
+        subTodo,
+        "",
+        "### Expectation",
+        `- ${subItem}`,
+        "  ```check timeout=30s",
+        "  test -f two.txt",
+        "  ```",
+        "",
+      ].join("\n");
+    writeFileSync(
+      join(echo, "task.nl.md"),
+      sam("", "Write out.txt and two.txt.", "Write two.txt.", "`two.txt` exists."),
+    );
+    writeFileSync(
+      join(echo, "task.st.md"),
+      sam(
+        "The task folder is empty; `test` is allowed.",
+        "1. Create `out.txt`.\n2. Its content does not matter.",
+        "1. Create `two.txt` beside it.",
+        "`two.txt` exists.",
+      ),
+    );
+    const suite = await loadSuite(join(root, "suite.yaml"));
+    expect(suite.tasks.map((t) => [t.name, t.variants.map((v) => v.name)])).toEqual([["echo", ["nl", "st"]]]);
+    writeFileSync(
+      join(echo, "task.st.md"),
+      sam("", "Write out.txt and two.txt.", "Write two.txt.", "`two.txt` exists and is long."),
+    );
+    expect(await problems(join(root, "suite.yaml"))).toEqual([
+      expect.stringMatching(
+        /must have the same Expectation as 'nl' .*: Expectation item root\/1\/e1 differs/,
+      ),
+    ]);
+  });
+
   it("task.md beside variant files, an unknown variant, an invalid SAM: each said", async () => {
     const root = copyFixtures();
     cpSync(join(root, "suite", "echo", "task.nl.md"), join(root, "suite", "echo", "task.md"));

@@ -6,10 +6,12 @@
 // What the task folder did: `task.st.md` keeps the checks of `task.nl.md` but gives itself
 // `iterations: 4` (nl: 1), `budget_usd: 9`, `walltime: 2h`, `network: true`, and an Expectation
 // whose item says something else plus a second item that only the review judges.
-// What happened: the suite loads and `scifi eval` runs it (seen: v.nl 1 iteration, v.st 2
-// iterations, the second variant judged on two Expectation items). The byVariant pass rates then
-// compare attempts, budgets, network and review items, not description levels: a level that grants
-// itself more iterations looks better for it. (Only checks and assets are compared.)
+// What happened (before the fix): the suite loaded and `scifi eval` ran it (seen: v.nl 1
+// iteration, v.st 2 iterations, the second variant judged on two Expectation items), so the
+// byVariant pass rates compared attempts, budgets, network and review items, not description
+// levels. Fixed: runner/eval/suite.ts compares every front matter key and every Expectation item
+// (text up to whitespace, ids in tree order, sub-SAMs included) of each variant with the first's,
+// besides the checks and assets, and refuses the suite naming both files and what differs.
 // Lives in test/attack/ with the .e2e suffix like its siblings; it needs no engine (parsing only).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,8 +53,13 @@ describe("scifi eval suites: variants that do not judge alike", () => {
       "iterations: 4\nbudget_usd: 9\nwalltime: 2h\nnetwork: true\n",
       `- \`out.txt\` exists.\n${CHECK}`,
     );
-    // Before a fix: [] (the suite loads and the eval runs both levels with different limits).
+    // Before the fix: [] (the suite loaded and the eval ran both levels with different limits).
     expect(found.join("\n")).toMatch(/task\.st\.md.*task\.nl\.md/s);
+    expect(found).toEqual([
+      expect.stringMatching(
+        /task\.st\.md: variant 'st' must have the same front matter as 'nl' \(task\.nl\.md\): front matter 'walltime' differs/,
+      ),
+    ]);
   });
 
   it("a level whose Expectation differs (another text, an item only the review judges) is refused", async () => {
@@ -60,7 +67,12 @@ describe("scifi eval suites: variants that do not judge alike", () => {
       "iterations: 1\nbudget_usd: 1\n",
       `- \`out.txt\` exists, and is a proof of the Riemann hypothesis.\n${CHECK}- The agent also wrote a poem.\n`,
     );
-    // Before a fix: [] (the st trials are reviewed on two items, nl on one).
+    // Before the fix: [] (the st trials were reviewed on two items, nl on one).
     expect(found.join("\n")).toMatch(/task\.st\.md.*task\.nl\.md/s);
+    expect(found).toEqual([
+      expect.stringMatching(
+        /task\.st\.md: variant 'st' must have the same Expectation as 'nl' \(task\.nl\.md\): Expectation item root\/e1 differs/,
+      ),
+    ]);
   });
 });
