@@ -1,6 +1,6 @@
 // What a trial is judged with is the whole task folder, not only its SAM: check assets, hidden
 // references, sub-SAM files, data. The plan records every entry of each task folder (a file by its
-// SHA-256, a link by its target, a folder as such), so a resume refuses a folder that changed since
+// SHA-256 and permission bits, a link by its target, a folder as such), so a resume refuses a folder that changed since
 // the eval started, and each trial compares its fresh copy with the plan before its run starts (a
 // folder changed while the eval runs makes that trial an `error` naming the file, never a trial
 // judged by other checks than its siblings). The walk follows no link and reads names as bytes
@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, openSync, readlinkSync, readSync } from "node:fs";
 import { walkTree } from "../policy/tree-walk.ts";
 
-/** Shown relative path -> `file <sha256>`, `link <target>`, `dir`, or `other` (a device, a socket). */
+/** Shown relative path -> `file <mode> <sha256>`, `link <target>`, `dir`, or `other` (a device, a socket). */
 export type TaskFiles = Record<string, string>;
 
 /** Every entry below `dir` (the root itself excluded), in a stable form. */
@@ -24,7 +24,9 @@ export async function taskFiles(dir: string): Promise<TaskFiles> {
       if (stat.isDirectory()) files[entry.rel] = "dir";
       else if (stat.isSymbolicLink())
         files[entry.rel] = `link ${readlinkSync(entry.at, "buffer").toString("hex")}`;
-      else if (stat.isFile()) files[entry.rel] = `file ${fileHash(entry.at)}`;
+      // The permission bits count: a check script that lost its x bit judges otherwise.
+      else if (stat.isFile())
+        files[entry.rel] = `file ${(stat.mode & 0o777).toString(8)} ${fileHash(entry.at)}`;
       else files[entry.rel] = "other";
       return undefined;
     },
@@ -62,7 +64,10 @@ export function firstDifference(planned: TaskFiles, now: TaskFiles): string | un
 }
 
 function kindOf(entry: string): string {
-  if (entry.startsWith("file ")) return `a file with SHA-256 ${entry.slice(5, 17)}...`;
+  if (entry.startsWith("file ")) {
+    const [, mode, hash] = entry.split(" ");
+    return `a file of mode ${mode} with SHA-256 ${hash?.slice(0, 12)}...`;
+  }
   if (entry.startsWith("link ")) return "a link";
   return entry === "dir" ? "a folder" : "something else";
 }

@@ -6,13 +6,22 @@
 // - a task folder changed while an eval runs makes the next trial an `error` naming the file;
 // - an eval stopped by its budget resumes with a larger `--budget-usd`.
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readAttempts } from "../../runner/eval/attempts.ts";
-import { readResults, resumeEval, runEval } from "../../runner/eval/engine.ts";
+import { driveEval, readResults, resumeEval, runEval } from "../../runner/eval/engine.ts";
 import { evalFiles, readPlan } from "../../runner/eval/plan.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -78,15 +87,19 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: every run of a trial accounte
     const trial = plan.trials[0]?.trialId as string;
     rmSync(evalFiles(first.evalDir).result(trial));
     rmSync(join(evalFiles(first.evalDir).trial(trial), "attempts.jsonl"));
-    // As if changed after the resume's own check: the trial's copy is compared with the plan.
+    // As if the folder changed after the resume's own check (driven without it): the trial's copy
+    // is compared with the plan, which had an extra.dat the folder no longer holds.
     const task = plan.tasks[0];
-    const planFile = evalFiles(first.evalDir).plan;
-    const edited = { ...plan, tasks: plan.tasks.map((t) => ({ ...t, files: { ...t.files, "extra.dat": "file 00" } })) };
-    writeFileSync(planFile, JSON.stringify(edited));
-    const again = await resumeEval({ home, evalId: plan.evalId, retry: RETRY });
+    const edited = {
+      ...plan,
+      tasks: plan.tasks.map((t) => ({ ...t, files: { ...t.files, "extra.dat": "file 00" } })),
+    };
+    const again = await driveEval({ home, evalDir: first.evalDir, plan: edited, retry: RETRY });
     const result = readResults(first.evalDir, plan).get(trial);
     expect(result?.status).toBe("error");
-    expect(result?.cause).toContain(`the task folder ${task?.dir} changed since the eval started: extra.dat is gone`);
+    expect(result?.cause).toContain(
+      `the task folder ${task?.dir} changed since the eval started: extra.dat is gone`,
+    );
     expect(again.summary.trials.error).toBe(1);
   }, 600_000);
 
