@@ -8,7 +8,7 @@
 //   the trial's `usd` includes it, and its result lists it under `earlier`.
 // The tape is what the provider was paid by (every call record carries its cost).
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Outcome, RunState } from "../run-folder/state.ts";
 import { evalFiles } from "./plan.ts";
 import type { TrialResult } from "./trial-result.ts";
@@ -28,22 +28,51 @@ export function recordAttempt(evalDir: string, trialId: string, attempt: Attempt
   appendFileSync(attemptsFile(evalDir, trialId), `${JSON.stringify(attempt)}\n`, { mode: 0o644 });
 }
 
-/** The trial's attempts, oldest first (a line a kill cut short is skipped: its run never began). */
-export function readAttempts(evalDir: string, trialId: string): Attempt[] {
+/** Whose runs count: the home's runs folder, and the SAM file of this trial's copy. */
+export interface AttemptOwner {
+  home: string;
+  /** `evals/<id>/trials/<trial>/<task>/task.md`: what the trial's runs start from. */
+  samFile: string;
+}
+
+/**
+ * The trial's attempts, oldest first, each run once. A line counts only for a run of this trial:
+ * a folder `<home>/runs/<runId>` whose state names this trial's copy as its SAM file. A stale or
+ * copied line (another trial's run, a folder elsewhere) and a line a kill cut short are skipped;
+ * so is a run killed before its first checkpoint (no state: it had asked no model).
+ */
+export function readAttempts(evalDir: string, trialId: string, owner: AttemptOwner): Attempt[] {
   const file = attemptsFile(evalDir, trialId);
   if (!existsSync(file)) return [];
   const out: Attempt[] = [];
+  const seen = new Set<string>();
   for (const line of readFileSync(file, "utf8").split("\n")) {
     if (line === "") continue;
+    let a: Partial<Attempt>;
     try {
-      const a = JSON.parse(line) as Partial<Attempt>;
-      if (typeof a.runId === "string" && typeof a.runDir === "string" && typeof a.startedAt === "string")
-        out.push({ runId: a.runId, runDir: a.runDir, startedAt: a.startedAt });
+      a = JSON.parse(line) as Partial<Attempt>;
     } catch {
-      // torn by a kill
+      continue; // torn by a kill
     }
+    if (typeof a.runId !== "string" || typeof a.startedAt !== "string" || seen.has(a.runId)) continue;
+    if (!/^[A-Za-z0-9._-]{1,200}$/.test(a.runId) || typeof a.runDir !== "string") continue;
+    if (resolve(a.runDir) !== resolve(owner.home, "runs", a.runId)) continue;
+    if (!startedFrom(a.runDir, owner.samFile)) continue;
+    seen.add(a.runId);
+    out.push({ runId: a.runId, runDir: a.runDir, startedAt: a.startedAt });
   }
   return out;
+}
+
+function startedFrom(runDir: string, samFile: string): boolean {
+  const file = join(runDir, "state.json");
+  if (!existsSync(file)) return false;
+  try {
+    const state = JSON.parse(readFileSync(file, "utf8")) as Partial<RunState>;
+    return typeof state.samFile === "string" && resolve(state.samFile) === resolve(samFile);
+  } catch {
+    return false;
+  }
 }
 
 /** The run's outcome and the state's time of writing, when its state.json holds one. */
@@ -65,8 +94,9 @@ export function finishedRun(
  * `error` when its run has an outcome (only an error result is ever retried), else `interrupted`.
  */
 export function earlierAttempts(attempts: Attempt[], currentRunId: string): EarlierAttempt[] {
+  const seen = new Set<string>([currentRunId]);
   return attempts
-    .filter((a) => a.runId !== currentRunId)
+    .filter((a) => !seen.has(a.runId) && seen.add(a.runId) !== undefined)
     .map((a) => {
       const ended = finishedRun(a.runDir);
       return {

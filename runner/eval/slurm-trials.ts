@@ -7,8 +7,9 @@
 // eval waits for a job that is still live instead of submitting the trial twice.
 import { existsSync, readFileSync } from "node:fs";
 import { writeJsonAtomic } from "../atomic-write.ts";
+import { earlierAttempts, readAttempts } from "./attempts.ts";
 import { type EvalPlan, evalFiles, type PlannedTrial } from "./plan.ts";
-import { readTrialResult, writeTrialResult } from "./trial.ts";
+import { attemptOwner, readTrialResult, recoverFinished, writeTrialResult } from "./trial.ts";
 import type { TrialResult } from "./trial-result.ts";
 
 interface JobRecord {
@@ -71,7 +72,15 @@ export async function slurmTrialRunner(
       await new Promise((r) => setTimeout(r, pollMs));
       const last = readTrialResult(evalDir, trial.trialId);
       if (last && last.startedAt !== before?.startedAt) return last;
+      // A job killed between its run's end and its result: that run is the trial's.
+      const kept = recoverFinished({ home: o.home, evalDir, plan, trial });
+      if (kept) return kept;
       const now = new Date().toISOString();
+      // What the job's runs cost is paid whether or not it wrote a result.
+      const earlier = earlierAttempts(
+        readAttempts(evalDir, trial.trialId, attemptOwner(o.home, evalDir, plan, trial)),
+        "",
+      );
       const error: TrialResult = {
         version: 1,
         evalId: plan.evalId,
@@ -89,7 +98,8 @@ export async function slurmTrialRunner(
         wallMs: Date.now() - Date.parse(started),
         tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
         cacheReadShare: 0,
-        usd: 0,
+        usd: earlier.reduce((sum, a) => sum + a.usd, 0),
+        ...(earlier.length > 0 ? { earlier } : {}),
         toolCalls: 0,
         toolRejections: 0,
         approvalsWaited: 0,

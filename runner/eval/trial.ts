@@ -12,7 +12,14 @@ import { readHistory } from "../memory/history.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { RunResult } from "../run/deps.ts";
 import type { RunStatus } from "../run/status.ts";
-import { earlierAttempts, finishedRun, readAttempts, recordAttempt, tapeFacts } from "./attempts.ts";
+import {
+  type AttemptOwner,
+  earlierAttempts,
+  finishedRun,
+  readAttempts,
+  recordAttempt,
+  tapeFacts,
+} from "./attempts.ts";
 import { type EvalPlan, evalFiles, type PlannedTrial, specOf } from "./plan.ts";
 import { DEFAULT_VARIANT } from "./suite.ts";
 import { expectedCopy, firstDifference, taskFiles } from "./task-files.ts";
@@ -95,8 +102,10 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
  * The result of a trial whose last run ended (its state holds an outcome) without a result.json
  * naming it: the eval was killed after the run's end and before its record. Undefined otherwise.
  */
-function recoverFinished(o: TrialOptions): TrialResult | undefined {
-  const last = readAttempts(o.evalDir, o.trial.trialId).at(-1);
+export function recoverFinished(o: TrialOptions): TrialResult | undefined {
+  const last = readAttempts(o.evalDir, o.trial.trialId, attemptOwner(o.home, o.evalDir, o.plan, o.trial)).at(
+    -1,
+  );
   if (!last) return undefined;
   // Only a run newer than the result there (an error being retried) is the trial's unrecorded end.
   const current = readTrialResult(o.evalDir, o.trial.trialId);
@@ -120,6 +129,20 @@ function recoverFinished(o: TrialOptions): TrialResult | undefined {
   });
   writeTrialResult(o.evalDir, record);
   return record;
+}
+
+/** Whose runs are this trial's (attempts.ts): the home's runs started from the trial's own copy. */
+export function attemptOwner(
+  home: string,
+  evalDir: string,
+  plan: EvalPlan,
+  trial: PlannedTrial,
+): AttemptOwner {
+  const task = plan.tasks.find((t) => t.name === trial.task);
+  return {
+    home,
+    samFile: join(evalFiles(evalDir).trial(trial.trialId), task?.name ?? trial.task, "task.md"),
+  };
 }
 
 /** Writes a trial's result.json atomically, checked against the contract first. */
@@ -194,7 +217,10 @@ function trialRecord(o: TrialOptions, e: Ended): TrialResult {
   const model = o.plan.models.find((m) => m.label === o.trial.model);
   const history = e.runDir ? readHistory(join(e.runDir, "history.jsonl")) : [];
   const tape = e.runDir ? tapeFacts(join(e.runDir, "audit.jsonl")) : undefined;
-  const earlier = earlierAttempts(readAttempts(o.evalDir, o.trial.trialId), e.runId);
+  const earlier = earlierAttempts(
+    readAttempts(o.evalDir, o.trial.trialId, attemptOwner(o.home, o.evalDir, o.plan, o.trial)),
+    e.runId,
+  );
   const { status, verdict, exitCode, cause } = ending(e.result, e.failure);
   const tokens = tape?.tokens ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   const inputSide = tokens.input + tokens.cacheRead + tokens.cacheWrite;

@@ -17,6 +17,9 @@
 //    Happened: it takes no lock and checks no result: a new run starts, the trial's copy is
 //    replaced under the live driver, and result.json is overwritten by the new run (the old,
 //    counted run is relabelled `earlier` with ending `error`, though it was a fail).
+// Fixed: an attempts.jsonl line counts only for a run under <home>/runs/<runId> whose state names
+// this trial's copy as its SAM file; `scifi eval trial` refuses a trial with a non-error result, a
+// trial of a live local eval (eval.lock), and one whose SLURM job is live and is not this process.
 import { execFile } from "node:child_process";
 import {
   appendFileSync,

@@ -9,6 +9,7 @@
 // What happened: the same run is listed twice and its USD summed twice (USD 2 for USD 1 spent):
 // the lines are not keyed by runId, so the trial's `usd`, the cell's `usdPerPass` and the budget's
 // `spentUsd` are inflated (and a budget stops early).
+// Fixed: attempts are keyed by runId (readAttempts and earlierAttempts keep each run once).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -13,6 +13,7 @@
 // records a file by its SHA-256 only (runner/eval/task-files.ts), never its mode, and the trial's
 // own copy check (freshCopy) compares the same record, so the later trials would run with a check
 // that can no longer pass while the earlier ones were judged by a check that could.
+// Fixed: a file's entry in eval.json carries its permission bits (`file <mode> <sha256>`).
 import { execFile } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

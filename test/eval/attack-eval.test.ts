@@ -46,7 +46,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: a hostile trial agent (docker
 
   it("the agent reaches nothing outside its task folder; result.json is the runner's", () => {
     expect(code).toBe(0); // a blocked trial is a fail, not an error
-    expect(readdirSync(trialDir).sort()).toEqual(["hostile", "result.json"]);
+    expect(readdirSync(trialDir).sort()).toEqual(["attempts.jsonl", "hostile", "result.json"]);
     expect(existsSync(join(evalFiles(evalDir).trials, "pwned.txt"))).toBe(false);
     // The links it made stay links in its own copy; nothing of the eval's was written through them.
     for (const name of ["result.json", "plan.json", "summary.json"])

@@ -22,7 +22,8 @@ import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readAttempts } from "../../runner/eval/attempts.ts";
 import { driveEval, readResults, resumeEval, runEval } from "../../runner/eval/engine.ts";
-import { evalFiles, readPlan } from "../../runner/eval/plan.ts";
+import { evalFiles, type PlannedTrial, readPlan } from "../../runner/eval/plan.ts";
+import { attemptOwner } from "../../runner/eval/trial.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, REPO } from "../loop/harness.ts";
@@ -69,7 +70,9 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: every run of a trial accounte
     // Kept: the same run, no new one started for it.
     expect(after.get(kept as string)).toMatchObject({ runId: keptRun, status: "pass", verdict: "PASSED" });
     expect(after.get(kept as string)?.earlier).toBeUndefined();
-    expect(readAttempts(first.evalDir, kept as string).map((a) => a.runId)).toEqual([keptRun]);
+    const keptTrial = plan.trials[0] as PlannedTrial;
+    const owner = attemptOwner(home, first.evalDir, plan, keptTrial);
+    expect(readAttempts(first.evalDir, kept as string, owner).map((a) => a.runId)).toEqual([keptRun]);
     // Cut short: run again, and the cut-short attempt is named.
     const redone = after.get(cut as string);
     expect(redone?.runId).not.toBe(cutRun);
