@@ -254,6 +254,21 @@ describe("selection, fallback and budgets", () => {
     },
   );
 
+  it.each<Provider>(["anthropic", "openai"])(
+    "a 404 (a wrong baseURL, an unknown model name) is that model's outage (%s): ModelsUnreachable, not the task's failure",
+    async (provider) => {
+      const a = await server(`work:\n  - status: 404\n    message: "model: scripted-nope"\n`);
+      const { model, tapePath } = await gateway({ models: [entry("a", a, provider)] });
+      const error = await model.complete(hello()).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        name: "ModelsUnreachable",
+        message: expect.stringMatching(/tried a: not_found/),
+      });
+      expect(outcomeOfEnding(error as Error).cause).toBe("model");
+      expect(calls(tapePath)[0]?.attempts).toMatchObject([{ entry: "a", reason: "not_found", status: 404 }]);
+    },
+  );
+
   it("a 400 that merely quotes a billing sentence (the run's own text) stays the run's refused request", async () => {
     const a = await server(
       `work:\n  - status: 400\n    message: "messages.3: 'Your credit balance is too low' is not a valid role"\n`,
