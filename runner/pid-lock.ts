@@ -1,7 +1,9 @@
 // A lock file naming the process that holds it: one daemon per home, one process driving a run.
 // Taking it is an exclusive create; a lock whose process is gone (killed, machine restarted, its
-// pid now reused by another program) is stale and taken over; a live one is refused, by name.
-import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+// pid now reused by another program) is stale and taken over; a live one is refused, by name. Two
+// processes that find the same stale lock at once take it over one at a time (a side file), and
+// only while it still holds what they read: never both.
+import { closeSync, existsSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 
 export interface PidLockOwner {
@@ -96,25 +98,97 @@ export function acquirePidLock<T extends PidLockOwner>(
     ...extra,
   } as T;
   let stale: T | undefined;
-  for (let attempt = 0; attempt < 3; attempt++) {
+  const create = (): boolean => {
     try {
       const fd = openSync(file, "wx", 0o644); // atomic: only one creator wins
       writeSync(fd, `${JSON.stringify(info)}\n`);
       closeSync(fd);
-      return { release: () => releasePidLock(file), ...(stale ? { stale } : {}) };
+      return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const owner = readPidLock<T>(file);
-      if (owner && (owner.host !== hostname() || ownerAlive(owner))) throw refuse(owner);
-      stale = owner;
-      try {
-        unlinkSync(file);
-      } catch {
-        // someone else removed it first; retry the create
-      }
+      return false;
     }
+  };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (create()) return { release: () => releasePidLock(file), ...(stale ? { stale } : {}) };
+    const text = settledText(file);
+    const owner = text === undefined ? undefined : parseOwner<T>(text);
+    if (owner && (owner.host !== hostname() || ownerAlive(owner))) throw refuse(owner);
+    stale = owner;
+    if (text !== undefined && takeOver(file, text, create))
+      return { release: () => releasePidLock(file), ...(stale ? { stale } : {}) };
   }
   throw new Error(`cannot take the lock ${file}: it keeps reappearing`);
+}
+
+/**
+ * Replaces the stale lock whose text was read by this process's own, only while the file still
+ * holds that text: two processes that both found the same dead owner must not both take over (the
+ * second would unlink the first one's fresh lock). Takeovers are serialised by a side file made
+ * with an exclusive create and removed at once; one left by a process that died inside those few
+ * system calls is reported, never removed on a guess.
+ */
+function takeOver(file: string, staleText: string, create: () => boolean): boolean {
+  const side = `${file}.takeover`;
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    try {
+      closeSync(openSync(side, "wx", 0o644));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (Date.now() > deadline)
+        throw new Error(
+          `cannot take over the stale lock ${file}: ${side} was left by a takeover that did not finish (its process died inside it); delete ${side} and try again`,
+        );
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+  try {
+    const now = readText(file);
+    if (now !== undefined && now !== staleText) return false; // another process took it meanwhile
+    if (now !== undefined) unlinkSync(file);
+    return create();
+  } finally {
+    unlinkSync(side);
+  }
+}
+
+/**
+ * The lock's text, waiting up to a second while it is a young file that does not parse: its
+ * creator is between its exclusive create and its write, and is not a dead owner.
+ */
+function settledText(file: string): string | undefined {
+  const deadline = Date.now() + 1000;
+  for (;;) {
+    const text = readText(file);
+    if (text === undefined || parseOwner(text) !== undefined || Date.now() > deadline) return text;
+    let young = false;
+    try {
+      young = Date.now() - statSync(file).mtimeMs < 1000;
+    } catch {
+      return readText(file);
+    }
+    if (!young) return text;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  }
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+function parseOwner<T>(text: string): T | undefined {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined; // torn or empty: treated as stale
+  }
 }
 
 function releasePidLock(file: string): void {

@@ -15,6 +15,8 @@
 // refused naming A (a live owner) — the takeover must not unlink a lock that is no longer the stale
 // one it read (e.g. take over by rename of a fresh file onto the lock only while it still holds the
 // same stale content/inode, or a lock on a side file taken with O_EXCL before the unlink).
+// Fixed (runner/pid-lock.ts): takeovers are serialised by an exclusive side file and replace the
+// lock only while it still holds the stale text that was read; B re-reads, finds A alive, is refused.
 import { spawnSync } from "node:child_process";
 import * as realFs from "node:fs";
 import { hostname, tmpdir } from "node:os";
