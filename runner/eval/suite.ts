@@ -6,7 +6,7 @@
 // differ, so what the variants compare is how the task is described, never what is judged or what a
 // run is granted. Every problem is collected and reported at once, with the file and line where
 // there is one.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
@@ -235,6 +235,12 @@ async function loadTasks(
     const files = samFilesOf(dir);
     if (!existsSync(dir)) {
       problems.push(`${where}: no such task folder ${dir}`);
+      continue;
+    }
+    if (lstatSync(dir).isSymbolicLink()) {
+      problems.push(
+        `${where}: ${dir} is a link (to ${readlinkSync(dir)}); name the folder itself: an eval records and copies a task folder as it is, and would copy the link`,
+      );
       continue;
     }
     if (files.length === 0) {

@@ -1,6 +1,6 @@
 // Suites: a folder of task folders or a suite file; variants of one SAM grouped by name; every
 // problem reported at once with its file and line (parsing only, no run).
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -77,6 +77,16 @@ describe("suites", () => {
     );
     expect(next).toContainEqual(
       expect.stringMatching(/^bad\.yaml:3: models\[0\]: no such file .*nothing\.yaml/),
+    );
+  });
+
+  it("a task folder that is a link is refused, naming its target (it would be copied as a link)", async () => {
+    const root = copyFixtures();
+    symlinkSync(join(root, "suite", "echo"), join(root, "linked"));
+    const file = join(root, "s.yaml");
+    writeFileSync(file, "tasks: [linked]\nmodels: ['scripted:models/pass.yaml']\n");
+    expect(await problems(file)).toContainEqual(
+      expect.stringMatching(/linked is a link \(to .*suite\/echo\); name the folder itself/),
     );
   });
 
