@@ -9,7 +9,7 @@
 // The tape is what the provider was paid by (every call record carries its cost).
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Outcome, RunState } from "../run-folder/state.ts";
+import type { RunState } from "../run-folder/state.ts";
 import { evalFiles } from "./plan.ts";
 import type { TrialResult } from "./trial-result.ts";
 
@@ -35,16 +35,22 @@ export interface AttemptOwner {
   samFile: string;
 }
 
+/** An attempt that is this trial's run, with its state as read (once) and when it was written. */
+export interface OwnAttempt extends Attempt {
+  state: RunState;
+  stateWrittenAt: Date;
+}
+
 /**
  * The trial's attempts, oldest first, each run once. A line counts only for a run of this trial:
  * a folder `<home>/runs/<runId>` whose state names this trial's copy as its SAM file. A stale or
  * copied line (another trial's run, a folder elsewhere) and a line a kill cut short are skipped;
  * so is a run killed before its first checkpoint (no state: it had asked no model).
  */
-export function readAttempts(evalDir: string, trialId: string, owner: AttemptOwner): Attempt[] {
+export function readAttempts(evalDir: string, trialId: string, owner: AttemptOwner): OwnAttempt[] {
   const file = attemptsFile(evalDir, trialId);
   if (!existsSync(file)) return [];
-  const out: Attempt[] = [];
+  const out: OwnAttempt[] = [];
   const seen = new Set<string>();
   for (const line of readFileSync(file, "utf8").split("\n")) {
     if (line === "") continue;
@@ -57,35 +63,25 @@ export function readAttempts(evalDir: string, trialId: string, owner: AttemptOwn
     if (typeof a.runId !== "string" || typeof a.startedAt !== "string" || seen.has(a.runId)) continue;
     if (!/^[A-Za-z0-9._-]{1,200}$/.test(a.runId) || typeof a.runDir !== "string") continue;
     if (resolve(a.runDir) !== resolve(owner.home, "runs", a.runId)) continue;
-    if (!startedFrom(a.runDir, owner.samFile)) continue;
+    const read = readState(a.runDir);
+    if (typeof read?.state.samFile !== "string" || resolve(read.state.samFile) !== resolve(owner.samFile))
+      continue;
     seen.add(a.runId);
-    out.push({ runId: a.runId, runDir: a.runDir, startedAt: a.startedAt });
+    out.push({ runId: a.runId, runDir: a.runDir, startedAt: a.startedAt, ...read });
   }
   return out;
 }
 
-function startedFrom(runDir: string, samFile: string): boolean {
-  const file = join(runDir, "state.json");
-  if (!existsSync(file)) return false;
-  try {
-    const state = JSON.parse(readFileSync(file, "utf8")) as Partial<RunState>;
-    return typeof state.samFile === "string" && resolve(state.samFile) === resolve(samFile);
-  } catch {
-    return false;
-  }
-}
-
-/** The run's outcome and the state's time of writing, when its state.json holds one. */
-export function finishedRun(
-  runDir: string,
-): { outcome: Outcome; state: RunState; endedAt: Date } | undefined {
+function readState(runDir: string): { state: RunState; stateWrittenAt: Date } | undefined {
   const file = join(runDir, "state.json");
   if (!existsSync(file)) return undefined;
   try {
-    const state = JSON.parse(readFileSync(file, "utf8")) as RunState;
-    return state.outcome ? { outcome: state.outcome, state, endedAt: statSync(file).mtime } : undefined;
+    return {
+      state: JSON.parse(readFileSync(file, "utf8")) as RunState,
+      stateWrittenAt: statSync(file).mtime,
+    };
   } catch {
-    return undefined; // torn: the run did not end cleanly
+    return undefined; // torn
   }
 }
 
@@ -93,19 +89,16 @@ export function finishedRun(
  * The attempts before the current one, each with what its tape says it cost and how it ended:
  * `error` when its run has an outcome (only an error result is ever retried), else `interrupted`.
  */
-export function earlierAttempts(attempts: Attempt[], currentRunId: string): EarlierAttempt[] {
+export function earlierAttempts(attempts: OwnAttempt[], currentRunId: string): EarlierAttempt[] {
   const seen = new Set<string>([currentRunId]);
   return attempts
     .filter((a) => !seen.has(a.runId) && seen.add(a.runId) !== undefined)
-    .map((a) => {
-      const ended = finishedRun(a.runDir);
-      return {
-        runId: a.runId,
-        usd: tapeFacts(join(a.runDir, "audit.jsonl"))?.usd ?? 0,
-        ending: ended ? ("error" as const) : ("interrupted" as const),
-        cause: ended ? ended.outcome.reason : "the eval was stopped while this attempt ran",
-      };
-    });
+    .map((a) => ({
+      runId: a.runId,
+      usd: tapeFacts(join(a.runDir, "audit.jsonl"))?.usd ?? 0,
+      ending: a.state.outcome ? ("error" as const) : ("interrupted" as const),
+      cause: a.state.outcome?.reason ?? "the eval was stopped while this attempt ran",
+    }));
 }
 
 /**

@@ -12,14 +12,7 @@ import { readHistory } from "../memory/history.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { RunResult } from "../run/deps.ts";
 import type { RunStatus } from "../run/status.ts";
-import {
-  type AttemptOwner,
-  earlierAttempts,
-  finishedRun,
-  readAttempts,
-  recordAttempt,
-  tapeFacts,
-} from "./attempts.ts";
+import { type AttemptOwner, earlierAttempts, readAttempts, recordAttempt, tapeFacts } from "./attempts.ts";
 import { type EvalPlan, evalFiles, type PlannedTrial, specOf } from "./plan.ts";
 import { DEFAULT_VARIANT } from "./suite.ts";
 import { expectedCopy, firstDifference, taskFiles } from "./task-files.ts";
@@ -111,21 +104,21 @@ export function recoverFinished(o: TrialOptions): TrialResult | undefined {
   const current = readTrialResult(o.evalDir, o.trial.trialId);
   if (current && (current.runId === last.runId || Date.parse(current.endedAt) >= Date.parse(last.startedAt)))
     return undefined;
-  const ended = finishedRun(last.runDir);
-  if (!ended) return undefined;
+  const { state } = last;
+  if (!state.outcome) return undefined;
   const record = trialRecord(o, {
     result: {
       runId: last.runId,
       dir: last.runDir,
-      outcome: ended.outcome,
-      iterations: ended.state.iteration,
-      spent: ended.state.spent,
+      outcome: state.outcome,
+      iterations: state.iteration,
+      spent: state.spent,
     },
     failure: undefined,
     runId: last.runId,
     runDir: last.runDir,
     startedAt: new Date(last.startedAt),
-    endedAt: ended.endedAt,
+    endedAt: last.stateWrittenAt,
   });
   writeTrialResult(o.evalDir, record);
   return record;

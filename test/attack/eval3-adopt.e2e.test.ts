@@ -21,38 +21,25 @@
 // this trial's copy as its SAM file; `scifi eval trial` refuses a trial with a non-error result, a
 // trial of a live local eval (eval.lock), and one whose SLURM job is live and is not this process.
 import { execFile } from "node:child_process";
-import {
-  appendFileSync,
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readResults, resumeEval, runEval } from "../../runner/eval/engine.ts";
 import { evalFiles, readPlan } from "../../runner/eval/plan.ts";
+import { CLI, evalWorkspace, RETRY } from "../eval/eval-workspace.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage } from "../loop/harness.ts";
 
 const exec = promisify(execFile);
-const FIXTURES = join(REPO, "test", "eval", "fixtures");
-const CLI = join(REPO, "bin", "scifi.js");
-const RETRY = { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 };
 
 async function twoTrials(label: string) {
-  const root = mkdtempSync(join(tmpdir(), `eval3-adopt-${label}-`));
-  cpSync(FIXTURES, root, { recursive: true });
+  const { root, home } = evalWorkspace(`eval3-adopt-${label}`);
   writeFileSync(
     join(root, "s.yaml"),
     "tasks: [suite/echo]\nvariants: [nl]\nmodels:\n  - { name: pass, spec: 'scripted:models/pass.yaml' }\n  - { name: never, spec: 'scripted:models/never.yaml' }\nconcurrency: 1\n",
   );
-  const home = join(root, "home");
-  mkdirSync(home);
   const first = await runEval({ home, suite: join(root, "s.yaml"), retry: RETRY });
   expect(first.summary.trials).toMatchObject({ pass: 1, fail: 1, pending: 0 });
   const plan = readPlan(first.evalDir);

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { earlierAttempts } from "../../runner/eval/attempts.ts";
+import { earlierAttempts, readAttempts } from "../../runner/eval/attempts.ts";
 
 describe("eval3: an earlier run named twice in attempts.jsonl", () => {
   it("is paid for once", () => {
@@ -25,8 +25,15 @@ describe("eval3: an earlier run named twice in attempts.jsonl", () => {
       join(runDir, "audit.jsonl"),
       `${JSON.stringify({ kind: "call", usage: { input: 1000, output: 0 }, costUsd: 1, hash: "h1" })}\n`,
     );
-    const line = { runId: "r1", runDir, startedAt: "2026-01-01T00:00:00.000Z" };
-    const earlier = earlierAttempts([line, line], "r2");
+    // The trial's own run: its state names the trial's copy.
+    const evalDir = join(root, "evals", "e");
+    const samFile = join(evalDir, "trials", "t", "task", "task.md");
+    writeFileSync(join(runDir, "state.json"), JSON.stringify({ version: 1, runId: "r1", samFile }));
+    mkdirSync(join(evalDir, "trials", "t"), { recursive: true });
+    const line = JSON.stringify({ runId: "r1", runDir, startedAt: "2026-01-01T00:00:00.000Z" });
+    writeFileSync(join(evalDir, "trials", "t", "attempts.jsonl"), `${line}\n${line}\n`);
+    const attempts = readAttempts(evalDir, "t", { home: root, samFile });
+    const earlier = earlierAttempts([...attempts, ...attempts], "r2");
     // Before a fix: two entries, USD 2.
     expect(earlier.map((a) => a.runId)).toEqual(["r1"]);
     expect(earlier.reduce((s, a) => s + a.usd, 0)).toBe(1);

@@ -6,17 +6,7 @@
 // - a task folder changed while an eval runs makes the next trial an `error` naming the file;
 // - an eval stopped by its budget resumes with a larger `--budget-usd`.
 import { execFile } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -26,20 +16,10 @@ import { evalFiles, type PlannedTrial, readPlan } from "../../runner/eval/plan.t
 import { attemptOwner } from "../../runner/eval/trial.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage } from "../loop/harness.ts";
+import { CLI, evalWorkspace, RETRY } from "./eval-workspace.ts";
 
 const exec = promisify(execFile);
-const FIXTURES = join(import.meta.dirname, "fixtures");
-const CLI = join(REPO, "bin", "scifi.js");
-const RETRY = { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 };
-
-function workspace(label: string): { root: string; home: string } {
-  const root = mkdtempSync(join(tmpdir(), `scifi-attempts-${label}-`));
-  cpSync(FIXTURES, root, { recursive: true });
-  const home = join(root, "home");
-  mkdirSync(home);
-  return { root, home };
-}
 
 const runs = (home: string) => readdirSync(join(home, "runs")).filter((r) => r !== "index.html");
 
@@ -47,7 +27,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: every run of a trial accounte
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("a run that ended without its result.json is kept on resume; a cut-short one is listed as earlier", async () => {
-    const { root, home } = workspace("recover");
+    const { root, home } = evalWorkspace("recover");
     const models = [`scripted:${join(root, "models", "pass.yaml")}`];
     const first = await runEval({ home, suite: join(root, "suite"), models, repeats: 2, retry: RETRY });
     expect(first.summary.trials).toMatchObject({ pass: 4, pending: 0 });
@@ -83,7 +63,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: every run of a trial accounte
   }, 600_000);
 
   it("a task folder changed while the eval runs: the next trial is an error naming the file", async () => {
-    const { root, home } = workspace("changed");
+    const { root, home } = evalWorkspace("changed");
     const models = [`scripted:${join(root, "models", "pass.yaml")}`];
     const first = await runEval({ home, suite: join(root, "suite"), models, repeats: 1, retry: RETRY });
     const plan = readPlan(first.evalDir);
@@ -107,7 +87,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: every run of a trial accounte
   }, 600_000);
 
   it("a budget stop resumes with a larger --budget-usd (and a live eval's plan is never changed)", async () => {
-    const { root, home } = workspace("budget");
+    const { root, home } = evalWorkspace("budget");
     const env = { ...process.env, SCIFI_HOME: home };
     const models = `scripted:${join(root, "models", "pass.yaml")}`;
     const stopped = await exec(

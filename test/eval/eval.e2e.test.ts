@@ -5,16 +5,7 @@
 // summary as an uninterrupted eval, with no trial counted twice and only unfinished ones run again;
 // a trial whose sandbox dies is an `error`, counted apart, and `--retry-errors` runs it again.
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -23,20 +14,10 @@ import { evalFiles } from "../../runner/eval/plan.ts";
 import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, killChild, REPO, waitFor } from "../loop/harness.ts";
+import { ensureImage, killChild, waitFor } from "../loop/harness.ts";
+import { CLI, evalWorkspace, RETRY } from "./eval-workspace.ts";
 
 const exec = promisify(execFile);
-const FIXTURES = join(import.meta.dirname, "fixtures");
-const CLI = join(REPO, "bin", "scifi.js");
-const RETRY = { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 };
-
-function workspace(label: string): { root: string; home: string } {
-  const root = mkdtempSync(join(tmpdir(), `scifi-eval-${label}-`));
-  cpSync(FIXTURES, root, { recursive: true });
-  const home = join(root, "home");
-  mkdirSync(home);
-  return { root, home };
-}
 
 /** The summary without what differs between two evals of the same plan: ids, times, wall times. */
 function comparable(summary: EvalSummary): unknown {
@@ -86,7 +67,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("pass, half and never over two description levels: the statistics known in advance", async () => {
-    const { root, home } = workspace("known");
+    const { root, home } = evalWorkspace("known");
     const outcome = await runEval({ home, suite: join(root, "suite.yaml"), retry: RETRY });
     const s = outcome.summary;
     expect(s.trials).toEqual({ planned: 12, pass: 6, fail: 6, error: 0, pending: 0 });
@@ -150,7 +131,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
   }, 600_000);
 
   it("SIGKILL at three points, then --resume: the same summary, no trial twice, only unfinished ones again", async () => {
-    const { root, home } = workspace("kill");
+    const { root, home } = evalWorkspace("kill");
     writeFileSync(
       join(root, "kill.yaml"),
       [
@@ -217,7 +198,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
   }, 900_000);
 
   it("priced calls: USD per pass from the tapes, and the budget stops scheduling (said on the terminal)", async () => {
-    const { root, home } = workspace("priced");
+    const { root, home } = evalWorkspace("priced");
     // Two trials' worth of replies (the server's queues go on from trial to trial, one at a time),
     // each call 1000 input tokens at 10 USD per million: USD 0.01 a call, 5 calls, 0.05 a trial;
     // the budget (0.1) is spent after two trials, so the third is never started.
@@ -266,7 +247,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
   }, 600_000);
 
   it("a trial whose sandbox dies is an error, counted apart; --retry-errors runs it again", async () => {
-    const { root, home } = workspace("death");
+    const { root, home } = evalWorkspace("death");
     const suite = join(root, "slow");
     const first = await runEval({
       home,
@@ -294,7 +275,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
   }, 600_000);
 
   it("a trial no model could answer (the provider answers 500) is an error, not a failure; --retry-errors runs it when the outage is over", async () => {
-    const { root, home } = workspace("outage");
+    const { root, home } = evalWorkspace("outage");
     const model = join(root, "models", "outage.yaml");
     writeFileSync(
       model,

@@ -1,0 +1,18 @@
+// What the eval end-to-end tests share: the fixtures (a suite, scripted models), the CLI, short
+// model retries, and a fresh workspace holding a copy of the fixtures and an empty home.
+import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO } from "../loop/harness.ts";
+
+export const FIXTURES = join(import.meta.dirname, "fixtures");
+export const CLI = join(REPO, "bin", "scifi.js");
+export const RETRY = { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 };
+
+export function evalWorkspace(label: string): { root: string; home: string } {
+  const root = mkdtempSync(join(tmpdir(), `scifi-eval-${label}-`));
+  cpSync(FIXTURES, root, { recursive: true });
+  const home = join(root, "home");
+  mkdirSync(home);
+  return { root, home };
+}
