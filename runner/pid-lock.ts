@@ -141,7 +141,7 @@ function takeOver(file: string, staleText: string, create: () => boolean): boole
         throw new Error(
           `cannot take over the stale lock ${file}: ${side} was left by a takeover that did not finish (its process died inside it); delete ${side} and try again`,
         );
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      sleepSync(10);
     }
   }
   try {
@@ -170,8 +170,13 @@ function settledText(file: string): string | undefined {
       return readText(file);
     }
     if (!young) return text;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    sleepSync(10);
   }
+}
+
+/** A short synchronous pause: taking a lock is synchronous, and its waits are milliseconds. */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function readText(file: string): string | undefined {

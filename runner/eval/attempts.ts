@@ -101,6 +101,11 @@ export function earlierAttempts(attempts: OwnAttempt[], currentRunId: string): E
     }));
 }
 
+/** What the earlier attempts cost together. */
+export function paidUsd(earlier: EarlierAttempt[]): number {
+  return earlier.reduce((sum, a) => sum + a.usd, 0);
+}
+
 /**
  * Tokens by kind, cost and the head of a tape, read line by line (each call record carries its
  * usage and cost inline; the requests are not rebuilt, which readTape would do).

@@ -5,9 +5,8 @@
 // the budget is spent; at the end the page is written. A killed eval loses only its running trials:
 // `resumeEval` picks up the plan and runs what has no result.
 import { existsSync, readdirSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
-import { acquirePidLock, type PidLockOwner } from "../pid-lock.ts";
+import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
 import { writeEvalReport } from "./page.ts";
 import {
@@ -150,7 +149,7 @@ export class EvalBusy extends EvalInputError {
 
 /** Runs every trial of the plan that has no result (or an error one, with retryErrors). */
 export async function driveEval(o: DriveOptions): Promise<EvalOutcome> {
-  const lock = join(o.evalDir, "eval.lock");
+  const lock = evalFiles(o.evalDir).lock;
   const { release } = acquirePidLock<PidLockOwner & { evalId: string }>(
     lock,
     { evalId: o.plan.evalId },
@@ -231,6 +230,33 @@ async function driveLocked(o: DriveOptions): Promise<EvalOutcome> {
     page = { error: error instanceof Error ? error.message : String(error) };
   }
   return { evalDir, summary, page, ran, stoppedByBudget };
+}
+
+/**
+ * Why `scifi eval trial` must not run this trial now, or undefined: it has its result (only an
+ * error is run again), a live local driver runs the eval's trials itself, or the trial's SLURM job
+ * is live and this process is not that job. A second runner would replace the trial's copy under
+ * the first one's run.
+ */
+export async function refuseTrialRun(
+  evalDir: string,
+  plan: EvalPlan,
+  trialId: string,
+): Promise<string | undefined> {
+  const result = readTrialResult(evalDir, trialId);
+  if (result && result.status !== "error")
+    return `trial ${trialId} has its result (${result.status}, run ${result.runId}); only an error is run again (scifi eval --resume ${plan.evalId} --retry-errors)`;
+  if (plan.engine === "local") {
+    const owner = livePidOwner(evalFiles(evalDir).lock);
+    return owner
+      ? `eval ${plan.evalId} is being run by process ${owner.pid} (since ${owner.startedAt}), which runs its trials itself`
+      : undefined;
+  }
+  const { otherLiveJob } = await import("./slurm-trials.ts");
+  const job = await otherLiveJob(evalDir, trialId);
+  return job
+    ? `trial ${trialId} is being run by SLURM job ${job.jobId} (${job.state}); wait for it, or scancel it first`
+    : undefined;
 }
 
 /** Starts a new eval and runs it. */

@@ -60,8 +60,12 @@ export const evalFiles = (evalDir: string) => ({
   plan: join(evalDir, "eval.json"),
   summary: join(evalDir, "summary.json"),
   csv: join(evalDir, "summary.csv"),
+  /** The pid lock of the process driving the eval (engine.ts driveEval). */
+  lock: join(evalDir, "eval.lock"),
   trials: join(evalDir, "trials"),
   trial: (trialId: string) => join(evalDir, "trials", trialId),
+  /** The trial's fresh copy of its task folder (the run's task folder). */
+  copy: (trialId: string, task: string) => join(evalDir, "trials", trialId, task),
   result: (trialId: string) => join(evalDir, "trials", trialId, "result.json"),
   job: (trialId: string) => join(evalDir, "trials", trialId, "job.json"),
 });

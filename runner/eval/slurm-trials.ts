@@ -7,7 +7,8 @@
 // eval waits for a job that is still live instead of submitting the trial twice.
 import { existsSync, readFileSync } from "node:fs";
 import { writeJsonAtomic } from "../atomic-write.ts";
-import { earlierAttempts, readAttempts } from "./attempts.ts";
+import type { SlurmClient } from "../jobs/slurm.ts";
+import { earlierAttempts, paidUsd, readAttempts } from "./attempts.ts";
 import { type EvalPlan, evalFiles, type PlannedTrial } from "./plan.ts";
 import { attemptOwner, readTrialResult, recoverFinished, writeTrialResult } from "./trial.ts";
 import type { TrialResult } from "./trial-result.ts";
@@ -41,8 +42,7 @@ export async function slurmTrialRunner(
     const files = evalFiles(evalDir);
     const before = readTrialResult(evalDir, trial.trialId);
     let job = readJob(files.job(trial.trialId));
-    const live = job ? await slurm.jobInfo(job.jobId).catch(() => undefined) : undefined;
-    if (!(job && live && LIVE_STATES.has(live.state))) {
+    if (!(job && (await liveState(slurm, job.jobId)))) {
       const task = plan.tasks.find((t) => t.name === trial.task);
       const variant = task?.variants.find((v) => v.name === trial.variant);
       if (!variant) throw new Error(`trial ${trial.trialId}: its variant is not in the plan`);
@@ -78,7 +78,7 @@ export async function slurmTrialRunner(
       const now = new Date().toISOString();
       // What the job's runs cost is paid whether or not it wrote a result.
       const earlier = earlierAttempts(
-        readAttempts(evalDir, trial.trialId, attemptOwner(o.home, evalDir, plan, trial)),
+        readAttempts(evalDir, trial.trialId, attemptOwner(o.home, evalDir, trial)),
         "",
       );
       const error: TrialResult = {
@@ -98,7 +98,7 @@ export async function slurmTrialRunner(
         wallMs: Date.now() - Date.parse(started),
         tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
         cacheReadShare: 0,
-        usd: earlier.reduce((sum, a) => sum + a.usd, 0),
+        usd: paidUsd(earlier),
         ...(earlier.length > 0 ? { earlier } : {}),
         toolCalls: 0,
         toolRejections: 0,
@@ -112,6 +112,28 @@ export async function slurmTrialRunner(
       return error;
     }
   };
+}
+
+/** The state of a job SLURM still runs or holds (pending, running, ...), else undefined. */
+async function liveState(slurm: SlurmClient, jobId: string): Promise<string | undefined> {
+  const { LIVE_STATES } = await import("../jobs/slurm.ts");
+  const info = await slurm.jobInfo(jobId).catch(() => undefined);
+  return info && LIVE_STATES.has(info.state) ? info.state : undefined;
+}
+
+/**
+ * The live SLURM job running this trial, unless it is this very process (a job's own `scifi eval
+ * trial`): a second runner of the trial would replace its copy under that job's run.
+ */
+export async function otherLiveJob(
+  evalDir: string,
+  trialId: string,
+): Promise<{ jobId: string; state: string } | undefined> {
+  const job = readJob(evalFiles(evalDir).job(trialId));
+  if (!job?.jobId || process.env.SLURM_JOB_ID === job.jobId) return undefined;
+  const { SlurmClient } = await import("../jobs/slurm.ts");
+  const state = await liveState(new SlurmClient(), job.jobId);
+  return state ? { jobId: job.jobId, state } : undefined;
 }
 
 function readJob(file: string): JobRecord | undefined {

@@ -12,7 +12,14 @@ import { readHistory } from "../memory/history.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { RunResult } from "../run/deps.ts";
 import type { RunStatus } from "../run/status.ts";
-import { type AttemptOwner, earlierAttempts, readAttempts, recordAttempt, tapeFacts } from "./attempts.ts";
+import {
+  type AttemptOwner,
+  earlierAttempts,
+  paidUsd,
+  readAttempts,
+  recordAttempt,
+  tapeFacts,
+} from "./attempts.ts";
 import { type EvalPlan, evalFiles, type PlannedTrial, specOf } from "./plan.ts";
 import { DEFAULT_VARIANT } from "./suite.ts";
 import { expectedCopy, firstDifference, taskFiles } from "./task-files.ts";
@@ -96,9 +103,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
  * naming it: the eval was killed after the run's end and before its record. Undefined otherwise.
  */
 export function recoverFinished(o: TrialOptions): TrialResult | undefined {
-  const last = readAttempts(o.evalDir, o.trial.trialId, attemptOwner(o.home, o.evalDir, o.plan, o.trial)).at(
-    -1,
-  );
+  const last = readAttempts(o.evalDir, o.trial.trialId, attemptOwner(o.home, o.evalDir, o.trial)).at(-1);
   if (!last) return undefined;
   // Only a run newer than the result there (an error being retried) is the trial's unrecorded end.
   const current = readTrialResult(o.evalDir, o.trial.trialId);
@@ -125,17 +130,8 @@ export function recoverFinished(o: TrialOptions): TrialResult | undefined {
 }
 
 /** Whose runs are this trial's (attempts.ts): the home's runs started from the trial's own copy. */
-export function attemptOwner(
-  home: string,
-  evalDir: string,
-  plan: EvalPlan,
-  trial: PlannedTrial,
-): AttemptOwner {
-  const task = plan.tasks.find((t) => t.name === trial.task);
-  return {
-    home,
-    samFile: join(evalFiles(evalDir).trial(trial.trialId), task?.name ?? trial.task, "task.md"),
-  };
+export function attemptOwner(home: string, evalDir: string, trial: PlannedTrial): AttemptOwner {
+  return { home, samFile: join(evalFiles(evalDir).copy(trial.trialId, trial.task), "task.md") };
 }
 
 /** Writes a trial's result.json atomically, checked against the contract first. */
@@ -172,9 +168,8 @@ async function freshCopy(o: TrialOptions): Promise<string> {
   const task = o.plan.tasks.find((t) => t.name === o.trial.task);
   const variant = task?.variants.find((v) => v.name === o.trial.variant);
   if (!task || !variant) throw new Error(`trial ${o.trial.trialId}: its task or variant is not in the plan`);
-  const trialDir = evalFiles(o.evalDir).trial(o.trial.trialId);
-  mkdirSync(trialDir, { recursive: true });
-  const copy = join(trialDir, task.name);
+  mkdirSync(evalFiles(o.evalDir).trial(o.trial.trialId), { recursive: true });
+  const copy = evalFiles(o.evalDir).copy(o.trial.trialId, task.name);
   // An earlier attempt's copy goes; its result.json (an error being retried) stays until replaced.
   rmSync(copy, { recursive: true, force: true });
   cpSync(task.dir, copy, { recursive: true, verbatimSymlinks: true, errorOnExist: true });
@@ -211,7 +206,7 @@ function trialRecord(o: TrialOptions, e: Ended): TrialResult {
   const history = e.runDir ? readHistory(join(e.runDir, "history.jsonl")) : [];
   const tape = e.runDir ? tapeFacts(join(e.runDir, "audit.jsonl")) : undefined;
   const earlier = earlierAttempts(
-    readAttempts(o.evalDir, o.trial.trialId, attemptOwner(o.home, o.evalDir, o.plan, o.trial)),
+    readAttempts(o.evalDir, o.trial.trialId, attemptOwner(o.home, o.evalDir, o.trial)),
     e.runId,
   );
   const { status, verdict, exitCode, cause } = ending(e.result, e.failure);
@@ -234,7 +229,7 @@ function trialRecord(o: TrialOptions, e: Ended): TrialResult {
     wallMs: e.endedAt.getTime() - e.startedAt.getTime(),
     tokens,
     cacheReadShare: inputSide > 0 ? tokens.cacheRead / inputSide : 0,
-    usd: (e.result?.spent.usd ?? tape?.usd ?? 0) + earlier.reduce((sum, a) => sum + a.usd, 0),
+    usd: (e.result?.spent.usd ?? tape?.usd ?? 0) + paidUsd(earlier),
     ...(earlier.length > 0 ? { earlier } : {}),
     toolCalls: sum(history, (r) => (r.type === "work_end" ? r.toolCalls : 0)),
     toolRejections: sum(history, (r) => (r.type === "limit" && r.limit === "tool_call" ? 1 : 0)),

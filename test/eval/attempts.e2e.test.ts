@@ -51,7 +51,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval: every run of a trial accounte
     expect(after.get(kept as string)).toMatchObject({ runId: keptRun, status: "pass", verdict: "PASSED" });
     expect(after.get(kept as string)?.earlier).toBeUndefined();
     const keptTrial = plan.trials[0] as PlannedTrial;
-    const owner = attemptOwner(home, first.evalDir, plan, keptTrial);
+    const owner = attemptOwner(home, first.evalDir, keptTrial);
     expect(readAttempts(first.evalDir, kept as string, owner).map((a) => a.runId)).toEqual([keptRun]);
     // Cut short: run again, and the cut-short attempt is named.
     const redone = after.get(cut as string);

@@ -188,6 +188,7 @@ async function trialCommand(evalId: string, trialId: string, backend: string | u
     const plan = readPlan(evalDir);
     const trial = plan.trials.find((t) => t.trialId === trialId);
     if (!trial) return usage(`eval ${evalId} has no trial '${trialId}'`);
+    const { refuseTrialRun } = await import("../../eval/engine.ts");
     const refused = await refuseTrialRun(evalDir, plan, trialId);
     if (refused) return usage(refused);
     const result = await runTrial({ home, evalDir, plan: backend ? { ...plan, backend } : plan, trial });
@@ -228,45 +229,4 @@ function optional<K extends string>(key: K, value: number | undefined): Partial<
 function usage(message: string): number {
   process.stderr.write(`scifi eval: ${message}\n`);
   return EXIT.usage;
-}
-
-/**
- * Why `scifi eval trial` must not run this trial now, or undefined: it has its result (only an
- * error is run again), a live local driver runs the eval's trials itself, or the trial's SLURM job
- * is live and this process is not that job. A second runner would replace the trial's copy under
- * the first one's run.
- */
-async function refuseTrialRun(
-  evalDir: string,
-  plan: import("../../eval/plan.ts").EvalPlan,
-  trialId: string,
-): Promise<string | undefined> {
-  const { join } = await import("node:path");
-  const { existsSync, readFileSync } = await import("node:fs");
-  const { readTrialResult } = await import("../../eval/trial.ts");
-  const { evalFiles } = await import("../../eval/plan.ts");
-  const result = readTrialResult(evalDir, trialId);
-  if (result && result.status !== "error")
-    return `trial ${trialId} has its result (${result.status}, run ${result.runId}); only an error is run again (scifi eval --resume ${plan.evalId} --retry-errors)`;
-  if (plan.engine === "local") {
-    const { livePidOwner } = await import("../../pid-lock.ts");
-    const owner = livePidOwner(join(evalDir, "eval.lock"));
-    if (owner)
-      return `eval ${plan.evalId} is being run by process ${owner.pid} (since ${owner.startedAt}), which runs its trials itself`;
-    return undefined;
-  }
-  const jobFile = evalFiles(evalDir).job(trialId);
-  if (!existsSync(jobFile)) return undefined;
-  let jobId: string | undefined;
-  try {
-    jobId = (JSON.parse(readFileSync(jobFile, "utf8")) as { jobId?: string }).jobId;
-  } catch {
-    return undefined;
-  }
-  if (!jobId || process.env.SLURM_JOB_ID === jobId) return undefined;
-  const { SlurmClient, LIVE_STATES } = await import("../../jobs/slurm.ts");
-  const info = await new SlurmClient().jobInfo(jobId).catch(() => undefined);
-  return info && LIVE_STATES.has(info.state)
-    ? `trial ${trialId} is being run by SLURM job ${jobId} (${info.state}); wait for it, or scancel it first`
-    : undefined;
 }
