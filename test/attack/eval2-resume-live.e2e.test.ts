@@ -15,16 +15,15 @@
 // that passes is counted 0 of 1, and the summary says 0 pass, 1 fail.
 // Fixed: an eval is driven under a lock (evals/<id>/eval.lock, the pid lock of runs and daemons):
 // the second `--resume` is refused (exit 2) and names the process that runs the eval.
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { evalFiles } from "../../runner/eval/plan.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, REPO, waitFor } from "../loop/harness.ts";
-import { outTxtTask } from "./out-txt-task.ts";
+import { exited, oneTaskSuite, outTxtTask } from "./out-txt-task.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 
@@ -41,30 +40,14 @@ final_review:
   - json: { group_suggestions: [], global_suggestions: [] }
 `;
 
-function finished(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.on("exit", (code) => resolve(code));
-  });
-}
-
 describe.skipIf(!hasEngine("docker"))("scifi eval --resume of an eval that is still running", () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("does not take the live trial's copy away: the trial that passes is counted as passed", async () => {
-    const root = mkdtempSync(join(tmpdir(), "eval2-resume-live-"));
-    mkdirSync(join(root, "tasks", "slow"), { recursive: true });
-    writeFileSync(join(root, "tasks", "slow", "task.md"), TASK);
-    writeFileSync(join(root, "slow.yaml"), SLOW);
-    writeFileSync(
-      join(root, "suite.yaml"),
-      "tasks: [tasks/slow]\nmodels: [{ name: slow, spec: 'scripted:slow.yaml' }]\nrepeats: 1\nconcurrency: 1\n",
-    );
-    const home = join(root, "home");
-    mkdirSync(home);
+    const { home, suite } = oneTaskSuite("slow", TASK, SLOW);
     const env = { ...process.env, SCIFI_HOME: home };
-    const first = spawn(process.execPath, [CLI, "eval", join(root, "suite.yaml")], { env, stdio: "ignore" });
-    const firstDone = finished(first);
+    const first = spawn(process.execPath, [CLI, "eval", suite], { env, stdio: "ignore" });
+    const firstDone = exited(first);
     const evals = join(home, "evals");
     const evalId = await waitFor(() => (existsSync(evals) ? readdirSync(evals)[0] : undefined), 120_000, 50);
     // The trial's run is in its work pass (the 20 s sleep).
@@ -76,12 +59,12 @@ describe.skipIf(!hasEngine("docker"))("scifi eval --resume of an eval that is st
     await new Promise((r) => setTimeout(r, 5_000));
     const second = spawn(process.execPath, [CLI, "eval", "--resume", evalId], { env, stdio: "ignore" });
     // Refused: the eval is being run (exit 2, usage: the eval.lock names its process).
-    expect(await finished(second)).toBe(2);
+    expect(await exited(second)).toBe(2);
     expect(await firstDone).not.toBeNull();
 
     const evalDir = join(evals, evalId);
     const result = JSON.parse(
-      readFileSync(evalFiles(evalDir).result("slow.default.slow.r0"), "utf8"),
+      readFileSync(evalFiles(evalDir).result("slow.default.m.r0"), "utf8"),
     ) as TrialResult;
     // Before a fix: "fail" (failed checks: root/check-1), the copy swapped for a fresh one mid-run.
     expect(result.status, result.cause).toBe("pass");

@@ -10,7 +10,7 @@
 //    before it touches a trial". Done: eval.lock held by a live process (this test's), then
 //    `scifi eval --resume <id> --budget-usd 7`; and `--budget-usd -1` / `abc` on a free eval.
 //    Happened: exit 2 each time, eval.json's budget untouched.
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   mkdirSync,
   mkdtempSync,
@@ -23,13 +23,9 @@ import {
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
-
-const exec = promisify(execFile);
-const CLI = join(REPO, "bin", "scifi.js");
 
 const TASK = `---
 name: eval3-held
@@ -58,15 +54,7 @@ final_review:
   - json: { group_suggestions: [], global_suggestions: [] }
 `;
 
-type Ran = { code: number; stdout: string; stderr: string };
-async function cli(home: string, args: string[]): Promise<Ran> {
-  return exec(process.execPath, [CLI, ...args], {
-    env: { ...process.env, SCIFI_HOME: home },
-    timeout: 300_000,
-  })
-    .then((r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }))
-    .catch((e: Ran) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }));
-}
+const cli = (home: string, args: string[]) => runScifi(home, args, 300_000);
 
 /** A task folder with a dotfile, a non-UTF-8 name and a link; an eval planned on it and stopped by budget 0. */
 async function planned(label: string): Promise<{ root: string; home: string; task: string; evalId: string }> {

@@ -14,24 +14,15 @@
 //    read-only task.md; finished by the lead): the resumed trial ran on a fresh copy (task.md as
 //    planned, no out.txt, no links) and failed; its result lists the killed run in `earlier` as
 //    `interrupted`; attempts.jsonl and result.json are plain files, never followed; 0 pass, 1 fail.
-import { type ChildProcess, spawn } from "node:child_process";
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn } from "node:child_process";
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { evalFiles } from "../../runner/eval/plan.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, REPO, waitFor } from "../loop/harness.ts";
-import { outTxtTask } from "./out-txt-task.ts";
+import { exited, oneTaskSuite, outTxtTask } from "./out-txt-task.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 const TASK = outTxtTask("eval5-held");
@@ -74,34 +65,18 @@ final_review:
   - json: { group_suggestions: [], global_suggestions: [] }
 `;
 
-function finished(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-    else child.on("exit", (code) => resolve(code));
-  });
-}
-
 describe.skipIf(!hasEngine("docker"))("eval5: a hostile agent's copy across a kill and a resume", () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
   it("the resumed trial runs on a fresh copy, pays for the killed run, and nothing of the old copy counts", async () => {
-    const root = mkdtempSync(join(tmpdir(), "eval5-held-"));
-    mkdirSync(join(root, "tasks", "t"), { recursive: true });
-    writeFileSync(join(root, "tasks", "t", "task.md"), TASK);
-    writeFileSync(join(root, "m.yaml"), HOSTILE);
-    writeFileSync(
-      join(root, "suite.yaml"),
-      "tasks: [tasks/t]\nmodels: [{ name: m, spec: 'scripted:m.yaml' }]\nrepeats: 1\nconcurrency: 1\n",
-    );
-    const home = join(root, "home");
-    mkdirSync(home);
+    const { home, suite, modelFile } = oneTaskSuite("t", TASK, HOSTILE);
     const env = { ...process.env, SCIFI_HOME: home };
-    const first = spawn(process.execPath, [CLI, "eval", join(root, "suite.yaml")], {
+    const first = spawn(process.execPath, [CLI, "eval", suite], {
       env,
       stdio: "ignore",
       detached: true,
     });
-    const firstDone = finished(first);
+    const firstDone = exited(first);
     const evals = join(home, "evals");
     const evalId = await waitFor(() => (existsSync(evals) ? readdirSync(evals)[0] : undefined), 120_000, 50);
     const evalDir = join(evals, evalId);
@@ -118,9 +93,9 @@ describe.skipIf(!hasEngine("docker"))("eval5: a hostile agent's copy across a ki
     await firstDone;
     expect(existsSync(evalFiles(evalDir).result(trialId))).toBe(false);
 
-    writeFileSync(join(root, "m.yaml"), HONEST);
+    writeFileSync(modelFile, HONEST);
     const second = spawn(process.execPath, [CLI, "eval", "--resume", evalId], { env, stdio: "ignore" });
-    await finished(second);
+    await exited(second);
 
     const resultFile = evalFiles(evalDir).result(trialId);
     expect(lstatSync(resultFile).isFile()).toBe(true);
