@@ -3,12 +3,14 @@
 import { join } from "node:path";
 import { execa } from "execa";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
 const NAME = "apptainer exec overhead (median per exec of `true`)";
 
 export async function run(): Promise<BenchResult[]> {
   const script = join(import.meta.dirname, "..", "scripts", "apptainer-harness.sh");
-  const r = await execa("bash", [script, "run", "node", "test/sandbox/apptainer/bench-exec.ts"], {
+  const rounds = String(scaled(60, 3));
+  const r = await execa("bash", [script, "run", "node", "test/sandbox/apptainer/bench-exec.ts", rounds], {
     reject: false,
     all: true,
   });

@@ -15,10 +15,11 @@ import { buildCompareFolder, StageOutputs } from "../runner/run/stages.ts";
 import type { PristineSet } from "../runner/run-folder/state.ts";
 import { parseSamSync } from "../runner/sam/parse.ts";
 import type { Sandbox, SandboxBackend } from "../runner/sandbox/types.ts";
+import { scaled } from "./size.ts";
 
 /** The shipped example whose checks are run (a clean gfortran build, a run, two diffs). */
 export const EXAMPLE = "gfortran-build-run";
-const STUBBORN_ROUNDS = 3;
+const STUBBORN_ROUNDS = scaled(3, 1);
 
 export interface CheckSandboxOptions {
   backend: SandboxBackend;

@@ -8,18 +8,19 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
 const REPO = join(import.meta.dirname, "..");
 const CLI = join(REPO, "bin", "scifi.js");
 const FIXTURES = join(REPO, "test", "daemon", "fixtures");
 const MODEL = `scripted:${join(FIXTURES, "trivial.yaml")}`;
 const CONCURRENCY = 4;
-const BASELINE_TASKS = 8;
+const BASELINE_TASKS = scaled(8, 4);
 /** Clock ticks per second for /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 const TICKS = 100;
 
 export async function run(): Promise<BenchResult[]> {
-  const count = Number(process.env.SCIFI_BENCH_DAEMON_TASKS ?? 200);
+  const count = Number(process.env.SCIFI_BENCH_DAEMON_TASKS ?? scaled(200, 4));
   const sam = readFileSync(join(FIXTURES, "trivial.md"), "utf8");
   const baseline = await rawSecondsPerTask(sam);
   const daemon = await throughDaemon(sam, count);

@@ -13,10 +13,11 @@ import type { SandboxSpec } from "../runner/policy/spec.ts";
 import { containerOptions, createDockerBackend } from "../runner/sandbox/docker.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { taskFolderSpec } from "../test/helpers/spec.ts";
+import { scaled } from "./size.ts";
 
 const IMAGE = "scifi-base:bookworm";
-const EXEC_ROUNDS = 40;
-const START_ROUNDS = 8;
+const EXEC_ROUNDS = scaled(40, 3);
+const START_ROUNDS = scaled(8, 1);
 
 export async function run(): Promise<BenchResult[]> {
   execFileSync("bash", [join(import.meta.dirname, "..", "scripts", "build-image.sh"), "--base-only"], {

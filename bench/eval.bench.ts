@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { runEval } from "../runner/eval/engine.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
 const exec = promisify(execFile);
 const REPO = join(import.meta.dirname, "..");
@@ -19,7 +20,7 @@ const MODEL = `scripted:${join(FIXTURES, "models", "pass.yaml")}`;
 const CONCURRENCY = 4;
 
 export async function run(): Promise<BenchResult[]> {
-  const trials = Number(process.env.SCIFI_BENCH_EVAL_TRIALS ?? 100);
+  const trials = Number(process.env.SCIFI_BENCH_EVAL_TRIALS ?? scaled(100, 4));
   const root = mkdtempSync(join(tmpdir(), "scifi-bench-eval-"));
   const task = join(root, "suite", "echo");
   mkdirSync(task, { recursive: true });

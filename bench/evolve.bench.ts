@@ -14,8 +14,9 @@ import { readHistory } from "../runner/memory/history.ts";
 import { runFiles } from "../runner/paths.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { modelRuns, type SynthRun, writeRun } from "../test/evolve/corpus.ts";
+import { scaled } from "./size.ts";
 
-const RUNS = 10_000;
+const RUNS = scaled(10_000, 50);
 
 export async function run(): Promise<BenchResult[]> {
   const home = mkdtempSync(join(tmpdir(), "scifi-evolve-bench-"));

@@ -8,12 +8,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AuditTape } from "../runner/audit/tape.ts";
-import type { TapeContentBlock, TapeRequest } from "../runner/audit/types.ts";
+import { RUN_END_EVENT, type TapeContentBlock, type TapeRequest } from "../runner/audit/types.ts";
 import { freezeDeep } from "../runner/frozen.ts";
 import { sha256 } from "../runner/sha256.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
 const PER_PASS = 40;
+const SMALL_CALLS = scaled(5_000, 200);
+const LARGE_CALLS = scaled(20_000, 800);
+const count = (n: number) => n.toLocaleString("en");
 const SYSTEM = `You are the work agent. ${"Follow the plan; use the tools; report done or a blocker. ".repeat(40)}`;
 const TOOLS: TapeRequest["tools"] = ["bash", "read_file", "edit_file", "grep", "report_done"].map((name) => ({
   name,
@@ -86,6 +90,8 @@ export function makeRun(dir: string, calls: number): void {
       ]);
     }
   }
+  // The tape's own last word, as the runner writes it (run/session.ts end): an export requires it.
+  tape.append({ kind: "event", event: RUN_END_EVENT, data: { outcome: "passed", reason: "bench" } });
   tape.close();
   const lines = readFileSync(join(dir, "audit.jsonl"), "utf8")
     .split("\n")
@@ -135,8 +141,8 @@ export async function run(): Promise<BenchResult[]> {
   try {
     const small = join(root, "small");
     const large = join(root, "large");
-    makeRun(small, 5_000);
-    makeRun(large, 20_000);
+    makeRun(small, SMALL_CALLS);
+    makeRun(large, LARGE_CALLS);
     // Best of three for time (the machine is shared).
     const best = (mode: "floor" | "atif", dir: string) =>
       Math.min(...[0, 1, 2].map(() => measure(mode, dir, join(root, `${mode}.jsonl`)).ms));
@@ -147,7 +153,7 @@ export async function run(): Promise<BenchResult[]> {
     const memLarge = measure("atif", large, join(root, "m.jsonl"), true);
     return [
       {
-        name: "export 20,000 calls to ATIF (CPU ms)",
+        name: `export ${count(LARGE_CALLS)} calls to ATIF (CPU ms)`,
         value: atif,
         unit: "ms",
         baseline: floor,
@@ -155,7 +161,7 @@ export async function run(): Promise<BenchResult[]> {
         note: "baseline: reading and verifying the same tape line by line",
       },
       {
-        name: "export live heap at 20,000 calls vs 5,000 (MiB)",
+        name: `export live heap at ${count(LARGE_CALLS)} calls vs ${count(SMALL_CALLS)} (MiB)`,
         value: memLarge.peakHeapKb / 1024,
         unit: "MiB",
         baseline: memSmall.peakHeapKb / 1024,

@@ -36,9 +36,10 @@ import type { ContentBlock, Message, ModelRequest, ToolSpec } from "../runner/ll
 import { toolSpecs, workTools } from "../runner/tools/registry.ts";
 import { capText } from "../runner/tools/truncate.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
-const STEPS = 40;
-const REPEATS = 8;
+const STEPS = scaled(40, 8);
+const REPEATS = scaled(8, 1);
 const ROOT = join(import.meta.dirname, "..");
 
 /** The real work agent's system prompt and tool schemas, exactly as a run sends them. */

@@ -14,9 +14,10 @@ import { execa } from "execa";
 import { createDockerBackend } from "../runner/sandbox/docker.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { type CheckSandboxResult, measureCheckSandbox, median, quantile } from "./check-sandbox.ts";
+import { scaled } from "./size.ts";
 
 const IMAGE = process.env.SCIFI_BENCH_IMAGE ?? "scifi-sci:local";
-const ROUNDS = Number(process.env.SCIFI_BENCH_ROUNDS ?? 10);
+const ROUNDS = Number(process.env.SCIFI_BENCH_ROUNDS ?? scaled(10, 1));
 const repo = join(import.meta.dirname, "..");
 
 export async function run(): Promise<BenchResult[]> {

@@ -15,10 +15,11 @@ import { getBackend } from "../runner/sandbox/registry.ts";
 import type { Sandbox } from "../runner/sandbox/types.ts";
 import { workTools } from "../runner/tools/registry.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
-const STEPS = 25;
+const STEPS = scaled(25, 3);
 const COMMAND = "echo bench";
-const ROUNDS = 3;
+const ROUNDS = scaled(3, 1);
 
 export async function run(): Promise<BenchResult[]> {
   const root = mkdtempSync(join(tmpdir(), "scifi-bench-loop-"));

@@ -10,9 +10,10 @@ import { formatEntry, parseEntries } from "../runner/memory/entries.ts";
 import { estimateTokens, readMemoryView } from "../runner/memory/view.ts";
 import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
-const ENTRIES = 10_000;
-const REPEATS = 15;
+const ENTRIES = scaled(10_000, 100);
+const REPEATS = scaled(15, 1);
 
 export async function run(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), "scifi-memory-bench-"));

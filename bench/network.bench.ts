@@ -16,10 +16,11 @@ import { createDockerBackend } from "../runner/sandbox/docker.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { taskFolderSpec } from "../test/helpers/spec.ts";
 import { type TestNet, testNet } from "../test/network/test-hosts.ts";
+import { scaled } from "./size.ts";
 
 const IMAGE = "scifi-sci:local";
-const SIZE = 100 * 1000 * 1000;
-const SMALL = 50;
+const SIZE = scaled(100 * 1000 * 1000, 1000 * 1000);
+const SMALL = scaled(50, 3);
 /** The shaped test host's link rate (tc syntax). */
 const LINK = "1gbit";
 

@@ -14,8 +14,9 @@ import { writeRunReport } from "../runner/report/report.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { launchChromium } from "../test/report/browser.ts";
 import { synthRun } from "../test/report/synth.ts";
+import { scaled } from "./size.ts";
 
-const CALLS = 2_000;
+const CALLS = scaled(2_000, 50);
 
 export async function run(): Promise<BenchResult[]> {
   const root = mkdtempSync(join(tmpdir(), "scifi-report-bench-"));

@@ -14,8 +14,9 @@ import { parseEvents } from "js-yaml";
 import { parseDocument } from "yaml";
 import { parseSamSync } from "../runner/sam/parse.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
-const FILES = 1000;
+const FILES = scaled(1000, 20);
 const TARGET_BYTES = 5 * 1024;
 
 export async function run(): Promise<BenchResult[]> {
@@ -80,8 +81,8 @@ function yamlFloor(files: string[]): void {
   }
 }
 
-const BATCHES = 10;
-const REPEATS = 5;
+const BATCHES = scaled(10, 2);
+const REPEATS = scaled(5, 1);
 
 /**
  * Time for all files when undisturbed: the files are split into batches, each batch is run

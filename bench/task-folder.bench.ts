@@ -15,8 +15,9 @@ import { measureTaskFolder } from "../runner/policy/tree-walk.ts";
 import { snapshotTaskFolder } from "../runner/report/changes.ts";
 import { runTask } from "../runner/run/setup.ts";
 import type { BenchResult } from "../scripts/bench.ts";
+import { scaled } from "./size.ts";
 
-const FILES = 100_000;
+const FILES = scaled(100_000, 2_000);
 const PER_FOLDER = 1_000;
 const IMAGE = process.env.SCIFI_BENCH_IMAGE ?? "scifi-sci:local";
 
