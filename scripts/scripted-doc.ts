@@ -167,6 +167,16 @@ names the reply by its script line, the field and what was expected, on the term
 report, e.g. \`the prescan agent's reply did not fit its schema: reply demo.yaml:3: node: Invalid
 input: expected string, received undefined; the retry got no answer: ...\`.
 
+## The context window
+
+A script may set \`context_window: N\` (tokens) beside its roles. A request whose prompt (tools,
+system and messages, counted as the scripted usage counts them: about four characters a token)
+passes N, or whose prompt plus its \`max_tokens\` passes N, is refused before any reply of the
+script is used, with the real providers' error: HTTP 400 \`invalid_request_error\` "prompt is too
+long: P tokens > N maximum" (or "input length and \`max_tokens\` exceed context limit: P + R > N,
+...") in the Anthropic format, and HTTP 400 with \`code: context_length_exceeded\` ("This model's
+maximum context length is N tokens. However, ...") in the OpenAI format. Without it, any request fits.
+
 ## Reply fields (every role)
 
 ${table(jsonSchema(ReplySchema))}

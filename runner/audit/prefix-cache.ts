@@ -25,6 +25,15 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/**
+ * The prompt's tokens as the scripted model counts them (the same blocks its usage reports: tools,
+ * system, messages), for its context window.
+ */
+export function promptTokens(format: "anthropic" | "openai", body: unknown): number {
+  const blocks = format === "anthropic" ? anthropicBlocks(body) : openaiBlocks(body);
+  return sumTokens(blocks, 0, blocks.length - 1);
+}
+
 export class PrefixCache {
   readonly #entries = new Set<string>();
 

@@ -20,6 +20,9 @@ export const SCRIPT_ROLES = [
   "critique",
 ] as const;
 
+/** The script's one top-level setting beside the roles: the model's context window in tokens. */
+export const CONTEXT_WINDOW_KEY = "context_window";
+
 const expectItem = z.union([z.string(), z.strictObject({ regex: z.string() })]);
 
 export const ReplySchema = z
@@ -97,6 +100,11 @@ export interface ScriptEntry {
 
 export interface Script {
   file: string;
+  /**
+   * `context_window:` (tokens): a request whose prompt, or prompt plus `max_tokens`, passes it is
+   * refused with the real providers' HTTP 400 (context.ts), before any reply of the script is used.
+   */
+  contextWindow?: number;
   queues: Map<string, ScriptEntry[]>;
   /** Line of each role key, for "queue exhausted" errors. */
   roleLines: Map<string, number>;
@@ -134,13 +142,23 @@ export function parseScript(source: string, file: string): Script {
   }
   const queues = new Map<string, ScriptEntry[]>();
   const roleLines = new Map<string, number>();
+  let contextWindow: number | undefined;
   for (const pair of doc.contents.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : "";
     const keyOffset = isScalar(pair.key) ? pair.key.range?.[0] : undefined;
+    if (key === CONTEXT_WINDOW_KEY) {
+      const value = isScalar(pair.value) ? pair.value.value : undefined;
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
+        throw new ScriptError(
+          `${at(keyOffset)}: ${CONTEXT_WINDOW_KEY} must be a whole number of tokens (at least 1), not ${JSON.stringify(value ?? null)}`,
+        );
+      contextWindow = value;
+      continue;
+    }
     if (!(SCRIPT_ROLES as readonly string[]).includes(key)) {
-      const hint = didYouMean(key, SCRIPT_ROLES);
+      const hint = didYouMean(key, [...SCRIPT_ROLES, CONTEXT_WINDOW_KEY]);
       throw new ScriptError(
-        `${at(keyOffset)}: unknown role '${key}'${hint ? ` (did you mean '${hint}'?)` : ""}; roles: ${SCRIPT_ROLES.join(", ")}`,
+        `${at(keyOffset)}: unknown role '${key}'${hint ? ` (did you mean '${hint}'?)` : ""}; roles: ${SCRIPT_ROLES.join(", ")} (and the setting ${CONTEXT_WINDOW_KEY})`,
       );
     }
     if (!isSeq(pair.value))
@@ -160,7 +178,7 @@ export function parseScript(source: string, file: string): Script {
     }
     queues.set(key, entries);
   }
-  return { file, queues, roleLines };
+  return { file, queues, roleLines, ...(contextWindow !== undefined ? { contextWindow } : {}) };
 }
 
 function didYouMean(word: string, options: readonly string[]): string | undefined {

@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { basename } from "node:path";
 import { estimateTokens, PrefixCache } from "../../audit/prefix-cache.ts";
 import { sha256 } from "../../sha256.ts";
+import { windowRefusal } from "./context.ts";
 import { ROLE_HEADER } from "./protocol.ts";
 import { loadScript, type Script, type ScriptEntry, type ScriptReply } from "./script.ts";
 
@@ -39,6 +40,7 @@ export class ScriptedServer {
   readonly #cursors = new Map<string, number>();
   readonly #cache = new PrefixCache();
   #counter = 0;
+  #refusedForLength = 0;
   #baseURL = "";
 
   private constructor(script: Script) {
@@ -83,6 +85,11 @@ export class ScriptedServer {
     return out;
   }
 
+  /** Requests refused for passing the script's `context_window` (tests read it). */
+  get refusedForLength(): number {
+    return this.#refusedForLength;
+  }
+
   async close(): Promise<void> {
     // Hung requests keep sockets open; drop them so close() returns.
     this.#server.closeAllConnections();
@@ -107,6 +114,14 @@ export class ScriptedServer {
         res,
         errorAnswer(format, 400, "invalid_request_error", "scripted model: request body is not JSON"),
       );
+      return;
+    }
+    // Past the window the provider refuses before any model sees the request: no reply is used.
+    const window = this.script.contextWindow;
+    const refusal = window === undefined ? undefined : windowRefusal(format, body, window);
+    if (refusal) {
+      this.#refusedForLength++;
+      send(res, refusal);
       return;
     }
     let entry: ScriptEntry;
