@@ -55,6 +55,8 @@ export interface TapeRequest {
   workspaceContext?: string;
   jsonSchema?: { name: string; schema: Record<string, unknown> };
   maxTokens?: number;
+  /** The prompt tokens the runner kept this request under (the model's context window less its reply). */
+  contextBudget?: number;
 }
 
 export interface TapeResponse {

@@ -54,6 +54,11 @@ export const ModelEntrySchema = z.strictObject({
   /** Anthropic output_config.effort / OpenAI reasoning_effort. */
   effort: z.enum(["minimal", "low", "medium", "high", "xhigh", "max"]).optional(),
   maxTokens: z.number().int().positive().optional(),
+  /**
+   * The model's context window in tokens. Default: what an OpenAI-compatible server says
+   * (`/v1/models`), else the family's (runner/llm/context-window.ts), else 32,768.
+   */
+  contextWindow: z.number().int().min(1024).optional(),
 });
 
 export const ModelsConfigSchema = z.strictObject({

@@ -16,6 +16,14 @@ import {
   parseModelsConfig,
   resolveApiKey,
 } from "./config.ts";
+import {
+  DEFAULT_REPLY_TOKENS,
+  familyWindow,
+  promptBudget,
+  serverWindow,
+  UNKNOWN_WINDOW,
+  type WindowSource,
+} from "./context-window.ts";
 import { Gateway, type GatewayEntry, type RetryOptions } from "./gateway.ts";
 import type { Provider } from "./providers/provider.ts";
 import { ModelError } from "./types.ts";
@@ -95,15 +103,19 @@ async function scripted(
       baseURL: `${server.baseURL}/v1`,
     });
   }
+  const { loadScript } = await import("./scripted/script.ts");
+  const script = loadScript(file);
+  // The script's window, less the reply's reservation the provider sends beside the prompt.
+  const window = script.contextWindow;
   const entry: GatewayEntry = {
     name: model,
     provider,
     rank: "any",
     kinds: ["control", "work"],
     prices: ZERO_PRICES,
+    ...(window !== undefined ? { contextBudget: () => promptBudget(window, DEFAULT_REPLY_TOKENS) } : {}),
   };
-  const { loadScript } = await import("./scripted/script.ts");
-  const roles = new Set([...loadScript(file).queues].filter(([, q]) => q.length > 0).map(([role]) => role));
+  const roles = new Set([...script.queues].filter(([, q]) => q.length > 0).map(([role]) => role));
   return new Gateway([entry], { ...gatewayOptions(audit, options), roles, onClose: () => server.close() });
 }
 
@@ -117,6 +129,7 @@ async function replay(target: string, audit: AuditTape, options: CreateModelOpti
     rank: "any",
     kinds: ["control", "work"],
     prices: ZERO_PRICES,
+    contextBudget: (kind, rank) => provider.recordedBudget(kind, rank),
   };
   return new Gateway([entry], {
     ...gatewayOptions(audit, options),
@@ -156,6 +169,14 @@ async function fromConfig(
   for (const entry of config.models) {
     const apiKey = resolveApiKey(entry, env);
     audit.redactor.addValue(apiKey);
+    const { window, source } = await windowOf(entry, apiKey);
+    const budget = promptBudget(window, entry.maxTokens ?? DEFAULT_REPLY_TOKENS);
+    // Where the window came from is on the tape: a person can see why a pass was compacted.
+    audit.append({
+      kind: "event",
+      event: "context_window",
+      data: { entry: entry.name, window, source, promptBudget: budget },
+    });
     entries.push({
       name: entry.name,
       provider: await providerFor(entry, apiKey),
@@ -163,6 +184,7 @@ async function fromConfig(
       kinds: entry.kinds,
       prices: entry.prices,
       ...(entry.budgetUsd !== undefined ? { budgetUsd: entry.budgetUsd } : {}),
+      contextBudget: () => budget,
     });
   }
   for (const name of config.secretEnv) {
@@ -174,6 +196,22 @@ async function fromConfig(
     retry: { ...config.retry, ...options.retry },
     budget: { ...config.budget, ...options.budget },
   });
+}
+
+/** The entry's window: the config's, the server's, the family's, or the conservative default. */
+async function windowOf(
+  entry: ModelEntryConfig,
+  apiKey: string,
+): Promise<{ window: number; source: WindowSource }> {
+  if (entry.contextWindow !== undefined) return { window: entry.contextWindow, source: "config" };
+  if (entry.provider === "openai" && entry.baseURL) {
+    const told = await serverWindow(entry.baseURL, entry.model, entry.noApiKey ? undefined : apiKey);
+    if (told !== undefined) return { window: told, source: "server" };
+  }
+  const family = familyWindow(entry.model);
+  return family !== undefined
+    ? { window: family, source: "family" }
+    : { window: UNKNOWN_WINDOW, source: "default" };
 }
 
 async function providerFor(entry: ModelEntryConfig, apiKey: string): Promise<Provider> {

@@ -12,6 +12,8 @@ export type FailureReason =
   | "billing"
   | "not_found"
   | "invalid_request"
+  /** An invalid request because the prompt is past the model's context window. */
+  | "context_length"
   | "script"
   | "aborted";
 
@@ -57,6 +59,13 @@ const BILLING_MESSAGE =
   /^(your credit balance is too low|usage is blocked due to (insufficient|lack of) credits)/i;
 const BILLING_CODES: ReadonlySet<string> = new Set(["billing_error", "insufficient_quota"]);
 
+/**
+ * A 400 for a prompt past the context window, in the words of the APIs (Anthropic, OpenAI, vLLM and
+ * other OpenAI-compatible servers), matched on the code or the start of the API's own message.
+ */
+const CONTEXT_MESSAGE =
+  /^(prompt is too long: \d+ tokens > \d+ maximum|input length and `max_tokens` exceed context limit|this model's maximum context length is \d+ tokens)/i;
+
 /** What the API's error body says of itself: its message, and its type or code. */
 export interface ApiErrorBody {
   message?: string;
@@ -79,6 +88,8 @@ export function reasonForStatus(status: number, message: string, body: ApiErrorB
   if (status >= 500) return "server_error";
   if (status === 401 || status === 403) return "auth";
   if (status === 404) return "not_found";
+  if (body.code === "context_length_exceeded" || CONTEXT_MESSAGE.test(body.message ?? ""))
+    return "context_length";
   return "invalid_request";
 }
 

@@ -13,6 +13,7 @@ import { ScriptError } from "./scripted/script.ts";
 import { tapeRequest } from "./tape-request.ts";
 import {
   BudgetExceeded,
+  ContextTooLong,
   type Model,
   type ModelKind,
   type ModelRequest,
@@ -33,6 +34,11 @@ export interface GatewayEntry {
   kinds: ModelKind[];
   prices: Prices;
   budgetUsd?: number;
+  /**
+   * Prompt tokens a request may hold for this model (its context window less the reply's
+   * reservation), per kind and rank; undefined: no window known.
+   */
+  contextBudget?: (kind: ModelKind, rank: number) => number | undefined;
 }
 
 export interface RetryOptions {
@@ -133,6 +139,15 @@ export class Gateway implements Model {
 
   get audit(): AuditTape {
     return this.#audit;
+  }
+
+  /** The smallest budget among the models that may answer (Model.contextBudget). */
+  contextBudget(kind: ModelKind, rank: number): number | undefined {
+    const budgets = this.entries
+      .filter((e) => e.kinds.includes(kind) && (e.rank === "any" || e.rank === rank))
+      .map((e) => e.contextBudget?.(kind, rank))
+      .filter((b): b is number => b !== undefined);
+    return budgets.length > 0 ? Math.min(...budgets) : undefined;
   }
 
   async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
@@ -317,7 +332,7 @@ export class Gateway implements Model {
       }
     }
     const latencyMs = Math.round(performance.now() - started);
-    this.#audit.append({
+    const seq = this.#audit.append({
       ...this.#callBase(entry, request),
       wire: result.wire,
       response: {
@@ -341,6 +356,7 @@ export class Gateway implements Model {
       latencyMs,
       ...(json !== undefined ? { json } : {}),
       ...(result.origin ? { origin: result.origin } : {}),
+      seq,
     };
     if (structuredError) {
       // The call was made and paid for: the caller accounts it like any other.
@@ -488,9 +504,17 @@ function zeroUsage(): Usage {
   return { input: 0, output: 0, cacheWrite: 0, cacheRead: 0, reasoning: 0 };
 }
 
-/** An invalid-request failure as the run's ending (RequestRefused); any other error as it is. */
+/**
+ * An invalid-request failure as the run's ending (RequestRefused, or ContextTooLong when the
+ * provider says the prompt is past the window); any other error as it is.
+ */
 function refusal(entry: GatewayEntry, error: Error): Error {
-  if (!(error instanceof ProviderError) || error.reason !== "invalid_request") return error;
+  if (!(error instanceof ProviderError)) return error;
+  if (error.reason === "context_length")
+    return new ContextTooLong(
+      `${entry.name} refused the request as longer than its context window${error.status ? ` (HTTP ${error.status})` : ""}: ${error.message}`,
+    );
+  if (error.reason !== "invalid_request") return error;
   return new RequestRefused(
     `${entry.name} refused the request as invalid${error.status ? ` (HTTP ${error.status})` : ""}: ${error.message}. A prompt past the model's context window is the usual cause (long tool outputs in one pass)`,
   );

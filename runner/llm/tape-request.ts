@@ -13,5 +13,6 @@ export function tapeRequest(request: ModelRequest): TapeRequest {
     ...(request.workspaceContext !== undefined ? { workspaceContext: request.workspaceContext } : {}),
     ...(request.jsonSchema ? { jsonSchema: request.jsonSchema } : {}),
     ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
+    ...(request.contextBudget !== undefined ? { contextBudget: request.contextBudget } : {}),
   };
 }

@@ -63,6 +63,11 @@ export interface ModelRequest {
   /** When set, the reply must be a JSON object matching this schema (structured output). */
   jsonSchema?: { name: string; schema: Record<string, unknown> };
   maxTokens?: number;
+  /**
+   * The prompt tokens this request was kept under (Model.contextBudget), recorded on the tape so a
+   * replay compacts its history at the same points and sends the same requests.
+   */
+  contextBudget?: number;
   /** Texts injected into the prompt from memory or skills: recorded on the tape by reference and hash. */
   injected?: { kind: "memory" | "skill"; ref: string; sha256: string }[];
   meta: CallMeta;
@@ -92,6 +97,8 @@ export interface ModelResponse {
   json?: unknown;
   /** Where the reply came from, when the server says (the scripted model: `demo.yaml:3`). */
   origin?: string;
+  /** The call's record on the audit tape (a placeholder for elided text names it). */
+  seq?: number;
 }
 
 /** What agents hold: one call, one answer, everything else (ranks, retries, audit) behind it. */
@@ -108,6 +115,12 @@ export interface Model {
    * critique's tracer) only when it can answer, so an older script or tape runs as before.
    */
   readonly roles?: ReadonlySet<string>;
+  /**
+   * The prompt tokens (system, tools, messages) a request of this kind and rank may hold: the
+   * smallest context window among the models that may answer it, less their reply's reservation.
+   * Undefined: no window is known (the scripted model without `context_window`).
+   */
+  contextBudget?(kind: ModelKind, rank: number): number | undefined;
 }
 
 export class ModelError extends Error {
@@ -145,6 +158,15 @@ export class ModelsUnreachable extends NoModelAvailable {
 export class RequestRefused extends ModelError implements EndsRun {
   override name = "RequestRefused";
   readonly [ENDING]: Ending = { status: "failed", limit: "model", prefix: "model refused the request" };
+}
+
+/**
+ * The provider refused the request as longer than the model's context window (Anthropic's "prompt
+ * is too long", OpenAI's `context_length_exceeded`, vLLM's "maximum context length"): the caller
+ * may compact its history and send it again once (runner/run/conversation.ts).
+ */
+export class ContextTooLong extends RequestRefused {
+  override name = "ContextTooLong";
 }
 
 /** The run's money or token budget is spent. */

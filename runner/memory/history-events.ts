@@ -117,6 +117,22 @@ export type HistoryEvent =
     }
   | { type: "limit"; iteration: number; limit: string; detail: string }
   | {
+      /**
+       * A pass's history compacted to stay inside the model's context window (runner/run/context-budget.ts):
+       * at a compaction point, or after the provider refused a request as too long (`retried`).
+       */
+      type: "context";
+      iteration: number;
+      action: "compacted" | "retried";
+      /** Prompt tokens the requests are kept under. */
+      budget: number;
+      /** Tool outputs and inputs elided. */
+      elided: number;
+      /** Estimated prompt tokens before and after. */
+      tokensBefore: number;
+      tokensAfter: number;
+    }
+  | {
       type: "tampering";
       iteration: number;
       file: string;

@@ -1,9 +1,19 @@
 // The step loop of a tool-using agent (work or review), with the orchestrator's limits applied
 // between model calls. mini-swe-agent's shape: query -> execute -> repeat, ending in typed exits.
-import type { ContentBlock, Message, Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import {
+  type ContentBlock,
+  ContextTooLong,
+  type Message,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  type ToolSpec,
+} from "../llm/types.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
+import { recallTool } from "../tools/recall.ts";
 import { runTool, type ToolSet, toolSpecs } from "../tools/registry.ts";
 import type { ToolContext, ToolSignal } from "../tools/tool.ts";
+import { type Compaction, ContextKeeper, type FixedPart } from "./context-budget.ts";
 import { PassLimits, type RunBudget } from "./limits.ts";
 
 export type PassExit =
@@ -24,7 +34,12 @@ export type PassEvent =
   | { type: "step"; step: number; limits: PassLimits }
   | { type: "tool"; name: string; ok: boolean; rejected: boolean; limits: PassLimits }
   | { type: "limit"; limit: string; detail: string }
-  | { type: "response"; response: ModelResponse };
+  | { type: "response"; response: ModelResponse }
+  /**
+   * The history was compacted to fit the context window: at a compaction point, or (`retried`)
+   * after the provider refused the request as too long, before it is sent again once.
+   */
+  | { type: "context"; action: "compacted" | "retried"; budget: number; compaction: Compaction };
 
 export interface PassOptions {
   model: Model;
@@ -58,9 +73,19 @@ export interface PassResult {
 const IDLE_NUDGE =
   "The runner: your reply had no tool call. Continue with the tools, call `report_done` when the Expectation is met and verified, or `report_blocker` if a human must act.";
 
-export async function runPass(options: PassOptions): Promise<PassResult> {
-  const limits = new PassLimits(options.limits);
-  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: options.brief }] }];
+export async function runPass(given: PassOptions): Promise<PassResult> {
+  const limits = new PassLimits(given.limits);
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: given.brief }] }];
+  // A model with a known window: the history is kept inside it, and elided outputs can be recalled.
+  const budget = given.model.contextBudget?.(given.request.kind, given.request.rank);
+  const keeper = budget !== undefined ? new ContextKeeper(budget) : undefined;
+  const options: PassOptions = keeper
+    ? {
+        ...given,
+        tools: new Map([...given.tools, [recallTool.name, recallTool]]),
+        toolContext: { ...given.toolContext, recall: (id) => keeper.recall(id) },
+      }
+    : given;
   const finish = (exit: PassExit): PassResult => ({
     exit,
     steps: limits.steps,
@@ -80,10 +105,12 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
       return finish({ type: "limit", reason: stop });
     }
     options.onEvent?.({ type: "step", step: limits.steps, limits });
-    const response = await options.model.complete(
-      { ...options.request, messages, tools, workspaceContext: workspaceContext(limits, options.budget) },
-      options.signal,
-    );
+    const context = workspaceContext(limits, options.budget);
+    const response = await complete(options, keeper, messages, {
+      system: options.request.system,
+      tools,
+      workspaceContext: context,
+    });
     options.budget.add(totalTokens(response), response.costUsd);
     options.onEvent?.({ type: "response", response });
     messages.push({ role: "assistant", content: response.content });
@@ -124,6 +151,50 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
     }
     messages.push({ role: "user", content: results });
   }
+}
+
+/**
+ * One call with the history kept inside the window: compacted first when it nears the budget, and
+ * when the provider still refuses it as too long, compacted harder and sent again once (a second
+ * refusal ends the run as before, RequestRefused).
+ */
+async function complete(
+  options: PassOptions,
+  keeper: ContextKeeper | undefined,
+  messages: Message[],
+  fixed: FixedPart & { tools: ToolSpec[] },
+): Promise<ModelResponse> {
+  const send = () =>
+    options.model.complete(
+      {
+        ...options.request,
+        messages,
+        tools: fixed.tools,
+        workspaceContext: fixed.workspaceContext,
+        ...(keeper ? { contextBudget: keeper.budget } : {}),
+      },
+      options.signal,
+    );
+  if (!keeper) return send();
+  const compact = (action: "compacted" | "retried") => {
+    const compaction = keeper.fit(fixed, messages, action === "retried");
+    if (!compaction) return false;
+    messages.splice(0, messages.length, ...compaction.messages);
+    options.onEvent?.({ type: "context", action, budget: keeper.budget, compaction });
+    return true;
+  };
+  compact("compacted");
+  let response: ModelResponse;
+  try {
+    response = await send();
+  } catch (error) {
+    if (!(error instanceof ContextTooLong)) throw error;
+    keeper.refused(fixed, messages);
+    if (!compact("retried")) throw error;
+    response = await send();
+  }
+  keeper.sent(messages, response.seq);
+  return response;
 }
 
 async function runCalls(

@@ -132,6 +132,18 @@ export class RunSession implements RunContext {
   onPassEvent(event: PassEvent): void {
     if (event.type === "limit") {
       this.limit(event.limit, event.detail);
+    } else if (event.type === "context") {
+      // A compaction changes what the model sees: on the history, with the tape recording the requests.
+      const { compaction } = event;
+      this.history.append({
+        type: "context",
+        iteration: this.state.iteration,
+        action: event.action,
+        budget: event.budget,
+        elided: compaction.elided,
+        tokensBefore: compaction.before,
+        tokensAfter: compaction.after,
+      });
     } else if (event.type === "step") {
       this.emit({
         step: event.step,

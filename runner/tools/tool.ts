@@ -19,6 +19,8 @@ export interface ToolContext {
   /** Characters of tool output the model sees (head and tail kept). */
   maxOutputChars: number;
   signal?: AbortSignal;
+  /** The full text of a tool output the pass elided (the `recall` tool); absent: nothing is elided. */
+  recall?: (id: string) => string | undefined;
 }
 
 /** How the loop treats a call: reads may repeat more often; a write resets repeat counters. */

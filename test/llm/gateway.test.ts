@@ -176,7 +176,15 @@ describe("selection, fallback and budgets", () => {
     expect((await model.complete(hello())).model).toBe("scripted-b"); // a stays disabled
     const { readTape } = await import("../../runner/audit/verify.ts");
     const events = readTape(tapePath).filter((r) => r.kind === "event");
-    expect(events).toMatchObject([{ event: "model_disabled", data: { entry: "a", reason: "budget" } }]);
+    // Each model's context window is recorded where the gateway is made, then the budget's event.
+    expect(events).toMatchObject([
+      {
+        event: "context_window",
+        data: { entry: "a", window: 32_768, source: "default", promptBudget: 32_768 - 8192 },
+      },
+      { event: "context_window", data: { entry: "b", window: 32_768, source: "default" } },
+      { event: "model_disabled", data: { entry: "a", reason: "budget" } },
+    ]);
     expect(calls(tapePath)[2]?.attempts).toMatchObject([
       { entry: "a", outcome: "fallback", reason: "budget" },
     ]);
@@ -213,7 +221,11 @@ describe("selection, fallback and budgets", () => {
       message: "the run's budget of 1500 tokens is spent (2000 tokens)",
     });
     const { readTape } = await import("../../runner/audit/verify.ts");
-    expect(readTape(tapePath).map((r) => r.kind)).toEqual(["call", "event"]);
+    expect(readTape(tapePath).map((r) => (r.kind === "event" ? r.event : r.kind))).toEqual([
+      "context_window",
+      "call",
+      "budget_exceeded",
+    ]);
   });
 
   it("does not retry or fall back on a rejected request (4xx): the request itself is wrong", async () => {
@@ -308,6 +320,42 @@ describe("what an API error body says of the account (classifySdkError)", () => 
         error: {
           type: "invalid_request_error",
           message: "prompt is too long: 210000 tokens > 200000 maximum",
+        },
+      },
+      "context_length",
+    ],
+    [
+      "OpenAI context window",
+      400,
+      {
+        error: {
+          type: "invalid_request_error",
+          code: "context_length_exceeded",
+          message:
+            "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+        },
+      },
+      "context_length",
+    ],
+    [
+      "vLLM context window (no code)",
+      400,
+      {
+        error: {
+          type: "BadRequestError",
+          message:
+            "This model's maximum context length is 32768 tokens. However, you requested 33000 tokens (32000 in the messages, 1000 in the completion).",
+        },
+      },
+      "context_length",
+    ],
+    [
+      "a 400 whose message only quotes the words later",
+      400,
+      {
+        error: {
+          type: "invalid_request_error",
+          message: "messages.3: bad block: prompt is too long: 1 tokens > 0 maximum",
         },
       },
       "invalid_request",

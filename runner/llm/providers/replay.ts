@@ -9,6 +9,7 @@ import type { CallRecord } from "../../audit/types.ts";
 import { readTape, verifyTape } from "../../audit/verify.ts";
 import { readHistory } from "../../memory/history.ts";
 import { runFiles } from "../../paths.ts";
+import { ProviderError } from "../errors.ts";
 import { standingCalls } from "../tape-calls.ts";
 import { tapeRequest } from "../tape-request.ts";
 import { ModelError, type ModelRequest, type StopReason } from "../types.ts";
@@ -37,6 +38,19 @@ export class ReplayProvider implements Provider {
     this.model = `replay-of-${calls[0]?.runId ?? "empty"}`;
   }
 
+  /**
+   * The prompt budget the recorded run's passes of each kind and rank started with (`contextBudget`
+   * on its calls: the largest, as a pass only lowers it after a refusal), so the replay compacts at
+   * the same points and sends the same requests.
+   */
+  recordedBudget(kind: string, rank: number): number | undefined {
+    const budgets = this.#calls
+      .filter((c) => c.request.kind === kind && c.request.rank === rank)
+      .map((c) => c.request.contextBudget)
+      .filter((b): b is number => b !== undefined);
+    return budgets.length > 0 ? Math.max(...budgets) : undefined;
+  }
+
   /** The roles the recorded run called (a replay asks no other optional agent). */
   roles(): ReadonlySet<string> {
     return new Set(this.#calls.map((c) => c.role));
@@ -54,7 +68,7 @@ export class ReplayProvider implements Provider {
       );
     }
     const records = readTape(path);
-    const calls = standingCalls(records).filter((r) => r.response !== undefined);
+    const calls = standingCalls(records).filter((r) => r.response !== undefined || refusedForLength(r));
     const history = runFiles(runDir).history;
     const started = (existsSync(history) ? readHistory(history)[0]?.time : undefined) ?? records[0]?.time;
     return new ReplayProvider(calls, redactor, path, started);
@@ -68,7 +82,7 @@ export class ReplayProvider implements Provider {
   async call(request: ModelRequest): Promise<ProviderResult> {
     const index = this.#next;
     const recorded = this.#calls[index];
-    if (!recorded?.response) {
+    if (!recorded || (!recorded.response && !refusedForLength(recorded))) {
       throw new ReplayDivergence(
         `replay: call ${index + 1} (${request.role}) has no recorded answer: the tape ${this.#source} holds ${this.#calls.length} answered call(s)`,
       );
@@ -92,6 +106,10 @@ export class ReplayProvider implements Provider {
       );
     }
     this.#next++;
+    // The recorded provider refused this request as too long: so does the replay, and the pass
+    // compacts and sends it again as it did.
+    if (!recorded.response)
+      throw new ProviderError(recorded.error?.message ?? "refused as too long", "context_length", 400);
     return {
       content: recorded.response.content,
       stopReason: recorded.response.stopReason as StopReason,
@@ -188,4 +206,9 @@ function sortKeys(value: unknown): unknown {
     );
   }
   return value;
+}
+
+/** A recorded call the provider refused as past the context window (the pass then compacted). */
+function refusedForLength(call: CallRecord): boolean {
+  return call.response === undefined && call.error?.name === "ContextTooLong";
 }
