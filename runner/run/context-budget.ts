@@ -19,9 +19,20 @@ export const KEEP_CHARS = 400;
 /** How the runner's note on removed steps starts (it replaces its earlier note). */
 const NOTE_START = "[scifi removed the ";
 
-/** Tokens of a text, estimated from above (three UTF-8 bytes a token). */
+/** A tool output may hold at most this share of the budget (its cap in characters: ~3 a token). */
+export const OUTPUT_SHARE = 0.25;
+
+/**
+ * Tokens of a text, estimated from above: three bytes a token of the text as JSON carries it (so
+ * control characters and binary output, escaped six bytes each, count as what they cost).
+ */
 export function estimateTokens(text: string): number {
-  return Math.ceil(Buffer.byteLength(text, "utf8") / 3);
+  return Math.ceil(Buffer.byteLength(JSON.stringify(text), "utf8") / 3);
+}
+
+/** The cap on one tool output's characters under a budget. */
+export function outputCap(budget: number): number {
+  return Math.max(1000, Math.floor(OUTPUT_SHARE * 3 * budget));
 }
 
 /** What every request of the pass sends besides its history. */
@@ -123,6 +134,21 @@ export class ContextKeeper {
       out[0] = { role: brief.role, content: [...kept, note] };
       now += messageTokens(out[0] as Message) - before0;
     }
+    // A newest output that alone passes the budget (a binary dump) is elided too: a refusal is certain.
+    if (!force && now > this.budget) {
+      const newest = out.length - 1;
+      const message = out[newest] as Message;
+      let changed = false;
+      const content = message.content.map((block) => {
+        const smaller = now > target ? this.#elide(block) : undefined;
+        if (!smaller) return block;
+        now += blockTokens(smaller) - blockTokens(block);
+        elided++;
+        changed = true;
+        return smaller;
+      });
+      if (changed) out[newest] = { role: message.role, content };
+    }
     if (elided === 0 && dropped === 0) return undefined;
     return { messages: out, elided: elided + dropped / 2, before, after: now };
   }
@@ -171,7 +197,18 @@ function messageTokens(message: Message): number {
   return message.content.reduce((n, b) => n + blockTokens(b), 4);
 }
 
+/** Sent blocks are frozen and never change: each is measured once (elision adds no O(history) work). */
+const measured = new WeakMap<ContentBlock, number>();
+
 function blockTokens(block: ContentBlock): number {
+  const known = measured.get(block);
+  if (known !== undefined) return known;
+  const tokens = countBlock(block);
+  measured.set(block, tokens);
+  return tokens;
+}
+
+function countBlock(block: ContentBlock): number {
   switch (block.type) {
     case "text":
       return estimateTokens(block.text) + 4;

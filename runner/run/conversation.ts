@@ -13,7 +13,7 @@ import type { LimitConfig } from "../run-folder/state.ts";
 import { recallTool } from "../tools/recall.ts";
 import { runTool, type ToolSet, toolSpecs } from "../tools/registry.ts";
 import type { ToolContext, ToolSignal } from "../tools/tool.ts";
-import { type Compaction, ContextKeeper, type FixedPart } from "./context-budget.ts";
+import { type Compaction, ContextKeeper, type FixedPart, outputCap } from "./context-budget.ts";
 import { PassLimits, type RunBudget } from "./limits.ts";
 
 export type PassExit =
@@ -83,7 +83,12 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
     ? {
         ...given,
         tools: new Map([...given.tools, [recallTool.name, recallTool]]),
-        toolContext: { ...given.toolContext, recall: (id) => keeper.recall(id) },
+        toolContext: {
+          ...given.toolContext,
+          // One output may hold a quarter of the budget: a build log never fills a small window alone.
+          maxOutputChars: Math.min(given.toolContext.maxOutputChars, outputCap(keeper.budget)),
+          recall: (id) => keeper.recall(id),
+        },
       }
     : given;
   const finish = (exit: PassExit): PassResult => ({

@@ -9,7 +9,7 @@ import { DEFAULT_REPLY_TOKENS } from "../../runner/llm/context-window.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import { Gateway } from "../../runner/llm/gateway.ts";
 import type { Message } from "../../runner/llm/types.ts";
-import { ContextKeeper, HIGH_WATER, KEEP_CHARS } from "../../runner/run/context-budget.ts";
+import { ContextKeeper, estimateTokens, HIGH_WATER, KEEP_CHARS } from "../../runner/run/context-budget.ts";
 import { type PassEvent, runPass } from "../../runner/run/conversation.ts";
 import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/limits.ts";
 import { calls, freshRun, writeScript } from "../llm/helpers.ts";
@@ -298,8 +298,9 @@ describe("ContextKeeper", () => {
     expect(keeper.recall("a")).toBe("y".repeat(KEEP_CHARS));
   });
 
-  it("counts multi-byte text from above (three bytes a token)", () => {
-    const keeper = new ContextKeeper(1);
-    expect(keeper.estimate({ system: "é".repeat(300), tools: [], workspaceContext: "" }, [])).toBe(200 + 1);
+  it("counts from above: multi-byte text by its bytes, control characters as JSON escapes them", () => {
+    expect(estimateTokens("é".repeat(300))).toBe(Math.ceil((600 + 2) / 3));
+    expect(estimateTokens("\0".repeat(300))).toBe(Math.ceil((6 * 300 + 2) / 3));
+    expect(estimateTokens("plain")).toBe(Math.ceil((5 + 2) / 3));
   });
 });
