@@ -49,6 +49,8 @@ const READERS = new Set(
 /** Programs whose arguments (or last argument) are files they create. */
 const CREATE_ALL = new Set(["tee", "touch", "mkdir"]);
 const CREATE_LAST = new Set(["cp", "mv", "ln", "install", "rsync"]);
+/** Build tools: their arguments are targets they make (`make -f checks/cmp.mk got.txt`). */
+const BUILD_TARGETS = new Set(["make", "gmake", "ninja"]);
 /** Options whose value is a file a program writes (`-o sim`, `--output=x.txt`). */
 const OUTPUT_OPTION = /^(-o|--output|--out|--outfile|--output-file)$/;
 const OUTPUT_OPTION_VALUE = /^(?:-o|--output|--out|--outfile|--output-file)=(.+)$/;
@@ -172,7 +174,7 @@ function producedPaths(commands: readonly LintCommand[]): Set<string> {
     const program = programOf(words);
     const args = words.slice(words.findIndex((w) => posix.basename(w.text) === program) + 1);
     const files = args.filter((w) => !w.text.startsWith("-"));
-    if (CREATE_ALL.has(program)) files.forEach(add);
+    if (CREATE_ALL.has(program) || BUILD_TARGETS.has(program)) files.forEach(add);
     if (CREATE_LAST.has(program)) add(files.at(-1));
   }
   return produced;

@@ -57,6 +57,7 @@ describe("a compare stage that reads what its folder never holds", () => {
     ["python3 checks/grade.py - checks/ref.txt < answer.txt", "answer.txt"],
     ["python3 checks/grade.py --got=answer.txt checks/ref.txt", "answer.txt"],
     ["timeout 60 python3 checks/grade.py 'fit.json'", "fit.json"],
+    ["[ -f answer.txt ] && cmp answer.txt checks/ref.txt", "answer.txt"],
   ])("refuses `%s` (reads %s), not yet in the task folder", (command, read) => {
     const text = both(sam, command).join("\n");
     expect(text).toContain(
@@ -66,6 +67,12 @@ describe("a compare stage that reads what its folder never holds", () => {
       `declare it on the run stage at line 13 (\`\`\`check outputs=result.txt,${read}\`\`\`)`,
     );
     expect(text).toContain(`read \`outputs/${read}\``);
+  });
+
+  it("reads a path as the shell will: outputs/../answer.txt is answer.txt", () => {
+    expect(both(sam, "cmp outputs/../answer.txt checks/ref.txt").join("\n")).toMatch(
+      /reads `outputs\/\.\.\/answer.txt`, which is neither .* read `outputs\/answer.txt`/,
+    );
   });
 
   it("refuses a program of the task folder that is not a check asset", () => {
@@ -118,6 +125,8 @@ describe("a compare stage that reads what its folder never holds", () => {
     'grep -q "see answer.txt" outputs/result.txt',
     "sed -n 's/x/y.txt/p' outputs/result.txt | cmp - checks/ref.txt",
     "python3 -m checks.grade outputs/result.txt",
+    "make -f checks/gen.py got.txt && cmp got.txt outputs/result.txt",
+    "python3 checks/grade.py outputs/result.txt 2> err.log",
     "echo 1.5 2.0e3 | python3 checks/grade.py outputs/result.txt",
     "cd checks && python3 grade.py ../outputs/result.txt",
     "python3 checks/grade.py --ref=checks/ref.txt outputs/result.txt",
