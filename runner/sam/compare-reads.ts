@@ -6,7 +6,7 @@
 // the task folder has it, or when it reads like a file name and nothing in the stage could have
 // written it before it is read.
 import { posix } from "node:path";
-import { type LintCommand, type LintWord, lintCommands } from "./shell-lint.ts";
+import { type LintCommand, type LintWord, lintCommands, WRAPPERS } from "./shell-lint.ts";
 
 export interface CompareFolder {
   /** Check assets, task-folder relative, `/`-separated. */
@@ -54,19 +54,6 @@ const BUILD_TARGETS = new Set(["make", "gmake", "ninja"]);
 /** Options whose value is a file a program writes (`-o sim`, `--output=x.txt`). */
 const OUTPUT_OPTION = /^(-o|--output|--out|--outfile|--output-file)$/;
 const OUTPUT_OPTION_VALUE = /^(?:-o|--output|--out|--outfile|--output-file)=(.+)$/;
-
-/** Wrappers run the command after their own options: the program is the one they run. */
-const WRAPPERS = new Set([
-  "env",
-  "timeout",
-  "nice",
-  "nohup",
-  "setsid",
-  "stdbuf",
-  "command",
-  "builtin",
-  "time",
-]);
 
 /** The first path the compare stage reads that its folder can never hold, if any. */
 export function compareRead(script: string, folder: CompareFolder): CompareRead | undefined {

@@ -24,6 +24,16 @@ export interface LintCommand {
 
 type Token = { kind: "word"; word: LintWord } | { kind: "op"; op: string };
 
+/**
+ * Programs that run the command after their own options (`timeout 10 cmd`, `env X=1 cmd`): the
+ * compare-stage lints look through them to the program they run.
+ */
+export const WRAPPERS: ReadonlySet<string> = new Set(
+  "env timeout nice nohup setsid stdbuf command builtin time xargs ionice taskset flock valgrind busybox".split(
+    " ",
+  ),
+);
+
 /** Operators that end a simple command. */
 const SEPARATORS = new Set(["&&", "||", ";", ";;", "|", "|&", "&", "\n", "(", ")"]);
 /** Reserved words that may stand before a command and are not its program. */

@@ -7,6 +7,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { isCompareStage } from "./check-blocks.ts";
 import { type CompareRead, compareRead } from "./compare-reads.ts";
 import { programKind } from "./program-kinds.ts";
+import { WRAPPERS } from "./shell-lint.ts";
 import type { Check, Diagnostic, SamMetadata, SamNode } from "./types.ts";
 
 /** The top-level SAM file as the parser read it. */
@@ -109,9 +110,6 @@ const BUILDERS =
   /^(iverilog|vvp|verilator|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|gfortran|f95|ld|make|gmake|cmake|java|javac|go|rustc|cargo)$/;
 /** Builtins that run their argument as code. */
 const SOURCING = /^(\.|source|eval|exec)$/;
-/** Programs that run another program: looked through, with their own options. */
-const WRAPPERS =
-  /^(env|timeout|nice|nohup|setsid|stdbuf|command|builtin|time|xargs|ionice|taskset|flock|valgrind|busybox)$/;
 
 /** An output's name that says it is code (a source file or a script), however it is passed on. */
 const CODE_FILE =
@@ -136,7 +134,7 @@ function runsAnOutput(command: string): string | undefined {
       if (code)
         return `a compare stage takes \`${code}\`, an output that is code: whatever reads it (a grader that imports it, a compiler, a simulator) runs the agent's code beside the reference; ${fix}`;
       let words = all.filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
-      while (WRAPPERS.test(basenameOf(words[0]))) {
+      while (WRAPPERS.has(basenameOf(words[0]))) {
         // The wrapper's own options and numbers (timeout 10, nice -n 5) come before what it runs.
         const rest = words.slice(1);
         const start = rest.findIndex((x) => !/^-|^\d+[smhd]?$/.test(x));
