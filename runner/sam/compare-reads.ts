@@ -59,20 +59,31 @@ const OUTPUT_OPTION_VALUE = /^(?:-o|--output|--out|--outfile|--output-file)=(.+)
 export function compareRead(script: string, folder: CompareFolder): CompareRead | undefined {
   const commands = lintCommands(script);
   const produced = producedPaths(commands);
-  const named = commands.map((c) => new Set(commandPaths(c).map((p) => p.rel)));
+  /** The last command that names each path (a Map, so a long script stays linear). */
+  const lastNamed = new Map<string, number>();
+  const paths = commands.map(commandPaths);
+  paths.forEach((named, index) => {
+    for (const { rel } of named) lastNamed.set(rel, index);
+  });
+  const lookup: Lookup = {
+    assets: withAncestors(folder.assets),
+    declared: new Set(folder.declared),
+    declaredFolders: withAncestors(folder.declared),
+    produced,
+  };
   let writerRan = false;
   for (const [index, command] of commands.entries()) {
     const program = programOf(command.words);
-    for (const { word, rel, runs } of commandPaths(command)) {
-      const problem = judgePath(word, rel, runs, folder, produced);
+    for (const { word, rel, runs } of paths[index] ?? []) {
+      const problem = judgePath(word, rel, runs, folder, lookup);
       if (problem !== "maybe") {
         if (problem) return problem;
         continue;
       }
       // A file name nothing could have written yet: read from the folder as the stage found it.
       // Named to a program that may write it and read again later, it is that program's output.
-      const namedLater = named.slice(index + 1).some((set) => set.has(rel));
-      const declared = folder.declared.includes(rel);
+      const namedLater = (lastNamed.get(rel) ?? index) > index;
+      const declared = lookup.declared.has(rel);
       if (declared || (!writerRan && (READERS.has(program) || !namedLater)))
         return { kind: "task-file", word, rel, runs };
     }
@@ -89,22 +100,41 @@ function judgePath(
   rel: string,
   runs: boolean,
   folder: CompareFolder,
-  produced: ReadonlySet<string>,
+  lookup: Lookup,
 ): CompareRead | undefined | "maybe" {
   if (rel === "outputs" || rel.startsWith("outputs/")) {
     const inside = rel.slice("outputs/".length);
-    const covered = rel === "outputs" || folder.declared.some((d) => covers(inside, d) || covers(d, inside));
+    // A declared output, a folder holding one, or a path inside a declared one.
+    const covered =
+      rel === "outputs" || lookup.declaredFolders.has(inside) || underAny(inside, lookup.declared);
     return covered ? undefined : { kind: "undeclared-output", word, rel: inside };
   }
-  if (folder.assets.some((a) => covers(rel, a))) return undefined;
-  if ([...produced].some((p) => covers(p, rel))) return undefined;
+  if (lookup.assets.has(rel) || underAny(rel, lookup.produced)) return undefined;
   if (folder.exists(rel)) return { kind: "task-file", word, rel, runs };
   return looksLikeFile(rel) ? "maybe" : undefined;
 }
 
-/** Whether `path` is `folder` or lies under it. */
-function covers(folder: string, path: string): boolean {
-  return path === folder || path.startsWith(`${folder}/`);
+interface Lookup {
+  /** The check assets and every folder on their way. */
+  assets: ReadonlySet<string>;
+  declared: ReadonlySet<string>;
+  /** The declared outputs and every folder on their way. */
+  declaredFolders: ReadonlySet<string>;
+  produced: ReadonlySet<string>;
+}
+
+/** The paths and every folder above them (`a/b/c` gives `a/b/c`, `a/b`, `a`). */
+function withAncestors(paths: readonly string[]): Set<string> {
+  const set = new Set<string>();
+  for (const path of paths)
+    for (let at = path; at !== "." && at !== "" && !set.has(at); at = posix.dirname(at)) set.add(at);
+  return set;
+}
+
+/** Whether `path` is one of `set` or lies under one of them. */
+function underAny(path: string, set: ReadonlySet<string>): boolean {
+  for (let at = path; at !== "." && at !== ""; at = posix.dirname(at)) if (set.has(at)) return true;
+  return false;
 }
 
 /** Relative paths a command names: its words and the files it redirects from. */

@@ -34,6 +34,10 @@ export const WRAPPERS: ReadonlySet<string> = new Set(
   ),
 );
 
+const OPERATOR_START = new Set(["<", ">", "&", "|", ";", "(", ")"]);
+/** Characters that end an unquoted word. */
+const WORD_END = new Set([" ", "\t", "\n", "\r", "\v", "\f", ";", "&", "|", "(", ")", "<", ">"]);
+
 /** Operators that end a simple command. */
 const SEPARATORS = new Set(["&&", "||", ";", ";;", "|", "|&", "&", "\n", "(", ")"]);
 /** Reserved words that may stand before a command and are not its program. */
@@ -138,6 +142,7 @@ function tokenize(script: string): Token[] {
 }
 
 function operatorAt(script: string, i: number): string | undefined {
+  if (!OPERATOR_START.has(script[i] ?? "")) return undefined;
   return OPERATORS.find((op) => script.startsWith(op, i));
 }
 
@@ -172,7 +177,7 @@ function readWord(script: string, start: number): { word: LintWord; end: number 
   let i = start;
   while (i < script.length) {
     const c = script[i] as string;
-    if (/[\s;&|()<>]/.test(c)) break;
+    if (WORD_END.has(c)) break;
     if (c === "\\") {
       text += script[i + 1] ?? "";
       i += 2;

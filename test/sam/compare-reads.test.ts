@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { compareRead } from "../../runner/sam/compare-reads.ts";
 import { parseSamString, parseSamSync } from "../../runner/sam/parse.ts";
 
 const ASSETS =
@@ -138,6 +139,23 @@ describe("a compare stage that reads what its folder never holds", () => {
     "cmp outputs/ checks/ref.txt || cmp outputs checks/ref.txt",
   ])("accepts `%s`", (command) => {
     expect(both(sam, command)).toEqual([]);
+  });
+});
+
+describe("a hostile script", () => {
+  it("is linted in time linear in its length (a 1 MiB SAM's worth of commands and quotes)", () => {
+    const folder = {
+      assets: ["checks/ref.txt"],
+      declared: Array.from({ length: 2000 }, (_, i) => `o${i}/r.txt`),
+      exists: () => false,
+    };
+    for (const unit of ["python3 checks/gen.py a.txt; cat a.txt > p/b.txt; ", "'((((\"$(`<<E\n", "a\\\n"]) {
+      const script = unit.repeat(Math.floor(900_000 / unit.length));
+      const started = performance.now();
+      compareRead(script, folder);
+      // Quadratic work over ~20,000 commands would take minutes; linear takes about a second here.
+      expect(performance.now() - started, unit).toBeLessThan(15_000);
+    }
   });
 });
 
