@@ -18,8 +18,11 @@ export interface CompareFolder {
 }
 
 export type CompareRead =
-  /** A task-folder path (`answer.txt`): the compare stage never sees it; `runs`: as its program. */
-  | { kind: "task-file"; word: string; rel: string; runs: boolean }
+  /**
+   * A task-folder path (`answer.txt`): the compare stage never sees it. `runs`: as its program;
+   * `declared`: a run stage declares it (so it is there as `outputs/<rel>`).
+   */
+  | { kind: "task-file"; word: string; rel: string; runs: boolean; declared: boolean }
   /** `outputs/x` that no run stage declares: the runner never puts it there. */
   | { kind: "undeclared-output"; word: string; rel: string };
 
@@ -85,7 +88,7 @@ export function compareRead(script: string, folder: CompareFolder): CompareRead 
       const namedLater = (lastNamed.get(rel) ?? index) > index;
       const declared = lookup.declared.has(rel);
       if (declared || (!writerRan && (READERS.has(program) || !namedLater)))
-        return { kind: "task-file", word, rel, runs };
+        return { kind: "task-file", word, rel, runs, declared };
     }
     // After `cd` the words are relative to a folder the lint does not follow.
     if (program === "cd" || program === "pushd" || program === "popd") return undefined;
@@ -110,7 +113,7 @@ function judgePath(
     return covered ? undefined : { kind: "undeclared-output", word, rel: inside };
   }
   if (lookup.assets.has(rel) || underAny(rel, lookup.produced)) return undefined;
-  if (folder.exists(rel)) return { kind: "task-file", word, rel, runs };
+  if (folder.exists(rel)) return { kind: "task-file", word, rel, runs, declared: lookup.declared.has(rel) };
   return looksLikeFile(rel) ? "maybe" : undefined;
 }
 
@@ -188,9 +191,9 @@ function producedPaths(commands: readonly LintCommand[]): Set<string> {
       const value = OUTPUT_OPTION_VALUE.exec(word.text)?.[1];
       if (value !== undefined) add({ ...word, text: value });
     });
-    const program = programOf(words);
-    const args = words.slice(words.findIndex((w) => posix.basename(w.text) === program) + 1);
-    const files = args.filter((w) => !w.text.startsWith("-"));
+    const at = programIndex(words);
+    const program = posix.basename(words[at]?.text ?? "");
+    const files = words.slice(at + 1).filter((w) => !w.text.startsWith("-"));
     if (CREATE_ALL.has(program) || BUILD_TARGETS.has(program)) files.forEach(add);
     if (CREATE_LAST.has(program)) add(files.at(-1));
   }
@@ -198,7 +201,7 @@ function producedPaths(commands: readonly LintCommand[]): Set<string> {
 }
 
 /** The base name of the program a command runs: past assignments and wrappers with their options. */
-export function programOf(words: readonly LintWord[]): string {
+function programOf(words: readonly LintWord[]): string {
   return posix.basename(words[programIndex(words)]?.text ?? "");
 }
 

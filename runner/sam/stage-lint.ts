@@ -102,6 +102,8 @@ function readProblem(read: CompareRead, run: Located | undefined): string {
     return `a compare stage reads \`${word}\`, but no run stage declares \`${rel}\`: outputs/ holds only what run stages declare with \`outputs=\`, so this check can never pass; ${declares}`;
   if (read.runs)
     return `a compare stage runs \`${word}\`, which is not a check asset: a compare stage never sees the task folder (only the check assets and, under outputs/, the run stages' declared outputs), so this check can never pass whether or not the file exists; list it in check_assets if it is the runner's program (the agent's code runs only in run stages: \`\`\`check\`\`\`)`;
+  if (read.declared)
+    return `a compare stage reads \`${word}\`, which is neither a check asset nor under outputs/: a compare stage never sees the task folder (only the check assets and, under outputs/, the run stages' declared outputs), so this check can never pass; a run stage declares it, so read it as \`outputs/${rel}\``;
   return `a compare stage reads \`${word}\`, which is neither a check asset nor under outputs/: a compare stage never sees the task folder (only the check assets and, under outputs/, the run stages' declared outputs), so this check can never pass whether or not the file exists; ${declares} and read \`outputs/${rel}\`, or list it in check_assets if it is the runner's file`;
 }
 

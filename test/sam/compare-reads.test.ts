@@ -86,7 +86,7 @@ describe("a compare stage that reads what its folder never holds", () => {
   it("refuses a declared output read in the task folder, wherever it is named", () => {
     const text = both(sam, "python3 checks/gen.py /tmp/e.txt && cmp /tmp/e.txt result.txt").join("\n");
     expect(text).toMatch(
-      /reads `result.txt`, which is neither .* outputs=result.txt```\) and read `outputs\/result.txt`/,
+      /reads `result.txt`, which is neither .*; a run stage declares it, so read it as `outputs\/result.txt`$/,
     );
   });
 
