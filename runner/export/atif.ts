@@ -12,6 +12,7 @@
 // pass writer and the node writer share one Pass model and its write order; kept in one file.)
 import type { CallRecord, TapeContentBlock } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
+import { isCompareStage } from "../sam/check-blocks.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { ExportGuard } from "./guard.ts";
 import type { Out, Spool, SpoolPart } from "./sink.ts";
@@ -310,7 +311,7 @@ function writeNode(
   for (const event of events) {
     if (event.type === "check") {
       const check = checks.get(event.check);
-      const hidden = check?.stage === "compare" || check?.hidden === true;
+      const hidden = check !== undefined && isCompareStage(check);
       const output = event.output ?? event.detail ?? "";
       timed.push({
         time: event.time,

@@ -25,6 +25,7 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { CallRecord, TapeContentBlock } from "../audit/types.ts";
+import { isCompareStage } from "../sam/check-blocks.ts";
 import type { ExportGuard } from "./guard.ts";
 import { chatMessages } from "./sft.ts";
 import { checksById, type ExportRun } from "./source.ts";
@@ -249,7 +250,7 @@ export class OtlpBuilder {
       const at = Date.parse(event.time);
       if (event.type === "check") {
         const check = checks.get(event.check);
-        const hidden = check?.stage === "compare" || check?.hidden === true;
+        const hidden = check !== undefined && isCompareStage(check);
         const parent = iterations.get(event.iteration) ?? root;
         const span = tracer.startSpan(
           `check ${event.check}`,

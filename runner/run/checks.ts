@@ -3,6 +3,7 @@
 // and check assets were put back from the runner's pristine copies (runner/run/pristine.ts).
 import { RunEnding } from "../run-ending.ts";
 import type { CheckOutcome } from "../run-folder/state.ts";
+import { isCompareStage } from "../sam/check-blocks.ts";
 import type { Check, SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { Tampered } from "./pristine.ts";
@@ -63,7 +64,7 @@ export function subtreeChecks(node: SamNode): PlannedCheck[] {
  * in its recorded sam.json). Everything else runs the agent's work.
  */
 export function isCompare(check: Check): boolean {
-  return check.stage === "compare" || check.hidden === true;
+  return isCompareStage(check);
 }
 
 /** Consecutive run stages, or compare stages, as one group each (document order kept). */

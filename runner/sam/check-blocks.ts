@@ -15,18 +15,24 @@ export function isCheckFence(lang: string | null | undefined): boolean {
   return kind === "check" || kind === "compare";
 }
 
+/**
+ * A compare stage: ```compare```, or the older ```check hidden``` (a SAM parsed before stages keeps
+ * `hidden` without `stage`). Every rule about compare stages asks this, so both spellings get one.
+ */
+export function isCompareStage(check: Pick<Check, "stage" | "hidden">): boolean {
+  return check.stage === "compare" || check.hidden === true;
+}
+
 /** One check block: its stage, options (each problem a diagnostic at `offset`) and script. */
 export function readCheck(sink: DiagnosticSink, offset: number, code: Code): Check {
+  const options = (code.meta ?? "").split(/\s+/).filter(Boolean);
+  // `hidden` anywhere makes the block a compare stage first: every later rule is the stage's, so
+  // ```check hidden``` and ```compare``` are read alike whatever the options' order.
+  const compare = code.lang?.toLowerCase() === "compare" || options.includes("hidden");
   let timeoutSec = DEFAULT_CHECK_TIMEOUT_SEC;
-  const fence = code.lang?.toLowerCase() === "compare" ? "compare" : "check";
-  let compare = fence === "compare";
   let outputs: string[] | undefined;
-  for (const option of (code.meta ?? "").split(/\s+/).filter(Boolean)) {
-    if (option === "hidden") {
-      // The older spelling of a compare stage: it sees the hidden assets, never the task folder.
-      compare = true;
-      continue;
-    }
+  for (const option of options) {
+    if (option === "hidden") continue;
     const declared = /^outputs=(.*)$/.exec(option);
     if (declared) {
       const parsed = parseOutputs(declared[1] ?? "");
@@ -42,14 +48,7 @@ export function readCheck(sink: DiagnosticSink, offset: number, code: Code): Che
         offset,
         `invalid check timeout \`${timeout[1]}\`; use a duration such as \`timeout=30s\` or \`timeout=5m\``,
       );
-    } else {
-      sink.error(
-        offset,
-        fence === "compare"
-          ? `unknown compare option \`${option}\`; the option is \`timeout=<duration>\` (e.g. \`timeout=30s\`)`
-          : `unknown check option \`${option}\`; the options are \`timeout=<duration>\` (e.g. \`timeout=30s\`), \`outputs=<path>,...\` (files the runner copies out for a compare stage) and \`hidden\` (the older spelling of a \`compare\` block)`,
-      );
-    }
+    } else sink.error(offset, unknownOption(option, compare));
   }
   if (compare && outputs) {
     sink.error(
@@ -60,7 +59,9 @@ export function readCheck(sink: DiagnosticSink, offset: number, code: Code): Che
   if (code.value.trim() === "") {
     sink.error(
       offset,
-      `empty \`${fence}\` block; write the shell command that must exit 0 when the item holds`,
+      compare
+        ? "empty compare stage (```compare``` or ```check hidden```); write the shell command that must exit 0 when the item holds"
+        : "empty `check` block; write the shell command that must exit 0 when the item holds",
     );
   }
   // A CRLF file must not hand `sh` commands ending in `\r`.
@@ -72,6 +73,12 @@ export function readCheck(sink: DiagnosticSink, offset: number, code: Code): Che
     ...(outputs && !compare ? { outputs } : {}),
     line: sink.position(offset).line,
   };
+}
+
+function unknownOption(option: string, compare: boolean): string {
+  return compare
+    ? `unknown compare stage option \`${option}\`; a compare stage (\`\`\`compare\`\`\` or \`\`\`check hidden\`\`\`) takes only \`timeout=<duration>\` (e.g. \`timeout=30s\`)`
+    : `unknown check option \`${option}\`; the options are \`timeout=<duration>\` (e.g. \`timeout=30s\`), \`outputs=<path>,...\` (files the runner copies out for a compare stage) and \`hidden\` (the older spelling of a \`compare\` block)`;
 }
 
 /** Most outputs one run stage declares. */

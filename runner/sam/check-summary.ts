@@ -1,6 +1,7 @@
 // What a SAM's checks are, in one place for `scifi validate`, `scifi plan` and the report: how many
 // run and compare stages, and which Expectation items have no check at all (judged by the review
 // alone, which a lenient or fooled review can pass).
+import { isCompareStage } from "./check-blocks.ts";
 import type { SamNode } from "./types.ts";
 
 export interface CheckSummary {
@@ -16,7 +17,7 @@ export function checkSummary(root: SamNode): CheckSummary {
     for (const item of node.items) {
       if (item.checks.length === 0) summary.reviewOnly.push({ id: item.id, text: firstLine(item.text) });
       for (const check of item.checks) {
-        if (check.stage === "compare" || check.hidden === true) summary.compareStages++;
+        if (isCompareStage(check)) summary.compareStages++;
         else summary.runStages++;
       }
     }

@@ -10,7 +10,8 @@ import { splitFrontMatter } from "./frontmatter.ts";
 import { readMetadata, SUB_SAM_KEYS } from "./metadata.ts";
 import { assignIds, parseBody } from "./sections.ts";
 import { decodeSource, readSource, type SourceRead } from "./source.ts";
-import type { Check, Diagnostic, ParseResult, SamDocument, SamMetadata, SamNode } from "./types.ts";
+import { stageDiagnostics } from "./stage-lint.ts";
+import type { Diagnostic, ParseResult, SamDocument, SamMetadata, SamNode } from "./types.ts";
 
 interface ParseState {
   diagnostics: Diagnostic[];
@@ -63,7 +64,11 @@ function parseRoot(input: FileInput): ParseResult {
     included: new Map(),
   };
   const parsed = parseFile(state, input, "root", () => [realOr(input.absolute)]);
-  if (parsed) state.diagnostics.push(...stageDiagnostics(state, parsed.node, parsed.metadata, input));
+  if (parsed) {
+    const text = input.source.ok ? input.source.text : "";
+    const lint = { rootDir: state.rootDir, display: input.display, absolute: input.absolute, text };
+    state.diagnostics.push(...stageDiagnostics(lint, parsed.node, parsed.metadata));
+  }
   const diagnostics = sortDiagnostics(state.diagnostics);
   if (!parsed || hasErrors(diagnostics) || input.source.ok === false) return { ok: false, diagnostics };
   assignIds(parsed.node);
@@ -223,187 +228,6 @@ function warnSharedAssetFolders(
       `check asset \`${first?.[0] ?? folder}\` shares ${shown} with files that are not check assets; a file the agent adds there can shadow it (an included header, an imported module). Move the check assets into a folder of their own (e.g. checks/) that holds nothing else`,
     );
   }
-}
-
-/**
- * What the stages of a SAM's checks can be told before a run: hidden_assets mean something only when
- * a compare stage sees them; a compare stage never sees the task folder, so one that names a file
- * of it (other than a check asset) would compare against nothing the agent cannot write, and one
- * that starts with an output would run the agent's file; a check whose exit status is forced to 0
- * passes whatever failed before it.
- */
-function stageDiagnostics(
-  state: ParseState,
-  root: SamNode,
-  metadata: SamMetadata,
-  input: FileInput,
-): Diagnostic[] {
-  const found: Diagnostic[] = [];
-  const compares: { file: string; line: number; check: Check }[] = [];
-  const all: { file: string; line: number; check: Check }[] = [];
-  const walk = (node: SamNode): void => {
-    const file = node.source.file === input.absolute ? input.display : node.source.file;
-    for (const item of node.items)
-      for (const check of item.checks) {
-        all.push({ file, line: check.line, check });
-        if (check.stage === "compare") compares.push({ file, line: check.line, check });
-      }
-    node.children.forEach(walk);
-  };
-  walk(root);
-  const at = (where: { file: string; line: number }, severity: "error" | "warning", message: string) =>
-    found.push({ file: where.file, line: where.line, column: 1, severity, message });
-  if ((metadata.hiddenAssets ?? []).length > 0 && compares.length === 0) {
-    const text = input.source.ok ? input.source.text : "";
-    const keyLine = text.split("\n").findIndex((line) => line.startsWith("hidden_assets:"));
-    at(
-      { file: input.display, line: keyLine + 1 || 1 },
-      "warning",
-      "hidden_assets are listed but no compare stage can see them: compare against them in a ```compare``` block (only compare stages see them; ```check``` blocks run the agent's work without them)",
-    );
-  }
-  if (compares.length > 0) {
-    const samDir = dirname(input.absolute);
-    const assets = metadata.checkAssets.map((a) =>
-      relative(state.rootDir, resolve(samDir, a)).split(sep).join("/"),
-    );
-    for (const compare of compares) {
-      const problem = compareProblem(compare.check.command, state.rootDir, assets);
-      if (problem) at(compare, "error", problem);
-    }
-  }
-  for (const check of all) {
-    const forced = forcedSuccess(check.check.command);
-    if (forced)
-      at(
-        check,
-        "warning",
-        `this check's exit status is forced to 0 by \`${forced}\`: whatever fails before it passes the check; remove it (checks run with bash -o pipefail, so a failing command anywhere in a pipeline fails the check)`,
-      );
-  }
-  return found;
-}
-
-/** Why a compare stage's command cannot do what it means, or undefined. */
-function compareProblem(command: string, rootDir: string, assets: readonly string[]): string | undefined {
-  const runs = runsAnOutput(command);
-  if (runs) return runs;
-  const words = shellWords(command);
-  for (const word of words) {
-    if (isOutputPath(word) || word.startsWith("-") || /[$*?=`]/.test(word) || word.startsWith("/")) continue;
-    const rel = posix.normalize(word).replace(/\/$/, "");
-    if (rel === "." || rel.startsWith("..")) continue;
-    const isAsset = assets.some((a) => a === rel || a.startsWith(`${rel}/`));
-    if (isAsset || !existsSync(join(rootDir, rel))) continue;
-    return `a compare stage names \`${word}\`, a file of the task folder that is not a check asset: a compare stage never sees the task folder (only the check assets and, under outputs/, the declared outputs). Declare it as an output of the run stage (\`\`\`check outputs=${rel}\`) and read it as \`outputs/${rel}\`, or list it in check_assets if it is the runner's`;
-  }
-  return undefined;
-}
-
-/** Shells and interpreters: the script they are given runs as code. */
-const INTERPRETERS =
-  /^(sh|bash|dash|ash|ksh|zsh|fish|csh|tcsh|python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua|luajit|Rscript|R|julia|octave|tclsh|awk|gawk|mawk)$/;
-/** Compilers, simulators and build tools: whatever they are given is built or run. */
-const BUILDERS =
-  /^(iverilog|vvp|verilator|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|gfortran|f95|ld|make|gmake|cmake|java|javac|go|rustc|cargo)$/;
-/** Builtins that run their argument as code. */
-const SOURCING = /^(\.|source|eval|exec)$/;
-/** Programs that run another program: looked through, with their own options. */
-const WRAPPERS = /^(env|timeout|nice|nohup|setsid|stdbuf|command|builtin|time|xargs)$/;
-
-/** An output's name that says it is code (a source file or a script), however it is passed on. */
-const CODE_FILE =
-  /\.(py|pyc|sh|bash|v|sv|vh|svh|vhd|vhdl|c|h|cc|cpp|cxx|hpp|f|f90|f95|f03|for|mod|so|o|a|r|R|jl|pl|pm|rb|js|mjs|cjs|ts|php|lua|m|tcl|mk|cmake|java|class|jar|go|rs)$/;
-
-/**
- * A compare stage reads outputs as data (an argument of a check asset, or of a tool like cmp or
- * diff). One that runs an output, hands it to a shell, an interpreter, a compiler or a simulator as
- * what it runs, sources it, feeds it to a shell's input, or takes an output that is code at all, runs
- * the agent's code beside the reference. What it does instead, or undefined. A lint of the text: a
- * check asset that imports an output it is given is beyond it (docs/loop.md, Checks in stages).
- */
-function runsAnOutput(command: string): string | undefined {
-  const fix =
-    "run the agent's code in a run stage (```check outputs=...```, no hidden asset there) and let the compare stage read only its results";
-  for (const pipeline of command.split(/\n|;|&&|\|\||(?<![|])&(?![&])/)) {
-    const stages = pipeline.split(/\|(?!\|)/);
-    const hasOutput = stages.some((stage) => /(^|[\s'"=<(`])(\.\/)?outputs\//.test(stage));
-    for (const [k, stage] of stages.entries()) {
-      const all = shellWords(stage);
-      const code = all.filter(isOutputPath).find((w) => CODE_FILE.test(w));
-      if (code)
-        return `a compare stage takes \`${code}\`, an output that is code: whatever reads it (a grader that imports it, a compiler, a simulator) runs the agent's code beside the reference; ${fix}`;
-      let words = all.filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
-      while (WRAPPERS.test(basenameOf(words[0]))) {
-        // The wrapper's own options and numbers (timeout 10, nice -n 5) come before what it runs.
-        const rest = words.slice(1);
-        const start = rest.findIndex((x) => !/^-|^\d+[smhd]?$/.test(x));
-        words = start < 0 ? [] : rest.slice(start);
-      }
-      const first = words[0] ?? "";
-      const program = basenameOf(first);
-      const outputs = words.filter(isOutputPath);
-      if (isOutputPath(first))
-        return `a compare stage runs \`${first}\`, a file the agent's work made; ${fix}`;
-      if (program === "cd" && outputs.length > 0)
-        return `a compare stage changes into \`${outputs[0]}\`: the agent's files would be its working folder; read outputs by their path instead`;
-      if ((SOURCING.test(program) || BUILDERS.test(program)) && outputs.length > 0)
-        return `a compare stage hands \`${outputs[0]}\` to \`${program}\`, which runs or builds it as code beside the reference; ${fix}`;
-      if (!INTERPRETERS.test(program)) continue;
-      const inline = words.includes("-c") || words.includes("-e");
-      const script = words.slice(1).find((w) => !w.startsWith("-"));
-      if (!inline && script !== undefined && isOutputPath(script))
-        return `a compare stage hands \`${script}\` to \`${program}\`, which runs it as code beside the reference; ${fix}`;
-      if (inline && /(\$\(|`)[^)`]*outputs\//.test(stage))
-        return `a compare stage runs the text of an output as code (\`${program} -c\` with a substitution of it); ${fix}`;
-      if (!inline && script === undefined && (k > 0 ? hasOutput : /<\s*(\.\/)?outputs\//.test(stage)))
-        return `a compare stage feeds an output to \`${program}\`'s input, which runs it as code beside the reference; ${fix}`;
-    }
-  }
-  return undefined;
-}
-
-function basenameOf(word: string | undefined): string {
-  return (word ?? "").split("/").at(-1) ?? "";
-}
-
-function isOutputPath(word: string): boolean {
-  return /^(?:\.\/)?outputs(?:\/|$)/.test(word);
-}
-
-/** The words of a shell command, quotes removed, split at blanks and operators (a lint, not a parser). */
-function shellWords(command: string): string[] {
-  return command
-    .split(/[\s;&|()<>]+/)
-    .map((w) => w.replace(/^['"]|['"]$/g, ""))
-    .filter((w) => w !== "");
-}
-
-/**
- * What forces a check's exit status to 0 whatever failed before it, if anything: `|| true`, `|| :`,
- * `|| exit 0`, `|| echo …`, `set +o pipefail`, a last command run in the background (`… &`), a last
- * `if` without `else`, or a last `true`, `:`, `exit 0`, `echo` or `printf` after other commands.
- */
-function forcedSuccess(command: string): string | undefined {
-  const or = /\|\|\s*(true|:|exit\s+0|echo|printf)(?=\s|;|\)|$)/m.exec(command);
-  if (or) return or[0];
-  const pipefail = /\bset\s+\+o\s+pipefail\b/.exec(command);
-  if (pipefail) return pipefail[0];
-  const text = command.trim();
-  if (/(^|[^&])&\s*$/.test(text)) return "&";
-  if (
-    /(^|[;\n]\s*)if\b[\s\S]*\bfi$/.test(text) &&
-    !/\belse\b/.test(text.slice(text.search(/(^|[;\n]\s*)if\b/)))
-  )
-    return "if … fi without else";
-  // A check that is only `true` verifies nothing, but hides nothing either: that is for the review.
-  const commands = text
-    .split(/[;\n]/)
-    .map((c) => c.trim())
-    .filter(Boolean);
-  const last = commands.at(-1) ?? "";
-  if (commands.length > 1 && /^(true|:|exit 0|echo\b.*|printf\b.*)$/.test(last)) return last;
-  return undefined;
 }
 
 /** `task.md` takes its folder's name; any other file its own base name. Made into a valid name. */

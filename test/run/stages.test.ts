@@ -80,13 +80,13 @@ describe("run and compare stages in a SAM", () => {
       ASSETS,
     );
     expect(messages(names).join("\n")).toMatch(
-      /a compare stage names `solution.py`, a file of the task folder that is not a check asset.*outputs=solution.py/,
+      /a compare stage reads `solution.py`, which is neither a check asset nor under outputs\/.*outputs=solution.py/,
     );
     const runs = task(FILES, "- Ok.\n  ```compare\n  outputs/run checks/ref.json\n  ```", ASSETS);
     expect(messages(runs).join("\n")).toMatch(/runs `outputs\/run`, a file the agent's work made/);
     const fine = task(
       FILES,
-      "- Ok.\n  ```compare\n  python3 checks/compare.py outputs/values.txt checks\n  ```",
+      "- Ok.\n  ```check outputs=values.txt\n  python3 checks/run.py > values.txt\n  ```\n  ```compare\n  python3 checks/compare.py outputs/values.txt checks\n  ```",
       ASSETS,
     );
     expect(messages(fine)).toEqual([]);
@@ -121,8 +121,9 @@ describe("run and compare stages in a SAM", () => {
       "diff -u checks/ref.json outputs/results/stats.txt",
       'test "$(cat checks/ref.json)" = "$(cat outputs/result.txt)" || { diff checks/ref.json outputs/result.txt; exit 1; }',
     ];
+    const run = "- Ok.\n  ```check outputs=out/values.json,result.txt,results/stats.txt\n  true\n  ```\n";
     for (const command of data) {
-      const sam = task(FILES, `- Ok.\n  \`\`\`compare\n  ${command}\n  \`\`\``, ASSETS);
+      const sam = task(FILES, `${run}  \`\`\`compare\n  ${command}\n  \`\`\``, ASSETS);
       expect(messages(sam), command).toEqual([]);
     }
   });
