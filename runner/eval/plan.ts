@@ -60,6 +60,8 @@ export const evalFiles = (evalDir: string) => ({
   plan: join(evalDir, "eval.json"),
   summary: join(evalDir, "summary.json"),
   csv: join(evalDir, "summary.csv"),
+  /** The variant table (SciFi Table 1 layout): runner/eval/variant-table.ts. */
+  variantsCsv: join(evalDir, "summary-variants.csv"),
   /** The pid lock of the process driving the eval (engine.ts driveEval). */
   lock: join(evalDir, "eval.lock"),
   trials: join(evalDir, "trials"),
