@@ -43,7 +43,7 @@ export function pairedEstimate(strata: readonly StratumCounts[]): PairedEstimate
   return { meanDifference: a.rate - b.rate, ci95: mover(a, b), pValue: exactStratifiedP(used) };
 }
 
-interface RateInterval {
+export interface RateInterval {
   rate: number;
   low: number;
   high: number;
@@ -64,7 +64,11 @@ export function stratifiedWilson(passes: readonly number[], n: readonly number[]
     inverse += 1 / (n[i] as number);
   }
   rate /= k;
-  const nEff = (k * k) / inverse;
+  return rateInterval(rate, (k * k) / inverse);
+}
+
+/** A side's interval from its mean rate and effective n (the simulation test calls it directly). */
+export function rateInterval(rate: number, nEff: number): RateInterval {
   // Continuity-corrected where a side has few passes or few failures (Newcombe's method 11): the
   // uncorrected interval dips below its level there (a simulation finds 0.92 at 4/5 against 1/5).
   const correction = nEff * Math.min(rate, 1 - rate) < FEW ? 1 : 0;
