@@ -5,7 +5,14 @@
 // task's trials run with are recorded in eval.json (`tasks[].limits`).
 import { DEFAULT_LIMITS } from "../run/limits.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
-import type { SuiteTask } from "./suite.ts";
+
+/** What of a suite task (suite.ts SuiteTask, which imports this file) the limits need. */
+export interface LimitedTask {
+  name: string;
+  dir: string;
+  variants: readonly { file: string }[];
+  samLimits?: Partial<LimitConfig>;
+}
 
 /** The front matter key behind each limit a SAM can set, and how its value reads there. */
 const SAM_KEYS: Partial<Record<keyof LimitConfig, { key: string; show: (v: number) => string }>> = {
@@ -20,7 +27,7 @@ export interface LimitConflict {
 }
 
 /** Every suite limit that a task's SAM sets to another value, one per task and key. */
-export function limitConflicts(tasks: readonly SuiteTask[], suite: Partial<LimitConfig>): LimitConflict[] {
+export function limitConflicts(tasks: readonly LimitedTask[], suite: Partial<LimitConfig>): LimitConflict[] {
   const out: LimitConflict[] = [];
   for (const key of Object.keys(suite) as (keyof LimitConfig)[]) {
     const value = suite[key];
@@ -39,6 +46,6 @@ export function limitConflicts(tasks: readonly SuiteTask[], suite: Partial<Limit
 }
 
 /** The limits a task's trials run with: defaults, the suite's limits, the SAM's own requests. */
-export function trialLimits(task: SuiteTask, suite: Partial<LimitConfig>): LimitConfig {
+export function trialLimits(task: LimitedTask, suite: Partial<LimitConfig>): LimitConfig {
   return { ...DEFAULT_LIMITS, ...suite, ...(task.samLimits ?? {}) };
 }
