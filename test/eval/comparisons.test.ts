@@ -10,6 +10,7 @@ import {
   stratifiedWilson,
   wilsonOfRate,
 } from "../../runner/eval/comparisons.ts";
+import { evalSummarySchema } from "../../runner/eval/page-load.ts";
 import { summarize } from "../../runner/eval/statistics.ts";
 import { knownEval, planOf, result } from "./known-eval.ts";
 
@@ -73,6 +74,14 @@ describe("a 3-model eval: pass, half, never over 1 task x 2 variants x 4 repeats
   const { plan, results } = knownEval();
   const summary = summarize(plan, results, { stoppedByBudget: false });
   const pair = (a: string, b: string) => summary.comparisons.find((c) => c.a === a && c.b === b);
+
+  it("the summary follows its contract (the page's strict schema reads every new field)", () => {
+    expect(evalSummarySchema.safeParse(summary).success).toBe(true);
+    expect(
+      evalSummarySchema.safeParse({ ...summary, comparisons: [{ ...pair("pass", "never"), extra: 1 }] })
+        .success,
+    ).toBe(false);
+  });
 
   it("differences, intervals and raw p-values", () => {
     const pn = pair("pass", "never");
