@@ -15,6 +15,13 @@ export function stat(s: SampleStat, format: (v: number) => string): Html {
     : html`${format(s.mean)} ± ${format(s.se)}<br><span class="median">median ${format(s.median)}</span>`;
 }
 
+/** Mean ± standard error (median) on one line. */
+function inline(s: SampleStat, format: (v: number) => string): Html {
+  return s.n === 0
+    ? html`—`
+    : html`${format(s.mean)} ± ${format(s.se)} <span class="median">(median ${format(s.median)})</span>`;
+}
+
 /** The comparisons of models, then of variants per model: each in words, then its numbers. */
 export function comparisonsSection(
   summary: EvalSummary,
@@ -52,7 +59,7 @@ ${rows
 function variantCell(c: VariantTableCell | null): Html {
   if (c === null) return html`—`;
   if (c.n === 0) return html`<span class="muted">no verdict${c.errors ? ` (${c.errors} errors)` : ""}</span>`;
-  return html`<span class="rate">${percent(c.passRate)}</span> (${c.passes} / ${c.n}${c.errors ? `, ${c.errors} errors` : ""})<br><span class="median">${interval(c.wilson95)}</span><br>iterations ${stat(c.iterations, (v) => v.toFixed(2))}<br>time ${stat(c.wallMs, seconds)}<br>tokens ${tokenShort(c.tokens.mean)} · ${usd(c.usd)}${c.usdPerPass === null ? "" : ` (${usd(c.usdPerPass)} per pass)`}`;
+  return html`<span class="rate">${percent(c.passRate)}</span> (${c.passes} / ${c.n}${c.errors ? `, ${c.errors} errors` : ""})<br><span class="median">${interval(c.wilson95)}</span><br>iterations ${inline(c.iterations, (v) => v.toFixed(2))}<br>time ${inline(c.wallMs, seconds)}<br>tokens ${tokenShort(c.tokens.mean)} · ${usd(c.usd)}${c.usdPerPass === null ? "" : ` (${usd(c.usdPerPass)} per pass)`}`;
 }
 
 /** Hostile text with every scripted model named in it labelled (the rest escaped as usual). */

@@ -46,8 +46,9 @@ const EVAL_CSS = `
 table.eval{font-size:12px;max-width:100%}
 table.eval td.name{overflow-wrap:anywhere;min-width:6em;max-width:18em}
 table.eval td,table.eval th{padding:3px 6px}
-table.variant-table td.num{white-space:normal;text-align:left;vertical-align:top}
+
 .comparison.decided{border-left-color:#2f855a}
+table.eval.variant-table td.num{white-space:normal;text-align:left;vertical-align:top}
 table.eval td.num{text-align:right;white-space:nowrap}
 table.eval .median{color:var(--muted)}
 table.eval td.k{color:#444;white-space:nowrap}

@@ -122,7 +122,7 @@ export function pareto(
     const [cx, cy] = [xOf(p.usdPerPass), yOf(p.rate)];
     const color = PALETTE[i % PALETTE.length] as string;
     const onFrontier = frontier.includes(p);
-    return html`<g class="pareto-point${onFrontier ? " frontier" : ""}"><line class="errorbar" x1="${fx(cx)}" x2="${fx(cx)}" y1="${fx(yOf(p.low))}" y2="${fx(yOf(p.high))}" stroke="${color}" stroke-width="1.5"/><circle class="point" cx="${fx(cx)}" cy="${fx(cy)}" r="5" fill="${color}" stroke="#fff"><title>${p.label}: ${format(p.usdPerPass)} per pass, pass rate ${pct(p.rate)} (95 % interval ${pct(p.low)} to ${pct(p.high)})${onFrontier ? ", on the frontier" : ""}</title></circle><text x="${fx(cx + 7)}" y="${fx(cy - 7)}" class="tick">${names[i]}</text></g>`;
+    return html`<g class="pareto-point${onFrontier ? " frontier" : ""}"><line class="errorbar" x1="${fx(cx)}" x2="${fx(cx)}" y1="${fx(yOf(p.low))}" y2="${fx(yOf(p.high))}" stroke="${color}" stroke-width="1.5"/><circle class="point" cx="${fx(cx)}" cy="${fx(cy)}" r="5" fill="${color}" stroke="#fff"><title>${p.label}: ${format(p.usdPerPass)} per pass, pass rate ${pct(p.rate)} (95 % interval ${pct(p.low)} to ${pct(p.high)})${onFrontier ? ", on the frontier" : ""}</title></circle>${pointLabel(cx, cy, names[i] as string)}</g>`;
   });
   const xTicks = [0, 0.5, 1].map(
     (f) =>
@@ -135,6 +135,12 @@ export function pareto(
     html`${yAxis(pct, 1)}<polyline class="frontier" points="${line}" fill="none" stroke="#888" stroke-dasharray="4 3"/>${marks}${xTicks}${axisTitle}`,
     note,
   );
+}
+
+/** A point's name beside it: to its right, or to its left in the right part of the plot (it stays inside). */
+function pointLabel(cx: number, cy: number, name: string): Html {
+  const left = cx > PAD.left + PLOT_W * 0.6;
+  return html`<text x="${fx(left ? cx - 7 : cx + 7)}" y="${fx(cy - 7)}" class="tick" text-anchor="${left ? "end" : "start"}">${name}</text>`;
 }
 
 /** The points no other point beats: none cheaper per pass with a rate at least as high. */
