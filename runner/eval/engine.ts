@@ -24,6 +24,7 @@ import type { EvalSummary } from "./summary.ts";
 import { firstDifference, taskFiles } from "./task-files.ts";
 import { readTrialResult, runTrial } from "./trial.ts";
 import type { TrialResult } from "./trial-result.ts";
+import { variantTableCsv } from "./variant-table.ts";
 
 export const DEFAULT_CONCURRENCY = 4;
 
@@ -125,7 +126,7 @@ export function readResults(evalDir: string, plan: EvalPlan): Map<string, TrialR
   return results;
 }
 
-/** Writes summary.json and summary.csv (atomically) from the results so far. */
+/** Writes summary.json, summary.csv and summary-variants.csv (atomically) from the results so far. */
 export function writeSummary(
   evalDir: string,
   plan: EvalPlan,
@@ -135,10 +136,14 @@ export function writeSummary(
   const summary = summarize(plan, [...results.values()], { stoppedByBudget });
   const files = evalFiles(evalDir);
   writeJsonAtomic(files.summary, summary, { mode: 0o644 });
-  const csv = summaryCsv(summary);
-  writeFileSync(`${files.csv}.tmp`, csv);
-  // The CSV is derived and rewritten whole; a rename keeps a reader from seeing half of one.
-  renameSync(`${files.csv}.tmp`, files.csv);
+  // The CSVs are derived and rewritten whole; a rename keeps a reader from seeing half of one.
+  for (const [file, text] of [
+    [files.csv, summaryCsv(summary)],
+    [files.variantsCsv, variantTableCsv(summary.variantTable)],
+  ] as const) {
+    writeFileSync(`${file}.tmp`, text);
+    renameSync(`${file}.tmp`, file);
+  }
   return summary;
 }
 

@@ -27,6 +27,30 @@ const passStats = {
   usd: z.number().nonnegative(),
   usdPerPass: z.number().nonnegative().nullable(),
 };
+const comparison = {
+  a: z.string(),
+  b: z.string(),
+  cells: z.number().int().nonnegative(),
+  meanDifference: z.number(),
+  ci95: interval,
+  pValue: z.number().min(0).max(1),
+  pValueHolm: z.number().min(0).max(1),
+  better: z.string(),
+  text: z.string(),
+  method: z.string(),
+};
+const variantCell = z.strictObject({
+  n: z.number().int().nonnegative(),
+  passes: z.number().int().nonnegative(),
+  errors: z.number().int().nonnegative(),
+  passRate: z.number().min(0).max(1),
+  wilson95: interval,
+  iterations: sampleStat,
+  wallMs: sampleStat,
+  tokens: sampleStat,
+  usd: z.number().nonnegative(),
+  usdPerPass: z.number().nonnegative().nullable(),
+});
 const kTable = z.record(z.string().regex(/^[1-9][0-9]*$/), z.number().min(0).max(1));
 
 /** summary.ts as a schema; the two assignments below fail to compile when they drift apart. */
@@ -69,18 +93,32 @@ export const evalSummarySchema = z.strictObject({
   ),
   byModel: z.array(z.strictObject({ ...passStats, model: z.string(), scripted: z.boolean() })),
   byVariant: z.array(z.strictObject({ ...passStats, variant: z.string() })),
-  comparisons: z.array(
+  byModelVariant: z.array(
     z.strictObject({
-      a: z.string(),
-      b: z.string(),
-      cells: z.number().int().nonnegative(),
-      meanDifference: z.number(),
-      ci95: interval,
-      better: z.string(),
-      text: z.string(),
-      method: z.string(),
+      ...passStats,
+      model: z.string(),
+      variant: z.string(),
+      scripted: z.boolean(),
+      tasks: z.number().int().nonnegative(),
+      iterations: sampleStat,
+      wallMs: sampleStat,
+      tokens: sampleStat,
+      usdPerTrial: sampleStat,
     }),
   ),
+  variantTable: z.strictObject({
+    variants: z.array(z.string()),
+    rows: z.array(
+      z.strictObject({
+        model: z.string(),
+        scripted: z.boolean(),
+        task: z.string().nullable(),
+        cells: z.array(variantCell.nullable()),
+      }),
+    ),
+  }),
+  comparisons: z.array(z.strictObject(comparison)),
+  variantComparisons: z.array(z.strictObject({ ...comparison, model: z.string() })),
 });
 const _schemaIsContract: EvalSummary = {} as z.infer<typeof evalSummarySchema>;
 const _contractIsSchema: z.infer<typeof evalSummarySchema> = {} as EvalSummary;

@@ -1,5 +1,5 @@
 // `scifi eval report <id>`: the eval's self-contained HTML page, `evals/<id>/report.html`. It shows
-// summary.json (the table per task x variant x model, the totals, the paired comparisons in words)
+// summary.json (the comparisons first, the variant tables, the table per task x variant x model, the totals)
 // and the trials' result.json files (plots, one row per trial linking to its run report), in the
 // run report's frame: our CSS inline, no script, a policy that fetches nothing. Every string from
 // those files is hostile and goes through the report's escaping; scripted models are labelled
@@ -11,8 +11,9 @@ import { type Html, html } from "../report/escape.ts";
 import { percent, seconds, tokenShort, usd } from "../report/format.ts";
 import { pageAssets, pageShell } from "../report/page.ts";
 import { type EvalPageInput, type LoadedTrial, loadEvalPageInput } from "./page-load.ts";
-import { rateBars, SCRIPTED_SUFFIX, scatter, strip } from "./plots.ts";
-import type { GroupSummary, PassStats, SampleStat } from "./summary.ts";
+import { comparisonsSection, interval, stat, variantTables } from "./page-tables.ts";
+import { pareto, rateBars, SCRIPTED_SUFFIX, scatter, strip } from "./plots.ts";
+import type { GroupSummary, PassStats } from "./summary.ts";
 
 /** The page's file name in the eval folder. */
 export const EVAL_REPORT_FILE = "report.html";
@@ -42,7 +43,12 @@ export function writeEvalReport(evalDir: string): string {
 const EVAL_CSS = `
 .scripted{display:inline-block;margin-left:4px;padding:0 6px;border-radius:8px;background:#6b46c1;color:#fff;font-size:11px;font-weight:600}
 .wide{overflow-x:auto}
-table.eval{font-size:12px}
+table.eval{font-size:12px;max-width:100%}
+table.eval td.name{overflow-wrap:anywhere;min-width:6em;max-width:18em}
+table.eval td,table.eval th{padding:3px 6px}
+
+.comparison.decided{border-left-color:#2f855a}
+table.eval.variant-table td.num{white-space:normal;text-align:left;vertical-align:top}
 table.eval td.num{text-align:right;white-space:nowrap}
 table.eval .median{color:var(--muted)}
 table.eval td.k{color:#444;white-space:nowrap}
@@ -65,6 +71,8 @@ export function renderEvalReport(input: EvalPageInput, evalDir: string): string 
 <p id="eval-budget">Spent ${usd(summary.budget.spentUsd)}${summary.budget.usd === null ? " (no budget set)" : ` of a ${usd(summary.budget.usd)} budget`}${summary.budget.stoppedByBudget ? html` · <strong class="missing">the budget ran out: the eval stopped scheduling trials</strong>` : ""}</p>
 <p>Models: ${summary.models.map((m, i) => html`${i ? ", " : ""}${label(m)}`)}</p>
 ${scripted.size ? html`<p class="note" id="scripted-note">Models labelled <span class="scripted">scripted</span> answer from a script (scifi's scripted model): their numbers measure the runner and the checks, not a language model.</p>` : ""}
+<h2>Comparisons</h2>
+${comparisonsSection(summary, label, scripted)}
 <h2>Plots</h2>
 <div class="charts">
 ${rateBars(
@@ -87,6 +95,18 @@ ${scatter(
   })),
   { id: "plot-cost-rate", xTitle: "USD per trial", yTitle: "pass rate", xFormat: usd },
 )}
+${pareto(
+  "Cost against pass rate per model, with the Pareto frontier",
+  summary.byModel.map((m) => ({
+    label: plain(m.model),
+    usdPerPass: m.usdPerPass,
+    rate: m.passRate,
+    low: m.wilson95[0],
+    high: m.wilson95[1],
+  })),
+  "plot-pareto",
+  usd,
+)}
 ${strip(
   "Iterations per trial, per model",
   [...new Set([...summary.models, ...trials.map((t) => t.result.model)])].map(plain),
@@ -106,6 +126,8 @@ ${stackedBars({
   emptyNote: "no tokens counted (scripted trials may use none)",
 })}
 </div>
+<h2>Per model: variants as columns (SciFi Table 1)</h2>
+${variantTables(summary, label)}
 <h2>Per task, variant and model</h2>
 ${groupTable(summary.groups, label)}
 <h2>Totals</h2>
@@ -121,8 +143,6 @@ ${totalsTable(
   "Variant",
   summary.byVariant.map((v) => ({ name: html`${v.variant}`, stats: v })),
 )}
-<h2>Paired comparisons</h2>
-${comparisons(summary, label, scripted)}
 <h2>Trials</h2>
 ${trialTable(trials, evalDir, label)}
 ${problems.length ? html`<h2>Trials without a result</h2><ul id="trial-problems">${problems.map((p) => html`<li><code>${p.folder}</code>: ${p.error}</li>`)}</ul>` : ""}`;
@@ -158,15 +178,6 @@ function tokenSeries(models: string[], trials: LoadedTrial[]) {
   }));
 }
 
-const interval = ([lo, hi]: [number, number]): string => `${percent(lo)} – ${percent(hi)}`;
-
-/** Mean ± standard error, the median under it. */
-function stat(s: SampleStat, format: (v: number) => string): Html {
-  return s.n === 0
-    ? html`—`
-    : html`${format(s.mean)} ± ${format(s.se)}<br><span class="median">median ${format(s.median)}</span>`;
-}
-
 /** pass@k or pass^k for every k, one k a line. */
 function kRow(table: Record<string, number>): Html {
   const keys = Object.keys(table).sort((a, b) => Number(a) - Number(b));
@@ -177,10 +188,12 @@ function kRow(table: Record<string, number>): Html {
 
 function groupTable(groups: GroupSummary[], label: (m: string) => Html): Html {
   if (groups.length === 0) return html`<p class="muted">No trial has a verdict yet.</p>`;
-  return html`<div class="wide"><table class="eval" id="groups"><tr><th>Task</th><th>Variant</th><th>Model</th><th>Pass rate</th><th>95 % interval</th><th>Passed / n</th><th>Errors</th><th>pass@k</th><th>pass^k</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD</th><th>Cost per pass</th></tr>
+  // 11 columns that fit 1,280 px: the interval under the rate, errors with the counts, the cost
+  // per pass under the USD; long names wrap.
+  return html`<div class="wide"><table class="eval" id="groups"><tr><th>Task</th><th>Variant</th><th>Model</th><th>Pass rate<br>(95 % interval)</th><th>Passed / n<br>(errors)</th><th>pass@k</th><th>pass^k</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD<br>(per pass)</th></tr>
 ${groups.map(
   (g) =>
-    html`<tr class="group"><td>${g.task}</td><td>${g.variant}</td><td>${label(g.model)}</td><td class="num rate">${percent(g.passRate)}</td><td class="num">${interval(g.wilson95)}</td><td class="num">${g.passes} / ${g.n}</td><td class="num">${g.errors}</td><td class="k">${kRow(g.passAtK)}</td><td class="k">${kRow(g.passHatK)}</td><td class="num">${stat(g.iterations, (v) => v.toFixed(2))}</td><td class="num">${stat(g.wallMs, seconds)}</td><td class="num">${stat(g.tokens, tokenShort)}</td><td class="num">${usd(g.usd)}</td><td class="num per-pass">${g.usdPerPass === null ? "no pass" : usd(g.usdPerPass)}</td></tr>`,
+    html`<tr class="group"><td class="name">${g.task}</td><td class="name">${g.variant}</td><td class="name">${label(g.model)}</td><td class="num rate">${percent(g.passRate)}<br><span class="median">${interval(g.wilson95)}</span></td><td class="num">${g.passes} / ${g.n}${g.errors ? html`<br>(${g.errors} errors)` : ""}</td><td class="k">${kRow(g.passAtK)}</td><td class="k">${kRow(g.passHatK)}</td><td class="num">${stat(g.iterations, (v) => v.toFixed(2))}</td><td class="num">${stat(g.wallMs, seconds)}</td><td class="num">${stat(g.tokens, tokenShort)}</td><td class="num per-pass">${usd(g.usd)}<br>${g.usdPerPass === null ? "no pass" : html`(${usd(g.usdPerPass)})`}</td></tr>`,
 )}</table></div>`;
 }
 
@@ -190,61 +203,6 @@ ${rows.map(
   ({ name, stats: s }) =>
     html`<tr><td>${name}</td><td class="num rate">${percent(s.passRate)}</td><td class="num">${interval(s.wilson95)}</td><td class="num">${s.passes} / ${s.n}</td><td class="num">${s.errors}</td><td class="num">${usd(s.usd)}</td><td class="num per-pass">${s.usdPerPass === null ? "no pass" : usd(s.usdPerPass)}</td></tr>`,
 )}</table>`;
-}
-
-function comparisons(
-  summary: EvalPageInput["summary"],
-  label: (m: string) => Html,
-  scripted: Set<string>,
-): Html {
-  if (summary.comparisons.length === 0)
-    return html`<p class="muted">No comparison: it needs two models with verdicts on the same tasks.</p>`;
-  return html`<div id="comparisons">${summary.comparisons.map(
-    (c) =>
-      html`<div class="comparison"><p><strong>${label(c.a)} vs ${label(c.b)}</strong>: ${labelIn(c.text, label, scripted)}</p><p class="muted">${c.cells} paired cells · mean difference in pass rate (${label(c.a)} − ${label(c.b)}) ${signedPoints(c.meanDifference)}, 95 % interval ${signedPoints(c.ci95[0])} to ${signedPoints(c.ci95[1])} · ${c.better === "not distinguishable" ? "not distinguishable" : html`better: ${label(c.better)}`} · method: ${c.method}</p></div>`,
-  )}</div>`;
-}
-
-/** Hostile text with every scripted model named in it labelled (the rest escaped as usual). */
-function labelIn(text: string, label: (m: string) => Html, scripted: Set<string>): Html {
-  const names = [...scripted].filter((m) => m !== "").sort((a, b) => b.length - a.length);
-  const parts: (string | Html)[] = [];
-  let rest = text;
-  for (;;) {
-    let at = -1;
-    let name = "";
-    for (const m of names) {
-      const i = wholeName(rest, m);
-      if (i !== -1 && (at === -1 || i < at)) [at, name] = [i, m];
-    }
-    if (at === -1) break;
-    parts.push(rest.slice(0, at), label(name));
-    rest = rest.slice(at + name.length);
-  }
-  parts.push(rest);
-  return html`${parts}`;
-}
-
-/** Where `name` first stands alone in `text` (not inside a longer word or spec), or -1. */
-function wholeName(text: string, name: string): number {
-  const part = /[A-Za-z0-9._:/-]/;
-  for (let i = text.indexOf(name); i !== -1; i = text.indexOf(name, i + 1)) {
-    const before = text[i - 1];
-    const after = text[i + name.length];
-    // A sentence's full stop after the name still ends it.
-    const afterOk =
-      after === undefined ||
-      !part.test(after) ||
-      (after === "." && !part.test(text[i + name.length + 1] ?? " "));
-    if ((before === undefined || !part.test(before)) && afterOk) return i;
-  }
-  return -1;
-}
-
-/** A difference of two rates in percentage points, signed. */
-function signedPoints(d: number): string {
-  const points = (d * 100).toFixed(1);
-  return `${d > 0 ? "+" : ""}${points} points`;
 }
 
 function trialTable(trials: LoadedTrial[], evalDir: string, label: (m: string) => Html): Html {

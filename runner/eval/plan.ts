@@ -10,6 +10,7 @@ import { writeJsonAtomic } from "../atomic-write.ts";
 import { homePaths } from "../paths.ts";
 import { nameSlug } from "../run-id.ts";
 import type { Suite, SuiteModel } from "./suite.ts";
+import { trialLimits } from "./trial-limits.ts";
 
 const trialSchema = z.strictObject({
   trialId: z.string(),
@@ -34,6 +35,8 @@ export const evalPlanSchema = z.strictObject({
       variants: z.array(z.strictObject({ name: z.string(), file: z.string(), sha256: z.string() })),
       /** Every entry of the task folder when the eval started (task-files.ts); absent in older evals. */
       files: z.record(z.string(), z.string()).optional(),
+      /** The limits this task's trials run with (trial-limits.ts); absent in older evals. */
+      limits: z.record(z.string(), z.number()).optional(),
     }),
   ),
   models: z.array(
@@ -46,7 +49,7 @@ export const evalPlanSchema = z.strictObject({
     }),
   ),
   repeats: z.number().int().min(1),
-  /** `--limit` overrides every trial's run gets. */
+  /** The suite's `limits:`, as given (each task's trials run with its `tasks[].limits`). */
   limits: z.record(z.string(), z.number()),
   budgetUsd: z.number().nonnegative().nullable(),
   concurrency: z.number().int().min(1),
@@ -60,6 +63,8 @@ export const evalFiles = (evalDir: string) => ({
   plan: join(evalDir, "eval.json"),
   summary: join(evalDir, "summary.json"),
   csv: join(evalDir, "summary.csv"),
+  /** The variant table (SciFi Table 1 layout): runner/eval/variant-table.ts. */
+  variantsCsv: join(evalDir, "summary-variants.csv"),
   /** The pid lock of the process driving the eval (engine.ts driveEval). */
   lock: join(evalDir, "eval.lock"),
   trials: join(evalDir, "trials"),
@@ -110,7 +115,12 @@ export function makePlan(o: PlanOptions): EvalPlan {
     createdAt: now.toISOString(),
     suite: o.suite.source,
     suiteName: o.suite.name,
-    tasks: o.suite.tasks.map((t) => ({ name: t.name, dir: t.dir, variants: t.variants })),
+    tasks: o.suite.tasks.map((t) => ({
+      name: t.name,
+      dir: t.dir,
+      variants: t.variants,
+      limits: { ...trialLimits(t, o.suite.limits) },
+    })),
     models,
     repeats: o.repeats,
     limits: o.suite.limits as Record<string, number>,

@@ -2,12 +2,15 @@
 // plan and the trials' result.json files alone: pure functions, so the summary of an eval that was
 // killed and resumed equals that of one that ran straight through. Errors (infrastructure) are
 // counted apart: they are neither in a pass rate's n nor in the sample statistics.
+import { allComparisons } from "./comparisons.ts";
 import type { EvalPlan } from "./plan.ts";
-import type { EvalSummary, GroupSummary, PairedComparison, PassStats, SampleStat } from "./summary.ts";
+import { passStats, sample } from "./sample-stats.ts";
+import type { EvalSummary, GroupSummary, SampleStat } from "./summary.ts";
 import type { TrialResult } from "./trial-result.ts";
 
-/** z for a two-sided 95 % interval. */
-const Z95 = 1.96;
+export { passStats, sample, wilson } from "./sample-stats.ts";
+
+import { csvField, modelVariantSummaries, variantTable } from "./variant-table.ts";
 
 export interface SummarizeOptions {
   /** The eval stopped scheduling trials because its budget was spent. */
@@ -38,10 +41,8 @@ export function summarize(
       }
   const spentUsd = all.reduce((s, r) => s + r.usd, 0);
   const models = plan.models.map((m) => m.label);
-  const comparisons: PairedComparison[] = [];
-  for (let i = 0; i < models.length; i++)
-    for (let j = i + 1; j < models.length; j++)
-      comparisons.push(compare(models[i] as string, models[j] as string, groups, plan.repeats));
+  const { comparisons, variantComparisons } = allComparisons(models, variants, groups);
+  const byModelVariant = modelVariantSummaries(plan.models, variants, all, groups);
   return {
     version: 1,
     evalId: plan.evalId,
@@ -69,30 +70,14 @@ export function summarize(
       variant,
       ...passStats(all.filter((r) => r.variant === variant)),
     })),
+    byModelVariant,
+    variantTable: variantTable(plan.models, variants, groups, byModelVariant),
     comparisons,
+    variantComparisons,
   };
 }
 
-export function passStats(trials: readonly TrialResult[]): PassStats {
-  const passes = trials.filter((r) => r.status === "pass").length;
-  const fails = trials.filter((r) => r.status === "fail").length;
-  const errors = trials.filter((r) => r.status === "error").length;
-  const n = passes + fails;
-  // Money spent counts every trial, errors included: they were paid for.
-  const usd = trials.reduce((s, r) => s + r.usd, 0);
-  return {
-    n,
-    passes,
-    fails,
-    errors,
-    passRate: n === 0 ? 0 : passes / n,
-    wilson95: wilson(passes, n),
-    usd,
-    usdPerPass: passes === 0 ? null : usd / passes,
-  };
-}
-
-function groupSummary(
+export function groupSummary(
   task: string,
   variant: string,
   model: string,
@@ -125,17 +110,6 @@ function groupSummary(
   };
 }
 
-/** Wilson score interval: (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n); [0, 1] for n = 0. */
-export function wilson(passes: number, n: number, z = Z95): [number, number] {
-  if (n === 0) return [0, 1];
-  const p = passes / n;
-  const z2 = z * z;
-  const centre = p + z2 / (2 * n);
-  const half = z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
-  const denominator = 1 + z2 / n;
-  return [clamp01((centre - half) / denominator), clamp01((centre + half) / denominator)];
-}
-
 /** Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k), as a product to stay exact. */
 export function passAtKOf(n: number, c: number, k: number): number {
   if (n - c < k) return 1;
@@ -150,86 +124,6 @@ export function passHatKOf(n: number, c: number, k: number): number {
   let all = 1;
   for (let i = 0; i < k; i++) all *= (c - i) / (n - i);
   return all;
-}
-
-/** Mean, standard error (sample sd / sqrt(n), 0 for n < 2) and median; all 0 when n = 0. */
-export function sample(values: readonly number[]): SampleStat {
-  const n = values.length;
-  if (n === 0) return { n: 0, mean: 0, se: 0, median: 0 };
-  const mean = values.reduce((s, v) => s + v, 0) / n;
-  const variance = n < 2 ? 0 : values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1);
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(n / 2);
-  const median =
-    n % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-  return { n, mean, se: Math.sqrt(variance / n), median };
-}
-
-export const PAIRED_METHOD =
-  "Agresti-Caffo per cell (one success and one failure added to each model's counts), cells averaged with equal weight: d = mean(p~a - p~b), SE = sqrt(sum(p~a(1-p~a)/(na+2) + p~b(1-p~b)/(nb+2))) / cells, 95 % interval d ± 1.96 SE clipped to [-1, 1]; the mean difference itself is of the raw pass rates";
-
-/** Models a and b over the cells both have verdicts on (docs/eval.md: the paired comparison). */
-export function compare(
-  a: string,
-  b: string,
-  groups: readonly GroupSummary[],
-  repeats: number,
-): PairedComparison {
-  const cells: [GroupSummary, GroupSummary][] = [];
-  for (const ga of groups) {
-    if (ga.model !== a || ga.n === 0) continue;
-    const gb = groups.find((g) => g.model === b && g.task === ga.task && g.variant === ga.variant && g.n > 0);
-    if (gb) cells.push([ga, gb]);
-  }
-  const method = PAIRED_METHOD;
-  if (cells.length === 0) {
-    return {
-      a,
-      b,
-      cells: 0,
-      meanDifference: 0,
-      ci95: [-1, 1],
-      better: "not distinguishable",
-      text: `${a} and ${b} share no cell with verdicts: not distinguishable`,
-      method,
-    };
-  }
-  let raw = 0;
-  let adjusted = 0;
-  let variance = 0;
-  for (const [ga, gb] of cells) {
-    raw += ga.passRate - gb.passRate;
-    const pa = (ga.passes + 1) / (ga.n + 2);
-    const pb = (gb.passes + 1) / (gb.n + 2);
-    adjusted += pa - pb;
-    variance += (pa * (1 - pa)) / (ga.n + 2) + (pb * (1 - pb)) / (gb.n + 2);
-  }
-  const count = cells.length;
-  const meanDifference = raw / count;
-  const se = Math.sqrt(variance) / count;
-  const centre = adjusted / count;
-  const ci95: [number, number] = [Math.max(-1, centre - Z95 * se), Math.min(1, centre + Z95 * se)];
-  const better = ci95[0] > 0 ? a : ci95[1] < 0 ? b : "not distinguishable";
-  const points = (x: number) => `${(x * 100).toFixed(1)}`;
-  const interval = `95 % interval ${points(ci95[0])} to ${points(ci95[1])} points`;
-  const over = `over ${count} shared cell(s)`;
-  const minRepeats = Math.min(...cells.flatMap(([ga, gb]) => [ga.n, gb.n]));
-  // The interval is centred on the adjusted difference, which few repeats shrink towards 0 (at 2
-  // repeats, 2/2 against 0/2 is 0.75 - 0.25): both are said, so a raw difference outside its own
-  // interval reads as what it is, not as an error.
-  const adjustedNote =
-    Math.abs(centre - meanDifference) > 1e-9
-      ? `; the interval is centred on the adjusted difference ${points(centre)}, which few repeats shrink towards 0`
-      : "";
-  const text =
-    better === "not distinguishable"
-      ? `${a} and ${b} are not distinguishable with ${Math.min(minRepeats, repeats)} repeats ${over} (pass-rate difference ${points(meanDifference)} points, ${interval}${adjustedNote})`
-      : `${better} is better than ${better === a ? b : a} by ${points(Math.abs(meanDifference))} points of pass rate ${over} (${interval} for ${a} - ${b}${adjustedNote})`;
-  return { a, b, cells: count, meanDifference, ci95, better, text, method };
-}
-
-function clamp01(x: number): number {
-  return Math.min(1, Math.max(0, x));
 }
 
 /** summary.csv: one row per cell (task, variant, model), fixed columns, pass@k for k = 1..repeats. */
@@ -283,8 +177,4 @@ export function summaryCsv(summary: EvalSummary): string {
     ...s(g.cacheReadShare),
   ]);
   return `${[header, ...rows].map((r) => r.map(csvField).join(",")).join("\n")}\n`;
-}
-
-function csvField(value: string): string {
-  return /[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }

@@ -11,10 +11,12 @@ import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../run/limits.ts";
+import { samLimitRequests } from "../run/sam-limits.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
 import { isCheckFence } from "../sam/check-blocks.ts";
 import { closest } from "../sam/suggest.ts";
 import type { SamDocument, SamMetadata, SamNode } from "../sam/types.ts";
+import { limitConflicts } from "./trial-limits.ts";
 
 export const DEFAULT_VARIANT = "default";
 const VARIANT_FILE = /^task\.([A-Za-z0-9_-]{1,40})\.md$/;
@@ -43,6 +45,8 @@ export interface SuiteTask {
   /** Absolute path of the task folder. */
   dir: string;
   variants: SuiteVariant[];
+  /** The limits the task's SAM sets itself (its variants share them); they win over `--limit`. */
+  samLimits?: Partial<LimitConfig>;
 }
 
 /** A model of the suite: its label (results, trial ids) and the spec(s) it runs with. */
@@ -161,6 +165,8 @@ async function suiteFile(file: string): Promise<Suite> {
   const labels = models?.map((m) => m.label) ?? [];
   for (const dup of labels.filter((l, i) => labels.indexOf(l) !== i))
     problems.push(`${at(["models"])}: model '${dup}' is listed twice`);
+  for (const c of limitConflicts(tasks, (s.limits ?? {}) as Partial<LimitConfig>))
+    problems.push(`${at(["limits", c.key])}: ${c.message}`);
   if (problems.length > 0) throw new SuiteError(file, problems);
   return {
     name: s.name ?? basename(file).replace(/\.(ya?ml)$/i, ""),
@@ -300,7 +306,13 @@ async function loadTasks(
             );
       }
     }
-    if (parsed.length === chosen.length) tasks.push({ name, dir, variants: parsed.map((p) => p.variant) });
+    if (parsed.length === chosen.length)
+      tasks.push({
+        name,
+        dir,
+        variants: parsed.map((p) => p.variant),
+        samLimits: first ? samLimitRequests(first.sam) : {},
+      });
   }
   return tasks;
 }

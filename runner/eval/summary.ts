@@ -45,22 +45,70 @@ export interface GroupSummary extends PassStats {
   cacheReadShare: SampleStat;
 }
 
-/** Two models on the same (task, variant) cells: paired by cell, difference of pass rates a - b. */
+/**
+ * Two models on the same (task, variant) cells, or two variants of one model on the same tasks
+ * (`VariantComparison`): paired by cell, difference of pass rates a - b (docs/eval.md, "Comparisons").
+ */
 export interface PairedComparison {
   a: string;
   b: string;
-  /** Cells both models have verdicts on. */
+  /** Strata both sides have verdicts on: (task, variant) cells for models, tasks for variants. */
   cells: number;
-  /** Mean over cells of (pass rate a - pass rate b). */
+  /** Mean over the strata of (pass rate a - pass rate b). */
   meanDifference: number;
-  /** 95 % interval of the mean difference. */
+  /** 95 % interval of the mean difference (not adjusted for multiplicity); contains meanDifference. */
   ci95: [number, number];
-  /** `a` / `b`: that model is better (interval excludes 0); `not distinguishable` otherwise. */
+  /** Two-sided exact conditional p-value of "a and b pass alike in every stratum"; 1 without strata. */
+  pValue: number;
+  /** pValue after Holm's step-down adjustment over every comparison of the eval (both lists). */
+  pValueHolm: number;
+  /** `a` / `b`: pValueHolm < 0.05 and ci95 excludes 0 on that side; `not distinguishable` otherwise. */
   better: string | "not distinguishable";
-  /** The finding in words, with N repeats named when not distinguishable. */
+  /** The finding in words: the signed difference a - b, its interval, p and the adjusted p. */
   text: string;
-  /** How the interval was computed (documented in docs/eval.md). */
+  /** How the interval and the p-value were computed (documented in docs/eval.md). */
   method: string;
+}
+
+/** Two variants (a, b: variant names) of one model over the tasks both have verdicts on. */
+export interface VariantComparison extends PairedComparison {
+  model: string;
+}
+
+/** One model on one variant over every task (pass statistics over its trials, SciFi Table 1). */
+export interface ModelVariantSummary extends PassStats {
+  model: string;
+  variant: string;
+  scripted: boolean;
+  /** Tasks with at least one verdict. */
+  tasks: number;
+  iterations: SampleStat;
+  wallMs: SampleStat;
+  tokens: SampleStat;
+  usdPerTrial: SampleStat;
+}
+
+/** One cell of the variant table: a model on one variant, one task or all of them. */
+export interface VariantTableCell {
+  n: number;
+  passes: number;
+  errors: number;
+  passRate: number;
+  wilson95: [number, number];
+  iterations: SampleStat;
+  wallMs: SampleStat;
+  tokens: SampleStat;
+  usd: number;
+  usdPerPass: number | null;
+}
+
+/**
+ * The SciFi paper's Table 1 layout: per model, one row per task and one for all tasks (`task`
+ * null), one column per variant (`cells[i]` is `variants[i]`; null where the task lacks it).
+ */
+export interface VariantTable {
+  variants: string[];
+  rows: { model: string; scripted: boolean; task: string | null; cells: (VariantTableCell | null)[] }[];
 }
 
 export interface EvalSummary {
@@ -78,5 +126,12 @@ export interface EvalSummary {
   groups: GroupSummary[];
   byModel: (PassStats & { model: string; scripted: boolean })[];
   byVariant: (PassStats & { variant: string })[];
+  /** Per model x variant over all tasks. */
+  byModelVariant: ModelVariantSummary[];
+  /** The same with tasks as rows and variants as columns (summary-variants.csv, the page). */
+  variantTable: VariantTable;
+  /** One per pair of models (plan order, a before b). */
   comparisons: PairedComparison[];
+  /** Per model, one per pair of variants (summary order, a before b). */
+  variantComparisons: VariantComparison[];
 }

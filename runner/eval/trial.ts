@@ -74,7 +74,8 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
       task: join(taskDir, "task.md"),
       backend: plan.backend,
       model: specOf(plan, trial),
-      limits: plan.limits,
+      // The limits eval.json records for the task (an older plan: the suite's, as then).
+      limits: plan.tasks.find((t) => t.name === trial.task)?.limits ?? plan.limits,
       ...(o.retry ? { retry: o.retry } : {}),
       ...(o.onStatus ? { onStatus: o.onStatus } : {}),
       onRunId: (id, dir) => {

@@ -7,10 +7,13 @@ import { DEFAULT_LIMITS } from "./limits.ts";
 
 /** Defaults, overridden by options, then by what the SAM itself requests. */
 export function effectiveLimits(sam: SamDocument, overrides: Partial<LimitConfig> = {}): LimitConfig {
+  return { ...DEFAULT_LIMITS, ...overrides, ...samLimitRequests(sam) };
+}
+
+/** The limits the SAM's front matter sets (iterations, walltime, budget_usd), as limit keys. */
+export function samLimitRequests(sam: SamDocument): Partial<LimitConfig> {
   const m = sam.metadata;
   return {
-    ...DEFAULT_LIMITS,
-    ...overrides,
     ...(m.iterations !== undefined ? { iterations: m.iterations } : {}),
     ...(m.walltimeSec !== undefined ? { walltimeSec: m.walltimeSec } : {}),
     ...(m.budgetUsd !== undefined ? { usd: m.budgetUsd } : {}),

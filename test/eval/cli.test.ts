@@ -46,7 +46,12 @@ describe("scifi eval (no trial runs)", () => {
     writeSummary(evalDir, plan, readResults(evalDir, plan), false);
     const r = await runScifi(home, ["eval", "report", plan.evalId], 60_000);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe(join(evalDir, "report.html"));
+    // The page's path on the first line, then the variant table (variants as columns) per model.
+    const [first, ...rest] = r.stdout.split("\n");
+    expect(first).toBe(join(evalDir, "report.html"));
+    expect(rest.join("\n")).toContain("variants as columns (SciFi Table 1)");
+    expect(rest).toContain("half [SCRIPTED]");
+    expect(rest.some((line) => /^ {2}task +nl +st$/.test(line))).toBe(true);
     const page = readFileSync(join(evalDir, "report.html"), "utf8");
     expect(page).toContain(
       "12 trials planned: 0 passed, 0 failed, 0 infrastructure errors (counted apart), 12 not run yet",

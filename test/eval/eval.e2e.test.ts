@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resumeEval, runEval } from "../../runner/eval/engine.ts";
-import { evalFiles } from "../../runner/eval/plan.ts";
+import { type EvalPlan, evalFiles } from "../../runner/eval/plan.ts";
 import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -22,7 +22,18 @@ const exec = promisify(execFile);
 /** The summary without what differs between two evals of the same plan: ids, times, wall times. */
 function comparable(summary: EvalSummary): unknown {
   const { evalId: _id, computedAt: _at, ...rest } = summary;
-  return { ...rest, groups: rest.groups.map(({ wallMs: _wall, ...g }) => g) };
+  return {
+    ...rest,
+    groups: rest.groups.map(({ wallMs: _wall, ...g }) => g),
+    byModelVariant: rest.byModelVariant.map(({ wallMs: _wall, ...m }) => m),
+    variantTable: {
+      ...rest.variantTable,
+      rows: rest.variantTable.rows.map((r) => ({
+        ...r,
+        cells: r.cells.map((c) => (c === null ? c : (({ wallMs: _wall, ...k }) => k)(c))),
+      })),
+    },
+  };
 }
 
 function results(evalDir: string): Map<string, TrialResult> {
@@ -102,9 +113,23 @@ describe.skipIf(!hasEngine("docker"))("scifi eval (docker, scripted models)", ()
       ["never", 0, 4],
     ]);
     const pair = (a: string, b: string) => s.comparisons.find((c) => c.a === a && c.b === b);
-    expect(pair("pass", "never")?.better).toBe("pass");
+    // 2/2 against 0/2 in each of the 2 cells: p = 2 · (1/C(4,2))² = 1/18; Holm over 3 model pairs and
+    // 3 variant pairs (p = 1 each): 6/18. Four trials a model cannot tell them apart.
+    expect(pair("pass", "never")?.pValue).toBeCloseTo(1 / 18, 9);
+    expect(pair("pass", "never")?.pValueHolm).toBeCloseTo(1 / 3, 9);
+    expect(pair("pass", "never")?.better).toBe("not distinguishable");
+    expect(pair("pass", "never")?.meanDifference).toBe(1);
     expect(pair("pass", "half")?.better).toBe("not distinguishable");
     expect(pair("pass", "half")?.text).toContain("not distinguishable with 2 repeats");
+    expect(s.variantComparisons).toHaveLength(3);
+    // Every trial's run started with the limits eval.json records for its task (defaults, the SAM's
+    // iterations: 1 and budget_usd: 1).
+    const plan = JSON.parse(readFileSync(evalFiles(outcome.evalDir).plan, "utf8")) as EvalPlan;
+    expect(plan.tasks[0]?.limits).toMatchObject({ iterations: 1, usd: 1 });
+    for (const r of results(outcome.evalDir).values()) {
+      const state = JSON.parse(readFileSync(join(r.runDir, "state.json"), "utf8")) as { limits: unknown };
+      expect(state.limits, r.trialId).toEqual(plan.tasks[0]?.limits);
+    }
     // What is on disk is what was returned; the page and the CSV are there.
     const onDisk = JSON.parse(readFileSync(evalFiles(outcome.evalDir).summary, "utf8")) as EvalSummary;
     expect(onDisk).toEqual(s);

@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EvalSummary, GroupSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
+import { modelVariantSummaries, variantTable } from "../../runner/eval/variant-table.ts";
 
 export const MODEL_A = "scripted:evals/always.yaml";
 export const MODEL_B = 'gpt"><img src=x onerror=alert(1)>';
@@ -170,6 +171,12 @@ export function writeEvalFixture(root: string): EvalFixture {
     usd,
     usdPerPass,
   });
+  // The model x variant totals from the same trials (their own unit tests check the arithmetic).
+  const models = [
+    { label: MODEL_A, slug: "a", specs: ["scripted:a.yaml"], scripted: true },
+    { label: MODEL_B, slug: "b", specs: ["b"], scripted: false },
+  ];
+  const byModelVariant = modelVariantSummaries(models, ["nl"], trials, [groupA, groupB]);
   const summary: EvalSummary = {
     version: 1,
     evalId,
@@ -199,6 +206,8 @@ export function writeEvalFixture(root: string): EvalFixture {
         variant: "nl",
       },
     ],
+    byModelVariant,
+    variantTable: variantTable(models, ["nl"], [groupA, groupB], byModelVariant),
     comparisons: [
       {
         a: MODEL_A,
@@ -206,11 +215,14 @@ export function writeEvalFixture(root: string): EvalFixture {
         cells: 1,
         meanDifference: 0.5,
         ci95: [-0.4, 1],
+        pValue: 0.4,
+        pValueHolm: 0.4,
         better: "not distinguishable",
         text: `${MODEL_A} and ${MODEL_B} are not distinguishable with 2 repeats`,
         method: "paired cells, normal approximation",
       },
     ],
+    variantComparisons: [],
   };
   mkdirSync(evalDir, { recursive: true });
   writeFileSync(join(evalDir, "summary.json"), JSON.stringify(summary, null, 2));

@@ -1,13 +1,13 @@
 // The eval's statistics against values computed by hand (the formulas of docs/eval.md, worked out
 // on paper for these counts): Wilson intervals, pass@k and pass^k, mean ± SE and median, USD per
-// pass with errors paid for but not judged, per-model and per-variant totals, the paired comparison
-// and its verdict, and the budget stop of the scheduler (no trial started once the budget is spent).
+// pass with errors paid for but not judged, per-model and per-variant totals (the comparisons:
+// comparisons.test.ts), and the budget stop of the scheduler (no trial started once the budget is spent).
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { driveEval } from "../../runner/eval/engine.ts";
-import { makePlan, writePlan } from "../../runner/eval/plan.ts";
+import { writePlan } from "../../runner/eval/plan.ts";
 import {
   passAtKOf,
   passHatKOf,
@@ -16,80 +16,9 @@ import {
   summaryCsv,
   wilson,
 } from "../../runner/eval/statistics.ts";
-import type { Suite } from "../../runner/eval/suite.ts";
 import { writeTrialResult } from "../../runner/eval/trial.ts";
 import type { TrialResult, TrialStatus } from "../../runner/eval/trial-result.ts";
-
-const suite: Suite = {
-  name: "hand",
-  source: "/suites/hand.yaml",
-  tasks: [
-    {
-      name: "t",
-      dir: "/suites/t",
-      variants: [
-        { name: "nl", file: "/suites/t/task.nl.md", sha256: "x" },
-        { name: "ex", file: "/suites/t/task.ex.md", sha256: "y" },
-      ],
-    },
-  ],
-  limits: {},
-};
-const models = ["pass", "half", "never"].map((label) => ({ label, specs: [`scripted:/m/${label}.yaml`] }));
-
-function planOf(repeats: number, budgetUsd: number | null = null) {
-  return makePlan({ suite, models, repeats, concurrency: 2, budgetUsd, engine: "local", backend: "docker" });
-}
-
-function result(
-  plan: ReturnType<typeof planOf>,
-  trialId: string,
-  status: TrialStatus,
-  extra: Partial<TrialResult> = {},
-): TrialResult {
-  const t = plan.trials.find((x) => x.trialId === trialId);
-  if (!t) throw new Error(`no trial ${trialId}`);
-  return {
-    version: 1,
-    evalId: plan.evalId,
-    trialId,
-    task: t.task,
-    variant: t.variant,
-    model: t.model,
-    scripted: true,
-    repeat: t.repeat,
-    status,
-    verdict: status === "pass" ? "PASSED" : status === "fail" ? "FAILED" : "ERROR",
-    exitCode: status === "pass" ? 0 : 1,
-    cause: "-",
-    iterations: 1,
-    wallMs: 1000,
-    tokens: { input: 10, output: 5, cacheRead: 30, cacheWrite: 20 },
-    cacheReadShare: 0.5,
-    usd: 0,
-    toolCalls: 1,
-    toolRejections: 0,
-    approvalsWaited: 0,
-    runId: `run-${trialId}`,
-    runDir: `/runs/run-${trialId}`,
-    startedAt: "2026-01-01T00:00:00.000Z",
-    endedAt: "2026-01-01T00:00:01.000Z",
-    ...extra,
-  };
-}
-
-/** pass passes every repeat, half the even repeats, never none; 4 repeats, both variants. */
-function knownEval() {
-  const plan = planOf(4);
-  const results = plan.trials.map((t) =>
-    result(
-      plan,
-      t.trialId,
-      t.model === "pass" || (t.model === "half" && t.repeat % 2 === 0) ? "pass" : "fail",
-    ),
-  );
-  return { plan, results };
-}
+import { knownEval, planOf, result } from "./known-eval.ts";
 
 describe("formulas, against hand-computed values", () => {
   it("Wilson 95 % intervals", () => {
@@ -189,38 +118,6 @@ describe("summarize", () => {
       stoppedByBudget: false,
     });
     expect(summary.trials).toEqual({ planned: 24, pass: 12, fail: 12, error: 0, pending: 0 });
-  });
-
-  it("the paired comparison: distinguishable where the interval excludes 0, not otherwise", () => {
-    const { plan, results } = knownEval();
-    const summary = summarize(plan, results, { stoppedByBudget: false });
-    const pair = (a: string, b: string) => summary.comparisons.find((c) => c.a === a && c.b === b);
-    // pass 4/4 vs never 0/4 in each of 2 cells: p~ = 5/6 and 1/6; var per cell = 2 (5/36) / 6.
-    const pn = pair("pass", "never");
-    expect(pn).toMatchObject({ cells: 2, meanDifference: 1, better: "pass" });
-    const sePN = Math.sqrt(2 * (10 / 216)) / 2;
-    expect(pn?.ci95[0]).toBeCloseTo(2 / 3 - 1.96 * sePN, 9);
-    expect(pn?.ci95[1]).toBeCloseTo(Math.min(1, 2 / 3 + 1.96 * sePN), 9);
-    expect(pn?.text).toMatch(/^pass is better than never by 100\.0 points/);
-    // The raw 100 points lie outside the interval: the text says where its centre is, and why.
-    expect(pn?.text).toContain(
-      "the interval is centred on the adjusted difference 66.7, which few repeats shrink towards 0",
-    );
-    // pass 4/4 vs half 2/4: p~ = 5/6 and 1/2; var per cell = 5/216 + 1/24: [-0.0195, 0.6862].
-    const ph = pair("pass", "half");
-    expect(ph).toMatchObject({ cells: 2, meanDifference: 0.5, better: "not distinguishable" });
-    const sePH = Math.sqrt(2 * (5 / 216 + 1 / 24)) / 2;
-    expect(ph?.ci95[0]).toBeCloseTo(1 / 3 - 1.96 * sePH, 9);
-    expect(ph?.ci95[0]).toBeLessThan(0);
-    expect(ph?.text).toContain("not distinguishable with 4 repeats over 2 shared cell(s)");
-    expect(pair("half", "never")?.better).toBe("not distinguishable");
-    // With 1 repeat nothing is distinguishable, even 1/1 against 0/1 in both cells.
-    const one = planOf(1);
-    const ones = one.trials.map((t) => result(one, t.trialId, t.model === "never" ? "fail" : "pass"));
-    const small = summarize(one, ones, { stoppedByBudget: false });
-    expect(small.comparisons.find((c) => c.a === "pass" && c.b === "never")?.better).toBe(
-      "not distinguishable",
-    );
   });
 
   it("summary.csv: one row per cell, pass@k columns up to the repeats", () => {

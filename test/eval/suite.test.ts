@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createEval } from "../../runner/eval/engine.ts";
 import { readPlan } from "../../runner/eval/plan.ts";
 import { loadSuite, SuiteError } from "../../runner/eval/suite.ts";
+import { DEFAULT_LIMITS } from "../../runner/run/limits.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 
@@ -271,5 +272,46 @@ describe("suites", () => {
     await expect(createEval({ home, suite: join(root, "suite") })).rejects.toThrow(
       /no models: give --models/,
     );
+  });
+
+  it("a suite limit the SAM sets differently is refused, naming both; eval.json records what trials run with", async () => {
+    const root = copyFixtures();
+    // The echo task's SAM sets iterations: 1 and budget_usd: 1 (both variants).
+    const conflicting = join(root, "conflict.yaml");
+    writeFileSync(
+      conflicting,
+      [
+        "tasks: [suite/echo]",
+        "models: [scripted:models/pass.yaml]",
+        "limits:",
+        "  stepsPerPass: 7",
+        "  iterations: 2",
+        "  usd: 1",
+      ].join("\n"),
+    );
+    const found = await problems(conflicting);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(
+      /^conflict\.yaml:5: limits\.iterations: 2 conflicts with .*suite\/echo\/task\.nl\.md, whose front matter sets iterations: 1; a SAM's own request wins over a suite's limits, so 2 would not apply to task 'echo'/,
+    );
+    // Equal values and keys the SAM does not set are fine; the plan records the merged limits.
+    const fine = join(root, "fine.yaml");
+    writeFileSync(
+      fine,
+      [
+        "tasks: [suite/echo]",
+        "models: [scripted:models/pass.yaml]",
+        "limits: { stepsPerPass: 7, iterations: 1, walltimeSec: 90 }",
+      ].join("\n"),
+    );
+    const { plan } = await createEval({ home: join(root, "home"), suite: fine });
+    expect(plan.limits).toEqual({ stepsPerPass: 7, iterations: 1, walltimeSec: 90 });
+    expect(plan.tasks[0]?.limits).toEqual({
+      ...DEFAULT_LIMITS,
+      stepsPerPass: 7,
+      iterations: 1,
+      walltimeSec: 90,
+      usd: 1,
+    });
   });
 });

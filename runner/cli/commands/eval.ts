@@ -6,6 +6,7 @@
 // Exit 0: every planned trial has a result and none is an error; 1: some trial is an error or was
 // not run (budget spent, interrupted); 2: bad input.
 import type { Command } from "commander";
+import * as terminal from "../../eval/terminal.ts";
 import { EXIT } from "../../exit-codes.ts";
 import { visible } from "../../terminal-text.ts";
 
@@ -66,7 +67,12 @@ export function register(program: Command): void {
         return;
       }
       const { writeEvalReport } = await import("../../eval/page.ts");
+      const { loadEvalPageInput } = await import("../../eval/page-load.ts");
+      const { comparisonsText, variantTableText } = await import("../../eval/terminal.ts");
+      // The page's path first (scripts read the first line), then the variant table and the comparisons.
       process.stdout.write(`${writeEvalReport(dir)}\n`);
+      const { summary } = loadEvalPageInput(dir);
+      process.stdout.write(`\n${variantTableText(summary)}${comparisonsText(summary)}`);
       process.exitCode = EXIT.ok;
     });
   command
@@ -205,19 +211,19 @@ async function trialCommand(evalId: string, trialId: string, backend: string | u
 }
 
 function table(summary: import("../../eval/summary.ts").EvalSummary): string {
+  const { comparisonsText, variantTableText } = terminal;
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const lines = summary.groups.map((g) => {
-    const model = g.scripted ? `${g.model} [SCRIPTED]` : g.model;
+    const model = visible(g.scripted ? `${g.model} [SCRIPTED]` : g.model);
     const cost = g.usdPerPass === null ? "-" : g.usdPerPass.toFixed(4);
-    return `${g.task}\t${g.variant}\t${model}\t${g.passes}/${g.n} ${pct(g.passRate)} [${pct(g.wilson95[0])}-${pct(g.wilson95[1])}]\terrors ${g.errors}\tUSD/pass ${cost}\titerations ${g.iterations.mean.toFixed(1)}`;
+    return `${visible(g.task)}\t${visible(g.variant)}\t${model}\t${g.passes}/${g.n} ${pct(g.passRate)} [${pct(g.wilson95[0])}-${pct(g.wilson95[1])}]\terrors ${g.errors}\tUSD/pass ${cost}\titerations ${g.iterations.mean.toFixed(1)}`;
   });
   const t = summary.trials;
-  return [
+  return `${[
     `eval ${summary.evalId}: ${t.pass} pass, ${t.fail} fail, ${t.error} error, ${t.pending} pending of ${t.planned}; USD ${summary.budget.spentUsd.toFixed(4)}`,
     ...lines,
-    ...summary.comparisons.map((c) => c.text),
     "",
-  ].join("\n");
+  ].join("\n")}${variantTableText(summary)}${comparisonsText(summary)}`;
 }
 
 class UsageError extends Error {}
