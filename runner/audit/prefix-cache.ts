@@ -34,6 +34,24 @@ export function promptTokens(format: "anthropic" | "openai", body: unknown): num
   return sumTokens(blocks, 0, blocks.length - 1);
 }
 
+/**
+ * The prompt's blocks as prefixes: for each block, the hash of everything up to it and the tokens
+ * up to it (the bench measures how much of a request any cache could have served).
+ */
+export function promptPrefixes(
+  format: "anthropic" | "openai",
+  body: unknown,
+  model = "",
+): { hash: string; tokens: number }[] {
+  const blocks = format === "anthropic" ? anthropicBlocks(body) : openaiBlocks(body);
+  const hashes = prefixHashes(blocks, model);
+  let tokens = 0;
+  return blocks.map((block, i) => {
+    tokens += block.tokens;
+    return { hash: hashes[i] ?? "", tokens };
+  });
+}
+
 export class PrefixCache {
   readonly #entries = new Set<string>();
 
