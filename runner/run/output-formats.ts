@@ -56,8 +56,6 @@ export function findReference(
   budget: InflateBudget,
   depth: number,
 ): FormatFinding | undefined {
-  const named = hiddenName(data, options.hiddenNames ?? []);
-  if (named) return named;
   const at = hdf5Offset(data);
   if (at >= 0) {
     const found = hdf5Reference(data, at);
@@ -82,7 +80,8 @@ export function findReference(
     }
     return undefined;
   }
-  return binaryReference(data) ?? textReference(data);
+  // Last, the names themselves: a format this module does not know still cannot name them.
+  return binaryReference(data) ?? textReference(data) ?? hiddenName(data, options.hiddenNames ?? []);
 }
 
 /** A hidden asset's name, anywhere in the bytes (also as UTF-16, as XML may be written). */
