@@ -142,7 +142,9 @@ function binaryReference(data: Buffer): FormatFinding | undefined {
 }
 
 /**
- * The texts a reader may decode the bytes as: UTF-8 always, UTF-16 too where a byte order mark or a
+ * The texts a reader may decode the bytes as: UTF-8 always (read as Latin-1: every pattern here is
+ * ASCII, which UTF-8 keeps as it is, and Latin-1 decodes 64 MiB of binary in a tenth of the time),
+ * UTF-16 too where a byte order mark or a
  * `<` with a zero byte beside it says so. UTF-32 and EBCDIC (which XML parsers read) are not
  * decoded: their name is returned instead, and the output is refused unread.
  */
@@ -153,7 +155,7 @@ function asTexts(data: Buffer): string[] | string {
     (c === 0 && d === 0 && ((a === 0xff && b === 0xfe) || (a === 0x3c && b === 0)));
   if (utf32) return "UTF-32";
   if (a === 0x4c && b === 0x6f && c === 0xa7 && d === 0x94) return "EBCDIC";
-  const texts = [data.toString("utf8")];
+  const texts = [data.toString("latin1")];
   if ((a === 0xfe && b === 0xff) || (a === 0 && b === 0x3c))
     texts.push(
       Buffer.from(data.subarray(0, data.length & ~1))
@@ -199,7 +201,7 @@ const TEXT_RULES: TextRule[] = [
   {
     format: "YAML",
     what: "a tag that includes a file or builds objects",
-    pattern: /!(?:include|import|!python\/|!js\/|!ruby\/)[^\s,\]}]*[^\n]{0,200}/,
+    pattern: /!(?:(?:include|import)\b|!python\/|!js\/|!ruby\/)[^\n]{0,200}/,
   },
   {
     format: "JSON-LD",
@@ -208,9 +210,9 @@ const TEXT_RULES: TextRule[] = [
   },
 ];
 
-/** Attribute values that make a reader open a file: absolute, a `..` part, a `file:` or other local scheme. */
+/** Attributes of a tag that make a reader open a file (leavesFolder says which values are refused). */
 const REFERENCE_ATTRIBUTE =
-  /\b(?:href|src|xlink:href|file|FileName|location|data|url)\s*=\s*(["'])([^"']*)\1/gi;
+  /<[A-Za-z][^<>]*?\s(?:href|src|xlink:href|file|FileName|location|data|url)\s*=\s*(["'])([^"']*)\1/gi;
 const CSS_URL = /url\(\s*(["']?)([^"')]*)\1\s*\)/gi;
 
 function textReference(data: Buffer): FormatFinding | undefined {

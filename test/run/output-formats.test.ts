@@ -197,6 +197,8 @@ describe("XML, SVG, HTML and other text outputs", () => {
     ["CSV", "x,y\n1,2\n3,4\n"],
     ["JSON with an inline context", `{"@context": {"v": "http://schema.org/value"}, "v": 1}`],
     ["YAML with anchors", "a: &x 1\nb: *x\n"],
+    ["SVG with CSS !important", `<svg><style>rect { fill: red !important }</style><rect width="1"/></svg>`],
+    ["a config text with absolute paths outside any tag", "data = '/home/user/run1'\nfile = \"/tmp/x\"\n"],
     ["LaTeX with no file read", "\\documentclass{article}\\begin{document}$x^2$\\end{document}"],
   ])("passes %s", (_, text) => {
     expect(outputFormatProblem("out", Buffer.from(text))).toBeUndefined();
