@@ -6,6 +6,7 @@
 // look inside, is refused, naming the output and the reference. Pure, bounded, no parsing library.
 import { InflateBudget, unpack } from "./output-containers.ts";
 import { hdf5Offset, hdf5Reference, printable } from "./output-hdf5.ts";
+import { isParquet, parquetReference } from "./output-parquet.ts";
 
 /** What an output names outside itself. */
 export interface FormatFinding {
@@ -94,7 +95,7 @@ function hiddenName(data: Buffer, names: readonly string[]): FormatFinding | und
   return undefined;
 }
 
-/** Binary formats that can run code in a reader or name a file: pickle, NumPy objects, SQLite, FITS. */
+/** Binary formats that can run code in a reader or name a file: pickle, NumPy objects, SQLite, FITS, Parquet, ROOT. */
 function binaryReference(data: Buffer): FormatFinding | undefined {
   if (data[0] === 0x80 && (data[1] ?? 0) >= 2 && (data[1] ?? 0) <= 5)
     return {
@@ -128,6 +129,10 @@ function binaryReference(data: Buffer): FormatFinding | undefined {
         what: `a grouping table naming member files (${card[1]})`,
         reference: "(its member locations)",
       };
+  }
+  if (isParquet(data)) {
+    const found = parquetReference(data);
+    if (found) return { format: "a Parquet file", ...found };
   }
   if (data.toString("latin1", 0, 4) === "root") {
     const cls = /(TChain|TFriendElement|TFileCollection|TChainElement)/.exec(data.toString("latin1"));

@@ -239,6 +239,48 @@ describe("formats that run code or name files in a reader", () => {
     expect(outputFormatProblem("c.root", Buffer.from("root\0\0\0\0TChain"))).toContain("a TChain");
   });
 
+  it("refuses a Parquet file whose column chunk is in another file (file_path), or whose footer it cannot read", () => {
+    // Thrift compact: FileMetaData {1: version, 2: schema [], 3: num_rows, 4: row_groups [RowGroup {1:
+    // columns [ColumnChunk {1: file_path?, 2: file_offset}], 2: total_byte_size, 3: num_rows}]}.
+    const parquet = (filePath?: string) => {
+      const path = filePath ? [0x18, filePath.length, ...Buffer.from(filePath)] : [];
+      const chunk = [...path, filePath ? 0x16 : 0x26, 0x00, 0x00];
+      const footer = Buffer.from([
+        0x15,
+        0x02,
+        0x19,
+        0x0c,
+        0x16,
+        0x00,
+        0x19,
+        0x1c,
+        0x19,
+        0x1c,
+        ...chunk,
+        0x26,
+        0x00,
+        0x16,
+        0x00,
+        0x00,
+        0x00,
+      ]);
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(footer.length);
+      return Buffer.concat([Buffer.from("PAR1"), Buffer.alloc(8), footer, length, Buffer.from("PAR1")]);
+    };
+    expect(outputFormatProblem("t.parquet", parquet("/task/checks/ref.parquet"))).toContain(
+      "it is a Parquet file holding a column chunk stored in another file (file_path), naming /task/checks/ref.parquet",
+    );
+    expect(outputFormatProblem("t.parquet", parquet())).toBeUndefined();
+    // A footer that says it holds 127 row groups and ends.
+    const cut = Buffer.from([...Buffer.from("PAR1"), 0x49, 0xfc, 0x7f, 3, 0, 0, 0, ...Buffer.from("PAR1")]);
+    expect(outputFormatProblem("t.parquet", cut)).toContain(
+      "a footer the runner cannot read (footer ends early)",
+    );
+    const encrypted = Buffer.concat([parquet().subarray(0, -4), Buffer.from("PARE")]);
+    expect(outputFormatProblem("t.parquet", encrypted)).toContain("an encrypted footer");
+  });
+
   it("refuses any output holding a hidden asset's name, whatever its format", () => {
     const names = ["checks/reference.h5", "reference.h5"];
     const data = Buffer.from("\x00\x01binary with reference.h5 inside\x00", "latin1");
