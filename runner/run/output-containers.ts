@@ -41,10 +41,21 @@ export function unpack(data: Buffer, budget: InflateBudget): Unpacked | undefine
       return refuse(format, `a ${format}-compressed file: the runner cannot look inside it`, "(not checked)");
   }
   if (data[0] === 0x1f && data[1] === 0x8b) return gunzip(data, budget);
-  if (data.toString("latin1", 257, 262) === "ustar") return untar(data);
+  if (isTar(data)) return untar(data);
   const end = zipEnd(data);
   if (end >= 0) return unzip(data, end, budget);
   return undefined;
+}
+
+/** A tar header: "ustar" at 257, or (old v7 archives, which tar readers still take) a right checksum. */
+function isTar(data: Buffer): boolean {
+  if (data.length < 512) return false;
+  if (data.toString("latin1", 257, 262) === "ustar") return true;
+  const stored = Number.parseInt(data.toString("latin1", 148, 156).replace(/\0.*$/s, "").trim(), 8);
+  if (!Number.isFinite(stored) || data[0] === 0) return false;
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : (data[i] ?? 0);
+  return sum === stored;
 }
 
 function refuse(format: string, what: string, reference: string): Unpacked {

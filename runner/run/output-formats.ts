@@ -89,7 +89,8 @@ export function findReference(
 function hiddenName(data: Buffer, names: readonly string[]): FormatFinding | undefined {
   for (const name of names) {
     if (name.length < 3) continue;
-    if (data.includes(name) || data.includes(Buffer.from(name, "utf16le")))
+    const utf16 = Buffer.from(name, "utf16le");
+    if (data.includes(name) || data.includes(utf16) || data.includes(Buffer.from(utf16).swap16()))
       return { format: "a file", what: "the name of a hidden check asset", reference: name };
   }
   return undefined;
@@ -229,7 +230,8 @@ function textReference(data: Buffer): FormatFinding | undefined {
       reference: "(not checked)",
     };
   for (const text of texts) {
-    const found = inText(text);
+    // A parser expands character references first (an XInclude namespace written `X&#73;nclude`).
+    const found = inText(text) ?? (text.includes("&#") ? inText(expandReferences(text)) : undefined);
     if (found) return found;
   }
   return undefined;
@@ -254,13 +256,18 @@ function inText(text: string): FormatFinding | undefined {
   return undefined;
 }
 
-/** A reference a reader resolves outside the output's own folder (after undoing escapes). */
-function leavesFolder(raw: string): boolean {
-  let value = raw
+/** XML's numeric character references, expanded. */
+function expandReferences(text: string): string {
+  return text
     .replace(/&#x([0-9a-f]+);?/gi, (_, hex: string) =>
       String.fromCodePoint(Number.parseInt(hex, 16) % 0x110000),
     )
     .replace(/&#(\d+);?/g, (_, dec: string) => String.fromCodePoint(Number(dec) % 0x110000));
+}
+
+/** A reference a reader resolves outside the output's own folder (after undoing escapes). */
+function leavesFolder(raw: string): boolean {
+  let value = expandReferences(raw);
   try {
     value = decodeURIComponent(value);
   } catch {

@@ -80,15 +80,30 @@ function externalLink(data: Buffer): Hdf5Reference | undefined {
     const infoLength = uint(data, p, 2);
     if (infoLength === undefined || infoLength < 3 || p + 2 + infoLength > data.length) continue;
     const info = data.subarray(p + 2, p + 2 + infoLength);
-    const fileEnd = info.indexOf(0, 1);
-    // Version 0 flags 0, then the file name and the object path, each ending in a NUL, nothing more.
-    if (info[0] !== 0 || fileEnd < 1 || info.indexOf(0, fileEnd + 1) !== infoLength - 1) continue;
+    // Version 0 flags 0, then the file name and the object path, each ending in a NUL. The library
+    // reads the two names up to their NULs and ignores any bytes after them, so this does too.
+    const fileEnd = nameEnd(info, 1);
+    const pathEnd = fileEnd > 1 ? nameEnd(info, fileEnd + 1) : -1;
+    if (info[0] !== 0 || pathEnd <= fileEnd + 1) continue;
     return {
-      what: `an HDF5 external link (to object ${printable(info.subarray(fileEnd + 1, infoLength - 1))})`,
+      what: `an HDF5 external link (to object ${printable(info.subarray(fileEnd + 1, pathEnd))})`,
       reference: printable(info.subarray(1, fileEnd)),
     };
   }
   return undefined;
+}
+
+/**
+ * Where a name starting at `at` ends (its NUL), or -1 when a control byte comes first: a file name or
+ * an object path has none, which keeps random data from passing for a link.
+ */
+function nameEnd(bytes: Buffer, at: number): number {
+  for (let i = at; i < bytes.length; i++) {
+    const b = bytes[i] ?? 0;
+    if (b === 0) return i;
+    if (b < 0x20 || b === 0x7f) return -1;
+  }
+  return -1;
 }
 
 /**

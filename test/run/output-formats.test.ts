@@ -32,6 +32,17 @@ describe("HDF5 outputs", () => {
     },
   );
 
+  it("refuses an external link whose value has bytes after the object path (the library ignores them)", () => {
+    const data = Buffer.from(fixture("ext-link.h5"));
+    const value = data.indexOf(Buffer.from([0x01, 0x08, 0x40, 0x06]));
+    const lengthAt = value + 4 + "values".length;
+    expect(data.readUInt16LE(lengthAt)).toBe(35);
+    data.writeUInt16LE(36, lengthAt); // the message's padding byte now belongs to the value
+    expect(outputFormatProblem("x.h5", data)).toContain(
+      `an HDF5 external link (to object /values), naming ${REF}`,
+    );
+  });
+
   it("refuses a group whose links are stored compressed (it cannot look inside)", () => {
     const data = Buffer.from(fixture("plain-latest.h5"));
     const heap = data.indexOf("FRHP");
@@ -58,6 +69,21 @@ describe("archives and compressed outputs", () => {
     ["link.zip", "a zip member values.txt that is a symbolic link", "values.txt"],
   ])("refuses %s", (name, what, reference) => {
     expect(outputFormatProblem(name, fixture(name))).toContain(`holding ${what}, naming ${reference}`);
+  });
+
+  it("reads an old v7 tar (no ustar magic, a right checksum) too", () => {
+    const data = Buffer.from(fixture("link.tar"));
+    const second = 1024; // a.txt's header and its one block of data come first
+    for (const at of [0, second]) {
+      data.fill(0, at + 257, at + 265);
+      data.fill(0x20, at + 148, at + 156);
+      let sum = 0;
+      for (let i = at; i < at + 512; i++) sum += data[i] ?? 0;
+      data.write(`${sum.toString(8).padStart(6, "0")}\0 `, at + 148, "latin1");
+    }
+    expect(outputFormatProblem("v7.tar", data)).toContain(
+      `a tar member values.txt that is a symbolic link, naming ${REF}`,
+    );
   });
 
   it("looks through a gzip'd tar holding a zip holding an HDF5 with an external link", () => {
@@ -166,6 +192,11 @@ describe("XML, SVG, HTML and other text outputs", () => {
     expect(outputFormatProblem("out.txt", Buffer.from(text))).toContain(
       `it is ${format} holding ${what}, naming `,
     );
+  });
+
+  it("expands character references first (an XInclude namespace written with one)", () => {
+    const text = `<include xmlns="http://www.w3.org/2001/X&#73;nclude" href="ref.xml" parse="text"/>`;
+    expect(outputFormatProblem("x.xml", Buffer.from(text))).toContain("it is XML holding an XInclude");
   });
 
   it("reads XML written as UTF-16 too", () => {
