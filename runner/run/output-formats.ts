@@ -231,7 +231,8 @@ function textReference(data: Buffer): FormatFinding | undefined {
     };
   for (const text of texts) {
     // A parser expands character references first (an XInclude namespace written `X&#73;nclude`).
-    const found = inText(text) ?? (text.includes("&#") ? inText(expandReferences(text)) : undefined);
+    const found =
+      inText(text) ?? (CHARACTER_REFERENCE.test(text) ? inText(expandReferences(text)) : undefined);
     if (found) return found;
   }
   return undefined;
@@ -256,7 +257,10 @@ function inText(text: string): FormatFinding | undefined {
   return undefined;
 }
 
-/** XML's numeric character references, expanded. */
+/** An XML numeric character reference (the `;` is required by XML; HTML's looser ones are undone in leavesFolder). */
+const CHARACTER_REFERENCE = /&#(?:x[0-9a-f]{1,6}|\d{1,7});/i;
+
+/** Numeric character references, expanded. */
 function expandReferences(text: string): string {
   return text
     .replace(/&#x([0-9a-f]+);?/gi, (_, hex: string) =>
