@@ -111,6 +111,7 @@ function fingerprint(root: string, absolute: string): Fingerprint | undefined {
     return undefined; // the parser reports a missing or unreadable asset
   }
   const rel = relative(root, real).split(sep).join("/");
+  if (data.length === 0) return undefined; // an empty file hides nothing, and is everywhere
   const blobs = new Set<string>();
   const lf = Buffer.from(data.toString("latin1").replace(/\r\n/g, "\n"), "latin1");
   for (const content of [data, lf]) {
