@@ -214,6 +214,8 @@ const TEXT_RULES: TextRule[] = [
     what: "a context loaded from elsewhere",
     pattern: /"@(?:context"\s*:\s*(?:"|\[\s*")|import")[^\n]{0,200}/,
   },
+  // Any other format that names a file by URL (a kerchunk/fsspec reference file, a manifest).
+  { format: "text", what: "a file: URL", pattern: /\bfile:\/[^\s"'<>)]{0,200}/i },
 ];
 
 /** Attributes of a tag that make a reader open a file (leavesFolder says which values are refused). */

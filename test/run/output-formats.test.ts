@@ -153,7 +153,7 @@ describe("XML, SVG, HTML and other text outputs", () => {
     [
       "XML, SVG or HTML",
       "a reference to a file outside the output's folder",
-      `<svg><image href="file:///task/checks/ref.png"/></svg>`,
+      `<svg><image href="/task/checks/ref.png"/></svg>`,
     ],
     [
       "XML, SVG or HTML",
@@ -187,6 +187,11 @@ describe("XML, SVG, HTML and other text outputs", () => {
       `x: !!python/object/apply:os.system ["cat checks/ref"]\n`,
     ],
     ["JSON-LD", "a context loaded from elsewhere", `{"@context": "file:///task/checks/ref.jsonld", "v": 1}`],
+    [
+      "text",
+      "a file: URL",
+      `{"version": 1, "refs": {"sum/0": ["file:///task/checks/reference.h5", 2048, 8]}}`,
+    ],
   ];
   it.each(refused)("refuses %s holding %s", (format, what, text) => {
     expect(outputFormatProblem("out.txt", Buffer.from(text))).toContain(
