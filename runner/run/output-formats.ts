@@ -79,9 +79,9 @@ export function findReference(
           inside: [`${container.format} member ${member.name}`, inner.inside].filter(Boolean).join(", "),
         };
     }
-    return undefined;
   }
-  // Last, the names themselves: a format this module does not know still cannot name them.
+  // The whole file too, whatever it also is (an XML with a zip appended is both). Last, the names
+  // themselves: a format this module does not know still cannot name them.
   return binaryReference(data) ?? textReference(data) ?? hiddenName(data, options.hiddenNames ?? []);
 }
 

@@ -93,6 +93,18 @@ describe("archives and compressed outputs", () => {
     );
   });
 
+  it("checks the whole file too when it is also an archive, and refuses a zip whose offsets do not hold", () => {
+    const xml = Buffer.from(`<!DOCTYPE r [<!ENTITY x SYSTEM "/task/checks/ref">]><r>&x;</r>\n`);
+    const after = Buffer.concat([fixture("plain.zip"), xml]);
+    expect(outputFormatProblem("p.zip", after)).toContain(
+      "it is XML holding a DOCTYPE that declares entities",
+    );
+    const before = Buffer.concat([xml, fixture("plain.zip")]);
+    expect(outputFormatProblem("p.xml", before)).toContain(
+      "a zip archive whose central directory the runner cannot read",
+    );
+  });
+
   it.each(["plain.tar.gz", "plain.zip"])("passes an honest %s", (name) => {
     expect(outputFormatProblem(name, fixture(name))).toBeUndefined();
   });
