@@ -114,11 +114,11 @@ function binaryReference(data: Buffer): FormatFinding | undefined {
       };
   }
   if (data.toString("latin1", 0, 16) === "SQLite format 3\0") {
-    const fn = /\b(readfile|writefile|fsdir|load_extension|edit)\s*\(/i.exec(data.toString("latin1"));
+    const fn = /\b(readfile|writefile|fsdir|zipfile|load_extension)\s*\(/i.exec(data.toString("latin1"));
     if (fn)
       return {
         format: "an SQLite database",
-        what: `SQL calling ${fn[1]}() (a view or trigger that reads files)`,
+        what: `SQL calling ${fn[1]}() (a view or trigger the sqlite3 shell answers by reading a file)`,
         reference: "(a file it reads)",
       };
   }
