@@ -148,8 +148,8 @@ describe("a hidden asset's content elsewhere in the task folder", () => {
   });
 });
 
-describe("scifi validate and scifi run", () => {
-  it("refuse a task whose hidden asset is in the git history: validate as invalid (exit 1), run before anything starts (exit 2)", async () => {
+describe("scifi validate, run and submit", () => {
+  it("refuse a task whose hidden asset is in the git history: validate as invalid (exit 1), run and submit before anything starts (exit 2)", async () => {
     const dir = task();
     git(dir, "init", "-q");
     git(dir, "add", ".");
@@ -169,6 +169,11 @@ describe("scifi validate and scifi run", () => {
       "the content of a hidden check asset is in the agents' reach elsewhere in the task folder",
     );
     expect(readdirSync(home)).not.toContain("runs");
+    const submit = await runScifi(home, ["submit", dir, "--dry-run"], 60_000);
+    expect(submit.code).toBe(2);
+    expect(submit.stderr).toMatch(
+      /task\.md:4:1: error: the hidden asset checks\/secret\.json can be read by the agents/,
+    );
     rmSync(join(dir, ".git"), { recursive: true, force: true });
     expect((await runScifi(home, ["validate", dir], 60_000)).code).toBe(0);
   });
