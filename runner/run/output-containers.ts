@@ -1,10 +1,10 @@
-// Outputs that hold other files (docs/loop.md, "Outputs that name another file"): gzip, zip and tar
+// Outputs that hold other files (docs/loop.md, "Outputs that name another file"): gzip, zstd, zip and tar
 // are opened here (bounded: a budget of inflated bytes for the whole output) so that what they hold
 // is checked like an output of its own; an archive member that is a link, or whose name leaves the
 // folder it is unpacked into (`../checks/ref.json` overwrites the reference when a grader unpacks
-// it), is refused. Compressions the runner cannot open (bzip2, xz, zstd, 7z, rar, zip methods other
-// than stored and deflate, zip64) are refused rather than passed unread.
-import { gunzipSync, inflateRawSync } from "node:zlib";
+// it), is refused. Compressions the runner cannot open (bzip2, xz, 7z, rar, zip methods other
+// than stored and deflate, zip64) are refused rather than passed unread; zstd is opened like gzip.
+import { gunzipSync, inflateRawSync, zstdDecompressSync } from "node:zlib";
 
 /** A file inside a container, checked in turn. */
 export interface Member {
@@ -28,7 +28,6 @@ export class InflateBudget {
 const UNREADABLE: [string, number[]][] = [
   ["bzip2", [0x42, 0x5a, 0x68]],
   ["xz", [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]],
-  ["zstd", [0x28, 0xb5, 0x2f, 0xfd]],
   ["7z", [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]],
   ["rar", [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07]],
   ["lzip", [0x4c, 0x5a, 0x49, 0x50]],
@@ -40,7 +39,9 @@ export function unpack(data: Buffer, budget: InflateBudget): Unpacked | undefine
     if (magic.every((b, i) => data[i] === b))
       return refuse(format, `a ${format}-compressed file: the runner cannot look inside it`, "(not checked)");
   }
-  if (data[0] === 0x1f && data[1] === 0x8b) return gunzip(data, budget);
+  if (data[0] === 0x1f && data[1] === 0x8b) return inflated("gzip", data, budget, gunzipSync);
+  if (data.length >= 4 && data.readUInt32LE(0) === 0xfd2fb528)
+    return inflated("zstd", data, budget, zstdDecompressSync);
   if (isTar(data)) return untar(data);
   const end = zipEnd(data);
   if (end >= 0) return unzip(data, end, budget);
@@ -62,15 +63,20 @@ function refuse(format: string, what: string, reference: string): Unpacked {
   return { format, refused: { what, reference } };
 }
 
-function gunzip(data: Buffer, budget: InflateBudget): Unpacked {
+function inflated(
+  format: string,
+  data: Buffer,
+  budget: InflateBudget,
+  inflate: (data: Buffer, options: { maxOutputLength: number }) => Buffer,
+): Unpacked {
   try {
-    const inner = gunzipSync(data, { maxOutputLength: Math.max(1, budget.left) });
+    const inner = inflate(data, { maxOutputLength: Math.max(1, budget.left) });
     budget.left -= inner.length;
-    return { format: "gzip", members: [{ name: "(its content)", data: inner }] };
+    return { format, members: [{ name: "(its content)", data: inner }] };
   } catch (error) {
     return refuse(
-      "gzip",
-      `a gzip file that does not unpack within the runner's limit (${messageOf(error)})`,
+      format,
+      `a ${format} file that does not unpack within the runner's limit (${messageOf(error)})`,
       "(not checked)",
     );
   }
