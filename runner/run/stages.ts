@@ -24,7 +24,10 @@ export class StageOutputs {
   /** `hidden`: the hidden assets' task-folder paths; no output may hold their names (output-formats.ts). */
   constructor(dir: string, hidden: readonly string[] = []) {
     this.dir = dir;
-    this.#hiddenNames = [...new Set(hidden.flatMap((rel) => [rel, basename(rel)]))];
+    // A short base name ("ref") is part of too many honest words to be refused on its own.
+    this.#hiddenNames = [
+      ...new Set(hidden.flatMap((rel) => [rel, ...(basename(rel).length >= 6 ? [basename(rel)] : [])])),
+    ];
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
