@@ -218,7 +218,11 @@ class Search {
     }
     if (name.endsWith(".pack") && !existsSync(path.replace(/\.pack$/, ".idx"))) {
       for (const p of this.#prints)
-        this.#add(p, rel, "possibly in a git pack without an index (which the runner cannot check)");
+        this.#add(
+          p,
+          rel,
+          "in the git history, possibly: a pack without its index (which the runner cannot check)",
+        );
       return;
     }
     if (name.endsWith(".svn-base")) {

@@ -82,6 +82,13 @@ describe("a hidden asset's content elsewhere in the task folder", () => {
       expect(messages(dir)).toEqual([
         expect.stringContaining(`in the git history (blob ${blob}) at .git/objects/pack/${pack}.`),
       ]);
+      // A pack whose index is gone cannot be searched (git index-pack makes it again): refused too.
+      rmSync(join(dir, ".git/objects/pack", pack ?? ""));
+      expect(messages(dir)).toEqual([
+        expect.stringContaining(
+          "in the git history, possibly: a pack without its index (which the runner cannot check) at .git/objects/pack/",
+        ),
+      ]);
     },
   );
 
