@@ -54,7 +54,11 @@ export interface RunTaskOptions {
   signal?: AbortSignal;
 }
 
-/** The SAM of a task file or folder (its task.md), parsed once; InvalidInput when it is not a valid SAM. */
+/**
+ * The SAM of a task file or folder (its task.md), parsed once; InvalidInput when it is not a valid
+ * SAM, or when a hidden asset's content is reachable elsewhere in the task folder (sam/hidden-content.ts,
+ * as `scifi validate` reports it): every way of running a task (run, submit, the daemon, eval) loads here.
+ */
 export async function loadSam(task: string): Promise<SamDocument> {
   const file = samFileOf(task);
   const { parseSam } = await import("../sam/parse.ts");
@@ -63,6 +67,15 @@ export async function loadSam(task: string): Promise<SamDocument> {
     throw new InvalidInput(
       `${file} is not a valid SAM (run 'scifi validate ${task}')`,
       parsed.diagnostics,
+      file,
+    );
+  }
+  const { hiddenContentDiagnostics } = await import("../sam/hidden-content.ts");
+  const reachable = hiddenContentDiagnostics(parsed.sam, file).filter((d) => d.severity === "error");
+  if (reachable.length > 0) {
+    throw new InvalidInput(
+      `${file}: the content of a hidden check asset is in the agents' reach elsewhere in the task folder (run 'scifi validate ${task}')`,
+      reachable,
       file,
     );
   }

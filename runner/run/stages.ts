@@ -5,10 +5,11 @@
 // and without exec bits. No file the agent wrote is anywhere else in it, so nothing of the agent's
 // sits on an include, module, library or config search path of the comparison.
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { HostPathRefused, readTaskFile } from "../policy/host-paths.ts";
 import type { PristineSet } from "../run-folder/state.ts";
 import { removeCopy } from "./check-copy.ts";
+import { outputFormatProblem } from "./output-formats.ts";
 
 /** One declared output is copied out up to this size; past it the run stage fails, naming it. */
 export const OUTPUT_MAX_BYTES = 64 * 1024 ** 2;
@@ -19,15 +20,22 @@ export const OUTPUTS_MAX_BYTES = 256 * 1024 ** 2;
 export class StageOutputs {
   readonly dir: string;
   #bytes = 0;
-  constructor(dir: string) {
+  readonly #hiddenNames: string[];
+  /** `hidden`: the hidden assets' task-folder paths; no output may hold their names (output-formats.ts). */
+  constructor(dir: string, hidden: readonly string[] = []) {
     this.dir = dir;
+    // A short base name ("ref") is part of too many honest words to be refused on its own.
+    this.#hiddenNames = [
+      ...new Set(hidden.flatMap((rel) => [rel, ...(basename(rel).length >= 6 ? [basename(rel)] : [])])),
+    ];
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
   /**
    * Copies each declared output out of `fromDir` (no link followed, regular files only, capped);
-   * returns what went wrong, one line per output (empty: all copied).
+   * an output whose format names another file is refused (output-formats.ts) and not copied.
+   * Returns what went wrong, one line per output (empty: all copied).
    */
   collect(fromDir: string, outputs: readonly string[]): string[] {
     const problems: string[] = [];
@@ -45,6 +53,11 @@ export class StageOutputs {
         problems.push(
           `declared output ${rel}: the outputs of this iteration pass ${OUTPUTS_MAX_BYTES} bytes`,
         );
+        continue;
+      }
+      const named = outputFormatProblem(rel, data, { hiddenNames: this.#hiddenNames });
+      if (named) {
+        problems.push(named);
         continue;
       }
       this.#bytes += data.length;

@@ -7,6 +7,7 @@ import { withAllowlistWarnings } from "./allowlist-warnings.ts";
 import { checkSummary } from "./check-summary.ts";
 import { formatDiagnostic } from "./diagnostics.ts";
 import { findSamFiles } from "./discover.ts";
+import { hiddenContentDiagnostics } from "./hidden-content.ts";
 import { canonicalJson } from "./json.ts";
 import { parseSamSync } from "./parse.ts";
 import type { Diagnostic, ParseResult, SamDocument } from "./types.ts";
@@ -25,9 +26,14 @@ export interface ValidateOptions {
 export function validatePaths(paths: string[], options: ValidateOptions): ValidateOutcome {
   const files = expandPaths(paths, options.err);
   if (files === undefined) return "usage";
+  // On disk, beyond the file: a hidden asset's content elsewhere in the task folder (a git blob, a copy).
+  const checks = (sam: SamDocument) => [
+    ...hiddenContentDiagnostics(sam),
+    ...(options.extraChecks?.(sam) ?? []),
+  ];
   const results = files.map((file) => ({
     file,
-    result: withAllowlistWarnings(file, withExtraChecks(file, parseSamSync(file), options.extraChecks)),
+    result: withAllowlistWarnings(file, withExtraChecks(file, parseSamSync(file), checks)),
   }));
   const included = new Set(
     results.flatMap(({ result }) => (result.ok ? result.sam.files.slice(1).map((f) => f.file) : [])),

@@ -186,6 +186,28 @@ describe("what the runner copies and builds for the stages", () => {
     expect(statSync(join(outputs.dir, "out", "values.json")).mode & 0o777).toBe(0o444);
   });
 
+  it("refuses and does not copy an output whose format names another file, or that holds a hidden asset's name", () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-outputs-format-"));
+    mkdirSync(join(dir, "out"));
+    writeFileSync(
+      join(dir, "out", "r.xml"),
+      '<!DOCTYPE r [<!ENTITY x SYSTEM "/task/checks/ref.json">]><r>&x;</r>',
+    );
+    writeFileSync(join(dir, "out", "log.txt"), "compared with checks/ref.json\n");
+    writeFileSync(join(dir, "out", "v.txt"), "42\n");
+    const outputs = new StageOutputs(join(dir, "..", `${statSync(dir).ino}-outputs`), ["checks/ref.json"]);
+    const problems = outputs.collect(dir, ["out/r.xml", "out/log.txt", "out/v.txt"]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^declared output out\/r.xml is refused: it is XML holding a DOCTYPE that declares entities, naming /,
+      ),
+      expect.stringMatching(
+        /^declared output out\/log.txt is refused: it is a file holding the name of a hidden check asset, naming checks\/ref.json;/,
+      ),
+    ]);
+    expect(readdirSync(join(outputs.dir, "out"))).toEqual(["v.txt"]);
+  });
+
   it("builds the compare folder from the runner's copies of the assets and the outputs, nothing else", () => {
     const root = mkdtempSync(join(tmpdir(), "scifi-compare-"));
     const pristine = join(root, "pristine");

@@ -21,7 +21,8 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
   const notice = await taskFolder.linksNotice();
   // What the agent's code writes while a run stage runs on the copy never reaches the real folder.
   const checkDir = session.hiddenCount > 0 ? taskFolder.checksCopyDir : undefined;
-  const outputs = new StageOutputs(join(session.folder.dir, "outputs", `it${state.iteration}`));
+  const hidden = state.pristine.files.filter((f) => f.hidden).map((f) => f.rel);
+  const outputs = new StageOutputs(join(session.folder.dir, "outputs", `it${state.iteration}`), hidden);
   const compareDir = join(session.folder.dir, "compare");
   try {
     if (checkDir) taskFolder.copyForChecks(checkDir);

@@ -17,6 +17,7 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { a24Scenarios } from "./a24-scenarios.ts";
+import { a37Scenarios } from "./a37-scenarios.ts";
 import { stageScenarios } from "./stage-scenarios.ts";
 import {
   type AdversarialRun,
@@ -394,4 +395,9 @@ const sumfixScenarios: Scenario[] = [
   },
 ];
 
-export const scenarios: Scenario[] = [...sumfixScenarios, ...stageScenarios, ...a24Scenarios];
+export const scenarios: Scenario[] = [
+  ...sumfixScenarios,
+  ...stageScenarios,
+  ...a24Scenarios,
+  ...a37Scenarios,
+];
