@@ -5,7 +5,7 @@
 // a link to the folder, an eval of a suite holding it, `scifi submit`, and the daemon of the
 // folder's inbox (its task ends `failed`, the reason naming the run). Then the holder ends `passed`,
 // and every entry of the folder has the owner it had before (none is left to the sandbox user).
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import {
   chownSync,
   existsSync,
@@ -21,73 +21,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listTasks } from "../../runner/daemon/records.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO, waitFor } from "./harness.ts";
+import { ensureImage, waitFor } from "./harness.ts";
+import { HOLD, owners, type Ran, scifi, TASK } from "./task-folder-lock.ts";
 
-const CLI = join(REPO, "bin", "scifi.js");
 const OWNER = { uid: 4321, gid: 4321 };
-
-const TASK = `---
-name: held
-iterations: 1
-budget_usd: 1
----
-# Write out.txt
-
-## To-do
-Write a file called out.txt.
-
-## Expectation
-- \`out.txt\` exists.
-  \`\`\`check timeout=30s
-  test -f out.txt
-  \`\`\`
-`;
-
-/** Works until the test writes `release` into the task folder (at most 150 s), then passes. */
-const HOLD = `prescan:
-  - json: { node: root, rank: 1, skills: [], context: "", plan: "p", direction: "d" }
-work:
-  - tool_calls: [{ name: bash, input: { timeout_sec: 170, command: "for i in $(seq 1500); do test -f release && break; sleep 0.1; done; echo ok > out.txt" } }]
-  - tool_calls: [{ name: report_done, input: { claim: "done", summary: "done" } }]
-review:
-  - json: { items: [{ id: root/e1, pass: true, evidence: "out.txt" }], findings: [], fixes: [], rank_adjustment: 0 }
-final_review:
-  - json: { group_suggestions: [], global_suggestions: [] }
-`;
-
-interface Ran {
-  code: number | null;
-  out: string;
-}
-
-function scifi(home: string, args: string[], cwd = REPO): { child: ChildProcess; done: Promise<Ran> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd,
-    env: { ...process.env, SCIFI_HOME: home },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout?.on("data", (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on("data", (d: Buffer) => {
-    out += d.toString();
-  });
-  const done = new Promise<Ran>((resolve) => child.once("exit", (code) => resolve({ code, out })));
-  return { child, done };
-}
-
-/** Every entry under `dir` (the folder included) with its owner. */
-function owners(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (rel: string) => {
-    const stat = lstatSync(join(dir, rel));
-    out[rel || "."] = `${stat.uid}:${stat.gid}`;
-    if (stat.isDirectory()) for (const name of readdirSync(join(dir, rel))) walk(join(rel, name));
-  };
-  walk("");
-  return out;
-}
 
 const root = mkdtempSync(join(tmpdir(), "scifi-folder-lock-"));
 const home = join(root, "home");
