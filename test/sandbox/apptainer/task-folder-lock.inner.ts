@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../loop/harness.ts";
-import { HOLD, owners, scifi, TASK } from "../../loop/task-folder-lock.ts";
+import { HOLD, owners, type Ran, scifi, TASK } from "../../loop/task-folder-lock.ts";
 
 describe("one run per task folder (apptainer, inside the harness)", { timeout: 300_000 }, () => {
   it("a second run from another home is refused naming the holder; owners as they were", async () => {
@@ -22,8 +22,13 @@ describe("one run per task folder (apptainer, inside the harness)", { timeout: 3
     const before = owners(task);
     const args = ["run", task, "--backend", "apptainer", "--model", `scripted:${join(root, "hold.yaml")}`];
     const holder = scifi(home, args);
+    let ended: Ran | undefined;
+    void holder.done.then((ran) => {
+      ended = ran;
+    });
     try {
       const runId = await waitFor(() => {
+        if (ended) throw new Error(`the holding run ended early (exit ${ended.code}):\n${ended.out}`);
         if (!existsSync(join(home, "runs"))) return undefined;
         return readdirSync(join(home, "runs"), { withFileTypes: true }).find((e) => e.isDirectory())?.name;
       }, 120_000);
