@@ -5,11 +5,15 @@
 // the structure of the same writer given plain words, with the hostile text read back whole.
 import { describe, expect, it } from "vitest";
 import { fillTemplate } from "../../runner/agents/prompt.ts";
+import { reviewInput } from "../../runner/agents/review.ts";
+import { workBrief } from "../../runner/agents/work.ts";
 import { codeSpan, fenceBlock, inlineText } from "../../runner/markdown-quote.ts";
 import { formatEntry, type MemoryEntry, promptMemory } from "../../runner/memory/entries.ts";
+import { promptHistoryLines } from "../../runner/memory/prompt-history.ts";
 import { memoryView, suggestionKey } from "../../runner/memory/view.ts";
 import { type FailureFacts, failureMemoryBody, listOf } from "../../runner/run/memory-writes.ts";
 import type { CheckOutcome } from "../../runner/run-folder/state.ts";
+import { parseSamString } from "../../runner/sam/parse.ts";
 import { visible, visibleBlock } from "../../runner/terminal-text.ts";
 import { hostileStrings, mdToString, nodesOf, parseMarkdown, skeleton } from "./hostile.ts";
 
@@ -91,7 +95,7 @@ const entry = (body: string, id = "run-a/it2/review"): MemoryEntry => ({
 });
 
 /** The pre-scan's brief with this task memory and group memory, as the control model reads it. */
-function prescanBrief(taskMemory: string, groupMemory: string): string {
+function prescanBrief(taskMemory: string, groupMemory: string, history = "(empty)"): string {
   return fillTemplate("prescan.input.md", {
     tree: "root (ready)",
     ready: "root",
@@ -100,7 +104,7 @@ function prescanBrief(taskMemory: string, groupMemory: string): string {
     rankSuggested: "1",
     iteration: "2",
     taskMemory,
-    history: "(empty)",
+    history,
     group: "g",
     groupMemory,
     globalMemory: "(empty)",
@@ -189,6 +193,111 @@ describe("group memory: final-review suggestions, through the merged view", () =
       expect(items, JSON.stringify(s)).toEqual(
         [shown, "keep the seed fixed"].sort((a, b) => (a === shown ? -1 : b === shown ? 1 : 0)),
       );
+    }
+  });
+});
+
+const SAM = `---
+name: t
+---
+# Write out.txt
+
+## To-do
+Write out.txt.
+
+## Expectation
+- out.txt exists.
+  \`\`\`check
+  test -f out.txt
+  \`\`\`
+`;
+const node = (() => {
+  const parsed = parseSamString(SAM, "/t/task.md");
+  if (!parsed.ok) throw new Error("test SAM does not parse");
+  return parsed.sam.root;
+})();
+
+describe("the review's brief: the claim, the summary and the check output are quoted", () => {
+  const brief = (s: string) =>
+    reviewInput(node, { exit: "done", claim: s, summary: s }, [
+      { ...check(s, `test -f ${s}`), passed: true, exitCode: 0 },
+      check("plain output", "true"),
+    ]);
+  const plain = skeleton(parseMarkdown(brief("plain words")));
+  const noOutput = skeleton(parseMarkdown(brief(" ")));
+
+  it("has the structure of a plain brief, and reads the agent's text back whole", () => {
+    for (const s of CASES) {
+      const root = parseMarkdown(brief(s));
+      const tail = s.trim().split("\n").slice(-15).join("\n");
+      expect(skeleton(root), JSON.stringify(s)).toEqual(tail ? plain : noOutput);
+      const codes = nodesOf(root, "code").map((c) => c.value);
+      // An output that is only white space is `(no output)`, not a block.
+      const outputs = tail ? [visibleBlock(tail)] : [];
+      expect(codes, JSON.stringify(s)).toEqual([
+        visibleBlock(s),
+        visibleBlock(s),
+        ...outputs,
+        "plain output",
+      ]);
+      const passed = nodesOf(root, "paragraph").filter((p) => /PASSED|FAILED/.test(mdToString(p)));
+      expect(
+        passed.map((p) => mdToString(p).replace(/ \(exit.*$/, "")),
+        JSON.stringify(s),
+      ).toEqual(["Check root/check-1 (item root/e1): PASSED", "Check root/check-1 (item root/e1): FAILED"]);
+    }
+  });
+});
+
+describe("the work agent's brief: the planner's context and plan are quoted", () => {
+  const brief = (s: string) =>
+    workBrief(
+      node,
+      undefined,
+      { node: "root", rank: 1, skills: [], context: `ctx ${s}`, plan: `plan ${s}`, direction: s },
+      [],
+    );
+  const plain = skeleton(parseMarkdown(brief("plain words")));
+
+  it("has the structure of a plain brief for every hostile string", () => {
+    for (const s of CASES) {
+      const root = parseMarkdown(brief(s));
+      expect(skeleton(root), JSON.stringify(s)).toEqual(plain);
+      // The first block is the SAM's own check, in its Expectation.
+      expect(
+        nodesOf(root, "code")
+          .slice(1)
+          .map((c) => c.value),
+        JSON.stringify(s),
+      ).toEqual([`ctx ${s}`.trim(), `plan ${s}`.trim()].map((t) => visibleBlock(t)));
+    }
+  });
+});
+
+describe("history in the pre-scan brief: one JSON event a line, quoted whole", () => {
+  it("keeps the brief's sections whatever an event's strings hold", () => {
+    const history = (s: string) =>
+      promptHistoryLines(
+        [
+          JSON.stringify({ seq: 1, time: "t", type: "iteration_start", iteration: 1 }),
+          JSON.stringify({
+            seq: 2,
+            time: "t",
+            type: "work_end",
+            iteration: 1,
+            node: "root",
+            exit: s,
+            steps: 1,
+            toolCalls: 1,
+          }),
+        ].join("\n"),
+      );
+    const brief = (s: string) => prescanBrief("(empty)", "(empty)", fenceBlock(history(s), "jsonl"));
+    const plain = skeleton(parseMarkdown(brief("plain words")));
+    for (const s of CASES) {
+      const root = parseMarkdown(brief(s));
+      expect(skeleton(root), JSON.stringify(s)).toEqual(plain);
+      expect(nodesOf(root, "code")[0]?.value).toBe(visibleBlock(history(s)));
     }
   });
 });
