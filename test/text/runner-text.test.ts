@@ -12,6 +12,7 @@ import { formatEntry, type MemoryEntry, promptMemory } from "../../runner/memory
 import { promptHistoryLines } from "../../runner/memory/prompt-history.ts";
 import { memoryView, suggestionKey } from "../../runner/memory/view.ts";
 import { type FailureFacts, failureMemoryBody, listOf } from "../../runner/run/memory-writes.ts";
+import { linksNoticeText } from "../../runner/run/task-folder.ts";
 import type { CheckOutcome } from "../../runner/run-folder/state.ts";
 import { parseSamString } from "../../runner/sam/parse.ts";
 import { visible, visibleBlock } from "../../runner/terminal-text.ts";
@@ -298,6 +299,28 @@ describe("history in the pre-scan brief: one JSON event a line, quoted whole", (
       const root = parseMarkdown(brief(s));
       expect(skeleton(root), JSON.stringify(s)).toEqual(plain);
       expect(nodesOf(root, "code")[0]?.value).toBe(visibleBlock(history(s)));
+    }
+  });
+});
+
+describe("the notice in front of check output: link names and targets are one line each", () => {
+  it("adds one line per link, none of them the runner's", () => {
+    for (const s of CASES) {
+      const text = linksNoticeText([
+        { path: s, target: s, problem: "points outside the task folder" },
+        { path: "ok", target: "/etc/passwd", problem: "points outside the task folder" },
+      ]);
+      const lines = text.split(/\r\n|[\n\r\u2028\u2029\u0085]/);
+      expect(lines, JSON.stringify(s)).toHaveLength(3);
+      expect(lines.filter((l) => l.startsWith("scifi:"))).toHaveLength(1);
+      expect(lines[1], JSON.stringify(s)).toBe(
+        `  ${visible(s)} -> ${visible(s)} (points outside the task folder)`,
+      );
+      // Quoted in the review's brief it stays inside its block.
+      const root = parseMarkdown(
+        reviewInput(node, { exit: "done", claim: "c", summary: "s" }, [check(text, "true")]),
+      );
+      expect(nodesOf(root, "code").at(-1)?.value).toBe(visibleBlock(text));
     }
   });
 });
