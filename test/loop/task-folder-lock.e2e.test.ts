@@ -5,7 +5,9 @@
 // a link to the folder, an eval of a suite holding it, `scifi submit`, and the daemon of the
 // folder's inbox (its task ends `failed`, the reason naming the run). Then the holder ends `passed`,
 // and every entry of the folder has the owner it had before (none is left to the sandbox user).
-import type { ChildProcess } from "node:child_process";
+// Last, a holder SIGKILLed while the folder is lent: the next run (another home) takes the dead
+// lock over, gives the folder back by the dead lend's record first, and passes; owners as before.
+import { type ChildProcess, execFileSync } from "node:child_process";
 import {
   chownSync,
   existsSync,
@@ -13,6 +15,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -113,4 +116,28 @@ describe.skipIf(!hasEngine("docker"))("one run per task folder (Docker, lent as 
     if (asRoot)
       for (const [rel, owner] of Object.entries(after)) expect(owner, rel).toBe(`${OWNER.uid}:${OWNER.gid}`);
   }, 180_000);
+
+  it("a run killed while it holds the folder (lent): the next run takes its lock over and finds the owners as they were", async () => {
+    const killed = scifi(home, ["run", task, "--model", `scripted:${modelFile}`]);
+    rmSync(join(task, "release"), { force: true });
+    const dead = await waitFor(() => {
+      const runs = readdirSync(join(home, "runs"), { withFileTypes: true }).filter((e) => e.isDirectory());
+      return runs.map((e) => e.name).find((id) => id !== runId);
+    }, 120_000);
+    if (asRoot) await waitFor(() => (lstatSync(task).uid !== OWNER.uid ? true : undefined), 60_000);
+    killed.child.kill("SIGKILL");
+    await killed.done;
+    // The dead run's sandbox outlives it (a resume would prune it): removed here, as prune would.
+    const ids = execFileSync("docker", ["ps", "-aq", "--filter", `label=scifi.run=${dead}`], {
+      encoding: "utf8",
+    });
+    for (const id of ids.split("\n").filter(Boolean)) execFileSync("docker", ["rm", "-f", id]);
+    writeFileSync(join(task, "release"), "");
+    const next = await scifi(other, ["run", task, "--model", `scripted:${modelFile}`]).done;
+    expect(next.code, next.out).toBe(0);
+    const after = owners(task);
+    for (const [rel, owner] of Object.entries(before)) expect(after[rel], rel).toBe(owner);
+    if (asRoot)
+      for (const [rel, owner] of Object.entries(after)) expect(owner, rel).toBe(`${OWNER.uid}:${OWNER.gid}`);
+  }, 240_000);
 });
