@@ -1,0 +1,44 @@
+// Runner text a person reads in a terminal (issue 38.2), by property: an approval listing given the
+// generated hostile strings (test/text/hostile.ts) in every field the agent can shape keeps its
+// shape. Its lines are the header, `  why:`, one `  | ` line per detail line (a cut announced) and
+// `  decide:`; no line holds a line break a terminal obeys (CR, U+2028, NEL) or a control
+// character (ANSI), so no agent text can draw over a line or add one of the runner's.
+import { describe, expect, it } from "vitest";
+import { renderRequest } from "../../runner/approval/render.ts";
+import type { ApprovalRequest } from "../../runner/approval/store.ts";
+import { visible } from "../../runner/terminal-text.ts";
+import { hostileStrings } from "./hostile.ts";
+
+/** Line breaks and escape introducers a terminal obeys (built from code points: no control char in a regex literal). */
+const OBEYED = ["\r", "\n", "\u2028", "\u2029", "\u0085", "\u001b", "\u009b"];
+const obeys = (line: string) => OBEYED.some((c) => line.includes(c));
+
+const request = (s: string): ApprovalRequest => ({
+  type: "request",
+  id: `job-${s}`,
+  action: "submit_job",
+  summary: `submit ${s}`,
+  why: `the SAM asks ${s}`,
+  detail: `#!/bin/bash\n${s}\necho done`,
+  facts: {},
+  iteration: 1,
+  time: "2026-12-04T00:00:00.000Z",
+  deadline: "2026-12-04T01:00:00.000Z",
+});
+
+describe("an approval listing keeps its lines whatever the agent wrote", () => {
+  it("header, why, one marked line per detail line, decide; nothing a terminal would obey", () => {
+    for (const s of hostileStrings(250)) {
+      const lines = renderRequest(`run-${s}`, request(s), { home: "/h", full: true });
+      const detailLines = `#!/bin/bash\n${s}\necho done`.split("\n").length;
+      expect(lines, JSON.stringify(s)).toHaveLength(3 + detailLines);
+      for (const line of lines) expect(obeys(line), `${JSON.stringify(s)}: ${line}`).toBe(false);
+      expect(lines[0]).toBe(`run-${visible(s)} job-${visible(s)}  submit_job: submit ${visible(s)}`);
+      expect(lines[1]?.startsWith(`  why: the SAM asks ${visible(s)}; asked `)).toBe(true);
+      for (const line of lines.slice(2, -1)) expect(line.startsWith("  | ")).toBe(true);
+      expect(lines.at(-1)?.startsWith(`  decide: scifi approve run-${visible(s)} job-${visible(s)} `)).toBe(
+        true,
+      );
+    }
+  });
+});
