@@ -3,10 +3,11 @@
 // shape. Its lines are the header, `  why:`, one `  | ` line per detail line (a cut announced) and
 // `  decide:`; no line holds a line break a terminal obeys (CR, U+2028, NEL) or a control
 // character (ANSI), so no agent text can draw over a line or add one of the runner's.
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { renderRequest } from "../../runner/approval/render.ts";
 import type { ApprovalRequest } from "../../runner/approval/store.ts";
-import { visible } from "../../runner/terminal-text.ts";
+import { shellQuote, visible } from "../../runner/terminal-text.ts";
 import { hostileStrings } from "./hostile.ts";
 
 /** Line breaks and escape introducers a terminal obeys (built from code points: no control char in a regex literal). */
@@ -40,5 +41,15 @@ describe("an approval listing keeps its lines whatever the agent wrote", () => {
         true,
       );
     }
+  });
+});
+
+describe("a word quoted for the scripts scifi writes reads back as itself in bash, on one line", () => {
+  it("every hostile string: one line of script, and bash gives the same string back", () => {
+    const words = hostileStrings(250).filter((s) => !s.includes("\0"));
+    const script = words.map((s) => `printf '%s\\0' ${shellQuote(s)}`);
+    for (const [i, line] of script.entries()) expect(obeys(line), JSON.stringify(words[i])).toBe(false);
+    const out = execFileSync("bash", ["-c", script.join("\n")], { encoding: "utf8" });
+    expect(out.split("\0").slice(0, -1)).toEqual(words);
   });
 });
