@@ -2,11 +2,14 @@
 // generated hostile strings (test/text/hostile.ts) in every field the agent can shape keeps its
 // shape. Its lines are the header, `  why:`, one `  | ` line per detail line (a cut announced) and
 // `  decide:`; no line holds a line break a terminal obeys (CR, U+2028, NEL) or a control
-// character (ANSI), so no agent text can draw over a line or add one of the runner's.
+// character (ANSI), so no agent text can draw over a line or add one of the runner's. The same for
+// the live display of a run, and for a word quoted into the scripts scifi writes (read back by bash).
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { renderRequest } from "../../runner/approval/render.ts";
 import type { ApprovalRequest } from "../../runner/approval/store.ts";
+import { eventLine, plainLine, renderBlock } from "../../runner/run/display.ts";
+import { DEFAULT_LIMITS } from "../../runner/run/limits.ts";
 import { shellQuote, visible } from "../../runner/terminal-text.ts";
 import { hostileStrings } from "./hostile.ts";
 
@@ -51,5 +54,35 @@ describe("a word quoted for the scripts scifi writes reads back as itself in bas
     for (const [i, line] of script.entries()) expect(obeys(line), JSON.stringify(words[i])).toBe(false);
     const out = execFileSync("bash", ["-c", script.join("\n")], { encoding: "utf8" });
     expect(out.split("\0").slice(0, -1)).toEqual(words);
+  });
+});
+
+describe("the live display of a run keeps its lines whatever a model named", () => {
+  it("a tool name, node, notice and result of hostile text: the block's lines, and one line each", () => {
+    const status = (s: string) => ({
+      runId: "r",
+      iteration: 1,
+      phase: "work",
+      node: `root${s}`,
+      step: 1,
+      toolCalls: 1,
+      lastTool: `bash${s} (failed)`,
+      tokens: 0,
+      usd: 0,
+      elapsedMs: 0,
+      stepsLeft: 1,
+      toolCallsLeft: 1,
+      limits: DEFAULT_LIMITS,
+      notice: `waiting ${s}`,
+      result: `check root/check-1 FAILED ${s}`,
+    });
+    const lines = renderBlock(status("plain")).split("\n").length;
+    for (const s of hostileStrings(250)) {
+      const block = renderBlock(status(s)).split("\n");
+      expect(block, JSON.stringify(s)).toHaveLength(lines);
+      for (const line of [...block, plainLine(status(s)), eventLine(status(s))])
+        expect(obeys(line), `${JSON.stringify(s)}: ${line}`).toBe(false);
+      expect(block[1]).toContain(`(last: bash${visible(s)} (failed))`);
+    }
   });
 });
