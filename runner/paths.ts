@@ -31,7 +31,7 @@ export const homePaths = (home: string) => ({
   internal: join(home, ".scifi"),
   /** Per task folder, the SAM and asset hashes its last run captured (runner/run/last-assets.ts). */
   lastAssets: join(home, ".scifi", "last-assets"),
-  /** Per task folder, the lock of the one run that uses it (runner/run/run-lock.ts). */
+  /** Per task folder, the lock of the one run that uses it (runner/task-folder-lock.ts). */
   taskLocks: join(home, ".scifi", "task-locks"),
   sitePolicy: join(home, "site-policy.yaml"),
   modelsConfig: join(home, "models.yaml"),

@@ -88,7 +88,22 @@ const PLAIN_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
 export function shellQuote(arg: string): string {
   if (arg !== "" && PLAIN_WORD.test(arg)) return arg;
   if (!HAS_HIDDEN.test(arg)) return `'${arg.replace(/'/g, `'\\''`)}'`;
-  return `$'${arg.replace(/[\\']/g, (c) => `\\${c}`).replace(HIDDEN, escapeCodePoint)}'`;
+  return `$'${arg.replace(/[\\']/g, (c) => `\\${c}`).replace(HIDDEN, shellEscape)}'`;
+}
+
+/**
+ * A code point as bash's `$'...'` decodes it back (scripts scifi writes run these words): `\n`,
+ * `\xHH` below 0x80, `\uHHHH` and `\UHHHHHHHH` above (a `\xHH` there would be one raw byte, not the
+ * code point's UTF-8).
+ */
+function shellEscape(c: string): string {
+  const short = SHORT[c];
+  if (short) return short;
+  const code = c.codePointAt(0) ?? 0;
+  if (code < 0x80) return `\\x${code.toString(16).padStart(2, "0")}`;
+  return code <= 0xffff
+    ? `\\u${code.toString(16).padStart(4, "0")}`
+    : `\\U${code.toString(16).padStart(8, "0")}`;
 }
 
 /** Arguments joined as one shell command line (each quoted by `shellQuote`). */

@@ -1,6 +1,7 @@
 // Final review (control agent): after the run ends, writes task-group and global suggestions.
 import { z } from "zod";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { fenceBlock, inlineText } from "../markdown-quote.ts";
 import { promptHistoryLines } from "../memory/prompt-history.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
@@ -35,12 +36,12 @@ export async function runFinalReview(
   const user = fillTemplate("final-review.input.md", {
     title: input.title,
     outcome: input.outcome,
-    reason: input.reason,
+    reason: inlineText(input.reason),
     iterations: String(input.iterations),
     group: input.group,
     taskMemory: input.taskMemory.text.trim() || "(empty)",
     // No times, seqs or host paths (a replay of the same task must read the same prompt).
-    history: promptHistoryLines(input.history) || "(empty)",
+    history: input.history.trim() ? fenceBlock(promptHistoryLines(input.history), "jsonl") : "(empty)",
   });
   const injected = input.taskMemory.text.trim()
     ? [{ kind: "memory" as const, ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 }]

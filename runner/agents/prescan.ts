@@ -2,6 +2,7 @@
 // skill index; returns a validated plan for the next work pass.
 import { z } from "zod";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { fenceBlock } from "../markdown-quote.ts";
 import type { RecordedPlan } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
@@ -52,7 +53,8 @@ export async function runPrescan(
     rankSuggested: String(input.rank.suggested),
     iteration: String(input.iteration),
     taskMemory: input.taskMemory.text.trim() || "(empty: first iteration)",
-    history: input.history || "(empty)",
+    // One JSON event a line, quoted whole: no string in an event can start a line of its own.
+    history: input.history ? fenceBlock(input.history, "jsonl") : "(empty)",
     group: input.groupMemory?.group ?? "no group",
     groupMemory: input.groupMemory
       ? input.groupMemory.text.trim() || "(empty)"

@@ -2,6 +2,7 @@
 // read-only tools, and returns a structured verdict. The runner combines it with the check results:
 // the review can fail a node whose checks passed, never pass one whose checks failed.
 import { z } from "zod";
+import { codeSpan, fenceBlock, inlineText } from "../markdown-quote.ts";
 import type { CheckOutcome, RecordedVerdict, WorkReport } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
@@ -34,19 +35,14 @@ export function reviewSystem(): string {
 
 export function reviewInput(node: SamNode, report: WorkReport, checks: readonly CheckOutcome[]): string {
   const items = node.items.map((item) => `- **${item.id}**: ${item.text.trim()}`).join("\n");
+  // The claim, the summary and the check output are the agent's: each a fenced block nothing in it
+  // closes (markdown-quote), so none of it reads as a check result or a section of the runner's.
   const reportText =
     report.exit === "done"
-      ? `Claim: ${report.claim}\n\nSummary: ${report.summary}`
-      : `The work pass ended without a claim (${report.exit}).`;
+      ? `Claim:\n\n${fenceBlock(report.claim ?? "")}\n\nSummary:\n\n${fenceBlock(report.summary ?? "")}`
+      : `The work pass ended without a claim (${inlineText(report.exit)}).`;
   const checkText =
-    checks.length === 0
-      ? "(this node has no deterministic checks)"
-      : checks
-          .map(
-            (c) =>
-              `- ${c.id} (item ${c.itemId}${c.node ? ` of sub-SAM ${c.node}` : ""}): ${c.passed ? "PASSED" : "FAILED"} (exit ${c.timedOut ? "timeout" : c.exitCode})\n  command: \`${c.command.trim()}\`\n  output tail:\n${indent(c.output)}`,
-          )
-          .join("\n");
+    checks.length === 0 ? "(this node has no deterministic checks)" : checks.map(checkEntry).join("\n\n");
   return fillTemplate("review.input.md", {
     node: node.id,
     title: node.title,
@@ -68,7 +64,9 @@ export function verdictProblems(node: SamNode, verdict: ReviewVerdict): string[]
   return problems;
 }
 
-function indent(text: string): string {
-  const lines = text.trim().split("\n").slice(-15);
-  return lines.map((line) => `    ${line}`).join("\n") || "    (no output)";
+/** One check's result for the review: the runner's line, then the output's tail in a fence. */
+function checkEntry(c: CheckOutcome): string {
+  const tail = c.output.trim().split("\n").slice(-15).join("\n");
+  const of = c.node ? ` of sub-SAM ${codeSpan(c.node)}` : "";
+  return `Check ${codeSpan(c.id)} (item ${codeSpan(c.itemId)}${of}): ${c.passed ? "PASSED" : "FAILED"} (exit ${c.timedOut ? "timeout" : c.exitCode}), command ${codeSpan(c.command.trim())}, output tail:\n\n${tail ? fenceBlock(tail) : "(no output)"}`;
 }

@@ -1,5 +1,6 @@
 // Work agent: its system prompt and the brief it starts each pass with. The step loop that runs its
 // tool calls under enforced limits is the orchestrator's (runner/run/conversation.ts runPass).
+import { fenceBlock } from "../markdown-quote.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { PrescanPlan } from "./prescan.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
@@ -31,8 +32,9 @@ export function workBrief(
     todo: node.todo.trim(),
     expectation: node.expectation.trim(),
     parentContext,
-    context: plan.context.trim() || "(none)",
-    plan: plan.plan.trim() || "(none)",
+    // The planner's words, quoted: what it read (memory, history) was partly the agent's.
+    context: plan.context.trim() ? fenceBlock(plan.context.trim(), "markdown") : "(none)",
+    plan: plan.plan.trim() ? fenceBlock(plan.plan.trim(), "markdown") : "(none)",
     skills: skillText,
   });
 }

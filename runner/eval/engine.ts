@@ -4,10 +4,12 @@
 // (summary.json, summary.csv) is computed again from the result files alone; scheduling stops when
 // the budget is spent; at the end the page is written. A killed eval loses only its running trials:
 // `resumeEval` picks up the plan and runs what has no result.
+
 import { existsSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
+import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import { writeEvalReport } from "./page.ts";
 import {
   type EvalPlan,
@@ -75,7 +77,17 @@ export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string
     engine: o.slurm ? "slurm" : "local",
     backend: o.backend ?? (o.slurm ? "auto" : "docker"),
   });
-  for (const task of plan.tasks) task.files = await taskFiles(task.dir);
+  for (const task of plan.tasks) {
+    // A folder a live run works in is mid-change (and, as root, lent to the sandbox user): its
+    // trials would copy whatever the run has left there so far.
+    try {
+      refuseBusyTaskFolder(o.home, task.dir);
+    } catch (error) {
+      if (error instanceof TaskFolderBusy) throw new EvalInputError(`task ${task.name}: ${error.message}`);
+      throw error;
+    }
+    task.files = await taskFiles(task.dir);
+  }
   const evalDir = evalDirOf(o.home, plan.evalId);
   writePlan(evalDir, plan);
   return { evalDir, plan };

@@ -4,6 +4,7 @@
 // run), its result.json (runner/eval/trial-result.ts) is written atomically; that file is the only
 // thing the eval counts, so a killed eval loses at most the trials that were running. The same
 // function runs a trial in the eval's process and, with `--slurm`, inside a SLURM job.
+
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
@@ -12,6 +13,7 @@ import { readHistory } from "../memory/history.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { RunResult } from "../run/deps.ts";
 import type { RunStatus } from "../run/status.ts";
+import { refuseBusyTaskFolder } from "../task-folder-lock.ts";
 import {
   type AttemptOwner,
   earlierAttempts,
@@ -169,6 +171,8 @@ async function freshCopy(o: TrialOptions): Promise<string> {
   const task = o.plan.tasks.find((t) => t.name === o.trial.task);
   const variant = task?.variants.find((v) => v.name === o.trial.variant);
   if (!task || !variant) throw new Error(`trial ${o.trial.trialId}: its task or variant is not in the plan`);
+  // A run started on the folder since the eval began: its trials would copy the run's half-work.
+  refuseBusyTaskFolder(o.home, task.dir);
   mkdirSync(evalFiles(o.evalDir).trial(o.trial.trialId), { recursive: true });
   const copy = evalFiles(o.evalDir).copy(o.trial.trialId, task.name);
   // An earlier attempt's copy goes; its result.json (an error being retried) stays until replaced.

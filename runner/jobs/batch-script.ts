@@ -3,6 +3,7 @@
 // directives are the granted ones (so `#SBATCH` lines in the agent's file cannot widen a grant),
 // and which runs a frozen copy of the agent's file (so it cannot be swapped after validation).
 import { egressFilterScript } from "../network/egress.ts";
+import { shellQuote as quoteWord, visible } from "../terminal-text.ts";
 import { describeBytes, formatSlurmMemory, formatSlurmTime } from "./units.ts";
 
 /** Resources and placement of one job, already within the grant. */
@@ -96,7 +97,9 @@ export function agentJobArgs(j: AgentJobScript): string[] {
 export function renderAgentJobScript(j: AgentJobScript): string {
   return [
     "#!/bin/bash",
-    `# Written by scifi's job broker for run ${j.runId}: runs the task's ${j.scriptName}`,
+    // The script's name is the agent's (a file name may hold a newline): one visible line, so no part
+    // of it leaves the comment and runs as a command of this script.
+    `# Written by scifi's job broker for run ${visible(j.runId)}: runs the task's ${visible(j.scriptName)}`,
     "# (a copy frozen at submission). Resources are sbatch options; #SBATCH lines in it were ignored.",
     `# Granted: ${formatSlurmTime(j.resources.timeSec)}, ${j.resources.cpus} CPU(s), ${describeBytes(j.resources.memoryBytes)}, ${j.resources.gpus} GPU(s).`,
     `cd ${shellQuote(j.taskDir)} || exit 97`,
@@ -213,7 +216,9 @@ function jobNetwork(runId: string, box: Exclude<JobSandbox, { engine: "none" }>)
 
 /** Quotes one word for a POSIX shell. */
 export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+  // terminal-text's: a word with a line break or a control character is one `$'...'` word on one
+  // line (bash reads it back as itself), so no argument of the agent's reads as a line of the script.
+  return quoteWord(word);
 }
 
 /** The `#SBATCH` directives a script contains (they are ignored; reported back to the agent). */

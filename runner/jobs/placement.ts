@@ -5,7 +5,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { runFiles } from "../paths.ts";
 import type { SamMetadata } from "../sam/types.ts";
-import { shellQuote } from "./batch-script.ts";
+// terminal-text's quoting: a path with a line break is one `$'...'` word on one line of the script.
+import { shellQuote, visible } from "../terminal-text.ts";
 import type { JobsPolicy } from "./policy.ts";
 import { LIVE_STATES, type SlurmClient, type SlurmJobInfo } from "./slurm.ts";
 import {
@@ -184,7 +185,9 @@ export function renderPlacementScript(p: PlacementScript): string {
       : [`backend=${p.backend}`];
   return [
     "#!/bin/bash",
-    `# Written by 'scifi submit' for ${p.samFile}`,
+    // The SAM's path may hold a newline (a folder dropped into the daemon's inbox): one visible
+    // line, so no part of it leaves the comment and runs as a command of this script.
+    `# Written by 'scifi submit' for ${visible(p.samFile)}`,
     ...p.sbatchArgs.map((a) => `#SBATCH ${a}`),
     `#SBATCH --chdir=${p.submitDir}`,
     `#SBATCH --output=${join(p.submitDir, "slurm-%j.out")}`,

@@ -4,9 +4,10 @@
 // submits with `sbatch --parsable`, and returns what it did; --dry-run stops before writing.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { homePaths } from "../paths.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import {
   type BackendChoice,
   type PlacementFlags,
@@ -64,6 +65,13 @@ export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult
     });
   } catch (error) {
     throw new SubmitInputError(error instanceof Error ? error.message : String(error));
+  }
+  // The job's `scifi run` would be refused on the node anyway; say so before anything is queued.
+  try {
+    refuseBusyTaskFolder(o.home, dirname(sam.file));
+  } catch (error) {
+    if (error instanceof TaskFolderBusy) throw new SubmitInputError(error.message);
+    throw error;
   }
   const now = o.now ?? new Date();
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");

@@ -300,6 +300,7 @@ function errorCode(error: unknown): string | undefined {
 }
 
 export { lendTaskFolder, type OwnershipRecord, returnTaskFolder } from "./lending.ts";
+export { forgetLend, giveBackAbandoned, lendRecorded } from "./lent-record.ts";
 // The walks of a task folder (quota, snapshots, setuid sweep, lending) live in tree-walk.ts and
 // lending.ts; re-exported here for the components that reach them through this file.
 export {

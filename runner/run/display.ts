@@ -3,6 +3,7 @@
 // result, a verdict) are printed above the block as lines that stay, each with its iteration; the
 // block is cut to the terminal's width (never wrapped mid-word); an interaction (an approval
 // prompt) suspends it, and the run's end clears it so the outcome is what remains.
+import { visible } from "../terminal-text.ts";
 import type { RunStatus } from "./status.ts";
 
 export interface StatusDisplay {
@@ -79,17 +80,17 @@ export async function createDisplay(stream: NodeJS.WriteStream): Promise<StatusD
 
 /** An event with the iteration it belongs to: `iteration 2  check root/check-1 FAILED (exit 1)`. */
 export function eventLine(s: RunStatus): string {
-  return `iteration ${s.iteration} ${s.result ?? ""}`;
+  return `iteration ${s.iteration} ${visible(s.result ?? "")}`;
 }
 
 export function renderBlock(s: RunStatus): string {
   const l = s.limits;
   return [
     `scifi run ${s.runId}`,
-    `  iteration ${s.iteration}  phase ${s.phase}${s.node ? `  node ${s.node}` : ""}  step ${s.step}  tool calls ${s.toolCalls}${s.lastTool ? ` (last: ${s.lastTool})` : ""}`,
+    `  iteration ${s.iteration}  phase ${s.phase}${s.node ? `  node ${visible(s.node)}` : ""}  step ${s.step}  tool calls ${s.toolCalls}${s.lastTool ? ` (last: ${visible(s.lastTool)})` : ""}`,
     `  tokens ${s.tokens}/${l.tokens}  USD ${s.usd.toFixed(4)}/${l.usd}  elapsed ${seconds(s.elapsedMs)}/${l.walltimeSec}s`,
     `  left in pass: ${s.stepsLeft} steps, ${s.toolCallsLeft} tool calls`,
-    ...(s.notice ? [`  ${s.notice}`] : []),
+    ...(s.notice ? [`  ${visible(s.notice)}`] : []),
   ].join("\n");
 }
 
@@ -128,7 +129,7 @@ export function wrapWords(line: string, width: number, indent = ""): string[] {
  * phase and per wait, not per token.
  */
 export function plainLine(s: RunStatus): string {
-  return `run ${s.runId} iteration ${s.iteration} phase ${s.phase}${s.node ? ` node ${s.node}` : ""}${s.notice ? `: ${s.notice}` : ""}`;
+  return `run ${s.runId} iteration ${s.iteration} phase ${s.phase}${s.node ? ` node ${visible(s.node)}` : ""}${s.notice ? `: ${visible(s.notice)}` : ""}`;
 }
 
 function seconds(ms: number): number {

@@ -10,6 +10,7 @@ import { ScriptError } from "../llm/scripted/script.ts";
 import { PolicyRefused } from "../policy/refused.ts";
 import type { Diagnostic } from "../sam/types.ts";
 import { SandboxStartFailed, SandboxUnavailable } from "../sandbox/types.ts";
+import { TaskFolderBusy } from "../task-folder-lock.ts";
 
 /** Bad input the user can fix: exit 2. */
 export class InvalidInput extends Error {
@@ -35,7 +36,8 @@ export function exitCodeOf(error: unknown): number {
     error instanceof PolicyRefused ||
     error instanceof ModelsConfigError ||
     error instanceof ScriptError ||
-    error instanceof SubmitInputError
+    error instanceof SubmitInputError ||
+    error instanceof TaskFolderBusy
   ) {
     return EXIT.usage;
   }

@@ -2,48 +2,76 @@
 // what to fix: the next pre-scan reads it); after the final review, the group's memory and the
 // global proposals (only `scifi memory accept` puts a proposal into global memory).
 
+import { codeSpan, fenceBlock, inlineText } from "../markdown-quote.ts";
 import { appendEntry } from "../memory/entries.ts";
 import { homePaths } from "../paths.ts";
-import type { CheckOutcome, Outcome } from "../run-folder/state.ts";
+import type { CheckOutcome, Outcome, RecordedVerdict, WorkReport } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { RunSession } from "./session.ts";
 
 /** The failed review writes what was tried and what to fix; the next pre-scan reads it. */
 export async function writeFailureMemory(session: RunSession, node: SamNode): Promise<void> {
   const { state } = session;
-  const verdict = state.verdict;
-  const failedChecks = (state.checks ?? []).filter((c) => !c.passed);
-  const lines = [
-    `Node ${node.id} (${node.title}), iteration ${state.iteration}, direction: ${state.direction ?? "-"}.`,
-    "",
-    `**Tried:** ${state.work?.claim ?? `no claim (${state.work?.exit ?? "no work"})`}`,
-    state.work?.summary ? `**Work summary:** ${state.work.summary}` : "",
-    failedChecks.length ? `**Failed checks:**\n${failedChecks.map(failedCheckEntry).join("\n")}` : "",
-    verdict?.findings.length ? `**Findings:**\n${verdict.findings.map((f) => `- ${f}`).join("\n")}` : "",
-    verdict?.fixes.length
-      ? `**Fixes for the next attempt:**\n${verdict.fixes.map((f) => `- ${f}`).join("\n")}`
-      : "",
-  ].filter((line) => line !== "");
   await appendEntry(session.folder.files.memory, {
     id: `${state.runId}/it${state.iteration}/review`,
     time: new Date().toISOString(),
     runId: state.runId,
     role: "review",
     title: `Iteration ${state.iteration}: review failed ${node.id}`,
-    body: lines.join("\n"),
+    body: failureMemoryBody({
+      node,
+      iteration: state.iteration,
+      direction: state.direction,
+      work: state.work,
+      failedChecks: (state.checks ?? []).filter((c) => !c.passed),
+      verdict: state.verdict,
+    }),
   });
+}
+
+export interface FailureFacts {
+  node: Pick<SamNode, "id" | "title">;
+  iteration: number;
+  direction?: string | undefined;
+  work?: WorkReport | undefined;
+  failedChecks: CheckOutcome[];
+  verdict?: Pick<RecordedVerdict, "findings" | "fixes"> | undefined;
+}
+
+/**
+ * The task-memory entry's body. Every text the runner did not choose (a claim, a summary, check
+ * output, findings, fixes, even the SAM's titles and commands) goes through markdown-quote: a
+ * multi-line text is a fenced block nothing in it can close, a line is plain text with its marks
+ * escaped, so no agent text reads as a section, a list item or a line of the runner's.
+ */
+export function failureMemoryBody(facts: FailureFacts): string {
+  const { node, work, verdict } = facts;
+  const parts = [
+    `Node ${codeSpan(node.id)} (${inlineText(node.title)}), iteration ${facts.iteration}, direction: ${inlineText(facts.direction ?? "-")}.`,
+    work?.claim !== undefined
+      ? `**Tried:**\n\n${fenceBlock(work.claim)}`
+      : `**Tried:** no claim (${inlineText(work?.exit ?? "no work")})`,
+    work?.summary ? `**Work summary:**\n\n${fenceBlock(work.summary)}` : "",
+    facts.failedChecks.length
+      ? `**Failed checks:**\n\n${facts.failedChecks.map(failedCheckEntry).join("\n\n")}`
+      : "",
+    verdict?.findings.length ? `**Findings:**\n\n${listOf(verdict.findings)}` : "",
+    verdict?.fixes.length ? `**Fixes for the next attempt:**\n\n${listOf(verdict.fixes)}` : "",
+  ];
+  return parts.filter((part) => part !== "").join("\n\n");
+}
+
+/** One list item a line: each item's text escaped (its line breaks shown, never new items). */
+export function listOf(items: readonly string[]): string {
+  return items.map((item) => `- ${inlineText(item)}`).join("\n");
 }
 
 /** A failed check in task memory: what ran, how it ended, and the end of what it printed. */
 function failedCheckEntry(check: CheckOutcome): string {
-  const where = check.node ? ` (sub-SAM ${check.node})` : "";
+  const where = check.node ? ` (sub-SAM ${codeSpan(check.node)})` : "";
   const how = check.timedOut ? "timed out" : `exit ${check.exitCode}`;
   const tail = check.output.trim().split("\n").slice(-20).join("\n");
-  const fence = tail.includes("```") ? "~~~~" : "```";
-  return `- ${check.id}${where}: ${how}: \`${check.command.trim()}\`\n  ${fence}text\n${tail
-    .split("\n")
-    .map((line) => `  ${line}`)
-    .join("\n")}\n  ${fence}`;
+  return `Check ${codeSpan(check.id)}${where}: ${how}: ${codeSpan(check.command.trim())}\n\n${fenceBlock(tail)}`;
 }
 
 /** The final review's suggestions: the group's memory, and global proposals a person decides on. */
@@ -62,7 +90,7 @@ export async function writeSuggestions(
     runId: state.runId,
     role: "final_review",
     title: `${sam.metadata.name}: ${outcome.status} after ${state.iteration} iteration(s)`,
-    body: items.map((s) => `- ${s}`).join("\n"),
+    body: listOf(items),
   });
   const group = sam.metadata.group;
   if (group && suggestions.group_suggestions.length > 0) {

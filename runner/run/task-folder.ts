@@ -2,10 +2,12 @@
 // check assets, taken before any agent runs), hidden assets kept out of the folder until the checks
 // that see them and given back when the run ends, SAM files and assets put back before the checks
 // and the review (anything else at their paths is tampering), and the checks' throw-away copy.
+
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { visible } from "../terminal-text.ts";
 import { copyForChecks, removeCopy } from "./check-copy.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
@@ -70,10 +72,7 @@ export class TaskFolderGuard {
     const links = await deliverableLinks(spec.taskDir);
     if (links.length === 0) return undefined;
     history.append({ type: "deliverable_links", iteration: state.iteration, links });
-    return `scifi: ${links.length} symlink(s) in the task folder point outside it or nowhere (they are not deliverables):\n${links
-      .slice(0, 20)
-      .map((l) => `  ${l.path} -> ${l.target} (${l.problem})`)
-      .join("\n")}`;
+    return linksNoticeText(links);
   }
 
   /** Where the checks' copy of the task folder goes (in the run folder, no sandbox mounts it). */
@@ -242,4 +241,16 @@ function pristineRequests(sam: SamDocument, taskDir: string): PristineRequest[] 
       return { rel: path, kind: "asset" as const, hidden: hidden.has(path) };
     }),
   ];
+}
+
+/**
+ * The notice put in front of every check's output. A link's name and target are the agent's: each
+ * is one visible line (its line breaks and control characters escaped), so no name can add a line
+ * that reads as the runner's (`scifi: ...`) to what the review reads.
+ */
+export function linksNoticeText(links: readonly { path: string; target: string; problem: string }[]): string {
+  return `scifi: ${links.length} symlink(s) in the task folder point outside it or nowhere (they are not deliverables):\n${links
+    .slice(0, 20)
+    .map((l) => `  ${visible(l.path)} -> ${visible(l.target)} (${visible(l.problem)})`)
+    .join("\n")}`;
 }

@@ -1,7 +1,8 @@
 // What every sandbox gets on top of its backend, whatever the engine (trust.md rules 4 and 5):
 // - never uid 0: a spec asking for root is refused; a root-run scifi lends the task folder to the
 //   unprivileged sandbox user for the sandbox's life and gives it back at stop (owners as before,
-//   new entries to the task folder's owner);
+//   new entries to the task folder's owner); the lend's record is on disk until then, so a lend
+//   whose process died is given back before the folder is lent again (policy/lent-record.ts);
 // - no privilege leaves: stop() clears setuid/setgid bits in the task folder (in the give back's walk
 //   when it was lent) and in read-write mounts, after the sandbox is gone;
 // - a disk quota on the task folder (allocated blocks, no link followed, bounded walk, plus deleted
@@ -12,7 +13,8 @@
 import { stat } from "node:fs/promises";
 import {
   clearPrivilegeBits,
-  lendTaskFolder,
+  forgetLend,
+  lendRecorded,
   measureTaskFolder,
   type OwnershipRecord,
   returnTaskFolder,
@@ -68,7 +70,7 @@ export async function startGuarded(
   // Only root can lend; a normal user's sandbox runs as that user and owns the folder already.
   const lent =
     caller === 0 && !options.runsAsCaller
-      ? await lendTaskFolder(spec.taskDir, spec.user).catch((error: unknown) => {
+      ? await lendRecorded(spec.taskDir, spec.user).catch((error: unknown) => {
           // The cause is kept: a getfacl that failed on the agent's names is the task's failure
           // (runner/run/task-folder-problem.ts), an engine that failed is not.
           throw Object.assign(
@@ -94,7 +96,7 @@ export async function startGuarded(
     // The start's error is the one to act on; a give back that failed too is said with it.
     const back = lent
       ? await returnTaskFolder(lent).then(
-          () => undefined,
+          () => forgetLend(spec.taskDir),
           (e: unknown) => e,
         )
       : undefined;
@@ -262,7 +264,10 @@ class GuardedSandbox implements Sandbox {
     let returned = false;
     if (this.#lent)
       returned = await returnTaskFolder(this.#lent).then(
-        () => true,
+        () => {
+          forgetLend(this.spec.taskDir);
+          return true;
+        },
         (e: unknown) => {
           errors.push(
             new SandboxError(

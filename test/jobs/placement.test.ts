@@ -1,5 +1,6 @@
 // `scifi submit`: the SAM -> sbatch mapping (exact outputs), the dry-run output of the real CLI,
 // and a real submission through sbatch with its record and status lookup.
+
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,7 +17,9 @@ import { DEFAULT_JOBS_POLICY, jobsPolicySchema } from "../../runner/jobs/policy.
 import { SlurmClient } from "../../runner/jobs/slurm.ts";
 import { submitTask } from "../../runner/jobs/submit.ts";
 import { loadSam } from "../../runner/run/setup.ts";
+import { shellQuote, visible } from "../../runner/terminal-text.ts";
 import { hasEngine } from "../helpers/engines.ts";
+import { hostileStrings } from "../text/hostile.ts";
 import { samMetadata } from "./fixtures.ts";
 
 const FIXTURE = resolve(import.meta.dirname, "../fixtures/slurm/placed/task.md");
@@ -143,6 +146,31 @@ describe("SAM limits to sbatch options", () => {
         "",
       ].join("\n"),
     );
+  });
+});
+
+describe("the placement script's header cannot be left by the SAM's path", () => {
+  it("a path with line breaks (an inbox name) stays one comment line; the command quotes it", () => {
+    const script = (samFile: string) =>
+      renderPlacementScript({
+        sbatchArgs: ["--time=0:10:00"],
+        samFile,
+        home: "/h",
+        submitDir: "/h/submits/s1",
+        scifiCommand: ["/usr/bin/node", "/opt/scifi/bin/scifi.js"],
+        backend: "apptainer",
+      }).split("\n");
+    const plain = script("/h/tasks/a.md");
+    for (const name of hostileStrings(200)) {
+      const file = `/h/tasks/a${name}touch /tmp/pwned.md`;
+      const lines = script(file);
+      expect(lines.length, JSON.stringify(name)).toBe(plain.length);
+      expect(lines[1]).toBe(`# Written by 'scifi submit' for ${visible(file)}`);
+      expect(lines.slice(2, -2), JSON.stringify(name)).toEqual(plain.slice(2, -2));
+      expect(lines.at(-2)).toBe(
+        `exec /usr/bin/node /opt/scifi/bin/scifi.js run ${shellQuote(file)} --backend "$backend"`,
+      );
+    }
   });
 });
 

@@ -19,6 +19,8 @@ import {
 } from "../../runner/jobs/units.ts";
 import { BUILTIN_SITE_POLICY } from "../../runner/policy/site.ts";
 import type { SamDocument, SamMetadata } from "../../runner/sam/types.ts";
+import { visible } from "../../runner/terminal-text.ts";
+import { hostileStrings } from "../text/hostile.ts";
 import { samMetadata } from "./fixtures.ts";
 
 describe("SLURM time and memory notation", () => {
@@ -178,6 +180,18 @@ describe("agent job batch script", () => {
     );
     expect(text).not.toMatch(/^#SBATCH/m);
     expect(shellQuote("a b")).toBe("'a b'");
+  });
+
+  it("a name with line breaks stays one comment line: the script's lines are those of a plain name", () => {
+    const plain = renderAgentJobScript({ ...job, scriptName: "run.sh" }).split("\n");
+    for (const name of hostileStrings(200)) {
+      const lines = renderAgentJobScript({ ...job, scriptName: `run.sh${name}touch /tmp/pwned` }).split("\n");
+      expect(lines.length, JSON.stringify(name)).toBe(plain.length);
+      expect(lines[1], JSON.stringify(name)).toBe(
+        `# Written by scifi's job broker for run r1: runs the task's ${visible(`run.sh${name}touch /tmp/pwned`)}`,
+      );
+      expect(lines.slice(2), JSON.stringify(name)).toEqual(plain.slice(2));
+    }
   });
 
   it("runs the script in the task's container when the policy sandboxes jobs", () => {

@@ -3,12 +3,14 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
@@ -23,6 +25,7 @@ import {
   TaskFolderBusy,
 } from "../../runner/run/run-lock.ts";
 import { openRunFolder } from "../../runner/run-folder/folder.ts";
+import { refuseBusyTaskFolder, runtimeDir } from "../../runner/task-folder-lock.ts";
 import { REPO } from "./harness.ts";
 
 function runFolder() {
@@ -166,11 +169,65 @@ describe("one run at a time per task folder", () => {
         stderr += d.toString();
       });
       const [code] = await once(child, "exit");
-      expect(code).toBe(1);
+      expect(code).toBe(2);
       expect(stderr).toMatch(/is in use by run run-holding/);
       expect(existsSync(join(home, "runs")) ? readdirSync(join(home, "runs")) : []).toEqual([]);
     } finally {
       release();
     }
   }, 60_000);
+});
+
+describe("the task folder's lock is the folder's, not the home's or the path's", () => {
+  const folder = () => {
+    const root = mkdtempSync(join(tmpdir(), "scifi-task-lock-ino-"));
+    mkdirSync(join(root, "task"));
+    symlinkSync(join(root, "task"), join(root, "link"));
+    return { root, task: join(root, "task"), link: join(root, "link") };
+  };
+  const refusal = (f: () => void): unknown => {
+    try {
+      f();
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
+  it("two homes, or a link to the folder, meet the same lock; refuseBusyTaskFolder sees it and takes nothing", () => {
+    const { root, task, link } = folder();
+    const release = lockTaskFolder(join(root, "home-a"), task, "run-a");
+    const other = refusal(() => lockTaskFolder(join(root, "home-b"), link, "run-b"));
+    expect(other).toBeInstanceOf(TaskFolderBusy);
+    expect((other as Error).message).toContain("is in use by run run-a");
+    expect(refusal(() => refuseBusyTaskFolder(join(root, "home-c"), task))).toBeInstanceOf(TaskFolderBusy);
+    release();
+    refuseBusyTaskFolder(join(root, "home-c"), task);
+    // Refused, the second lock took nothing: the folder is free for a third.
+    lockTaskFolder(join(root, "home-b"), link, "run-c")();
+  });
+
+  it("a lock left by a dead run is taken over", async () => {
+    const { root, task } = folder();
+    const script = `import { lockTaskFolder } from ${JSON.stringify(join(REPO, "runner/task-folder-lock.ts"))};
+lockTaskFolder(${JSON.stringify(join(root, "home"))}, ${JSON.stringify(task)}, "run-dead"); process.stdout.write("held\\n"); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await once(child.stdout, "data");
+    expect(refusal(() => lockTaskFolder(join(root, "home"), task, "run-b"))).toBeInstanceOf(TaskFolderBusy);
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    lockTaskFolder(join(root, "other-home"), task, "run-b")();
+  });
+
+  it("a runtime folder another user could reach is refused, naming it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-runtime-"));
+    chmodSync(dir, 0o755);
+    expect(() => runtimeDir({ SCIFI_RUNTIME_DIR: dir })).toThrow(
+      /only it can use \(mode 0700, not a link\); it is uid \d+'s, mode 755/,
+    );
+    chmodSync(dir, 0o700);
+    expect(runtimeDir({ SCIFI_RUNTIME_DIR: dir })).toBe(dir);
+  });
 });

@@ -210,9 +210,10 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
     if (exitCodeOf(error) === EXIT.usage)
       return usage(error instanceof Error ? error.message : String(error));
     if (error instanceof RunLocked || error instanceof TaskFolderBusy) {
-      // Nothing was touched: no "records so far" hint, the run belongs to its live process.
+      // Nothing was touched: no "records so far" hint, the run belongs to its live process. A busy
+      // folder is refused input (exit 2, as the daemon's worker and an eval say it).
       process.stderr.write(`scifi run: ${error.message}\n`);
-      return EXIT.failed;
+      return error instanceof TaskFolderBusy ? EXIT.usage : EXIT.failed;
     }
     if (error instanceof RecordWriteFailed) return recordWriteFailed(error, runDir);
     process.stderr.write(`scifi run: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,0 +1,47 @@
+// One run per task folder on Apptainer (issue 38.3), INSIDE the harness as the non-root user (no
+// lending: the sandbox runs as that user). A run holds the folder (its work waits for a file); a
+// second `scifi run` of it from another SCIFI_HOME is refused, exit 2, naming the holder's run id;
+// the holder then passes and the folder's owners are as they were. The Docker twin, with lending
+// as root and the eval, daemon and submit ways in: test/loop/task-folder-lock.e2e.test.ts.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { waitFor } from "../../loop/harness.ts";
+import { HOLD, owners, type Ran, scifi, TASK } from "../../loop/task-folder-lock.ts";
+
+describe("one run per task folder (apptainer, inside the harness)", { timeout: 300_000 }, () => {
+  it("a second run from another home is refused naming the holder; owners as they were", async () => {
+    expect(process.getuid?.()).not.toBe(0);
+    const root = mkdtempSync(join(tmpdir(), "scifi-folder-lock-"));
+    const task = join(root, "task");
+    const [home, other] = [join(root, "home"), join(root, "other")];
+    for (const dir of [task, home, other]) mkdirSync(dir);
+    writeFileSync(join(task, "task.md"), TASK);
+    writeFileSync(join(root, "hold.yaml"), HOLD);
+    const before = owners(task);
+    const args = ["run", task, "--backend", "apptainer", "--model", `scripted:${join(root, "hold.yaml")}`];
+    const holder = scifi(home, args);
+    let ended: Ran | undefined;
+    void holder.done.then((ran) => {
+      ended = ran;
+    });
+    try {
+      const runId = await waitFor(() => {
+        if (ended) throw new Error(`the holding run ended early (exit ${ended.code}):\n${ended.out}`);
+        if (!existsSync(join(home, "runs"))) return undefined;
+        return readdirSync(join(home, "runs"), { withFileTypes: true }).find((e) => e.isDirectory())?.name;
+      }, 120_000);
+      const second = await scifi(other, args).done;
+      expect(second.code, second.out).toBe(2);
+      expect(second.out).toContain(`is in use by run ${runId}`);
+      expect(existsSync(join(other, "runs")) && readdirSync(join(other, "runs")).length).toBeFalsy();
+    } finally {
+      writeFileSync(join(task, "release"), "");
+    }
+    const ran = await holder.done;
+    expect(ran.code, ran.out).toBe(0);
+    const after = owners(task);
+    for (const [rel, owner] of Object.entries(before)) expect(after[rel], rel).toBe(owner);
+  });
+});
