@@ -1,6 +1,6 @@
 // Crash- and full-disk-safe record writes.
 //
-// Atomic JSON files: temp file, fsync, rename, fsync of the folder. A process killed at any moment
+// Whole files (writeFileAtomic, and writeJsonAtomic for JSON): temp file, fsync, rename, fsync of the folder. A process killed at any moment
 // leaves either the old file or the new one on disk, never half of one; a write that fails (a full
 // disk) removes the temp file and leaves the target as it was.
 //
@@ -147,13 +147,22 @@ export type AtomicWriteOptions = {
 };
 
 /**
- * Writes `value` as indented JSON plus a newline, atomically. On a failure (a full disk) the temp
- * file is removed, the target is left as it was, and the error is a RecordWriteFailed.
+ * Writes `value` as indented JSON plus a newline, atomically (writeFileAtomic).
  */
 export function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): void {
+  writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, options);
+}
+
+/**
+ * Replaces `file` whole: a reader (or a process killed mid-write) sees the old content or the new,
+ * never half. On a failure (a full disk) the temp file is removed, the target is left as it was,
+ * and the error is a RecordWriteFailed. The temp file sits beside the target and ends `.tmp`
+ * (readers that list a folder skip those).
+ */
+export function writeFileAtomic(file: string, text: string | Buffer, options: AtomicWriteOptions = {}): void {
   const { mode = 0o644, tempFile = `${file}.${process.pid}.tmp`, createFolder = true } = options;
   if (createFolder) mkdirSync(dirname(file), { recursive: true });
-  const data = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, "utf8");
+  const data = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   try {
     const fd = openSync(tempFile, "w", mode);
     try {

@@ -1,16 +1,9 @@
 // Task record transitions shared by the daemon and the offline CLI: (re)queue after validation,
 // and the operator's cancel/retry requests (a file the daemon picks up, or applied directly when no
 // daemon runs).
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "../atomic-write.ts";
 import { DEFAULT_LIMITS } from "../run/limits.ts";
 import { clearRejection, type InboxEntry, sha256File, validateSam, writeRejection } from "./inbox.ts";
 import { daemonPaths, FINAL_STATES, type TaskRecord } from "./records.ts";
@@ -88,9 +81,8 @@ export function writeRequest(home: string, key: string, action: RequestAction): 
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${encodeURIComponent(key)}.${action}.json`);
   const request: ControlRequest = { key, action, at: new Date().toISOString() };
-  // Write, then rename: the daemon never reads a half-written request (it skips *.tmp).
-  writeFileSync(`${file}.tmp`, JSON.stringify(request));
-  renameSync(`${file}.tmp`, file);
+  // Whole or not at all: the daemon never reads a half-written request (it skips *.tmp).
+  writeFileAtomic(file, JSON.stringify(request), { tempFile: `${file}.tmp` });
   return file;
 }
 

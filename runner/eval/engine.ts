@@ -5,8 +5,8 @@
 // the budget is spent; at the end the page is written. A killed eval loses only its running trials:
 // `resumeEval` picks up the plan and runs what has no result.
 
-import { existsSync, readdirSync, renameSync, writeFileSync } from "node:fs";
-import { writeJsonAtomic } from "../atomic-write.ts";
+import { existsSync, readdirSync } from "node:fs";
+import { writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
@@ -153,8 +153,7 @@ export function writeSummary(
     [files.csv, summaryCsv(summary)],
     [files.variantsCsv, variantTableCsv(summary.variantTable)],
   ] as const) {
-    writeFileSync(`${file}.tmp`, text);
-    renameSync(`${file}.tmp`, file);
+    writeFileAtomic(file, text, { tempFile: `${file}.tmp` });
   }
   return summary;
 }

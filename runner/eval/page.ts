@@ -4,8 +4,9 @@
 // run report's frame: our CSS inline, no script, a policy that fetches nothing. Every string from
 // those files is hostile and goes through the report's escaping; scripted models are labelled
 // "scripted" wherever a model name appears.
-import { lstatSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
+import { writeFileAtomic } from "../atomic-write.ts";
 import { stackedBars } from "../report/charts.ts";
 import { type Html, html } from "../report/escape.ts";
 import { percent, seconds, tokenShort, usd } from "../report/format.ts";
@@ -23,19 +24,8 @@ export function writeEvalReport(evalDir: string): string {
   const input = loadEvalPageInput(evalDir);
   const out = join(evalDir, EVAL_REPORT_FILE);
   const text = renderEvalReport(input, evalDir);
-  // Temp file then rename: a reader (or a second writer) never sees half a page.
-  const temp = join(dirname(out), `.${basename(out)}.${process.pid}.tmp`);
-  try {
-    writeFileSync(temp, text);
-    renameSync(temp, out);
-  } catch (error) {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // never created
-    }
-    throw new Error(`cannot write ${out}: ${(error as Error).message}`);
-  }
+  // Whole or not at all: a reader (or a second writer) never sees half a page.
+  writeFileAtomic(out, text, { tempFile: join(dirname(out), `.${basename(out)}.${process.pid}.tmp`) });
   return out;
 }
 

@@ -3,21 +3,10 @@
 // what, when, with which note, and the file's hash before and after). A decided proposal is never
 // rewritten; a pending one is refreshed when `scifi evolve` finds it again. Applying writes exactly
 // the text the proposal shows (the diff), and only onto the text it was computed on.
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
-import { appendDurably, writeJsonAtomic } from "../atomic-write.ts";
+import { appendDurably, writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
 import { acceptProposal } from "../memory/proposals.ts";
 import { homePaths } from "../paths.ts";
 import {
@@ -148,15 +137,11 @@ export async function applyProposal(
         `${file} changed since proposal '${id}' was computed (its diff no longer describes the change): run 'scifi evolve' again for a fresh proposal`,
       );
     // Whole or not at all, on disk before the decision says it was applied.
-    const temp = `${file}.${process.pid}.evolve.tmp`;
-    const fd = openSync(temp, "w", statSync(file).mode & 0o777);
-    try {
-      writeFileSync(fd, after);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
+    writeFileAtomic(file, after, {
+      mode: statSync(file).mode & 0o777,
+      tempFile: `${file}.${process.pid}.evolve.tmp`,
+      createFolder: false,
+    });
     Object.assign(decision, { file, beforeSha256, afterSha256: sha256(after) });
   }
   if (proposal.memory) await acceptProposal(home, proposal.memory.accept, options.now);

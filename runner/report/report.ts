@@ -1,7 +1,8 @@
 // `scifi report`: build one run's page, or an index page over a runs folder (building the missing
 // or outdated run pages next to each run).
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
+import { writeFileAtomic } from "../atomic-write.ts";
 import { runFiles } from "../paths.ts";
 import { renderReport } from "./html.ts";
 import { type IndexRow, renderIndex } from "./index-page.ts";
@@ -69,9 +70,7 @@ export function writeIndex(runsDir: string, out: string): IndexResult {
  * the index, and a reader never sees half a page.
  */
 function writeWhole(file: string, text: string): void {
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  writeFileSync(temp, text);
-  renameSync(temp, file);
+  writeFileAtomic(file, text, { tempFile: join(dirname(file), `.${basename(file)}.${process.pid}.tmp`) });
 }
 
 function newestInput(dir: string): number {
