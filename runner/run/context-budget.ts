@@ -95,13 +95,12 @@ export class ContextKeeper {
     const out = [...messages];
     let now = before;
     let elided = 0;
-    const last = force ? out.length : out.length - 1;
-    for (let i = 1; i < last && now > target; i++) {
+    // Elides the blocks of out[i] while the estimate is above the target.
+    const shrink = (i: number) => {
       const message = out[i] as Message;
       let changed = false;
       const content = message.content.map((block) => {
-        if (now <= target) return block;
-        const smaller = this.#elide(block);
+        const smaller = now > target ? this.#elide(block) : undefined;
         if (!smaller) return block;
         now += blockTokens(smaller) - blockTokens(block);
         elided++;
@@ -109,12 +108,14 @@ export class ContextKeeper {
         return smaller;
       });
       if (changed) out[i] = { role: message.role, content };
-    }
+    };
+    const last = force ? out.length : out.length - 1;
+    for (let i = 1; i < last && now > target; i++) shrink(i);
     // Placeholders and short steps add up over a long night: past that, the oldest steps go whole
     // (a call with its results, so every result still answers its call), the newest always stays.
     let dropped = 0;
     const dropFrom = 1;
-    while (now > target && dropFrom + 2 <= out.length - (force ? 1 : 2)) {
+    while (now > target && dropFrom + 2 <= out.length - 2) {
       const [call, results] = out.splice(dropFrom, 2) as [Message, Message];
       for (const block of results.content)
         if (block.type === "tool_result" && !this.#full.has(block.toolUseId))
@@ -135,20 +136,7 @@ export class ContextKeeper {
       now += messageTokens(out[0] as Message) - before0;
     }
     // A newest output that alone passes the budget (a binary dump) is elided too: a refusal is certain.
-    if (!force && now > this.budget) {
-      const newest = out.length - 1;
-      const message = out[newest] as Message;
-      let changed = false;
-      const content = message.content.map((block) => {
-        const smaller = now > target ? this.#elide(block) : undefined;
-        if (!smaller) return block;
-        now += blockTokens(smaller) - blockTokens(block);
-        elided++;
-        changed = true;
-        return smaller;
-      });
-      if (changed) out[newest] = { role: message.role, content };
-    }
+    if (!force && now > this.budget) shrink(out.length - 1);
     if (elided === 0 && dropped === 0) return undefined;
     return { messages: out, elided: elided + dropped / 2, before, after: now };
   }

@@ -40,12 +40,11 @@ function script(steps: number, window = WINDOW): string {
   );
 }
 
-async function pass(scheme: string, file: string) {
-  const run = freshRun();
-  model = await createModel(`${scheme}:${file}`, run.tape);
+/** A work pass with the emit tool over `gateway`; its events collected. */
+async function passOver(gateway: Gateway, overrides: Partial<Parameters<typeof runPass>[0]> = {}) {
   const events: PassEvent[] = [];
   const result = await runPass({
-    model,
+    model: gateway,
     tools: defineToolSet(),
     toolContext: { sandbox: undefined as never, bashTimeoutMs: 1000, maxOutputChars: 50_000 },
     limits: { ...DEFAULT_LIMITS, stepsPerPass: 200, toolCallsPerPass: 400, maxRepeats: 200 },
@@ -61,8 +60,15 @@ async function pass(scheme: string, file: string) {
     textReply: "nudge",
     blockerNudge: () => "report a blocker",
     onEvent: (e) => events.push(e),
+    ...overrides,
   });
-  return { result, events, tapePath: run.tapePath };
+  return { result, events };
+}
+
+async function pass(scheme: string, file: string) {
+  const run = freshRun();
+  model = await createModel(`${scheme}:${file}`, run.tape);
+  return { ...(await passOver(model)), tapePath: run.tapePath };
 }
 
 function sentTokens(call: CallRecord, format: "anthropic" | "openai"): number {
@@ -187,25 +193,7 @@ describe("a provider that refuses a request as too long", () => {
         ],
         { audit: run.tape, retry: { maxRetries: 0 }, onClose: () => server.close() },
       );
-      const events: PassEvent[] = [];
-      const result = await runPass({
-        model,
-        tools: defineToolSet(),
-        toolContext: { sandbox: undefined as never, bashTimeoutMs: 1000, maxOutputChars: 50_000 },
-        limits: { ...DEFAULT_LIMITS, stepsPerPass: 200, toolCallsPerPass: 400, maxRepeats: 200 },
-        budget: new RunBudget({ ...DEFAULT_LIMITS }),
-        request: {
-          role: "work",
-          kind: "work",
-          rank: 1,
-          system: "You are the work agent.",
-          meta: { runId: "test-run" },
-        },
-        brief: "Emit the outputs, then report done.",
-        textReply: "nudge",
-        blockerNudge: () => "report a blocker",
-        onEvent: (e) => events.push(e),
-      });
+      const { result, events } = await passOver(model);
       expect(result.exit.type).toBe("done");
       expect(server.refusedForLength).toBeGreaterThanOrEqual(1);
       const retried = events.filter((e) => e.type === "context" && e.action === "retried");
@@ -227,23 +215,7 @@ describe("a provider that refuses a request as too long", () => {
     const run = freshRun();
     model = await createModel(`scripted:${script(2, 8192 + 10)}`, run.tape);
     await expect(
-      runPass({
-        model,
-        tools: defineToolSet(),
-        toolContext: { sandbox: undefined as never, bashTimeoutMs: 1000, maxOutputChars: 50_000 },
-        limits: { ...DEFAULT_LIMITS },
-        budget: new RunBudget({ ...DEFAULT_LIMITS }),
-        request: {
-          role: "work",
-          kind: "work",
-          rank: 1,
-          system: "You are the work agent.",
-          meta: { runId: "test-run" },
-        },
-        brief: "x".repeat(2000),
-        textReply: "nudge",
-        blockerNudge: () => "report a blocker",
-      }),
+      passOver(model, { limits: { ...DEFAULT_LIMITS }, brief: "x".repeat(2000) }),
     ).rejects.toMatchObject({ name: "ContextTooLong" });
   });
 });
