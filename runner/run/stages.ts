@@ -19,8 +19,11 @@ export const OUTPUTS_MAX_BYTES = 256 * 1024 ** 2;
 export class StageOutputs {
   readonly dir: string;
   #bytes = 0;
-  constructor(dir: string) {
+  /** An output refused for what it is (a link, a special file, a hard link): an integrity event. */
+  readonly #onRefused: (rel: string, why: string) => void;
+  constructor(dir: string, onRefused: (rel: string, why: string) => void = () => {}) {
     this.dir = dir;
+    this.#onRefused = onRefused;
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
@@ -38,6 +41,8 @@ export class StageOutputs {
       } catch (error) {
         const why =
           error instanceof HostPathRefused || error instanceof Error ? error.message : String(error);
+        if (error instanceof HostPathRefused && !error.reason.startsWith("larger than"))
+          this.#onRefused(rel, error.reason);
         problems.push(/ENOENT|no such file/i.test(why) ? `declared output ${rel} was not produced` : why);
         continue;
       }
