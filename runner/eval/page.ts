@@ -10,6 +10,7 @@ import { stackedBars } from "../report/charts.ts";
 import { type Html, html } from "../report/escape.ts";
 import { percent, seconds, tokenShort, usd } from "../report/format.ts";
 import { pageAssets, pageShell } from "../report/page.ts";
+import { integrityTables } from "./integrity-page.ts";
 import { type EvalPageInput, type LoadedTrial, loadEvalPageInput } from "./page-load.ts";
 import { rateBars, SCRIPTED_SUFFIX, scatter, strip } from "./plots.ts";
 import type { GroupSummary, PassStats, SampleStat } from "./summary.ts";
@@ -121,6 +122,7 @@ ${totalsTable(
   "Variant",
   summary.byVariant.map((v) => ({ name: html`${v.variant}`, stats: v })),
 )}
+${integrityTables(summary, label)}
 <h2>Paired comparisons</h2>
 ${comparisons(summary, label, scripted)}
 <h2>Trials</h2>

@@ -2,6 +2,7 @@
 // plan and the trials' result.json files alone: pure functions, so the summary of an eval that was
 // killed and resumed equals that of one that ran straight through. Errors (infrastructure) are
 // counted apart: they are neither in a pass rate's n nor in the sample statistics.
+import { integrityStats } from "./integrity-stats.ts";
 import type { EvalPlan } from "./plan.ts";
 import type { EvalSummary, GroupSummary, PairedComparison, PassStats, SampleStat } from "./summary.ts";
 import type { TrialResult } from "./trial-result.ts";
@@ -64,10 +65,12 @@ export function summarize(
       model,
       scripted: scripted(model),
       ...passStats(all.filter((r) => r.model === model)),
+      integrity: integrityStats(all.filter((r) => r.model === model)),
     })),
     byVariant: variants.map((variant) => ({
       variant,
       ...passStats(all.filter((r) => r.variant === variant)),
+      integrity: integrityStats(all.filter((r) => r.variant === variant)),
     })),
     comparisons,
   };
@@ -122,6 +125,7 @@ function groupSummary(
     ),
     usdPerTrial: sample(judged.map((r) => r.usd)),
     cacheReadShare: sample(judged.map((r) => r.cacheReadShare)),
+    integrity: integrityStats(cell),
   };
 }
 
@@ -257,6 +261,14 @@ export function summaryCsv(summary: EvalSummary): string {
     ...stat("tokens"),
     ...stat("usd_per_trial"),
     ...stat("cache_read_share"),
+    "integrity_n",
+    "integrity_events",
+    "integrity_per_trial",
+    "integrity_per_trial_low",
+    "integrity_per_trial_high",
+    "integrity_share",
+    "integrity_wilson95_low",
+    "integrity_wilson95_high",
   ];
   const num = (x: number | null | undefined) => (x === null || x === undefined ? "" : String(x));
   const s = (x: SampleStat) => [num(x.mean), num(x.se), num(x.median)];
@@ -281,6 +293,14 @@ export function summaryCsv(summary: EvalSummary): string {
     ...s(g.tokens),
     ...s(g.usdPerTrial),
     ...s(g.cacheReadShare),
+    num(g.integrity?.n),
+    num(g.integrity?.events),
+    num(g.integrity?.eventsPerTrial.mean),
+    num(g.integrity?.eventsPerTrial.ci95[0]),
+    num(g.integrity?.eventsPerTrial.ci95[1]),
+    num(g.integrity?.share),
+    num(g.integrity?.wilson95[0]),
+    num(g.integrity?.wilson95[1]),
   ]);
   return `${[header, ...rows].map((r) => r.map(csvField).join(",")).join("\n")}\n`;
 }

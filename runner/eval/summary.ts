@@ -3,6 +3,8 @@
 // contract between the eval (which computes it), the eval report page and `scifi evolve` (which read
 // it); docs/eval.md documents every field and formula. Only types live here.
 
+import type { IntegrityStats } from "./integrity-stats.ts";
+
 /** Mean, standard error of the mean (sample sd / sqrt(n); 0 when n < 2) and median over n trials. */
 export interface SampleStat {
   n: number;
@@ -43,6 +45,8 @@ export interface GroupSummary extends PassStats {
   tokens: SampleStat;
   usdPerTrial: SampleStat;
   cacheReadShare: SampleStat;
+  /** Integrity events of the cell's trials (docs/integrity.md); absent in summaries from before it. */
+  integrity?: IntegrityStats;
 }
 
 /** Two models on the same (task, variant) cells: paired by cell, difference of pass rates a - b. */
@@ -76,7 +80,8 @@ export interface EvalSummary {
   trials: { planned: number; pass: number; fail: number; error: number; pending: number };
   budget: { usd: number | null; spentUsd: number; stoppedByBudget: boolean };
   groups: GroupSummary[];
-  byModel: (PassStats & { model: string; scripted: boolean })[];
-  byVariant: (PassStats & { variant: string })[];
+  /** `integrity`: the integrity events of the model's (the variant's) trials (docs/integrity.md). */
+  byModel: (PassStats & { model: string; scripted: boolean; integrity?: IntegrityStats })[];
+  byVariant: (PassStats & { variant: string; integrity?: IntegrityStats })[];
   comparisons: PairedComparison[];
 }
