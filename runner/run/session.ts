@@ -185,7 +185,8 @@ export class RunSession implements RunContext {
         action: `refused before it ran: ${event.refused.detail}`,
       });
     }
-    if (event.ok || event.output === undefined) return;
+    // A refusal inside a command that went on (`a > checks/x; b`) counts too: no `ok` test.
+    if (event.output === undefined) return;
     const path = pathOf(event.input);
     const hit = refusedAssetWrites(event.output, this.state.pristine, path);
     if (hit.length === 0) return;
