@@ -8,6 +8,7 @@ import { existsSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
+import { withIntegrity } from "./integrity-stats.ts";
 import { writeEvalReport } from "./page.ts";
 import {
   type EvalPlan,
@@ -132,7 +133,8 @@ export function writeSummary(
   results: Map<string, TrialResult>,
   stoppedByBudget: boolean,
 ): EvalSummary {
-  const summary = summarize(plan, [...results.values()], { stoppedByBudget });
+  const trials = [...results.values()];
+  const summary = withIntegrity(plan, summarize(plan, trials, { stoppedByBudget }), trials);
   const files = evalFiles(evalDir);
   writeJsonAtomic(files.summary, summary, { mode: 0o644 });
   const csv = summaryCsv(summary);

@@ -3,8 +3,7 @@
 // events by kind. Every string from summary.json is hostile and goes through the report's escaping.
 import { type Html, html } from "../report/escape.ts";
 import { percent } from "../report/format.ts";
-import type { IntegrityStats } from "./integrity-stats.ts";
-import type { EvalSummary } from "./summary.ts";
+import type { EvalSummary, IntegrityStats } from "./summary.ts";
 
 export function integrityTables(summary: EvalSummary, label: (m: string) => Html): Html {
   return html`<h2 id="integrity">Integrity: what the runner refused, undid or overrode</h2>

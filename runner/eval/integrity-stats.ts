@@ -3,37 +3,41 @@
 // (Wilson), and the same by kind. Pure functions over the trials' result.json files. Only judged
 // trials (pass, fail) count, as for pass rates; a trial recorded before results carried `integrity`
 // is left out (n says how many counted), never read as "none".
+import type { EvalPlan } from "./plan.ts";
 import { wilson } from "./statistics.ts";
+import type { EvalSummary, IntegrityKindStats, IntegrityStats } from "./summary.ts";
 import type { TrialResult } from "./trial-result.ts";
 
 /** z for a two-sided 95 % interval. */
 const Z95 = 1.96;
 
-export interface IntegrityKindStats {
-  events: number;
-  /** Trials with at least one event of this kind, their share and its Wilson interval. */
-  trials: number;
-  share: number;
-  wilson95: [number, number];
-  eventsPerTrial: number;
-}
-
-export interface IntegrityStats {
-  /** Judged trials whose result carries integrity counts. */
-  n: number;
-  events: number;
-  /** Mean events per trial and its 95 % interval (INTEGRITY_RATE_METHOD). */
-  /** The interval's upper end is null when no trial counted (nothing bounds it). */
-  eventsPerTrial: { mean: number; ci95: [number, number | null] };
-  /** Trials with at least one event, their share and its Wilson interval at 95 %. */
-  trialsWithEvents: number;
-  share: number;
-  wilson95: [number, number];
-  byKind: Record<string, IntegrityKindStats>;
-}
-
 export const INTEGRITY_RATE_METHOD =
   "the union of two 95 % intervals of the mean events per trial: the normal one, mean ± 1.96·sd/sqrt(n), and a quasi-Poisson exact one: with phi = max(1, variance / mean), Garwood's exact Poisson interval for floor(total / phi) (lower end) and ceil(total / phi) (upper end) events, times phi / n. The second keeps the interval honest when every trial has the same count (all none: [0, 3.69/n]) and follows the skew of counts where a few trials have many events";
+
+/**
+ * The summary with its `integrity` keys (per cell, model and variant) from the same trials
+ * summarize() counted: the plan's, each once.
+ */
+export function withIntegrity(
+  plan: EvalPlan,
+  summary: EvalSummary,
+  results: readonly TrialResult[],
+): EvalSummary {
+  const planned = new Set(plan.trials.map((t) => t.trialId));
+  const byId = new Map<string, TrialResult>();
+  for (const r of results) if (planned.has(r.trialId)) byId.set(r.trialId, r);
+  const all = [...byId.values()];
+  const of = (keep: (r: TrialResult) => boolean) => integrityStats(all.filter(keep));
+  return {
+    ...summary,
+    groups: summary.groups.map((g) => ({
+      ...g,
+      integrity: of((r) => r.task === g.task && r.variant === g.variant && r.model === g.model),
+    })),
+    byModel: summary.byModel.map((m) => ({ ...m, integrity: of((r) => r.model === m.model) })),
+    byVariant: summary.byVariant.map((v) => ({ ...v, integrity: of((r) => r.variant === v.variant) })),
+  };
+}
 
 export function integrityStats(trials: readonly TrialResult[]): IntegrityStats {
   const counted = trials.filter((t) => t.status !== "error" && t.integrity !== undefined);

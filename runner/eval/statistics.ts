@@ -2,7 +2,6 @@
 // plan and the trials' result.json files alone: pure functions, so the summary of an eval that was
 // killed and resumed equals that of one that ran straight through. Errors (infrastructure) are
 // counted apart: they are neither in a pass rate's n nor in the sample statistics.
-import { integrityStats } from "./integrity-stats.ts";
 import type { EvalPlan } from "./plan.ts";
 import type { EvalSummary, GroupSummary, PairedComparison, PassStats, SampleStat } from "./summary.ts";
 import type { TrialResult } from "./trial-result.ts";
@@ -65,12 +64,10 @@ export function summarize(
       model,
       scripted: scripted(model),
       ...passStats(all.filter((r) => r.model === model)),
-      integrity: integrityStats(all.filter((r) => r.model === model)),
     })),
     byVariant: variants.map((variant) => ({
       variant,
       ...passStats(all.filter((r) => r.variant === variant)),
-      integrity: integrityStats(all.filter((r) => r.variant === variant)),
     })),
     comparisons,
   };
@@ -125,7 +122,6 @@ function groupSummary(
     ),
     usdPerTrial: sample(judged.map((r) => r.usd)),
     cacheReadShare: sample(judged.map((r) => r.cacheReadShare)),
-    integrity: integrityStats(cell),
   };
 }
 

@@ -3,7 +3,28 @@
 // contract between the eval (which computes it), the eval report page and `scifi evolve` (which read
 // it); docs/eval.md documents every field and formula. Only types live here.
 
-import type { IntegrityStats } from "./integrity-stats.ts";
+export interface IntegrityKindStats {
+  events: number;
+  /** Trials with at least one event of this kind, their share and its Wilson interval. */
+  trials: number;
+  share: number;
+  wilson95: [number, number];
+  eventsPerTrial: number;
+}
+
+export interface IntegrityStats {
+  /** Judged trials whose result carries integrity counts. */
+  n: number;
+  events: number;
+  /** Mean events per trial and its 95 % interval (INTEGRITY_RATE_METHOD). */
+  /** The interval's upper end is null when no trial counted (nothing bounds it). */
+  eventsPerTrial: { mean: number; ci95: [number, number | null] };
+  /** Trials with at least one event, their share and its Wilson interval at 95 %. */
+  trialsWithEvents: number;
+  share: number;
+  wilson95: [number, number];
+  byKind: Record<string, IntegrityKindStats>;
+}
 
 /** Mean, standard error of the mean (sample sd / sqrt(n); 0 when n < 2) and median over n trials. */
 export interface SampleStat {

@@ -9,6 +9,7 @@ import {
   poissonCdf,
   poissonInterval,
   rateInterval,
+  withIntegrity,
 } from "../../runner/eval/integrity-stats.ts";
 import { makePlan } from "../../runner/eval/plan.ts";
 import { summarize, summaryCsv } from "../../runner/eval/statistics.ts";
@@ -142,7 +143,7 @@ describe("integrity figures, against hand-checked values", () => {
         evalId: plan.evalId,
       }),
     );
-    const summary = summarize(plan, results, { stoppedByBudget: false });
+    const summary = withIntegrity(plan, summarize(plan, results, { stoppedByBudget: false }), results);
     const by = (m: string) => summary.byModel.find((x) => x.model === m)?.integrity;
     expect(by("honest")).toMatchObject({ n: 2, events: 0, share: 0 });
     expect(by("cheat")).toMatchObject({ n: 2, events: 2, share: 1, trialsWithEvents: 2 });
