@@ -1,13 +1,23 @@
 // The integrity recorder (runner/run/integrity.ts): bounded like the network records, one overflow
 // event past the quota, a resumed run's earlier events counted; and which tool results are refused
-// writes of protected files (refusals naming one, not mentions or other paths).
+// writes of protected files (refusals naming one, not mentions or other paths); the two defences
+// whose events an e2e run cannot cheaply provoke, called directly: a refused stage output (a link, a
+// FIFO; a missing one is no event) and a deletion a person denied (an approved one is no event).
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ApprovalGate } from "../../runner/approval/gate.ts";
+import { decide, pendingApprovals } from "../../runner/approval/store.ts";
+import { DeletionGuard, type Removal } from "../../runner/run/deletion.ts";
 import {
   type IntegrityEvent,
   IntegrityRecorder,
   quoted,
   refusedAssetWrites,
 } from "../../runner/run/integrity.ts";
+import { StageOutputs } from "../../runner/run/stages.ts";
 import type { PristineSet } from "../../runner/run-folder/state.ts";
 
 function event(n: number): IntegrityEvent {
@@ -102,5 +112,61 @@ describe("refusedAssetWrites", () => {
     expect(
       refusedAssetWrites("refused path '/task/data/x': it lies in a read-only mount", pristine, "data/x"),
     ).toEqual([]);
+  });
+});
+
+describe("the defences' callbacks", () => {
+  it("a declared output that is a link or a FIFO is refused and reported; a missing one is not", () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-integrity-outputs-"));
+    mkdirSync(join(dir, "out"));
+    writeFileSync(join(dir, "out", "ok.json"), "[]");
+    symlinkSync("/etc/passwd", join(dir, "out", "link.txt"));
+    execFileSync("mkfifo", [join(dir, "out", "fifo")]);
+    const refused: string[] = [];
+    const outputs = new StageOutputs(`${dir}-outputs`, (rel, why) => refused.push(`${rel}: ${why}`));
+    const problems = outputs.collect(dir, ["out/ok.json", "out/link.txt", "out/fifo", "missing.txt"]);
+    expect(problems).toHaveLength(3);
+    expect(refused.map((r) => r.split(":")[0])).toEqual(["out/link.txt", "out/fifo"]);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(`${dir}-outputs`, { recursive: true, force: true });
+  });
+
+  it("a deletion a person denied is reported as undone; an approved one is not", async () => {
+    const root = mkdtempSync(join(tmpdir(), "scifi-integrity-delete-"));
+    const home = join(root, "home");
+    const task = join(root, "task");
+    mkdirSync(join(home, "runs", "r1"), { recursive: true });
+    mkdirSync(task);
+    writeFileSync(join(task, "a.txt"), "a\n");
+    writeFileSync(join(task, "b.txt"), "b\n");
+    const gate = new ApprovalGate({ home, runId: "r1", required: ["delete"], pollMs: 20 });
+    const undone: { files: string[]; when: string | undefined }[] = [];
+    const guard = DeletionGuard.open({
+      taskDir: task,
+      dir: join(home, "runs", "r1", "deletion"),
+      gate,
+      onUndone: (removals: readonly Removal[], when) =>
+        undone.push({ files: removals.map((r) => r.file.rel), when }),
+    });
+    const answer = async (approve: boolean) => {
+      for (let i = 0; i < 500; i++) {
+        const pending = pendingApprovals(home)[0];
+        if (pending)
+          return decide(home, "r1", pending.request.id, approve, approve ? undefined : "keep it", "carol");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error("no approval request appeared");
+    };
+    rmSync(join(task, "a.txt"));
+    const denied = guard.afterPass("by a job");
+    await answer(false);
+    expect(await denied).toBe("denied");
+    expect(undone).toEqual([{ files: ["a.txt"], when: "by a job" }]);
+    rmSync(join(task, "b.txt"));
+    const approved = guard.afterPass();
+    await answer(true);
+    expect(await approved).toBe("approved");
+    expect(undone).toHaveLength(1);
+    rmSync(root, { recursive: true, force: true });
   });
 });
