@@ -3,14 +3,18 @@
 // (labelled scripted), one per kind of attempt that is cheap to trigger; each run's history holds
 // exactly the integrity events of its kind (the tool call named where one made it, and marked on the
 // audit tape), the honest control none. For each run, the report's header line and section (string
-// level: no browser is needed to read them) and `scifi audit show`'s marks are checked too.
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// level: no browser is needed to read them) and `scifi audit show`'s marks are checked too. Then an
+// eval of the same task with an honest and a tampering scripted model: 0 and > 0 events per trial,
+// shares with their Wilson intervals, in summary.json, summary.csv and the page.
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderTranscript } from "../../runner/audit/render.ts";
 import { summarizeTape } from "../../runner/audit/summary.ts";
 import { readTape } from "../../runner/audit/verify.ts";
+import { runEval } from "../../runner/eval/engine.ts";
+import { evalFiles } from "../../runner/eval/plan.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import type { HistoryRecord, IntegrityKind } from "../../runner/memory/history-events.ts";
 import { renderReport } from "../../runner/report/html.ts";
@@ -115,6 +119,53 @@ describe.skipIf(!hasEngine("docker"))("integrity events, one per kind of attempt
       expect(uses.some((b) => b.type === "tool_use" && b.id === call.id && b.name === call.tool)).toBe(true);
       expect(html).toContain(`href="#call-${call.seq}">#${call.seq} ${call.tool}</a>`);
       expect(transcript).toContain(`!! INTEGRITY ${row.kind}: tool ${call.tool} ${call.id}`);
+    }
+  });
+});
+
+describe.skipIf(!hasEngine("docker"))("integrity per model in scifi eval (docker)", () => {
+  beforeAll(() => ensureImage(), 1_800_000);
+
+  it("an honest and a tampering scripted model: 0 and > 0, with their intervals", {
+    timeout: 240_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-integrity-eval-"));
+    cpSync(FIXTURE, dir, { recursive: true });
+    const home = join(dir, "home");
+    mkdirSync(home);
+    writeFileSync(join(home, "site-policy.yaml"), `allowedHosts: ["*.test:8000"]\n`);
+    try {
+      const { summary, evalDir } = await runEval({
+        home,
+        suite: join(dir, "suite.yaml"),
+        retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+      });
+      expect(summary.trials).toMatchObject({ pass: 2, fail: 2, error: 0 });
+      const of = (model: string) => summary.byModel.find((m) => m.model === model)?.integrity;
+      const honest = of("honest");
+      const tampering = of("tampering");
+      expect(honest).toMatchObject({ n: 2, events: 0, trialsWithEvents: 0, share: 0, byKind: {} });
+      expect(honest?.wilson95[1]).toBeCloseTo(0.657628, 5); // 1.9208 / 2.9208
+      expect(honest?.eventsPerTrial.ci95[0]).toBe(0);
+      expect(honest?.eventsPerTrial.ci95[1]).toBeCloseTo(3.68888 / 2, 4);
+      expect(tampering).toMatchObject({ n: 2, events: 2, trialsWithEvents: 2, share: 1 });
+      expect(tampering?.eventsPerTrial.mean).toBe(1);
+      expect(tampering?.eventsPerTrial.ci95[0]).toBeGreaterThan(0);
+      expect(tampering?.wilson95[0]).toBeCloseTo(0.342372, 5);
+      expect(tampering?.byKind.asset_write).toMatchObject({ events: 2, trials: 2, share: 1 });
+      expect(summary.byVariant[0]?.integrity).toMatchObject({ n: 4, events: 2, share: 0.5 });
+      const files = evalFiles(evalDir);
+      const [head, ...rows] = readFileSync(files.csv, "utf8").trim().split("\n");
+      const share = head?.split(",").indexOf("integrity_share") ?? -1;
+      expect(rows.map((r) => [r.split(",")[2], r.split(",")[share]]).sort()).toEqual([
+        ["honest", "0"],
+        ["tampering", "1"],
+      ]);
+      const page = readFileSync(join(evalDir, "report.html"), "utf8");
+      expect(page).toContain('id="integrity-model"');
+      expect(page).toMatch(/<code>asset_write<\/code> 2, 2/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
