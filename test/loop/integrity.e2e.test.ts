@@ -20,9 +20,11 @@ import type { HistoryRecord, IntegrityKind } from "../../runner/memory/history-e
 import { renderReport } from "../../runner/report/html.ts";
 import { loadRun } from "../../runner/report/load.ts";
 import { buildReportModel } from "../../runner/report/model.ts";
+import { writeRunReport } from "../../runner/report/report.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
+import { launchChromium, openFile } from "../report/browser.ts";
 import { workToolExchanges } from "./adversarial/workspace.ts";
 import { ensureImage, REPO } from "./harness.ts";
 
@@ -47,6 +49,8 @@ const TABLE: Row[] = [
 ];
 
 let root = "";
+/** The asset-write run (home, run folder), for the report in Chromium. */
+let tampered: { home: string; dir: string } | undefined;
 
 describe.skipIf(!hasEngine("docker"))("integrity events, one per kind of attempt (docker)", () => {
   beforeAll(() => {
@@ -75,6 +79,7 @@ describe.skipIf(!hasEngine("docker"))("integrity events, one per kind of attempt
       sandboxBackend: createDockerBackend({ proxy: { hosts: {}, systemResolver: false } }),
     });
     expect(result.outcome.status, result.outcome.reason).toBe(row.outcome);
+    if (row.kind === "asset_write") tampered = { home, dir: result.dir };
     const history = readHistory(join(result.dir, "history.jsonl"));
     const events = history.filter(
       (e): e is Extract<HistoryRecord, { type: "integrity" }> => e.type === "integrity",
@@ -121,6 +126,35 @@ describe.skipIf(!hasEngine("docker"))("integrity events, one per kind of attempt
       expect(transcript).toContain(`!! INTEGRITY ${row.kind}: tool ${call.tool} ${call.id}`);
     }
   });
+
+  it.skipIf(!hasEngine("chromium"))(
+    "the report in Chromium: the header line links the section; the section's call link opens the call on the timeline",
+    async () => {
+      if (!tampered) throw new Error("the asset-write run of the table above did not run");
+      const file = join(tampered.dir, "report-integrity.html");
+      writeRunReport(join(tampered.dir, "audit.jsonl"), file, tampered.home);
+      const browser = await launchChromium();
+      try {
+        const { page, problems, requests } = await openFile(browser, file);
+        expect(await page.textContent("#fact-integrity")).toBe("1 (asset_write 1)");
+        await page.click("#fact-integrity a");
+        expect(await page.isVisible("#integrity")).toBe(true);
+        const href = (await page.getAttribute("a.integrity-call", "href")) ?? "";
+        expect(href).toMatch(/^#call-\d+$/);
+        await page.click("a.integrity-call");
+        await page.waitForFunction(
+          (id) => (document.getElementById(id) as HTMLDetailsElement | null)?.open === true,
+          href.slice(1),
+        );
+        expect(await page.isVisible(`${href} .badge.integrity`)).toBe(true);
+        expect(problems).toEqual([]);
+        expect(requests.filter((r) => !r.startsWith("file://") && !r.startsWith("data:"))).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+    120_000,
+  );
 });
 
 describe.skipIf(!hasEngine("docker"))("integrity per model in scifi eval (docker)", () => {
