@@ -3,7 +3,7 @@
 // (labelled scripted), one per kind of attempt that is cheap to trigger; each run's history holds
 // exactly the integrity events of its kind (the tool call named where one made it, and marked on the
 // audit tape), the honest control none. For each run, the report's header line and section (string
-// level: no browser is needed to read them) and `scifi audit show`'s marks are checked too. Then an
+// level; the asset-write run's page also in real Chromium) and `scifi audit show`'s marks are checked too. Then an
 // eval of the same task with an honest and a tampering scripted model: 0 and > 0 events per trial,
 // shares with their Wilson intervals, in summary.json, summary.csv and the page.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
