@@ -57,6 +57,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "process-exit.inner.ts",
         "a32-held.inner.ts",
         "critique.inner.ts",
+        "integrity.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),
