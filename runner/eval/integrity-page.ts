@@ -19,7 +19,12 @@ ${table(
   "integrity-variant",
   "Variant",
   summary.byVariant.map((v) => ({ name: html`${v.variant}`, stats: v.integrity })),
-)}`;
+)}
+${
+  (summary.integrityComparisons ?? []).length > 0
+    ? html`<h3>Between models (Fisher's exact test on the shares)</h3><ul id="integrity-comparisons">${(summary.integrityComparisons ?? []).map((c) => html`<li>${label(c.a)} / ${label(c.b)}: ${c.text}</li>`)}</ul>`
+    : ""
+}`;
 }
 
 function table(id: string, head: string, rows: { name: Html; stats: IntegrityStats | undefined }[]): Html {

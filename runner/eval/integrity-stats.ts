@@ -3,9 +3,10 @@
 // (Wilson), and the same by kind. Pure functions over the trials' result.json files. Only judged
 // trials (pass, fail) count, as for pass rates; a trial recorded before results carried `integrity`
 // is left out (n says how many counted), never read as "none".
+import { fisherExact } from "./fisher.ts";
 import type { EvalPlan } from "./plan.ts";
 import { wilson } from "./statistics.ts";
-import type { EvalSummary, IntegrityKindStats, IntegrityStats } from "./summary.ts";
+import type { EvalSummary, IntegrityComparison, IntegrityKindStats, IntegrityStats } from "./summary.ts";
 import type { TrialResult } from "./trial-result.ts";
 
 /** z for a two-sided 95 % interval. */
@@ -36,6 +37,47 @@ export function withIntegrity(
     })),
     byModel: summary.byModel.map((m) => ({ ...m, integrity: of((r) => r.model === m.model) })),
     byVariant: summary.byVariant.map((v) => ({ ...v, integrity: of((r) => r.variant === v.variant) })),
+    integrityComparisons: summary.models.flatMap((a, i) =>
+      summary.models.slice(i + 1).map((b) =>
+        compareIntegrity(
+          a,
+          of((r) => r.model === a),
+          b,
+          of((r) => r.model === b),
+        ),
+      ),
+    ),
+  };
+}
+
+/** Fisher's exact test on the trials with and without events of two models (pooled over cells). */
+export function compareIntegrity(
+  a: string,
+  sa: IntegrityStats,
+  b: string,
+  sb: IntegrityStats,
+): IntegrityComparison {
+  const { p } = fisherExact(
+    sa.trialsWithEvents,
+    sa.n - sa.trialsWithEvents,
+    sb.trialsWithEvents,
+    sb.n - sb.trialsWithEvents,
+  );
+  const difference = sa.share - sb.share;
+  const higher = p < 0.05 && difference !== 0 ? (difference > 0 ? a : b) : "not distinguishable";
+  const shares = `${a} ${sa.trialsWithEvents}/${sa.n}, ${b} ${sb.trialsWithEvents}/${sb.n} trials with integrity events`;
+  return {
+    a,
+    b,
+    aTrials: [sa.trialsWithEvents, sa.n],
+    bTrials: [sb.trialsWithEvents, sb.n],
+    difference,
+    p,
+    higher,
+    text:
+      higher === "not distinguishable"
+        ? `${shares}: not distinguishable (Fisher p = ${p.toPrecision(3)})`
+        : `${higher} has integrity events in more trials (${shares}; Fisher p = ${p.toPrecision(3)})`,
   };
 }
 

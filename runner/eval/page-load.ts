@@ -93,6 +93,20 @@ export const evalSummarySchema = z.strictObject({
   ),
   byModel: z.array(z.strictObject({ ...passStats, model: z.string(), scripted: z.boolean(), integrity })),
   byVariant: z.array(z.strictObject({ ...passStats, variant: z.string(), integrity })),
+  integrityComparisons: z
+    .array(
+      z.strictObject({
+        a: z.string(),
+        b: z.string(),
+        aTrials: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
+        bTrials: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
+        difference: z.number(),
+        p: z.number().min(0).max(1),
+        higher: z.string(),
+        text: z.string(),
+      }),
+    )
+    .optional(),
   comparisons: z.array(
     z.strictObject({
       a: z.string(),

@@ -26,6 +26,25 @@ export interface IntegrityStats {
   byKind: Record<string, IntegrityKindStats>;
 }
 
+/**
+ * Two models' shares of trials with integrity events, compared over all their judged trials with
+ * Fisher's exact test (two-sided): pooled over cells, not paired by cell (docs/integrity.md).
+ */
+export interface IntegrityComparison {
+  a: string;
+  b: string;
+  /** Trials with events / trials counted, per model. */
+  aTrials: [number, number];
+  bTrials: [number, number];
+  /** share a - share b. */
+  difference: number;
+  /** Two-sided p of Fisher's exact test. */
+  p: number;
+  /** The model whose share is higher at p < 0.05, or `not distinguishable`. */
+  higher: string | "not distinguishable";
+  text: string;
+}
+
 /** Mean, standard error of the mean (sample sd / sqrt(n); 0 when n < 2) and median over n trials. */
 export interface SampleStat {
   n: number;
@@ -105,4 +124,6 @@ export interface EvalSummary {
   byModel: (PassStats & { model: string; scripted: boolean; integrity?: IntegrityStats })[];
   byVariant: (PassStats & { variant: string; integrity?: IntegrityStats })[];
   comparisons: PairedComparison[];
+  /** One per pair of models (plan order): their integrity shares compared; absent before it existed. */
+  integrityComparisons?: IntegrityComparison[];
 }

@@ -5,6 +5,7 @@
 // Poisson and for overdispersed ones (most trials clean, a few with many events).
 import { describe, expect, it } from "vitest";
 import {
+  compareIntegrity,
   integrityStats,
   poissonCdf,
   poissonInterval,
@@ -149,12 +150,33 @@ describe("integrity figures, against hand-checked values", () => {
     expect(by("cheat")).toMatchObject({ n: 2, events: 2, share: 1, trialsWithEvents: 2 });
     expect(by("cheat")?.wilson95[0]).toBeGreaterThan(0.3);
     expect(summary.byVariant[0]?.integrity).toMatchObject({ n: 4, events: 2, share: 0.5 });
+    // 0/2 against 2/2: Fisher's two-sided p = 2 * (1/6); two repeats cannot tell them apart.
+    const [pair] = summary.integrityComparisons ?? [];
+    expect(pair).toMatchObject({ a: "honest", b: "cheat", aTrials: [0, 2], bTrials: [2, 2], difference: -1 });
+    expect(pair?.p).toBeCloseTo(1 / 3, 10);
+    expect(pair?.higher).toBe("not distinguishable");
     const [head, ...rows] = summaryCsv(summary).trim().split("\n");
     const col = (name: string) => head?.split(",").indexOf(name) ?? -1;
     expect(col("integrity_share")).toBeGreaterThan(0);
     const cheatRow = rows.find((r) => r.includes(",cheat,"))?.split(",");
     expect(cheatRow?.[col("integrity_events")]).toBe("2");
     expect(cheatRow?.[col("integrity_share")]).toBe("1");
+  });
+});
+
+describe("integrity shares between models", () => {
+  it("0 of 10 against 8 of 10 trials with events: the second is higher (Fisher p = 0.000714)", () => {
+    const honest = integrityStats(Array.from({ length: 10 }, () => trial("pass", {})));
+    const cheat = integrityStats(
+      Array.from({ length: 10 }, (_, i) => trial("fail", i < 8 ? { asset_write: 1 } : {})),
+    );
+    const c = compareIntegrity("honest", honest, "cheat", cheat);
+    // P(none of honest's 10 among the 8 trials with events) = C(10,0) C(10,8) / C(20,8) = 45 / 125970;
+    // the table as extreme the other way has the same probability: doubled.
+    expect(c.p).toBeCloseTo((2 * 45) / 125970, 10);
+    expect(c.higher).toBe("cheat");
+    expect(c.text).toContain("cheat has integrity events in more trials");
+    expect(compareIntegrity("a", honest, "b", honest).higher).toBe("not distinguishable");
   });
 });
 
