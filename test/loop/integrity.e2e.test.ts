@@ -1,6 +1,7 @@
 // Integrity events end to end on Docker (docs/integrity.md): the table of test/loop/integrity-table.ts
 // (ONE task, one scripted agent per kind of attempt, an honest control; each run's events, report
-// line and section and audit marks checked), the asset-write run's page in real Chromium, then an
+// line and section and audit marks checked), the asset-write run's page in real Chromium and its
+// ATIF and OTLP exports (the events as step extras and span events), then an
 // eval of the same task with an honest and a tampering scripted model: 0 and > 0 events per trial,
 // shares with their Wilson intervals, in summary.json, summary.csv and the page.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,6 +10,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runEval } from "../../runner/eval/engine.ts";
 import { evalFiles } from "../../runner/eval/plan.ts";
+import { runExport } from "../../runner/export/export.ts";
+import { readHistory } from "../../runner/memory/history.ts";
 import { writeRunReport } from "../../runner/report/report.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -65,6 +68,50 @@ describe.skipIf(!hasEngine("docker"))("integrity events, one per kind of attempt
     },
     120_000,
   );
+
+  it("the exports carry the events: an ATIF step's extra and the run's counts, an OTLP span event on the tool", async () => {
+    if (!tampered) throw new Error("the asset-write run of the table above did not run");
+    const event = readHistory(join(tampered.dir, "history.jsonl")).find((e) => e.type === "integrity");
+    if (event?.type !== "integrity" || !event.call)
+      throw new Error("the asset-write run has no call-linked event");
+    const atifFile = join(tampered.dir, "x.atif.jsonl");
+    await runExport({ inputs: [tampered.dir], format: "atif", home: tampered.home, out: atifFile });
+    const atif = readFileSync(atifFile, "utf8");
+    const trajectory = JSON.parse(atif.trim().split("\n")[0] as string) as {
+      extra: { integrity: Record<string, number> };
+      subagent_trajectories: {
+        steps: { extra?: { tape?: { seq: number }; integrity?: { kind: string; tool_call_id: string }[] } }[];
+      }[];
+    };
+    expect(trajectory.extra.integrity).toEqual({ asset_write: 1 });
+    const steps = trajectory.subagent_trajectories.flatMap((t) => t.steps);
+    const step = steps.find((st) => st.extra?.tape?.seq === event.call?.seq);
+    expect(step?.extra?.integrity).toEqual([
+      expect.objectContaining({ kind: "asset_write", tool_call_id: event.call.id }),
+    ]);
+    expect(steps.filter((st) => st.extra?.integrity)).toHaveLength(1);
+    const otlpFile = join(tampered.dir, "x.otlp.json");
+    await runExport({ inputs: [tampered.dir], format: "otlp", home: tampered.home, out: otlpFile });
+    const spans = (
+      JSON.parse(readFileSync(otlpFile, "utf8")) as {
+        resourceSpans: {
+          scopeSpans: {
+            spans: {
+              name: string;
+              attributes: { key: string; value: { stringValue?: string } }[];
+              events?: { name: string; attributes: { key: string; value: { stringValue?: string } }[] }[];
+            }[];
+          }[];
+        }[];
+      }
+    ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((sc) => sc.spans));
+    const marked = spans.filter((sp) => (sp.events ?? []).some((e) => e.name === "scifi.integrity"));
+    expect(marked.map((sp) => sp.name)).toEqual([`execute_tool ${event.call.tool}`]);
+    const attrs = marked[0]?.events?.[0]?.attributes ?? [];
+    expect(attrs.find((a) => a.key === "scifi.integrity.kind")?.value.stringValue).toBe("asset_write");
+    // What was attempted is the agent's text: only with --content.
+    expect(attrs.some((a) => a.key === "scifi.integrity.attempted")).toBe(false);
+  });
 });
 
 describe.skipIf(!hasEngine("docker"))("integrity per model in scifi eval (docker)", () => {
