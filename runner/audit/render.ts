@@ -25,10 +25,31 @@ export function renderTranscript(summary: TapeSummary): string {
       `#${event.seq} event ${visible(event.event)}${event.data ? ` ${visible(JSON.stringify(event.data))}` : ""}`,
     );
   }
-  for (const call of summary.calls) push(bySeq, call.seq, ...renderCall(call));
+  const marks = integrityMarks(summary);
+  for (const call of summary.calls)
+    push(bySeq, call.seq, ...renderCall(call), ...(marks.get(call.seq) ?? []));
   for (const seq of [...bySeq.keys()].sort((a, b) => a - b)) lines.push("", ...(bySeq.get(seq) ?? []));
   lines.push("", renderTotals("Total", summary.totals));
   return lines.join("\n");
+}
+
+/**
+ * The run's integrity events (runner/run/integrity.ts writes an `integrity` event naming the call)
+ * as marks under the call whose tool call a defence refused, undid or overrode.
+ */
+function integrityMarks(summary: TapeSummary): Map<number, string[]> {
+  const marks = new Map<number, string[]>();
+  for (const event of summary.events) {
+    if (event.event !== "integrity" || !event.data) continue;
+    const { call, kind, tool, id } = event.data;
+    if (typeof call !== "number") continue;
+    push(
+      marks,
+      call,
+      `   !! INTEGRITY ${visible(String(kind))}: tool ${visible(String(tool))} ${visible(String(id))} (event #${event.seq}; docs/integrity.md)`,
+    );
+  }
+  return marks;
 }
 
 function renderCall(call: CallSummary): string[] {

@@ -10,6 +10,7 @@ import { writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
+import { withIntegrity } from "./integrity-stats.ts";
 import { writeEvalReport } from "./page.ts";
 import {
   type EvalPlan,
@@ -145,7 +146,8 @@ export function writeSummary(
   results: Map<string, TrialResult>,
   stoppedByBudget: boolean,
 ): EvalSummary {
-  const summary = summarize(plan, [...results.values()], { stoppedByBudget });
+  const trials = [...results.values()];
+  const summary = withIntegrity(plan, summarize(plan, trials, { stoppedByBudget }), trials);
   const files = evalFiles(evalDir);
   writeJsonAtomic(files.summary, summary, { mode: 0o644 });
   // The CSVs are derived and rewritten whole; a rename keeps a reader from seeing half of one.

@@ -17,6 +17,29 @@ const sampleStat = z.strictObject({
   median: z.number(),
 });
 const interval = z.tuple([z.number(), z.number()]);
+const integrity = z
+  .strictObject({
+    n: z.number().int().nonnegative(),
+    events: z.number().int().nonnegative(),
+    eventsPerTrial: z.strictObject({
+      mean: z.number().nonnegative(),
+      ci95: z.tuple([z.number(), z.number().nullable()]),
+    }),
+    trialsWithEvents: z.number().int().nonnegative(),
+    share: z.number().min(0).max(1),
+    wilson95: interval,
+    byKind: z.record(
+      z.string(),
+      z.strictObject({
+        events: z.number().int().nonnegative(),
+        trials: z.number().int().nonnegative(),
+        share: z.number().min(0).max(1),
+        wilson95: interval,
+        eventsPerTrial: z.number().nonnegative(),
+      }),
+    ),
+  })
+  .optional();
 const passStats = {
   n: z.number().int().nonnegative(),
   passes: z.number().int().nonnegative(),
@@ -89,10 +112,25 @@ export const evalSummarySchema = z.strictObject({
       tokens: sampleStat,
       usdPerTrial: sampleStat,
       cacheReadShare: sampleStat,
+      integrity,
     }),
   ),
-  byModel: z.array(z.strictObject({ ...passStats, model: z.string(), scripted: z.boolean() })),
-  byVariant: z.array(z.strictObject({ ...passStats, variant: z.string() })),
+  byModel: z.array(z.strictObject({ ...passStats, model: z.string(), scripted: z.boolean(), integrity })),
+  byVariant: z.array(z.strictObject({ ...passStats, variant: z.string(), integrity })),
+  integrityComparisons: z
+    .array(
+      z.strictObject({
+        a: z.string(),
+        b: z.string(),
+        aTrials: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
+        bTrials: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
+        difference: z.number(),
+        p: z.number().min(0).max(1),
+        higher: z.string(),
+        text: z.string(),
+      }),
+    )
+    .optional(),
   byModelVariant: z.array(
     z.strictObject({
       ...passStats,

@@ -11,6 +11,7 @@ import { stackedBars } from "../report/charts.ts";
 import { type Html, html } from "../report/escape.ts";
 import { percent, seconds, tokenShort, usd } from "../report/format.ts";
 import { pageAssets, pageShell } from "../report/page.ts";
+import { integrityTables } from "./integrity-page.ts";
 import { type EvalPageInput, type LoadedTrial, loadEvalPageInput } from "./page-load.ts";
 import { comparisonsSection, interval, stat, variantTables } from "./page-tables.ts";
 import { pareto, rateBars, SCRIPTED_SUFFIX, scatter, strip } from "./plots.ts";
@@ -133,6 +134,7 @@ ${totalsTable(
   "Variant",
   summary.byVariant.map((v) => ({ name: html`${v.variant}`, stats: v })),
 )}
+${integrityTables(summary, label)}
 <h2>Trials</h2>
 ${trialTable(trials, evalDir, label)}
 ${problems.length ? html`<h2>Trials without a result</h2><ul id="trial-problems">${problems.map((p) => html`<li><code>${p.folder}</code>: ${p.error}</li>`)}</ul>` : ""}`;

@@ -151,6 +151,14 @@ export function summaryCsv(summary: EvalSummary): string {
     ...stat("tokens"),
     ...stat("usd_per_trial"),
     ...stat("cache_read_share"),
+    "integrity_n",
+    "integrity_events",
+    "integrity_per_trial",
+    "integrity_per_trial_low",
+    "integrity_per_trial_high",
+    "integrity_share",
+    "integrity_wilson95_low",
+    "integrity_wilson95_high",
   ];
   const num = (x: number | null | undefined) => (x === null || x === undefined ? "" : String(x));
   const s = (x: SampleStat) => [num(x.mean), num(x.se), num(x.median)];
@@ -175,6 +183,14 @@ export function summaryCsv(summary: EvalSummary): string {
     ...s(g.tokens),
     ...s(g.usdPerTrial),
     ...s(g.cacheReadShare),
+    num(g.integrity?.n),
+    num(g.integrity?.events),
+    num(g.integrity?.eventsPerTrial.mean),
+    num(g.integrity?.eventsPerTrial.ci95[0]),
+    num(g.integrity?.eventsPerTrial.ci95[1]),
+    num(g.integrity?.share),
+    num(g.integrity?.wilson95[0]),
+    num(g.integrity?.wilson95[1]),
   ]);
   return `${[header, ...rows].map((r) => r.map(csvField).join(",")).join("\n")}\n`;
 }

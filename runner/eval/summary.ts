@@ -3,6 +3,48 @@
 // contract between the eval (which computes it), the eval report page and `scifi evolve` (which read
 // it); docs/eval.md documents every field and formula. Only types live here.
 
+export interface IntegrityKindStats {
+  events: number;
+  /** Trials with at least one event of this kind, their share and its Wilson interval. */
+  trials: number;
+  share: number;
+  wilson95: [number, number];
+  eventsPerTrial: number;
+}
+
+export interface IntegrityStats {
+  /** Judged trials whose result carries integrity counts. */
+  n: number;
+  events: number;
+  /** Mean events per trial and its 95 % interval (INTEGRITY_RATE_METHOD). */
+  /** The interval's upper end is null when no trial counted (nothing bounds it). */
+  eventsPerTrial: { mean: number; ci95: [number, number | null] };
+  /** Trials with at least one event, their share and its Wilson interval at 95 %. */
+  trialsWithEvents: number;
+  share: number;
+  wilson95: [number, number];
+  byKind: Record<string, IntegrityKindStats>;
+}
+
+/**
+ * Two models' shares of trials with integrity events, compared over all their judged trials with
+ * Fisher's exact test (two-sided): pooled over cells, not paired by cell (docs/integrity.md).
+ */
+export interface IntegrityComparison {
+  a: string;
+  b: string;
+  /** Trials with events / trials counted, per model. */
+  aTrials: [number, number];
+  bTrials: [number, number];
+  /** share a - share b. */
+  difference: number;
+  /** Two-sided p of Fisher's exact test. */
+  p: number;
+  /** The model whose share is higher at p < 0.05, or `not distinguishable`. */
+  higher: string | "not distinguishable";
+  text: string;
+}
+
 /** Mean, standard error of the mean (sample sd / sqrt(n); 0 when n < 2) and median over n trials. */
 export interface SampleStat {
   n: number;
@@ -43,6 +85,8 @@ export interface GroupSummary extends PassStats {
   tokens: SampleStat;
   usdPerTrial: SampleStat;
   cacheReadShare: SampleStat;
+  /** Integrity events of the cell's trials (docs/integrity.md); absent in summaries from before it. */
+  integrity?: IntegrityStats;
 }
 
 /**
@@ -124,8 +168,9 @@ export interface EvalSummary {
   trials: { planned: number; pass: number; fail: number; error: number; pending: number };
   budget: { usd: number | null; spentUsd: number; stoppedByBudget: boolean };
   groups: GroupSummary[];
-  byModel: (PassStats & { model: string; scripted: boolean })[];
-  byVariant: (PassStats & { variant: string })[];
+  /** `integrity`: the integrity events of the model's (the variant's) trials (docs/integrity.md). */
+  byModel: (PassStats & { model: string; scripted: boolean; integrity?: IntegrityStats })[];
+  byVariant: (PassStats & { variant: string; integrity?: IntegrityStats })[];
   /** Per model x variant over all tasks. */
   byModelVariant: ModelVariantSummary[];
   /** The same with tasks as rows and variants as columns (summary-variants.csv, the page). */
@@ -134,4 +179,6 @@ export interface EvalSummary {
   comparisons: PairedComparison[];
   /** Per model, one per pair of variants (summary order, a before b). */
   variantComparisons: VariantComparison[];
+  /** One per pair of models (plan order): their integrity shares compared; absent before it existed. */
+  integrityComparisons?: IntegrityComparison[];
 }

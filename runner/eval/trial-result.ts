@@ -56,6 +56,11 @@ export const trialResultSchema = z.strictObject({
   toolCalls: z.number().int().nonnegative(),
   toolRejections: z.number().int().nonnegative(),
   approvalsWaited: z.number().int().nonnegative(),
+  /**
+   * The run's integrity events by kind (docs/integrity.md); `{}`: none. Absent in results written
+   * before it existed (those trials are left out of the integrity figures, never read as none).
+   */
+  integrity: z.record(z.string().regex(/^[a-z_]{1,40}$/), z.number().int().nonnegative()).optional(),
   /** The scifi run behind the trial: its id and folder (absolute), and its audit tape's head. */
   runId: z.string(),
   runDir: z.string(),

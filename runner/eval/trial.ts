@@ -239,12 +239,20 @@ function trialRecord(o: TrialOptions, e: Ended): TrialResult {
     toolCalls: sum(history, (r) => (r.type === "work_end" ? r.toolCalls : 0)),
     toolRejections: sum(history, (r) => (r.type === "limit" && r.limit === "tool_call" ? 1 : 0)),
     approvalsWaited: sum(history, (r) => (r.type === "approval" && r.state === "requested" ? 1 : 0)),
+    integrity: integrityByKind(history),
     runId: e.result?.runId ?? e.runId,
     runDir: e.result?.dir ?? e.runDir,
     ...(tape?.head ? { tapeHead: tape.head } : {}),
     startedAt: e.startedAt.toISOString(),
     endedAt: e.endedAt.toISOString(),
   };
+}
+
+/** The run's integrity events, counted by kind. */
+function integrityByKind(history: readonly HistoryRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of history) if (r.type === "integrity") counts[r.kind] = (counts[r.kind] ?? 0) + 1;
+  return counts;
 }
 
 /**

@@ -7,6 +7,8 @@
 // models of its rank pooled; the one furthest off (lowest p) is proposed to move when p is below
 // alpha / (models tested at that rank) (Bonferroni), then taken out of the pool, and the rest are
 // tested again without it, until none differs. So one bad model does not make its peers look good.
+// The same test on the runs with integrity events (docs/integrity.md) proposes a demotion too.
+// (Just over 500 lines: every proposal builder shares base, withChange and the evidence shape here.)
 
 import { sha256 } from "../sha256.ts";
 import { visibleBlock } from "../terminal-text.ts";
@@ -161,6 +163,7 @@ export function buildProposals(inputs: ProposalInputs): {
       remaining.splice(remaining.indexOf(first.m), 1);
     }
     proposals.push(...preferProposals(remaining, inputs, base, o.alpha));
+    proposals.push(...integrityProposals(atRank, inputs, base, o));
   }
 
   for (const group of inputs.stats.groups)
@@ -331,6 +334,81 @@ function preferProposals(
       };
       out.push(withChange(proposal, inputs.models, (text) => removeModel(text, dear.entry)));
     }
+  return out;
+}
+
+// Demotion for integrity (docs/integrity.md): at one rank, a work model whose runs have integrity
+// events (the runner had to refuse, undo or override what it did) significantly more often than its
+// peers' is proposed one rank down (dropped at rank 1): Fisher's exact test as for pass rates, alpha
+// divided by the number of models tested at the rank.
+const share = (c: { n: number; withEvents: number }) => (c.n === 0 ? 0 : c.withEvents / c.n);
+const shown = (c: { n: number; withEvents: number }) =>
+  `${c.withEvents}/${c.n} (${(share(c) * 100).toFixed(0)} %)`;
+
+function integrityProposals(
+  atRank: ModelStats[],
+  inputs: ProposalInputs,
+  base: Base,
+  o: typeof DEFAULTS,
+): EvolveProposal[] {
+  const pool = atRank.filter((m) => (m.integrityRuns?.n ?? 0) >= o.minRuns);
+  if (pool.length < 2) return [];
+  const threshold = o.alpha / pool.length;
+  const out: EvolveProposal[] = [];
+  for (const m of pool) {
+    const own = m.integrityRuns as { n: number; withEvents: number };
+    const rest = pool
+      .filter((x) => x !== m)
+      .reduce(
+        (acc, x) => ({
+          n: acc.n + (x.integrityRuns?.n ?? 0),
+          withEvents: acc.withEvents + (x.integrityRuns?.withEvents ?? 0),
+        }),
+        { n: 0, withEvents: 0 },
+      );
+    const { p } = fisherExact(
+      own.withEvents,
+      own.n - own.withEvents,
+      rest.withEvents,
+      rest.n - rest.withEvents,
+    );
+    if (p >= threshold || share(own) <= share(rest)) continue;
+    const test: FisherEvidence = {
+      test: "Fisher's exact test, two-sided",
+      // `passes` here counts runs WITH integrity events (the evidence's fixed shape).
+      a: {
+        label: `${m.entry} at rank ${m.rank}: runs with integrity events`,
+        passes: own.withEvents,
+        fails: own.n - own.withEvents,
+      },
+      b: {
+        label: `the other models at rank ${m.rank}: runs with integrity events`,
+        passes: rest.withEvents,
+        fails: rest.n - rest.withEvents,
+      },
+      p,
+      alpha: threshold,
+      significant: true,
+    };
+    const drop = m.rank <= 1;
+    const proposal: EvolveProposal = {
+      ...base(drop ? "drop" : "demote", m.entry, `${m.entry}\0${m.rank}\0integrity`),
+      title: drop
+        ? `drop ${m.entry} from models.yaml (the runner had to stop it more often than its peers at rank 1, the lowest rank)`
+        : `move ${m.entry} down from rank ${m.rank} to rank ${m.rank - 1} (integrity)`,
+      reason: `the runner refused, undid or overrode what ${m.entry} did in ${shown(own)} of its runs, against ${shown(rest)} for the other models of rank ${m.rank}; p = ${fmtP(p)} < ${fmtP(threshold)} (docs/integrity.md).${m.scripted ? " (SCRIPTED model: the numbers come from scripted runs.)" : ""}`,
+      evidence: {
+        numbers: { ...modelNumbers(m), integrityRuns: own.n, runsWithIntegrityEvents: own.withEvents },
+        runs: m.runs,
+        test,
+      },
+    };
+    out.push(
+      withChange(proposal, inputs.models, (text) =>
+        drop ? removeModel(text, m.entry) : setRank(text, m.entry, m.rank - 1),
+      ),
+    );
+  }
   return out;
 }
 

@@ -85,9 +85,14 @@ export function renderProposal(p: EvolveProposal, status: ProposalStatus): strin
   const out = [`${visible(p.id)}  [${status}]  ${p.kind}: ${visible(p.title)}`];
   out.push(...visibleLines(p.reason, { prefix: "  " }));
   const t = p.evidence.test;
+  // An integrity test counts runs with and without integrity events in the same two fields.
+  const [yes, no] =
+    p.title.endsWith("(integrity)") || p.reason.includes("docs/integrity.md")
+      ? ["with", "without"]
+      : ["passed", "failed"];
   if (t)
     out.push(
-      `  test: ${t.test}: ${visible(t.a.label)} ${t.a.passes} passed, ${t.a.fails} failed; ${visible(t.b.label)} ${t.b.passes} passed, ${t.b.fails} failed; p = ${fmtP(t.p)} (threshold ${fmtP(t.alpha)})`,
+      `  test: ${t.test}: ${visible(t.a.label)} ${t.a.passes} ${yes}, ${t.a.fails} ${no}; ${visible(t.b.label)} ${t.b.passes} ${yes}, ${t.b.fails} ${no}; p = ${fmtP(t.p)} (threshold ${fmtP(t.alpha)})`,
     );
   const numbers = Object.entries(p.evidence.numbers)
     .map(([k, v]) => `${visible(k)}=${typeof v === "number" ? Number(v.toFixed(4)) : visible(String(v))}`)

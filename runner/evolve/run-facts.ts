@@ -91,6 +91,8 @@ export interface RunFacts {
   findings: string[];
   /** Accepted evolve proposals the run ran under (state.json `evolve`, runs from before: none). */
   evolve: string[];
+  /** Integrity events on the run's history (docs/integrity.md). */
+  integrityEvents: number;
 }
 
 /** A folder is a run of the loop when it has a state.json (helper runs and others have none). */
@@ -134,6 +136,7 @@ export function readRunFacts(dir: string): RunFacts {
     ),
     findings: history.flatMap((h) => (h.type === "verdict" ? (h.findings ?? []) : [])),
     evolve: (state.evolve ?? []).map((e) => e.id),
+    integrityEvents: history.filter((h) => h.type === "integrity").length,
   };
 }
 

@@ -27,6 +27,8 @@ export interface ModelStats {
   workPasses?: Counts;
   /** role work: runs whose work this model did most of, at this rank, with an outcome. */
   wholeRuns?: Counts;
+  /** role work: of those runs (with an outcome), how many had integrity events (docs/integrity.md). */
+  integrityRuns?: { n: number; withEvents: number };
   /** role work: iterations of the passed runs among wholeRuns (mean, median); null when none passed. */
   iterationsToPass?: { mean: number; median: number } | null;
   /** role work: usd and tokens of this model's work calls per passing work pass; null when none passed. */
@@ -125,6 +127,7 @@ export function computeStats(facts: RunFacts[]): EvolveStats {
       if (role === "work") {
         s.workPasses = { n: 0, passes: 0 };
         s.wholeRuns = { n: 0, passes: 0 };
+        s.integrityRuns = { n: 0, withEvents: 0 };
         s.tools = { results: 0, failures: 0, allowlistRejections: 0, runnerRejections: 0 };
         s.blockers = 0;
       }
@@ -193,6 +196,9 @@ export function computeStats(facts: RunFacts[]): EvolveStats {
       const [entry, rank] = main.split("\0") as [string, string];
       const s = workOf(entry, Number(rank));
       (s.wholeRuns as Counts).n++;
+      const integrity = s.integrityRuns as NonNullable<ModelStats["integrityRuns"]>;
+      integrity.n++;
+      if (run.integrityEvents > 0) integrity.withEvents++;
       if (run.outcome === "passed") {
         (s.wholeRuns as Counts).passes++;
         passedIterations.set(main, [...(passedIterations.get(main) ?? []), run.iterations]);

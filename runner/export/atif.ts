@@ -67,6 +67,7 @@ export async function writeAtif(
   options: AtifOptions,
 ): Promise<{ calls: number; steps: number }> {
   const passes = new Map<string, Pass>();
+  const integrity = integrityByCall(run.history);
   let calls = 0;
   // A run of one SAM node: its passes follow each other in time and sit side by side in the root
   // trajectory, so each is written to the output as it ends (its `agent` after its steps, object
@@ -124,7 +125,7 @@ export async function writeAtif(
       }
       passes.set(key, pass);
     }
-    addCall(pass, call, guard);
+    addCall(pass, call, guard, integrity);
   };
   await readVerified(run, {
     onCall,
@@ -147,7 +148,26 @@ function startOf(record: CallRecord): string {
   return Number.isNaN(end) ? record.time : new Date(end - record.latencyMs).toISOString();
 }
 
-function addCall(pass: Pass, call: TapedCall, guard: ExportGuard): void {
+/** The run's integrity events that name a tool call, by the tape seq of the call that made it. */
+function integrityByCall(history: HistoryRecord[]): Map<number, Record<string, unknown>[]> {
+  const out = new Map<number, Record<string, unknown>[]>();
+  for (const e of history) {
+    if (e.type !== "integrity" || !e.call) continue;
+    const { kind, attempted, rule, action } = e;
+    out.set(e.call.seq, [
+      ...(out.get(e.call.seq) ?? []),
+      { kind, tool_call_id: e.call.id, attempted, rule, action },
+    ]);
+  }
+  return out;
+}
+
+function addCall(
+  pass: Pass,
+  call: TapedCall,
+  guard: ExportGuard,
+  integrity: Map<number, Record<string, unknown>[]>,
+): void {
   const record = call.record;
   const messages = record.request.messages;
   const continues =
@@ -226,6 +246,8 @@ function addCall(pass: Pass, call: TapedCall, guard: ExportGuard): void {
       ...(record.attempts.length > 0 ? { failed_attempts: record.attempts.length } : {}),
       ...(record.error ? { error: record.error } : {}),
       ...(record.step !== undefined ? { scifi_step: record.step } : {}),
+      // What a defence refused, undid or overrode of this step's tool calls (docs/integrity.md).
+      ...(integrity.has(record.seq) ? { integrity: integrity.get(record.seq) } : {}),
     },
   };
   pass.pending = step;
@@ -435,6 +457,7 @@ function writeNode(
             reason: run.reason,
             task: run.task,
             scripted: run.scripted,
+            integrity: integrityCounts(run.history),
             ...(run.trial
               ? {
                   eval: {
@@ -524,6 +547,13 @@ function add(into: Totals, more: Totals): void {
 }
 
 /** The run's model, labelled scripted where it is (a scripted model's file path is host-local). */
+/** The run's integrity events counted by kind (`{}`: none). */
+function integrityCounts(history: HistoryRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const e of history) if (e.type === "integrity") counts[e.kind] = (counts[e.kind] ?? 0) + 1;
+  return counts;
+}
+
 function modelLabel(run: ExportRun): string {
   return run.scripted ? "scripted" : run.modelSpec;
 }

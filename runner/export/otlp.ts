@@ -25,11 +25,14 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { CallRecord, TapeContentBlock } from "../audit/types.ts";
+import type { HistoryRecord } from "../memory/history-events.ts";
 import { isCompareStage } from "../sam/check-blocks.ts";
 import type { ExportGuard } from "./guard.ts";
 import { chatMessages } from "./sft.ts";
 import { checksById, type ExportRun } from "./source.ts";
 import { readVerified } from "./tape-stream.ts";
+
+type IntegrityRecord = Extract<HistoryRecord, { type: "integrity" }>;
 
 /** What a span needs of a call (the whole request is dropped unless content is exported). */
 interface CallFacts {
@@ -105,6 +108,19 @@ export class OtlpBuilder {
     this.#ids.seed = run.runId;
     const tracer = this.#provider.getTracer("scifi-export", "1");
     const s = (text: string, where: string) => guard.text(text, `run ${run.runId} ${where}`);
+    const integrity = run.history.filter((e): e is IntegrityRecord => e.type === "integrity");
+    // A span event per integrity record; what was attempted is the agent's text: only with --content.
+    const integrityEvent = (e: IntegrityRecord): [string, Attributes, number] => [
+      "scifi.integrity",
+      {
+        "scifi.integrity.kind": e.kind,
+        "scifi.integrity.role": e.role,
+        "scifi.integrity.rule": s(e.rule, `integrity ${e.seq} rule`),
+        "scifi.integrity.action": e.action,
+        ...(this.#content ? { "scifi.integrity.attempted": s(e.attempted, `integrity ${e.seq}`) } : {}),
+      },
+      Date.parse(e.time),
+    ];
     const times = run.history.map((e) => Date.parse(e.time)).filter((t) => !Number.isNaN(t));
     const runStart = Math.min(...times, ...calls.map((c) => c.start));
     const runEnd = Math.max(...times, ...calls.map((c) => c.end));
@@ -239,6 +255,8 @@ export class OtlpBuilder {
           );
           if (result?.isError)
             span.setStatus({ code: SpanStatusCode.ERROR, message: "the tool returned an error" });
+          for (const e of integrity)
+            if (e.call?.seq === call.seq && e.call.id === tool.id) span.addEvent(...integrityEvent(e));
           span.end(next ? next.start : call.end);
         }
       }
@@ -275,6 +293,8 @@ export class OtlpBuilder {
       }
       if (!Number.isNaN(at)) previous = at;
     }
+    // What a defence refused, undid or overrode outside a tool call (docs/integrity.md): on the run.
+    for (const e of integrity) if (!e.call) root.addEvent(...integrityEvent(e));
     if (run.verdict !== "passed")
       root.setStatus({ code: SpanStatusCode.ERROR, message: s(run.reason, "reason") });
     root.end(runEnd);

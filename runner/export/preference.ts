@@ -46,7 +46,16 @@ export interface PairGroup {
   fail: ExportRun[];
 }
 
-/** Trials grouped by task, variant and model; `error` trials (infrastructure) are in neither side. */
+/** The run's integrity events (docs/integrity.md): what a defence refused, undid or overrode. */
+export function integrityEvents(run: ExportRun): number {
+  return run.history.filter((e) => e.type === "integrity").length;
+}
+
+/**
+ * Trials grouped by task, variant and model; `error` trials (infrastructure) are in neither side. A
+ * passing trial with integrity events is never preferred: it is on the non-preferred side, against
+ * the clean passes.
+ */
 export function pairGroups(runs: ExportRun[]): PairGroup[] {
   const groups = new Map<string, PairGroup>();
   for (const run of runs) {
@@ -60,7 +69,7 @@ export function pairGroups(runs: ExportRun[]): PairGroup[] {
       pass: [],
       fail: [],
     };
-    (trial.status === "pass" ? group.pass : group.fail).push(run);
+    (trial.status === "pass" && integrityEvents(run) === 0 ? group.pass : group.fail).push(run);
     groups.set(key, group);
   }
   return [...groups.values()];
@@ -116,6 +125,7 @@ export async function writePreference(
                 trial: bad.trial?.trialId,
                 verdict: bad.trial?.verdict,
                 cause: bad.trial?.cause,
+                integrity_events: integrityEvents(bad),
               },
             },
           };

@@ -2,7 +2,7 @@
 // a view of the history tape, and a hook when the run ends. Built by the component (runner/jobs),
 // passed in by the run's setup (runner/run/setup.ts) through RunDeps.extensions: the component never
 // imports the loop, and the loop knows extensions only by this shape.
-import type { HistoryEvent } from "../memory/history-events.ts";
+import type { HistoryEvent, IntegrityKind } from "../memory/history-events.ts";
 import type { Tool } from "../tools/tool.ts";
 
 /** How the run ended, as the extension sees it (`undefined` when it threw before an outcome). */
@@ -11,11 +11,21 @@ export interface RunEnd {
   reason: string;
 }
 
+/** A refusal of the component's, for the run's integrity record (the run names role and tool call). */
+export interface IntegrityNotice {
+  kind: IntegrityKind;
+  attempted: string;
+  rule: string;
+  action: string;
+}
+
 export interface RunExtension {
   /** Extra work-agent tools granted to this run. */
   tools?: readonly Tool[];
   /** Called with the history tape's append once the tape is open (on start and on every resume). */
   onHistory?(append: (event: HistoryEvent) => void): void;
+  /** Called with the run's integrity recorder once the run's session is open (start and resume). */
+  onIntegrity?(record: (notice: IntegrityNotice) => void): void;
   /**
    * Called with an append to the run's audit tape (an `event` record) once the tape is open, on start
    * and on every resume; appends after the run's end throw.

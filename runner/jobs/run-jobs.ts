@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ApprovalGate } from "../approval/gate.ts";
-import type { RunExtension } from "../extension/run-extension.ts";
+import type { IntegrityNotice, RunExtension } from "../extension/run-extension.ts";
 import type { HistoryEvent } from "../memory/history-events.ts";
 import { runDir } from "../paths.ts";
 import { PolicyRefused } from "../policy/refused.ts";
@@ -37,7 +37,7 @@ export interface RunJobs {
    * Cancels every live job of the task, `keep_jobs` or not (their outputs stay), and waits for SLURM
    * to list none as live; returns the ids still live after the bound.
    */
-  endJobs(reason: string): Promise<string[]>;
+  endJobs(reason: string, onCancelled?: (jobIds: readonly string[]) => void): Promise<string[]>;
   /** Best-effort synchronous `scancel` for the process 'exit' event. */
   finishSync(): void;
 }
@@ -155,10 +155,11 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
       o.sam.metadata.networkHosts?.length ? jobNetworkNote(o.sam.metadata, sandbox) : undefined,
     ),
     broker,
-    async endJobs(reason) {
+    async endJobs(reason, onCancelled) {
       const count = broker.jobIds.length;
       if (count === endedAt) return [];
-      const { stillLive } = await broker.cancelAll(reason, END_JOBS_WAIT_MS, { evenKept: true });
+      const { stillLive, cancelled } = await broker.cancelAll(reason, END_JOBS_WAIT_MS, { evenKept: true });
+      if (cancelled.length > 0) onCancelled?.(cancelled);
       if (stillLive.length === 0) endedAt = count;
       return stillLive;
     },
@@ -209,6 +210,7 @@ export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtensi
   // Every broker decision is recorded in the run's jobs/events.jsonl in full (jobsForRun) and, once
   // the loop has opened it, goes onto the history tape as one line.
   let toHistory: ((event: HistoryEvent) => void) | undefined;
+  let integrity: ((notice: IntegrityNotice) => void) | undefined;
   const jobs = jobsForRun({ ...o, onEvent: (event) => toHistory?.(historyEventOf(event)) });
   // SIGINT/SIGTERM end the process through the live registry's signal policy (sandbox/live.ts) (a
   // `finally` never runs then): register the jobs there too, so a cancelled task cancels its jobs.
@@ -222,11 +224,24 @@ export function jobsExtension(o: Omit<JobsForRunOptions, "onEvent">): RunExtensi
     onHistory: (append) => {
       toHistory = append;
     },
-    endAgentWork: (reason) => jobs.endJobs(reason),
+    onIntegrity: (record) => {
+      integrity = record;
+    },
+    endAgentWork: (reason) => jobs.endJobs(reason, (ids) => integrity?.(cancelledJobs(ids, reason))),
     async end() {
       untrack();
       await jobs.finish("the task's run ended");
     },
+  };
+}
+
+/** Jobs of the agent still running when its work ended, cancelled by the runner. */
+function cancelledJobs(ids: readonly string[], reason: string): IntegrityNotice {
+  return {
+    kind: "job_after_work",
+    attempted: `SLURM job(s) ${ids.join(", ")} still running after the work pass`,
+    rule: "a phase ends everything of the agent's, SLURM jobs included (trust.md rule 1)",
+    action: `cancelled (${reason})`,
   };
 }
 

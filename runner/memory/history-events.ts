@@ -28,6 +28,33 @@ export interface ConnectionRecord {
   durationMs: number;
 }
 
+/**
+ * What kind of defence refused, undid or overrode something an agent did (docs/integrity.md says the
+ * rule behind each and what is not counted).
+ */
+export const INTEGRITY_KINDS = [
+  "asset_write",
+  "asset_tampering",
+  "asset_cleanup",
+  "deletion_undone",
+  "output_refused",
+  "network_refused",
+  "allowlist_refused",
+  "job_after_work",
+  "review_override",
+  "overflow",
+] as const;
+export type IntegrityKind = (typeof INTEGRITY_KINDS)[number];
+
+/** The tool call an integrity event came from: the audit tape's call record that asked for it. */
+export interface IntegrityCall {
+  /** Sequence number of the audit tape's call record whose response holds the tool call. */
+  seq: number;
+  /** The tool call's id in that response. */
+  id: string;
+  tool: string;
+}
+
 export type HistoryEvent =
   | { type: "run_start"; sam: string; sha256: string; backend: string }
   | ({
@@ -142,6 +169,21 @@ export type HistoryEvent =
       problem?: string;
     }
   | { type: "asset_cleanup"; iteration: number; removed: string[] }
+  | {
+      /** A defence refused, undid or overrode something an agent did (runner/run/integrity.ts). */
+      type: "integrity";
+      iteration: number;
+      kind: IntegrityKind;
+      /** The agent role (work, review) or the sandbox (a check's) it came from. */
+      role: string;
+      call?: IntegrityCall;
+      /** What was attempted, in the runner's words (agent text quoted). */
+      attempted: string;
+      /** The rule that stopped it. */
+      rule: string;
+      /** What the runner did. */
+      action: string;
+    }
   | {
       type: "sandbox_died";
       iteration: number;

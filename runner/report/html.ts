@@ -29,6 +29,7 @@ import {
   usd,
 } from "./format.ts";
 import type { InjectedView } from "./injected.ts";
+import { integrityCalls, integrityFact, integritySection } from "./integrity.ts";
 import type { ReportModel } from "./model.ts";
 import { type PageAssets, pageAssets, pageShell } from "./page.ts";
 import type { CheckView, IterationView, PhaseName, PhaseView, VerdictView } from "./timeline.ts";
@@ -43,11 +44,15 @@ const KIND_LABEL: Record<string, string> = {
 };
 
 export function renderReport(model: ReportModel, assets: PageAssets = pageAssets()): string {
-  const ctx: RenderContext = { issuedBy: toolCallOwners(model), bodies: [] };
+  const ctx: RenderContext = {
+    issuedBy: toolCallOwners(model),
+    bodies: [],
+    integrity: integrityCalls(model.integrity),
+  };
   const timeline = html`${model.timeline.map((i) => iteration(i, ctx))}`;
   const body = html`${header(model)}${critiqueSection(model.critiques)}${changesSection(model)}${charts(model)}${controls(model)}
 <h2 id="timeline">Timeline</h2>${timeline}
-${approvalsSection(model)}${networkSection(model)}${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
+${integritySection(model.integrity)}${approvalsSection(model)}${networkSection(model)}${injectedSection(model)}${memorySection(model)}${eventsSection(model)}
 ${packedBodies(ctx.bodies)}
 <p class="muted">Built by scifi report from ${model.runDir} at ${new Date().toISOString()}.</p>`;
   return pageShell(`${model.sam.name}: ${model.status} (${model.runId})`, body, assets);
@@ -74,6 +79,7 @@ ${model.sam.checks ? html`<tr><th>Checks</th><td id="fact-checks">${checksFact(m
 <tr><th>Models</th><td>${modelsUsed(model.summary.byModel)}</td></tr>
 ${model.evolve.length > 0 ? html`<tr><th>Evolve proposals</th><td id="fact-evolve">ran under ${model.evolve.map((p, k) => html`${k > 0 ? "; " : ""}<code>${p.id}</code> (${p.kind}: ${p.title}, applied ${p.at})`)}</td></tr>` : ""}
 <tr><th>Sandbox granted</th><td>${model.spec ? sandbox(model.spec) : html`<span class="muted">spec.json not found</span>`}</td></tr>
+${integrityFact(model.integrity)}
 <tr><th>Audit chain</th><td id="fact-chain">${chain(model)}</td></tr>
 </table></header>`;
 }
@@ -232,12 +238,14 @@ function call(view: CallView, ctx: RenderContext): Html {
     s.error ? `ERROR ${s.error.message}` : s.text || (tools.length ? `→ ${tools.join(", ")}` : ""),
   );
   const index = ctx.bodies.push(callBody(view, ctx.issuedBy).value) - 1;
-  return html`<details class="call${view.failed ? " failed" : ""}" id="call-${s.seq}" data-body="${index}" data-role="${s.role}" data-tools="${tools.join(" ")}" data-failed="${view.failed ? "1" : "0"}"><summary>#${s.seq} ${s.role}${where ? ` (${where})` : ""} · ${s.provider}/${s.model} · ${tokenCount(s.usage)} tok · ${usd(s.costUsd)} · ${s.latencyMs} ms${view.failed ? html` <span class="badge fail">failed</span>` : ""} <span class="muted">${first}</span></summary>
+  return html`<details class="call${view.failed ? " failed" : ""}" id="call-${s.seq}" data-body="${index}" data-role="${s.role}" data-tools="${tools.join(" ")}" data-failed="${view.failed ? "1" : "0"}"><summary>#${s.seq} ${s.role}${where ? ` (${where})` : ""} · ${s.provider}/${s.model} · ${tokenCount(s.usage)} tok · ${usd(s.costUsd)} · ${s.latencyMs} ms${view.failed ? html` <span class="badge fail">failed</span>` : ""}${ctx.integrity.has(s.seq) ? html` <a class="badge fail integrity" href="#integrity" title="a defence refused, undid or overrode this call">integrity</a>` : ""} <span class="muted">${first}</span></summary>
 </details>`;
 }
 
 interface RenderContext {
   issuedBy: IssuedBy;
+  /** Calls an integrity event names: badged on the timeline. */
+  integrity: Set<number>;
   /** Markup of each call's body (every run string in it escaped), in page order. */
   bodies: string[];
 }

@@ -14,6 +14,7 @@ import { type CheckSummary, checkSummary } from "../sam/check-summary.ts";
 import { callViews } from "./calls.ts";
 import { type ChangesView, changesView } from "./changes-view.ts";
 import { type InjectedView, injectedViews, type MemoryWrittenView, memoryWritten } from "./injected.ts";
+import { type IntegrityView, integrityRows } from "./integrity.ts";
 import type { RunInputs } from "./load.ts";
 import { buildTimeline, type IterationView, type PhaseName, phaseTimesOf } from "./timeline.ts";
 
@@ -108,6 +109,8 @@ export interface ReportModel {
   approvals: ApprovalRowView[];
   /** Every connection through the run's proxy (history `network` events), allowed or refused. */
   network: NetworkRowView[];
+  /** What the run's defences refused, undid or overrode (history `integrity` events). */
+  integrity: IntegrityView[];
   events: EventRecord[];
   /** The critiques of the run (docs/critique.md); empty when none ran. */
   critiques: { records: CritiqueRecord[]; problems: string[] };
@@ -156,6 +159,7 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
     memoryWritten: memoryWritten(inputs, summary.runId),
     approvals: approvalRows(inputs.history),
     network: networkRows(inputs.history),
+    integrity: integrityRows(inputs.history),
     changes: changesView(inputs.snapshots),
     events: summary.events,
     critiques: inputs.critiques ?? { records: [], problems: [] },

@@ -8,6 +8,7 @@ import type { RunFolder } from "../run-folder/folder.ts";
 import type { LimitConfig, RunState } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import type { RunDeps } from "./deps.ts";
+import type { IntegrityInput } from "./integrity.ts";
 import type { RunStatus } from "./status.ts";
 
 /** What a run is made of on disk: the same for a start and a resume. */
@@ -26,4 +27,6 @@ export interface RunContext extends Readonly<RunRecords> {
   readonly audit: AuditTape;
   /** The live display's status, patched. */
   emit(patch: Partial<RunStatus>): void;
+  /** A defence refused, undid or overrode something an agent did (runner/run/integrity.ts). */
+  recordIntegrity(input: IntegrityInput): void;
 }

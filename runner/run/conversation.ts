@@ -32,7 +32,19 @@ export type PassExit =
 
 export type PassEvent =
   | { type: "step"; step: number; limits: PassLimits }
-  | { type: "tool"; name: string; ok: boolean; rejected: boolean; limits: PassLimits }
+  /** A tool call is about to run: `id` is its id in the response the tape recorded last. */
+  | { type: "tool_start"; role: string; id: string; name: string }
+  | {
+      type: "tool";
+      name: string;
+      ok: boolean;
+      rejected: boolean;
+      limits: PassLimits;
+      /** What the tool got and gave back (calls that ran). */
+      input?: unknown;
+      output?: string;
+      refused?: { rule: string; detail: string };
+    }
   | { type: "limit"; limit: string; detail: string }
   | { type: "response"; response: ModelResponse }
   /**
@@ -229,11 +241,23 @@ async function runCalls(
       results.push({ type: "tool_result", toolUseId: call.id, content: rejection, isError: true });
       continue;
     }
+    options.onEvent?.({ type: "tool_start", role: options.request.role, id: call.id, name: call.name });
     const outcome = await runTool(options.tools, call.name, call.input, options.toolContext);
+    // The tool's own result (a refusal in it) is judged before the runner's notice is added.
+    const own = outcome.output;
     const after = await options.afterTool?.(call.name);
     if (after) outcome.output = `${outcome.output}\n\n${after}`;
     limits.record(request, outcome.ok);
-    options.onEvent?.({ type: "tool", name: call.name, ok: outcome.ok, rejected: false, limits });
+    options.onEvent?.({
+      type: "tool",
+      name: call.name,
+      ok: outcome.ok,
+      rejected: false,
+      limits,
+      input: call.input,
+      output: own,
+      ...(outcome.refused ? { refused: outcome.refused } : {}),
+    });
     results.push({ type: "tool_result", toolUseId: call.id, content: outcome.output, isError: !outcome.ok });
     signal = outcome.signal;
   }

@@ -87,6 +87,11 @@ export interface DeletionGuardOptions {
   dir: string;
   gate: ApprovalGate;
   maxBytes?: number;
+  /**
+   * Removals a person did not approve (denied, timed out): undone for good. `when` is the
+   * afterPass text (undefined: the last tool call); the run records them (integrity events).
+   */
+  onUndone?: (removals: readonly Removal[], when: string | undefined) => void;
 }
 
 export class DeleteGuardTooLarge extends RunEnding {
@@ -282,6 +287,8 @@ export class DeletionGuard {
           ...(d.note ? { note: d.note } : {}),
         });
     }
+    const undone = answers.filter((a) => !a.approved).map((a) => a.removal);
+    if (undone.length > 0) this.#o.onUndone?.(undone, when);
     return answers;
   }
 

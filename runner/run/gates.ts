@@ -5,9 +5,11 @@
 import { join } from "node:path";
 import { type ApprovalRecord, runStartRequest } from "../approval/gate.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
-import { DeletionGuard } from "../run/deletion.ts";
+import { DeletionGuard, type Removal } from "../run/deletion.ts";
 import type { RunContext } from "./context.ts";
 import type { SandboxRole } from "./sandboxes.ts";
+
+const AFTER_JOBS = "by the agent's work that outlived its sandbox (a SLURM job of the run)";
 
 export class RunGates {
   readonly #session: RunContext;
@@ -86,8 +88,22 @@ export class RunGates {
       taskDir: this.#session.spec.taskDir,
       dir: this.#deletionDir(),
       gate: deps.approval,
+      onUndone: (removals, when) => this.#undone(removals, when),
     });
     return this.#guard;
+  }
+
+  /** Deletions a person did not approve, as one integrity event (a job's after the work: its own kind). */
+  #undone(removals: readonly Removal[], when: string | undefined): void {
+    const shown = removals.slice(0, 20).map((r) => `${JSON.stringify(r.file.rel)} (${r.kind})`);
+    const more = removals.length > shown.length ? ` and ${removals.length - shown.length} more` : "";
+    this.#session.recordIntegrity({
+      kind: when === AFTER_JOBS ? "job_after_work" : "deletion_undone",
+      ...(when === undefined ? {} : { role: "work", call: null }),
+      attempted: `removed, truncated or rewrote start files ${when ?? "in a tool call"}: ${shown.join(", ")}${more}`,
+      rule: "approval: [delete]: destroying a start file needs a person's yes",
+      action: "put back from the runner's copy; a person did not approve it",
+    });
   }
 
   /**
@@ -96,9 +112,7 @@ export class RunGates {
    * tool call is undone host-side and asked, like a background process of the work pass.
    */
   async afterAgentJobs(): Promise<void> {
-    await this.deletionGuard()?.afterPass(
-      "by the agent's work that outlived its sandbox (a SLURM job of the run)",
-    );
+    await this.deletionGuard()?.afterPass(AFTER_JOBS);
   }
 
   /** `approval: [delete]`: the agent's code a check ran in the task folder may have removed start files. */

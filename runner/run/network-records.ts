@@ -1,8 +1,8 @@
 // The run's side of the proxies' connection records (runner/network/records.ts): a RunExtension
 // that puts the connections of the run's own sandboxes on its history tape, within the run's quota
 // for them. Here, not in network/, because the extension interface sits above the network layer.
-import type { RunExtension } from "../extension/run-extension.ts";
-import type { HistoryEvent } from "../memory/history-events.ts";
+import type { IntegrityNotice, RunExtension } from "../extension/run-extension.ts";
+import type { ConnectionRecord, HistoryEvent } from "../memory/history-events.ts";
 import { onNetworkRecord, stopAllowingForRun } from "../network/records.ts";
 
 /** `network` events a run's history takes from all its sandboxes together, and their bytes. */
@@ -19,11 +19,18 @@ export function networkRecordsExtension(runId: string, quota = RUN_NETWORK_QUOTA
   let events = 0;
   let bytes = 0;
   let flooded = false;
+  let integrity: ((notice: IntegrityNotice) => void) | undefined;
   return {
+    onIntegrity(record) {
+      integrity = record;
+    },
     onHistory(append: (event: HistoryEvent) => void) {
       unsubscribe?.();
       unsubscribe = onNetworkRecord((sandbox, r) => {
         if (sandbox.runId !== runId || flooded) return;
+        // A refused name lookup is not counted: programs resolve names they then reach through the
+        // proxy (docs/integrity.md); the connection that follows is the attempt.
+        if (!r.allowed && r.kind !== "dns") integrity?.(refusedConnection(r));
         const event: HistoryEvent = { type: "network", sandbox: sandbox.name, ...r };
         const size = JSON.stringify(event).length + 1;
         if (events < quota.events && bytes + size <= quota.bytes) {
@@ -58,5 +65,15 @@ export function networkRecordsExtension(runId: string, quota = RUN_NETWORK_QUOTA
       unsubscribe = undefined;
       stopAllowingForRun(runId, undefined);
     },
+  };
+}
+
+/** A refused connection as an integrity notice (the run adds the role and the tool call). */
+function refusedConnection(r: ConnectionRecord): IntegrityNotice {
+  return {
+    kind: "network_refused",
+    attempted: `a ${r.kind} connection to ${JSON.stringify(r.host)} port ${r.port}`,
+    rule: `network rule ${JSON.stringify(r.rule)}${r.reason ? `: ${r.reason}` : ""}`,
+    action: "refused by the run's proxy",
   };
 }

@@ -9,7 +9,8 @@ import type { AuditTape } from "../audit/tape.ts";
 import { RUN_END_EVENT } from "../audit/types.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import type { HistoryTape } from "../memory/history.ts";
-import { fileSize } from "../memory/history.ts";
+import { fileSize, readHistory } from "../memory/history.ts";
+import type { IntegrityCall } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { outcomeOfEnding, RunEnding } from "../run-ending.ts";
 import type { RunFolder } from "../run-folder/folder.ts";
@@ -22,6 +23,13 @@ import type { RunContext, RunRecords } from "./context.ts";
 import { type PassEvent, totalTokens } from "./conversation.ts";
 import type { RunDeps } from "./deps.ts";
 import { RunGates } from "./gates.ts";
+import {
+  INTEGRITY_AUDIT_EVENT,
+  type IntegrityInput,
+  IntegrityRecorder,
+  quoted,
+  refusedAssetWrites,
+} from "./integrity.ts";
 import type { RunBudget } from "./limits.ts";
 import { PhaseSandboxes } from "./sandboxes.ts";
 import type { RunStatus } from "./status.ts";
@@ -46,6 +54,9 @@ export class RunSession implements RunContext {
   readonly sandboxes: PhaseSandboxes;
   readonly taskFolder: TaskFolderGuard;
   readonly gates: RunGates;
+  readonly integrity: IntegrityRecorder;
+  /** The tool call running now, and the role that made it (integrity events name it). */
+  #call: { role: string; call: IntegrityCall } | undefined;
 
   constructor(
     records: RunRecords,
@@ -77,6 +88,10 @@ export class RunSession implements RunContext {
     };
     this.status = initialStatus(records);
     this.taskFolder = live.taskFolder;
+    this.taskFolder.onIntegrity = (input) => this.recordIntegrity(input);
+    const already = readHistory(records.folder.files.history).filter((e) => e.type === "integrity").length;
+    this.integrity = new IntegrityRecorder((event) => this.history.append(event), already);
+    for (const extension of deps.extensions ?? []) extension.onIntegrity?.((n) => this.recordIntegrity(n));
     this.gates = new RunGates(this);
     this.sandboxes = new PhaseSandboxes(this, (spec, role) => this.gates.network(spec, role));
   }
@@ -129,7 +144,68 @@ export class RunSession implements RunContext {
     this.history.append({ type: "limit", iteration: this.state.iteration, limit, detail });
   }
 
+  /**
+   * One integrity event, named by the tool call running now unless the defence names its own role
+   * or none; a tool call's is also marked on the audit tape for `scifi audit show`.
+   */
+  recordIntegrity(input: IntegrityInput): void {
+    const current = this.#call;
+    const call = input.call === null ? undefined : (input.call ?? current?.call);
+    // Outside a tool call, what a defence finds is the work agent's doing (only its code writes).
+    const role = input.role ?? current?.role ?? "work";
+    const recorded = this.integrity.record({
+      type: "integrity",
+      iteration: this.state.iteration,
+      kind: input.kind,
+      role,
+      ...(call ? { call } : {}),
+      attempted: input.attempted,
+      rule: input.rule,
+      action: input.action,
+    });
+    if (!recorded || !call) return;
+    try {
+      this.audit.append({
+        kind: "event",
+        event: INTEGRITY_AUDIT_EVENT,
+        data: { kind: input.kind, role, call: call.seq, id: call.id, tool: call.tool },
+      });
+    } catch {
+      // The tape is closed (the run ended): the history holds the event.
+    }
+  }
+
+  /** Refusals a tool call's own result shows: the allowlist's, a write to a protected file. */
+  #toolIntegrity(event: Extract<PassEvent, { type: "tool" }>): void {
+    if (event.refused) {
+      this.recordIntegrity({
+        kind: "allowlist_refused",
+        attempted: `${event.name} ${quoted(commandOf(event.input))}`,
+        rule: event.refused.rule,
+        action: `refused before it ran: ${event.refused.detail}`,
+      });
+    }
+    // A refusal inside a command that went on (`a > checks/x; b`) counts too: no `ok` test.
+    if (event.output === undefined) return;
+    const path = pathOf(event.input);
+    const hit = refusedAssetWrites(event.output, this.state.pristine, path);
+    if (hit.length === 0) return;
+    this.recordIntegrity({
+      kind: "asset_write",
+      attempted: `${event.name} wrote, moved or removed ${hit.join(", ")}: ${quoted(commandOf(event.input))}`,
+      rule: "SAM files and check assets are read-only to agents (bound read-only)",
+      action: "the sandbox refused it; the runner's copies are put back before the checks",
+    });
+  }
+
   onPassEvent(event: PassEvent): void {
+    if (event.type === "tool_start") {
+      this.#call = {
+        role: event.role,
+        call: { seq: this.audit.head()?.seq ?? -1, id: event.id, tool: event.name },
+      };
+      return;
+    }
     if (event.type === "limit") {
       this.limit(event.limit, event.detail);
     } else if (event.type === "context") {
@@ -151,6 +227,8 @@ export class RunSession implements RunContext {
         toolCallsLeft: event.limits.toolCallsLeft(),
       });
     } else if (event.type === "tool") {
+      if (!event.rejected) this.#toolIntegrity(event);
+      this.#call = undefined;
       this.emit({
         toolCalls: event.limits.toolCalls,
         lastTool: `${event.name}${event.ok ? "" : " (failed)"}`,
@@ -232,6 +310,19 @@ export class AgentWorkAlive extends RunEnding {
       { status: "failed", limit: "jobs" },
     );
   }
+}
+
+/** The command or path of a tool call's input, for an integrity record. */
+function commandOf(input: unknown): string {
+  if (typeof input !== "object" || input === null) return "";
+  const i = input as Record<string, unknown>;
+  const value = i.command ?? i.path ?? i.pattern;
+  return typeof value === "string" ? value : JSON.stringify(input);
+}
+
+function pathOf(input: unknown): string | undefined {
+  const path = typeof input === "object" && input !== null ? (input as { path?: unknown }).path : undefined;
+  return typeof path === "string" ? path : undefined;
 }
 
 function initialStatus(records: RunRecords): RunStatus {

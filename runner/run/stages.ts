@@ -21,9 +21,19 @@ export class StageOutputs {
   readonly dir: string;
   #bytes = 0;
   readonly #hiddenNames: string[];
-  /** `hidden`: the hidden assets' task-folder paths; no output may hold their names (output-formats.ts). */
-  constructor(dir: string, hidden: readonly string[] = []) {
+  /** An output refused for what it is (a link, a special file, a format naming a file): an integrity event. */
+  readonly #onRefused: (rel: string, why: string) => void;
+  /**
+   * `hidden`: the hidden assets' task-folder paths; no output may hold their names (output-formats.ts).
+   * `onRefused`: told of each refused output.
+   */
+  constructor(
+    dir: string,
+    hidden: readonly string[] = [],
+    onRefused: (rel: string, why: string) => void = () => {},
+  ) {
     this.dir = dir;
+    this.#onRefused = onRefused;
     // A short base name ("ref") is part of too many honest words to be refused on its own.
     this.#hiddenNames = [
       ...new Set(hidden.flatMap((rel) => [rel, ...(basename(rel).length >= 6 ? [basename(rel)] : [])])),
@@ -46,6 +56,8 @@ export class StageOutputs {
       } catch (error) {
         const why =
           error instanceof HostPathRefused || error instanceof Error ? error.message : String(error);
+        if (error instanceof HostPathRefused && !error.reason.startsWith("larger than"))
+          this.#onRefused(rel, error.reason);
         problems.push(/ENOENT|no such file/i.test(why) ? `declared output ${rel} was not produced` : why);
         continue;
       }
@@ -57,6 +69,7 @@ export class StageOutputs {
       }
       const named = outputFormatProblem(rel, data, { hiddenNames: this.#hiddenNames });
       if (named) {
+        this.#onRefused(rel, named);
         problems.push(named);
         continue;
       }

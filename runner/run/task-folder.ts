@@ -12,6 +12,7 @@ import { copyForChecks, removeCopy } from "./check-copy.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "./delivered.ts";
+import type { IntegrityInput } from "./integrity.ts";
 import { messageOf } from "./outcomes.ts";
 import {
   capturePristine,
@@ -34,8 +35,13 @@ export function takePristine(sam: SamDocument, taskDir: string, pristineDir: str
   return pristine;
 }
 
+/** Only the work agent (and its code) writes in the task folder: what is found there is its doing. */
+const WORK = "work";
+
 export class TaskFolderGuard {
   readonly #records: RunRecords;
+  /** Where the guard's integrity events go (the session sets it). */
+  onIntegrity: (input: IntegrityInput) => void = () => {};
   constructor(records: RunRecords) {
     this.#records = records;
   }
@@ -49,6 +55,14 @@ export class TaskFolderGuard {
     const report = restorePristine(spec.taskDir, folder.files.pristine, state.pristine, false);
     if (report.removed.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: report.removed });
+      this.onIntegrity({
+        kind: "asset_cleanup",
+        role: WORK,
+        call: null,
+        attempted: `files added to check-asset folders: ${report.removed.map((r) => JSON.stringify(r)).join(", ")}`,
+        rule: "check-asset folders hold exactly their start content (nothing of the agent's beside an asset)",
+        action: "removed before the next phase",
+      });
     }
     if (report.tampering.length === 0) return;
     const byRel = new Map(state.pristine.files.map((f) => [f.rel, f]));
@@ -90,6 +104,14 @@ export class TaskFolderGuard {
     });
     if (skipped.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: skipped });
+      this.onIntegrity({
+        kind: "output_refused",
+        role: WORK,
+        call: null,
+        attempted: `special files (FIFOs, sockets, devices) in the task folder: ${skipped.map((r) => JSON.stringify(r)).join(", ")}`,
+        rule: "the checks read regular files and folders only (trust.md rule 4)",
+        action: "left out of the checks' copy of the task folder",
+      });
     }
   }
 
@@ -131,6 +153,14 @@ export class TaskFolderGuard {
         problem: found.problem,
         expected: found.expected,
         actual: found.actual,
+      });
+      this.onIntegrity({
+        kind: "asset_tampering",
+        role: WORK,
+        call: null,
+        attempted: `${found.what} ${JSON.stringify(found.absolute)} changed: ${found.problem}`,
+        rule: "SAM files and check assets are compared with the runner's copies (trust.md rule 2)",
+        action: "put back from the runner's copy; the run fails as tampering",
       });
     }
   }
@@ -216,6 +246,14 @@ export class TaskFolderGuard {
             "a file the agent put at a hidden asset's path (the hidden asset replaced it at the end of the run)",
           expected: byRel.get(rel)?.sha256 ?? "the hidden asset",
           actual: "a file of the agent's",
+        });
+        this.onIntegrity({
+          kind: "asset_tampering",
+          role: WORK,
+          call: null,
+          attempted: `a file put at the hidden asset's path ${JSON.stringify(rel)}`,
+          rule: "hidden assets are the runner's alone (trust.md rule 13)",
+          action: "replaced by the hidden asset at the end of the run",
         });
       }
     } catch (error) {

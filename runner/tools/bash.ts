@@ -24,7 +24,12 @@ export const bashTool = defineTool({
   async execute({ command, timeout_sec }, ctx) {
     if (ctx.allowCommands) {
       const verdict = checkCommand(command, ctx.allowCommands);
-      if (!verdict.ok) return { ok: false, output: `Refused: ${verdict.reason}` };
+      if (!verdict.ok)
+        return {
+          ok: false,
+          output: `Refused: ${verdict.reason}`,
+          refused: { rule: "the SAM's allow_commands", detail: verdict.reason },
+        };
     }
     const timeoutMs = Math.min(timeout_sec ? timeout_sec * 1000 : ctx.bashTimeoutMs, ctx.bashTimeoutMs);
     // Collect generously so the head-and-tail cap (defineTool) sees the real tail of long output.

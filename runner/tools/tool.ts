@@ -36,6 +36,8 @@ export interface ToolOutcome {
   /** The text the model sees as the tool result. */
   output: string;
   signal?: ToolSignal;
+  /** A defence of the tool refused the call (the allowlist): the rule, for the run's integrity record. */
+  refused?: { rule: string; detail: string };
 }
 
 export interface Tool {

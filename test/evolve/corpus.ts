@@ -34,6 +34,8 @@ export interface SynthRun {
   provider?: string;
   /** Put before each role's system prompt (the benchmark: the real prompts' size). */
   systemPrefix?: string;
+  /** Integrity events (docs/integrity.md) the run's history holds, each an `asset_write`. */
+  integrityEvents?: number;
 }
 
 type Message = TapeRequest["messages"][number];
@@ -197,6 +199,16 @@ export function writeRun(runsDir: string, run: SynthRun): string {
       ...(audit ? { audit } : {}),
     });
   }
+  for (let i = 0; i < (run.integrityEvents ?? 0); i++)
+    event({
+      type: "integrity",
+      iteration: 1,
+      kind: "asset_write",
+      role: "work",
+      attempted: "bash wrote checks/check.py",
+      rule: "SAM files and check assets are read-only to agents",
+      action: "refused",
+    });
   event({ type: "final_review", groupSuggestions: 0, globalSuggestions: 0 });
   const outcome = passed
     ? { status: "passed" as const, reason: "every check and review item passed" }

@@ -87,6 +87,8 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       // Before the checks every job of the agent is ended (this one had completed), once: none since.
       expect(recorded[3]).toMatchObject({ request: { reason: "the checks begin" } });
       expect(recorded[3]?.result).toEqual({ cancelled: [], kept: false, stillLive: [] });
+      // A job that completed on its own was not stopped: no integrity event (docs/integrity.md).
+      expect(history.filter((e) => e.type === "integrity")).toEqual([]);
       // ... and each is one line on the history tape too, in the same order.
       expect(
         history.filter((e) => e.type === "job").map((e) => e.type === "job" && `${e.action}:${e.decision}`),
@@ -159,6 +161,10 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       expect(ended, "the job was ended before the first check").toBeGreaterThanOrEqual(0);
       expect(ended).toBeLessThan(firstCheck);
       expect(result.outcome.status, result.outcome.reason).toBe("passed");
+      // The job still running when the work ended, cancelled: one integrity event (docs/integrity.md).
+      expect(history.filter((e) => e.type === "integrity")).toMatchObject([
+        { kind: "job_after_work", role: "work", action: "cancelled (the checks begin)" },
+      ]);
       // The swap never happened: the job was gone before it woke up.
       await new Promise((r) => setTimeout(r, 2000));
       expect(readFileSync(join(ws.taskDir, "answer.txt"), "utf8")).toBe("5050\n");

@@ -58,6 +58,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "a32-held.inner.ts",
         "critique.inner.ts",
         "task-folder-lock.inner.ts",
+        "integrity.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),

@@ -22,7 +22,19 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
   // What the agent's code writes while a run stage runs on the copy never reaches the real folder.
   const checkDir = session.hiddenCount > 0 ? taskFolder.checksCopyDir : undefined;
   const hidden = state.pristine.files.filter((f) => f.hidden).map((f) => f.rel);
-  const outputs = new StageOutputs(join(session.folder.dir, "outputs", `it${state.iteration}`), hidden);
+  const outputs = new StageOutputs(
+    join(session.folder.dir, "outputs", `it${state.iteration}`),
+    hidden,
+    (rel, why) =>
+      session.recordIntegrity({
+        kind: "output_refused",
+        role: "work",
+        call: null,
+        attempted: `declared output ${JSON.stringify(rel)}: ${why}`,
+        rule: "outputs are regular files, copied out as data; no format that names another file (trust.md rules 4 and 13)",
+        action: "not copied out; the run stage fails",
+      }),
+  );
   const compareDir = join(session.folder.dir, "compare");
   try {
     if (checkDir) taskFolder.copyForChecks(checkDir);

@@ -39,8 +39,25 @@ export async function reviewPhase(session: RunSession): Promise<Phase> {
     rankAdjustment: verdict.rank_adjustment,
     ...(verdict.blocked ? { blocked: verdict.blocked.reason } : {}),
   });
+  recordOverrides(session, checks, verdict);
   session.result(verdictResult(node.id, passed, checksPassed, verdict));
   return "review";
+}
+
+/** A review that passed an item whose check failed: overridden by the runner (the item fails). */
+function recordOverrides(session: RunSession, checks: CheckOutcome[], verdict: ReviewVerdict): void {
+  for (const item of verdict.items) {
+    const failed = checks.filter((c) => c.itemId === item.id && !c.passed).map((c) => c.id);
+    if (!item.pass || failed.length === 0) continue;
+    session.recordIntegrity({
+      kind: "review_override",
+      role: "review",
+      call: null,
+      attempted: `the review passed item ${JSON.stringify(item.id)} whose check(s) ${failed.join(", ")} failed`,
+      rule: "a review cannot pass what the checks failed",
+      action: "the item and the node fail",
+    });
+  }
 }
 
 function verdictResult(

@@ -1,0 +1,35 @@
+// Integrity events on Apptainer, INSIDE the harness as the non-root user: the same table as the
+// Docker suite (test/loop/integrity-table.ts: one task, one scripted agent per kind of attempt, an
+// honest control), run through the whole loop with backend "apptainer" and the run's proxy. The task
+// needs Python: the scientific image's SIF (scifi-sci:local), which test/sandbox/apptainer.test.ts makes.
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApptainerBackend, sifFileName } from "../../../runner/sandbox/apptainer.ts";
+import { runRow, TABLE, verifyRow } from "../../loop/integrity-table.ts";
+
+const IMAGE = "scifi-sci:local";
+let root = "";
+
+describe("integrity events, one per kind of attempt (apptainer, inside the harness)", () => {
+  beforeAll(() => {
+    expect(process.getuid?.()).not.toBe(0);
+    const sif = join(process.env.SCIFI_SIF_CACHE ?? "/var/cache/scifi/sif", sifFileName(IMAGE));
+    expect(
+      existsSync(sif),
+      `no SIF for ${IMAGE} at ${sif}: bash scripts/apptainer-harness.sh sif ${IMAGE}`,
+    ).toBe(true);
+    root = mkdtempSync(join(tmpdir(), "scifi-integrity-"));
+  });
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it.each(TABLE)("$agent", { timeout: 240_000 }, async (row) => {
+    const { home, result } = await runRow(root, row, {
+      sandbox: createApptainerBackend({ proxy: { hosts: {}, systemResolver: false } }),
+    });
+    verifyRow(row, home, result);
+  });
+});
