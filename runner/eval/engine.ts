@@ -47,7 +47,7 @@ export class EvalInputError extends Error {
 
 /** Makes and writes the plan of a new eval; returns its folder and plan. */
 export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string; plan: EvalPlan }> {
-  const suite = await loadSuite(o.suite);
+  const suite = await loadSuite(o.suite, o.home);
   const cwd = o.cwd ?? process.cwd();
   const models: SuiteModel[] | undefined = o.models
     ? o.models.map((spec) => ({ label: spec, specs: [absoluteSpec(spec, cwd)] }))
