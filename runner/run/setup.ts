@@ -3,7 +3,8 @@
 // It puts the SAM through the one gate (runner/sam/gate.ts) once, mints the run id once, applies
 // the site policy, picks the backend, opens the gateway on the run's audit tape, loads the skills,
 // adds the run's extensions (SLURM job tools for a `jobs: slurm` SAM, from runner/jobs) and starts
-// or resumes the run (start.ts). What it throws becomes an exit code in errors.ts; the change snapshots and the report are run-end-records.ts.
+// or resumes the run (start.ts). What it throws becomes an exit code in errors.ts; the change
+// snapshots and the report are run-end-records.ts.
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
