@@ -15,6 +15,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -150,6 +151,8 @@ const diagnostic = (file: string, p: Problem) => `${file}:${p.at}: error: ${p.me
 
 const SCRIPT = join(TOP, "script.yaml");
 writeFileSync(SCRIPT, "work: []\n");
+// After every describe's own afterAll (the daemon is stopped first).
+afterAll(() => rmSync(TOP, { recursive: true, force: true }));
 
 // Each case spawns scifi processes that mostly wait on module loading: run side by side.
 describe.concurrent("one gate: scifi run and submit refuse a SAM validate refuses, before anything is made", () => {
