@@ -3,7 +3,7 @@
 // with "did you mean", a compare stage reading a non-output in both spellings, a bad check option,
 // a missing check asset, and an unknown skill, which validate checks beyond the parser) crossed
 // with every entry point: `scifi run`, `scifi run --resume` (the SAM
-// as recorded at the run's start), `scifi eval` (task.md and variant files), the daemon's inbox,
+// as recorded at the run's start), `scifi eval` (task.md and variant files) and `--resume`, the daemon's inbox,
 // `scifi submit`, `make-task`'s draft; `scifi import`'s output with the problem its input can carry.
 // Each asserts exit 2 (or the daemon's rejection) with the file:line:col diagnostics, and that
 // nothing was created. Nothing reaches a sandbox: no Docker or SLURM is needed.
@@ -275,6 +275,48 @@ describe("one gate: scifi eval refuses a suite holding a SAM validate refuses (t
     PROBLEMS.forEach((p, i) => {
       const file = join(dirs[i] ?? "", i % 2 === 0 ? "task.md" : "task.v1.md");
       expect(r.stderr).toContain(`${file}:${p.at}: ${p.message}`);
+    });
+    expect(tree(h)).toEqual(before.home);
+    expect(tree(suite)).toEqual(before.suite);
+  });
+});
+
+describe("one gate: scifi eval --resume puts the planned SAMs through the gate again", () => {
+  it("an eval whose unchanged SAMs this scifi refuses is not resumed; nothing is written", async () => {
+    const suite = join(TOP, "resume-suite");
+    const dirs = PROBLEMS.map((p) => taskFolder(suite, p));
+    const h = home("eval-resume");
+    const evalId = "20260101-000000-gate";
+    const evalDir = join(h, "evals", evalId);
+    mkdirSync(evalDir, { recursive: true });
+    // The plan as a scifi with fewer rules wrote it: every variant file unchanged since.
+    const plan = {
+      version: 1,
+      evalId,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      suite,
+      suiteName: "resume-suite",
+      tasks: PROBLEMS.map((p, i) => ({
+        name: p.name,
+        dir: dirs[i],
+        variants: [{ name: "default", file: join(dirs[i] ?? "", "task.md"), sha256: sha256(p.sam) }],
+      })),
+      models: [{ label: "s", slug: "s", specs: [`scripted:${SCRIPT}`], scripted: true }],
+      repeats: 1,
+      limits: {},
+      budgetUsd: null,
+      concurrency: 1,
+      engine: "local",
+      backend: "docker",
+      trials: [],
+    };
+    writeFileSync(join(evalDir, "eval.json"), JSON.stringify(plan));
+    const before = { home: tree(h), suite: tree(suite) };
+    const r = await scifi(h, ["eval", "--resume", evalId]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain("not valid under this scifi's rules, so it is not resumed");
+    PROBLEMS.forEach((p, i) => {
+      expect(r.stderr).toContain(diagnostic(join(dirs[i] ?? "", "task.md"), p));
     });
     expect(tree(h)).toEqual(before.home);
     expect(tree(suite)).toEqual(before.suite);
