@@ -7,7 +7,7 @@
 // `scifi submit`, `make-task`'s draft; `scifi import`'s output with the problem its input can
 // carry (the importer writes the rest of the SAM itself). Each asserts exit 2 (or the daemon's
 // rejection) with the file:line:col diagnostics, and that nothing was created. Nothing reaches a
-// sandbox: no Docker or SLURM is needed. About 20 s of CPU (15 CLI processes, the rest in process).
+// sandbox: no Docker or SLURM is needed. About 20 s of CPU (19 CLI processes, the rest in process).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import {
   cpSync,
