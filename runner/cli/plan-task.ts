@@ -19,8 +19,9 @@ import { requiredActions } from "../sam/approval-actions.ts";
 import { checkSummary, reviewOnlyLine } from "../sam/check-summary.ts";
 import { formatDiagnostic } from "../sam/diagnostics.ts";
 import { findSamFiles } from "../sam/discover.ts";
-import { parseSamSync } from "../sam/parse.ts";
+import { checkSam } from "../sam/gate.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { gateOptions } from "../skills/sam-gate.ts";
 import { visibleBlock } from "../terminal-text.ts";
 
 /** `ok`: spec resolved; `refused`: the policy refused it; `invalid`: bad SAM, path or site policy file. */
@@ -38,12 +39,13 @@ export function planTask(task: string, options: PlanOptions): PlanOutcome {
   const env = options.env ?? process.env;
   const file = samFileOf(task, options.err);
   if (file === undefined) return "invalid";
-  const parsed = parseSamSync(file);
+  const home = scifiHome(env);
+  // The gate every entry point runs (runner/sam/gate.ts): plan shows what run would do, or why not.
+  const parsed = checkSam(file, gateOptions(home));
   if (!parsed.ok) {
     for (const d of parsed.diagnostics) options.err.write(`${formatDiagnostic(d)}\n`);
     return "invalid";
   }
-  const home = scifiHome(env);
   const policyFile = sitePolicyPath(home, options.sitePolicy, env);
   try {
     const site = loadSitePolicy(policyFile, Boolean(options.sitePolicy || env.SCIFI_SITE_POLICY));

@@ -25,11 +25,14 @@ export function newRecord(home: string, entry: InboxEntry): TaskRecord {
     updatedAt: now,
     attempts: [],
   };
-  return requeue(record);
+  return requeue(record, home);
 }
 
-/** Re-reads and re-validates the inbox SAM; the record becomes queued (at the end) or rejected. */
-export function requeue(record: TaskRecord): TaskRecord {
+/**
+ * Re-reads the inbox SAM and puts it through the one gate (skills of `home`); the record becomes
+ * queued (at the end) or rejected with the diagnostics in `<source>.rejected.txt`.
+ */
+export function requeue(record: TaskRecord, home: string): TaskRecord {
   delete record.resumeRunId;
   delete record.reason;
   // A new queueing (an edit, a retry) is a new start: `run` is asked again.
@@ -41,7 +44,7 @@ export function requeue(record: TaskRecord): TaskRecord {
     return record;
   }
   record.sha256 = sha256File(record.source);
-  const validation = validateSam(record.source);
+  const validation = validateSam(record.source, home);
   if (!validation.ok) {
     const count = validation.report.split("\n").length;
     // A single-file SAM whose check assets were dropped beside it: the inbox reads the file alone.

@@ -5,9 +5,10 @@ import { existsSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileS
 import { basename, join, relative, sep } from "node:path";
 import { type FSWatcher, watch } from "chokidar";
 import { formatDiagnostic } from "../sam/diagnostics.ts";
-import { parseSamSync } from "../sam/parse.ts";
+import { SamRefused } from "../sam/gate.ts";
 import type { SamMetadata } from "../sam/types.ts";
 import { sha256 } from "../sha256.ts";
+import { gateSamFile } from "../skills/sam-gate.ts";
 
 /** A folder task holds its SAM under this name. */
 export const FOLDER_SAM = "task.md";
@@ -52,12 +53,18 @@ export function sha256File(file: string): string {
 
 export type Validation = { ok: true; metadata: SamMetadata } | { ok: false; report: string };
 
-/** Parses and validates the SAM; an invalid one gets every diagnostic, one a line. */
-export function validateSam(file: string): Validation {
-  const parsed = parseSamSync(file);
-  if (parsed.ok) return { ok: true, metadata: parsed.sam.metadata };
-  const lines = parsed.diagnostics.map(formatDiagnostic);
-  return { ok: false, report: lines.join("\n") || `${file}: not a valid SAM` };
+/**
+ * The SAM through the one gate (runner/sam/gate.ts: what `scifi validate` reports, skill names
+ * against `home`'s library included); a refused one gets every diagnostic, one a line.
+ */
+export function validateSam(file: string, home: string): Validation {
+  try {
+    return { ok: true, metadata: gateSamFile(file, home).metadata };
+  } catch (error) {
+    if (!(error instanceof SamRefused)) throw error;
+    const lines = error.diagnostics.map(formatDiagnostic);
+    return { ok: false, report: lines.join("\n") || `${file}: not a valid SAM` };
+  }
 }
 
 /** `<inbox>/x.md` -> `<inbox>/x.rejected.txt`; `<inbox>/x/task.md` -> `<inbox>/x/task.rejected.txt`. */

@@ -40,7 +40,7 @@ export class Intake {
     }
     if (hash === record.sha256) return;
     if (record.state === "queued" || record.state === "rejected") {
-      requeue(record);
+      requeue(record, core.home);
       core.save(record);
       core.log(record.state === "queued" ? "requeued_after_edit" : "rejected", {
         task: record.key,
@@ -95,7 +95,7 @@ export class Intake {
       return;
     }
     if (request.action === "retry") {
-      requeue(record);
+      requeue(record, core.home);
       core.save(record);
       core.log("retry", { task: record.key, state: record.state });
       return;

@@ -52,7 +52,7 @@ export async function operate(
     return { record: await waitForChange(home, record, action, timeoutMs), via: "daemon" };
   }
   if (action === "retry") {
-    requeue(record);
+    requeue(record, home);
   } else {
     const attempt = lastAttempt(record);
     if (record.state === "running" && attempt && isWorkerOf(attempt.pid, attempt.runId) && attempt.pid) {

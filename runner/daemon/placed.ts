@@ -31,7 +31,7 @@ export async function submitPlaced(o: PlaceOptions): Promise<PlacedJob> {
   const { loadSam } = await import("../run/setup.ts");
   const result = await submitTask({
     home: o.home,
-    sam: await loadSam(o.samFile),
+    sam: await loadSam(o.samFile, o.home),
     flags: {},
     backend,
     dryRun: false,

@@ -157,7 +157,7 @@ export class Workers {
     } else if (ok) {
       return true;
     }
-    requeue(record);
+    requeue(record, this.#core.home);
     this.#core.save(record);
     this.#core.log(record.state === "queued" ? "requeued_after_edit" : "rejected", { task: record.key });
     return false;

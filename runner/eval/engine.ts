@@ -51,7 +51,7 @@ export class EvalInputError extends Error {
 
 /** Makes and writes the plan of a new eval; returns its folder and plan. */
 export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string; plan: EvalPlan }> {
-  const suite = await loadSuite(o.suite);
+  const suite = await loadSuite(o.suite, o.home);
   const cwd = o.cwd ?? process.cwd();
   const models: SuiteModel[] | undefined = o.models
     ? o.models.map((spec) => ({ label: spec, specs: [absoluteSpec(spec, cwd)] }))
@@ -304,6 +304,7 @@ export async function resumeEval(
     );
   const planned = readPlan(evalDir);
   await refuseChangedSuite(planned);
+  await refuseRefusedSams(planned, o.home);
   if (o.budgetUsd === undefined || o.budgetUsd === planned.budgetUsd)
     return driveEval({ ...o, evalDir, plan: planned });
   const plan = { ...planned, budgetUsd: o.budgetUsd };
@@ -334,6 +335,25 @@ async function refuseChangedSuite(plan: EvalPlan): Promise<void> {
         `the task folder ${task.dir} changed since the eval started: ${difference} (its trials would not be judged alike); restore it, or start a new eval`,
       );
   }
+}
+
+/**
+ * A resumed eval's SAMs go through the one gate again (runner/sam/gate.ts), as `scifi run --resume`
+ * does: a variant this scifi refuses (a rule added since the eval started) stops the resume, with
+ * its diagnostics, before any trial runs.
+ */
+async function refuseRefusedSams(plan: EvalPlan, home: string): Promise<void> {
+  const { checkSam } = await import("../sam/gate.ts");
+  const { gateOptions } = await import("../skills/sam-gate.ts");
+  const { formatDiagnostic } = await import("../sam/diagnostics.ts");
+  const gate = gateOptions(home);
+  const errors = plan.tasks
+    .flatMap((task) => task.variants.map((v) => checkSam(v.file, gate)))
+    .flatMap((result) => (result.ok ? [] : result.diagnostics.filter((d) => d.severity === "error")));
+  if (errors.length > 0)
+    throw new EvalInputError(
+      `the eval's SAMs are not valid under this scifi's rules, so it is not resumed (start a new eval once they are fixed):\n${errors.map(formatDiagnostic).join("\n")}`,
+    );
 }
 
 /** The sandboxes of trials whose eval was killed (SIGKILL runs no cleanup) are removed first. */

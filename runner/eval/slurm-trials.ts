@@ -49,7 +49,7 @@ export async function slurmTrialRunner(
       const submitted = new Date();
       const placed = await submitTask({
         home: o.home,
-        sam: await loadSam(variant.file),
+        sam: await loadSam(variant.file, o.home),
         flags: {},
         backend: plan.backend === "docker" || plan.backend === "apptainer" ? plan.backend : "auto",
         dryRun: false,

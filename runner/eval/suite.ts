@@ -91,15 +91,21 @@ const suiteFileSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(256).optional(),
 });
 
-/** Loads a suite folder or suite file; throws SuiteError listing every problem. */
-export async function loadSuite(path: string): Promise<Suite> {
+/**
+ * Loads a suite folder or suite file; throws SuiteError listing every problem. Every variant's SAM
+ * goes through the one gate (runner/sam/gate.ts), skill names against `home`'s library (default:
+ * the scifi home), so a suite holding a SAM `scifi validate` refuses is refused whole.
+ */
+export async function loadSuite(path: string, home?: string): Promise<Suite> {
   const source = resolve(path);
   if (!existsSync(source)) throw new SuiteError(path, ["no such suite file or folder"]);
-  if (statSync(source).isDirectory()) return suiteFolder(source);
-  return suiteFile(source);
+  const { scifiHome } = await import("../paths.ts");
+  const at = home ?? scifiHome();
+  if (statSync(source).isDirectory()) return suiteFolder(source, at);
+  return suiteFile(source, at);
 }
 
-async function suiteFolder(dir: string): Promise<Suite> {
+async function suiteFolder(dir: string, home: string): Promise<Suite> {
   const problems: string[] = [];
   const entries = readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith("."))
@@ -112,12 +118,13 @@ async function suiteFolder(dir: string): Promise<Suite> {
     taskDirs.map((name) => ({ dir: join(dir, name), where: `${name}/` })),
     undefined,
     problems,
+    home,
   );
   if (problems.length > 0) throw new SuiteError(dir, problems);
   return { name: basename(dir), source: dir, tasks, limits: {} };
 }
 
-async function suiteFile(file: string): Promise<Suite> {
+async function suiteFile(file: string, home: string): Promise<Suite> {
   const text = readFileSync(file, "utf8");
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
@@ -159,6 +166,7 @@ async function suiteFile(file: string): Promise<Suite> {
     })),
     s.variants,
     problems,
+    home,
   );
   if (!isSeq(seq)) problems.push(`${at(["tasks"])}: tasks must be a list of task folders`);
   const models = s.models?.map((m, i) => suiteModel(m, base, `${at(["models", i])}: models[${i}]`, problems));
@@ -233,8 +241,11 @@ async function loadTasks(
   dirs: { dir: string; where: string }[],
   only: string[] | undefined,
   problems: string[],
+  home: string,
 ): Promise<SuiteTask[]> {
-  const { parseSam } = await import("../sam/parse.ts");
+  const { checkSam } = await import("../sam/gate.ts");
+  const { gateOptions } = await import("../skills/sam-gate.ts");
+  const gate = gateOptions(home);
   const tasks: SuiteTask[] = [];
   const seen = new Map<string, string>();
   for (const { dir, where } of dirs) {
@@ -283,7 +294,7 @@ async function loadTasks(
     }
     const parsed: { variant: SuiteVariant; sam: SamDocument }[] = [];
     for (const v of chosen) {
-      const result = await parseSam(v.file);
+      const result = checkSam(v.file, gate);
       if (!result.ok) {
         const errors = result.diagnostics.filter((d) => d.severity === "error");
         for (const d of errors) problems.push(`${d.file}:${d.line}:${d.column}: ${d.message}`);

@@ -15,6 +15,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { parseSamString } from "../sam/parse.ts";
 import { type DockerfileFacts, readDockerfile } from "./dockerfile.ts";
 import { type HarborConfig, HarborImportError, readHarborConfig } from "./harbor-config.ts";
+import { stagedImport } from "./output-gate.ts";
 
 export { HarborImportError } from "./harbor-config.ts";
 
@@ -23,6 +24,8 @@ export interface HarborImportOptions {
   outputs?: string[];
   /** Reward a metric must reach to pass (default 1). */
   passThreshold?: number;
+  /** The scifi home whose skills library the gate checks skill names against (default: SCIFI_HOME). */
+  home?: string;
 }
 
 export interface HarborImport {
@@ -125,73 +128,80 @@ export function importHarbor(
   }
 
   // The SAM folder: starting files from the Dockerfile's COPY lines, the hidden checks, task.md.
-  mkdirSync(outDir, { recursive: true });
-  for (const copy of docker.copies) {
-    const from = join(taskDir, "environment", copy.from);
-    if (linkOnTheWay(taskDir, from))
-      throw new HarborImportError(
-        `Dockerfile line ${copy.line}: COPY ${copy.from} passes through a symbolic link or leaves environment/; the import copies files of the task only (replace the link by the folder it names)`,
-      );
-    const s = lstatSync(from, { throwIfNoEntry: false });
-    if (!s || s.isSymbolicLink() || !(s.isFile() || s.isDirectory())) {
-      unmapped.push(`Dockerfile line ${copy.line}: COPY ${copy.from}: not a file or folder in environment/`);
-      continue;
-    }
-    const targets = s.isFile()
-      ? [{ src: from, dst: copy.into ? join(copy.to, basename(copy.from)) : copy.to }]
-      : listTree(from).map((rel) => ({ src: join(from, rel), dst: join(copy.to, rel) }));
-    for (const { src, dst } of targets) {
-      if (dst === "task.md" || dst === "harbor-import.md" || dst.startsWith("checks/"))
+  // Written into a staging folder beside the output, put through the one SAM gate there and moved
+  // into place only when it passes: a refused import leaves nothing behind (output-gate.ts).
+  return stagedImport(outDir, options.home, (dir) => {
+    for (const copy of docker.copies) {
+      const from = join(taskDir, "environment", copy.from);
+      if (linkOnTheWay(taskDir, from))
         throw new HarborImportError(
-          `Dockerfile line ${copy.line} copies into ${dst}, which the SAM folder uses itself`,
+          `Dockerfile line ${copy.line}: COPY ${copy.from} passes through a symbolic link or leaves environment/; the import copies files of the task only (replace the link by the folder it names)`,
         );
-      write(outDir, dst, readBytes(src));
+      const s = lstatSync(from, { throwIfNoEntry: false });
+      if (!s || s.isSymbolicLink() || !(s.isFile() || s.isDirectory())) {
+        unmapped.push(
+          `Dockerfile line ${copy.line}: COPY ${copy.from}: not a file or folder in environment/`,
+        );
+        continue;
+      }
+      const targets = s.isFile()
+        ? [{ src: from, dst: copy.into ? join(copy.to, basename(copy.from)) : copy.to }]
+        : listTree(from).map((rel) => ({ src: join(from, rel), dst: join(copy.to, rel) }));
+      for (const { src, dst } of targets) {
+        if (dst === "task.md" || dst === "harbor-import.md" || dst.startsWith("checks/"))
+          throw new HarborImportError(
+            `Dockerfile line ${copy.line} copies into ${dst}, which the SAM folder uses itself`,
+          );
+        write(dir, dst, readBytes(src));
+      }
+      mapped.push(`Dockerfile line ${copy.line} COPY ${copy.from} -> ${copy.to || "."} in the task folder`);
     }
-    mapped.push(`Dockerfile line ${copy.line} COPY ${copy.from} -> ${copy.to || "."} in the task folder`);
-  }
-  for (const [rel, text] of rewritten) write(outDir, join(CHECKS, "tests", rel), text);
-  write(outDir, join(CHECKS, "verify.sh"), verifier(threshold));
-  const assets = [
-    ...[...rewritten.keys()].map((rel) => join(CHECKS, "tests", rel)),
-    join(CHECKS, "verify.sh"),
-  ].sort();
-  mapped.push(`tests/ -> ${CHECKS}/tests/ (hidden assets; /tests, /logs/verifier and ${workdir} rewritten)`);
-  mapped.push(`tests/test.sh's reward -> a compare stage that passes when ${rewardRule(threshold)}`);
-  mapped.push(
-    `${workdir} (Harbor's working folder) -> the task folder; the tests read ${outputs.join(", ")} as declared outputs`,
-  );
-
-  const meta = metadata(config, taskDir, mapped, unmapped);
-  for (const d of docker.unmapped)
-    unmapped.push(
-      `Dockerfile line ${d.line}: \`${d.text.slice(0, 100)}\`: the sandbox uses the site's image (set \`image:\` to one that has what this builds)`,
-    );
-  if (lstatSync(join(taskDir, "solution"), { throwIfNoEntry: false }))
-    unmapped.push(
-      "solution/ is not copied: the agent would see it (Harbor's oracle solution; apply it yourself to check the checks)",
-    );
-
-  const sam = join(outDir, "task.md");
-  const text = (todo: string) => samText(meta, config, todo, outputs, assets, workdir, threshold);
-  let samSource = text(demoteHeadings(instruction));
-  const structure = samErrors(samSource, sam);
-  if (structure.length > 0) {
-    // The instruction holds Markdown a SAM reads as its own (a section heading, a check block, an
-    // unclosed fence): quoted whole in a fence, it stays verbatim and the To-do stays one section.
-    samSource = text(quoteVerbatim(instruction));
+    for (const [rel, text] of rewritten) write(dir, join(CHECKS, "tests", rel), text);
+    write(dir, join(CHECKS, "verify.sh"), verifier(threshold));
+    const assets = [
+      ...[...rewritten.keys()].map((rel) => join(CHECKS, "tests", rel)),
+      join(CHECKS, "verify.sh"),
+    ].sort();
     mapped.push(
-      `instruction.md -> the To-do, quoted verbatim in a fence: as Markdown it would have been read as SAM structure (${structure[0]})`,
+      `tests/ -> ${CHECKS}/tests/ (hidden assets; /tests, /logs/verifier and ${workdir} rewritten)`,
     );
-    const still = samErrors(samSource, sam);
-    if (still.length > 0)
-      throw new HarborImportError(
-        `${join(taskDir, "instruction.md")}: the imported SAM would not validate: ${still.join("; ")}`,
+    mapped.push(`tests/test.sh's reward -> a compare stage that passes when ${rewardRule(threshold)}`);
+    mapped.push(
+      `${workdir} (Harbor's working folder) -> the task folder; the tests read ${outputs.join(", ")} as declared outputs`,
+    );
+
+    const meta = metadata(config, taskDir, mapped, unmapped);
+    for (const d of docker.unmapped)
+      unmapped.push(
+        `Dockerfile line ${d.line}: \`${d.text.slice(0, 100)}\`: the sandbox uses the site's image (set \`image:\` to one that has what this builds)`,
       );
-  }
-  writeFileSync(sam, samSource);
-  const result: HarborImport = { outDir, sam, mapped, unmapped, outputs };
-  writeFileSync(join(outDir, "harbor-import.md"), notesText(taskDir, result));
-  return result;
+    if (lstatSync(join(taskDir, "solution"), { throwIfNoEntry: false }))
+      unmapped.push(
+        "solution/ is not copied: the agent would see it (Harbor's oracle solution; apply it yourself to check the checks)",
+      );
+
+    const sam = join(dir, "task.md");
+    const text = (todo: string) => samText(meta, config, todo, outputs, assets, workdir, threshold);
+    let samSource = text(demoteHeadings(instruction));
+    const structure = samErrors(samSource, sam);
+    if (structure.length > 0) {
+      // The instruction holds Markdown a SAM reads as its own (a section heading, a check block, an
+      // unclosed fence): quoted whole in a fence, it stays verbatim and the To-do stays one section.
+      samSource = text(quoteVerbatim(instruction));
+      mapped.push(
+        `instruction.md -> the To-do, quoted verbatim in a fence: as Markdown it would have been read as SAM structure (${structure[0]})`,
+      );
+      const still = samErrors(samSource, sam);
+      if (still.length > 0)
+        throw new HarborImportError(
+          `${join(taskDir, "instruction.md")}: the imported SAM would not validate: ${still.join("; ")}`,
+        );
+    }
+    writeFileSync(sam, samSource);
+    const result: HarborImport = { outDir, sam: join(outDir, "task.md"), mapped, unmapped, outputs };
+    writeFileSync(join(dir, "harbor-import.md"), notesText(taskDir, result));
+    return result;
+  });
 }
 
 function metadata(config: HarborConfig, taskDir: string, mapped: string[], unmapped: string[]): string[] {

@@ -1,9 +1,10 @@
 // Wiring for one run: the one path every way of running a task goes through (`scifi run`, the
 // daemon's worker, the tests and the benchmark; `scifi submit` takes its SAM from `loadSam` here).
-// It parses the SAM once, mints the run id once, applies the site policy, picks the backend, opens
-// the gateway on the run's audit tape, loads the skills, adds the run's extensions (SLURM job tools
-// for a `jobs: slurm` SAM, from runner/jobs) and starts or resumes the run (start.ts). What it
-// throws becomes an exit code in errors.ts; the change snapshots and the report are run-end-records.ts.
+// It puts the SAM through the one gate (runner/sam/gate.ts) once, mints the run id once, applies
+// the site policy, picks the backend, opens the gateway on the run's audit tape, loads the skills,
+// adds the run's extensions (SLURM job tools for a `jobs: slurm` SAM, from runner/jobs) and starts
+// or resumes the run (start.ts). What it throws becomes an exit code in errors.ts; the change
+// snapshots and the report are run-end-records.ts.
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ApprovalGate, ApprovalGateOptions } from "../approval/gate.ts";
@@ -14,7 +15,7 @@ import type { RunEnd, RunExtension } from "../extension/run-extension.ts";
 import type { Model, ModelRequest } from "../llm/types.ts";
 import { homePaths } from "../paths.ts";
 import type { SitePolicy } from "../policy/site.ts";
-import type { LimitConfig } from "../run-folder/state.ts";
+import type { LimitConfig, RunState } from "../run-folder/state.ts";
 import { newRunId } from "../run-id.ts";
 import type { SamDocument } from "../sam/types.ts";
 import type { RunDeps, RunResult } from "./deps.ts";
@@ -55,31 +56,60 @@ export interface RunTaskOptions {
 }
 
 /**
- * The SAM of a task file or folder (its task.md), parsed once; InvalidInput when it is not a valid
- * SAM, or when a hidden asset's content is reachable elsewhere in the task folder (sam/hidden-content.ts,
- * as `scifi validate` reports it): every way of running a task (run, submit, the daemon, eval) loads here.
+ * The SAM of a task file or folder (its task.md), through the one gate (runner/sam/gate.ts: what
+ * `scifi validate` reports, skill names against `home`'s library included); InvalidInput with every
+ * diagnostic when validate would report an error. Nothing is created before it.
  */
-export async function loadSam(task: string): Promise<SamDocument> {
+export async function loadSam(task: string, home: string): Promise<SamDocument> {
   const file = samFileOf(task);
-  const { parseSam } = await import("../sam/parse.ts");
-  const parsed = await parseSam(file);
-  if (!parsed.ok) {
+  const { gateSamFile } = await import("../skills/sam-gate.ts");
+  const { SamRefused } = await import("../sam/gate.ts");
+  try {
+    return gateSamFile(file, home);
+  } catch (error) {
+    if (!(error instanceof SamRefused)) throw error;
     throw new InvalidInput(
       `${file} is not a valid SAM (run 'scifi validate ${task}')`,
-      parsed.diagnostics,
+      error.diagnostics,
       file,
     );
   }
-  const { hiddenContentDiagnostics } = await import("../sam/hidden-content.ts");
-  const reachable = hiddenContentDiagnostics(parsed.sam, file).filter((d) => d.severity === "error");
-  if (reachable.length > 0) {
+}
+
+/**
+ * A resume runs the SAM as recorded at its start, so that copy (the run folder's pristine SAM files
+ * and check assets, laid out as in the task folder) goes through the gate again: a run whose SAM
+ * the gate refuses now (a rule added since it started) is refused, with the diagnostics, before
+ * anything is pruned, locked or appended. Diagnostics name the task folder's paths.
+ */
+async function gateRecordedSam(
+  home: string,
+  runId: string,
+  state: RunState,
+  taskDir: string,
+  pristineDir: string,
+): Promise<void> {
+  const { gateSamFile } = await import("../skills/sam-gate.ts");
+  const { SamRefused } = await import("../sam/gate.ts");
+  // The root SAM is the first SAM file the pristine copy holds (task-folder.ts pristineRequests).
+  const root = state.pristine?.files.find((f) => f.kind === "sam");
+  const copy = root ? join(pristineDir, root.rel) : undefined;
+  if (!copy || !existsSync(copy))
     throw new InvalidInput(
-      `${file}: the content of a hidden check asset is in the agents' reach elsewhere in the task folder (run 'scifi validate ${task}')`,
-      reachable,
-      file,
+      `run '${runId}' cannot be resumed: the runner's copy of its SAM is missing from ${pristineDir}; start the task again`,
+    );
+  try {
+    gateSamFile(copy, home);
+  } catch (error) {
+    if (!(error instanceof SamRefused)) throw error;
+    const inTask = (file: string) =>
+      file.startsWith(`${pristineDir}/`) ? join(taskDir, file.slice(pristineDir.length + 1)) : file;
+    throw new InvalidInput(
+      `run '${runId}' cannot be resumed: its SAM as recorded at the run's start (${copy}) is not valid under this scifi's rules; fix the SAM, check it with scifi validate ${state.samFile}, and start the task again`,
+      error.diagnostics.map((d) => ({ ...d, file: inTask(d.file) })),
+      state.samFile,
     );
   }
-  return parsed.sam;
 }
 
 export async function runTask(options: RunTaskOptions): Promise<RunResult> {
@@ -90,7 +120,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
     );
   }
   if (!options.task) throw new InvalidInput("give a SAM task file (or its folder), or --resume RUN");
-  const sam = await loadSam(options.task);
+  const sam = await loadSam(options.task, options.home);
   const backend = options.sandboxBackend ?? (await backendNamed(options.backend ?? "docker"));
   const model = options.model ?? defaultModel(options.home);
   const runId = options.runId ?? newRunId(sam.metadata.name);
@@ -124,7 +154,7 @@ async function checkScript(model: string): Promise<void> {
 
 async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunResult> {
   const { readState } = await import("../run-folder/state.ts");
-  const { openRunFolder, readSamJson } = await import("../run-folder/folder.ts");
+  const { openRunFolder, readSamJson, readSpecJson } = await import("../run-folder/folder.ts");
   const folder = openRunFolder(options.home, runId);
   if (!existsSync(folder.files.state)) {
     throw new InvalidInput(`no run '${runId}' under ${homePaths(options.home).runs} (no state.json there)`);
@@ -142,6 +172,7 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
       `run '${runId}' cannot be resumed: its run folder has no sam.json (the SAM as parsed at its start); start the task again`,
     );
   }
+  await gateRecordedSam(options.home, runId, state, readSpecJson(folder).taskDir, folder.files.pristine);
   // The dead process's sandbox is still there (SIGKILL runs no cleanup): remove this home's
   // orphans whose runner is gone before a fresh sandbox takes over the task folder.
   await backend.prune({ home: options.home }).catch(() => []);

@@ -6,20 +6,20 @@ import { readFileSync } from "node:fs";
 import { programKind } from "./program-kinds.ts";
 import type { Diagnostic, ParseResult, SamDocument } from "./types.ts";
 
-export function allowlistWarnings(sam: SamDocument, file: string = sam.file): Diagnostic[] {
+export function allowlistWarnings(sam: SamDocument, file: string = sam.file, text?: string): Diagnostic[] {
   const entries = sam.metadata.allowCommands ?? [];
   const warnings: Diagnostic[] = [];
   for (const entry of entries) {
     const message = warningFor(entry);
-    if (message) warnings.push({ file, ...position(sam.file, entry), severity: "warning", message });
+    if (message) warnings.push({ file, ...position(sam.file, entry, text), severity: "warning", message });
   }
   return warnings;
 }
 
 /** The result with the warnings added (a valid SAM stays valid: these are warnings only). */
-export function withAllowlistWarnings(file: string, result: ParseResult): ParseResult {
+export function withAllowlistWarnings(file: string, result: ParseResult, text?: string): ParseResult {
   if (!result.ok) return result;
-  const warnings = allowlistWarnings(result.sam, file);
+  const warnings = allowlistWarnings(result.sam, file, text);
   return warnings.length === 0 ? result : { ...result, diagnostics: [...result.diagnostics, ...warnings] };
 }
 
@@ -37,10 +37,11 @@ function warningFor(entry: string): string | undefined {
 }
 
 /** Where the entry is written: its line in the front matter, else the file's first line. */
-function position(samFile: string, entry: string): { line: number; column: number } {
+function position(samFile: string, entry: string, source?: string): { line: number; column: number } {
   let lines: string[];
   try {
-    lines = readFileSync(samFile, "utf8").split("\n");
+    // A draft not written yet is read from its text.
+    lines = (source ?? readFileSync(samFile, "utf8")).split("\n");
   } catch {
     return { line: 1, column: 1 };
   }

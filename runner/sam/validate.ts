@@ -3,14 +3,12 @@
 
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { withAllowlistWarnings } from "./allowlist-warnings.ts";
 import { checkSummary } from "./check-summary.ts";
 import { formatDiagnostic } from "./diagnostics.ts";
 import { findSamFiles } from "./discover.ts";
-import { hiddenContentDiagnostics } from "./hidden-content.ts";
+import { checkSam, type ExtraChecks } from "./gate.ts";
 import { canonicalJson } from "./json.ts";
-import { parseSamSync } from "./parse.ts";
-import type { Diagnostic, ParseResult, SamDocument } from "./types.ts";
+import type { ParseResult } from "./types.ts";
 
 /** `valid`: every SAM is valid; `invalid`: at least one is not; `usage`: a path is missing or holds no SAM. */
 export type ValidateOutcome = "valid" | "invalid" | "usage";
@@ -20,20 +18,17 @@ export interface ValidateOptions {
   out: { write(text: string): unknown };
   err: { write(text: string): unknown };
   /** Checks beyond the file itself (e.g. skill names against the skills library); errors make the SAM invalid. */
-  extraChecks?: (sam: SamDocument) => Diagnostic[];
+  extraChecks?: ExtraChecks | undefined;
 }
 
 export function validatePaths(paths: string[], options: ValidateOptions): ValidateOutcome {
   const files = expandPaths(paths, options.err);
   if (files === undefined) return "usage";
-  // On disk, beyond the file: a hidden asset's content elsewhere in the task folder (a git blob, a copy).
-  const checks = (sam: SamDocument) => [
-    ...hiddenContentDiagnostics(sam),
-    ...(options.extraChecks?.(sam) ?? []),
-  ];
+  // checkSam is the gate every entry point runs (gate.ts): a rule belongs there or in the parser,
+  // never here alone, or `scifi run` would accept what this refuses.
   const results = files.map((file) => ({
     file,
-    result: withAllowlistWarnings(file, withExtraChecks(file, parseSamSync(file), checks)),
+    result: checkSam(file, { extraChecks: options.extraChecks }),
   }));
   const included = new Set(
     results.flatMap(({ result }) => (result.ok ? result.sam.files.slice(1).map((f) => f.file) : [])),
@@ -43,19 +38,6 @@ export function validatePaths(paths: string[], options: ValidateOptions): Valida
   if (options.json) options.out.write(`${canonicalJson(reported.map(toJsonEntry))}\n`);
   else for (const entry of reported) printHuman(entry.file, entry.result, options);
   return reported.every(({ result }) => result.ok) ? "valid" : "invalid";
-}
-
-function withExtraChecks(
-  file: string,
-  result: ParseResult,
-  extraChecks: ValidateOptions["extraChecks"],
-): ParseResult {
-  if (!result.ok || !extraChecks) return result;
-  // Report against the path as the user gave it, like the parser's own diagnostics.
-  const extra = extraChecks(result.sam).map((d) => (d.file === result.sam.file ? { ...d, file } : d));
-  if (extra.length === 0) return result;
-  const diagnostics = [...result.diagnostics, ...extra];
-  return extra.some((d) => d.severity === "error") ? { ok: false, diagnostics } : { ...result, diagnostics };
 }
 
 /** Files named on the command line, plus SAM files found under named folders, without repeats. */

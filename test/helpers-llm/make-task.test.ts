@@ -78,9 +78,9 @@ describe("scifi make-task (scripted model)", () => {
     expect(calls.filter((c) => JSON.stringify(c).includes('"make_task"'))).toHaveLength(2);
   });
 
-  it("stops after three tries, writes nothing and exits 1", async () => {
+  it("stops after three tries, writes nothing and exits 2", async () => {
     const r = await run(REQUEST, "never-valid.yaml");
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.err).toContain("no valid SAM after 3 tries");
     expect(readdirSync(join(r.home, "tasks"))).toEqual([]);
   });

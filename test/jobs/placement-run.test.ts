@@ -35,7 +35,7 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       cpSync(join(FIXTURES, "placed"), taskDir, { recursive: true });
       const result = await submitTask({
         home,
-        sam: await loadSam(join(taskDir, "task.md")),
+        sam: await loadSam(join(taskDir, "task.md"), home),
         flags: {},
         backend: "auto",
         dryRun: false,
@@ -76,7 +76,7 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))(
       try {
         result = await submitTask({
           home,
-          sam: await loadSam(join(taskDir, "task.md")),
+          sam: await loadSam(join(taskDir, "task.md"), home),
           flags: {},
           backend: "auto",
           dryRun: false,

@@ -259,7 +259,7 @@ describe.skipIf(!hasEngine("slurm"))("scifi submit on a real SLURM cluster", () 
     // submission path alone (the full placement runs in test/jobs/placement-run.test.ts).
     const result = await submitTask({
       home,
-      sam: await loadSam(FIXTURE),
+      sam: await loadSam(FIXTURE, home),
       flags: {},
       backend: "auto",
       dryRun: false,

@@ -39,9 +39,11 @@ export function register(program: Command): void {
         return;
       }
       const { importHarbor, HarborImportError } = await import("../../import/harbor.ts");
+      const { scifiHome } = await import("../../paths.ts");
       const out = resolve(flags.out ?? `${basename(resolve(task))}-sam`);
       try {
         const result = importHarbor(task, out, {
+          home: scifiHome(),
           ...(flags.outputs
             ? {
                 outputs: flags.outputs

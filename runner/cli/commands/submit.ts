@@ -54,7 +54,7 @@ export function register(program: Command): void {
       try {
         const result = await submitTask({
           home: scifiHome(),
-          sam: await loadSam(task),
+          sam: await loadSam(task, scifiHome()),
           flags: {
             partition: flags.partition,
             time: flags.time,

@@ -13,13 +13,11 @@ export function register(program: Command): void {
     .option("--json", "print the parsed SAM trees (metadata, sections, checks, hashes) as JSON")
     .action(async (paths: string[], options: { json?: boolean }) => {
       const { validatePaths } = await import("../../sam/validate.ts");
-      const { checkSkillNames } = await import("../../skills/check.ts");
-      const { loadSkills } = await import("../../skills/load.ts");
-      const { skillDirs } = await import("../../skills/library.ts");
-      const { homePaths, scifiHome } = await import("../../paths.ts");
-      const { skills } = loadSkills(skillDirs(homePaths(scifiHome()).skills));
+      const { gateOptions } = await import("../../skills/sam-gate.ts");
+      const { scifiHome } = await import("../../paths.ts");
+      // The same checks every entry point's gate runs (runner/skills/sam-gate.ts).
       const outcome = validatePaths(paths, {
-        extraChecks: (sam) => checkSkillNames(sam, skills),
+        ...gateOptions(scifiHome()),
         json: options.json === true,
         out: process.stdout,
         err: process.stderr,

@@ -3,6 +3,7 @@ import { existsSync, lstatSync } from "node:fs";
 import { resolve } from "node:path";
 import { EXIT } from "../../exit-codes.ts";
 import { homePaths, scifiHome } from "../../paths.ts";
+import { formatDiagnostic } from "../../sam/diagnostics.ts";
 import { loadSkills, skillDirs } from "../../skills/index.ts";
 import { type HelperCommandOptions, helperOutput, withHelperSession } from "../session.ts";
 import { makeTask } from "./make-task.ts";
@@ -64,11 +65,15 @@ export async function runMakeTask(request: string, options: MakeTaskCommandOptio
       session.record("request.txt", `${request}\n`);
       for (const [i, a] of result.attempts.entries()) session.record(`draft-${i + 1}.md`, a.draft);
       if (!result.ok) {
+        // Refused by the gate every entry point runs (what `scifi validate` would say of the draft
+        // at its place): nothing is written there, exit 2 as for any SAM refused on the way in.
         const last = result.attempts.at(-1)?.diagnostics ?? [];
-        err(`scifi make-task: no valid SAM after ${result.attempts.length} tries; last problems:\n`);
-        for (const d of last) err(`  ${d.line}:${d.column}: ${d.severity}: ${d.message}\n`);
+        err(
+          `scifi make-task: no valid SAM after ${result.attempts.length} tries; nothing was written; last problems (as scifi validate would report them for ${provisional}):\n`,
+        );
+        for (const d of last) err(`${formatDiagnostic(d)}\n`);
         err(`drafts and the audit tape are in ${session.runDir}\n${session.tapeLine()}`);
-        return EXIT.failed;
+        return EXIT.usage;
       }
       const path = draftPath(home, place, draftName(result.text));
       try {

@@ -2,9 +2,10 @@
 // model calls; grants the request did not name are withheld (see grants.ts). Nothing is run.
 
 import type { Model } from "../../llm/types.ts";
-import { parseSamString } from "../../sam/parse.ts";
+import { checkSamText } from "../../sam/gate.ts";
 import type { Diagnostic } from "../../sam/types.ts";
-import { checkSkillNames, grantsOf, renderSkillIndex, type Skill, skillIndex } from "../../skills/index.ts";
+import { grantsOf, renderSkillIndex, type Skill, skillIndex } from "../../skills/index.ts";
+import { gateOptions } from "../../skills/sam-gate.ts";
 import { draftWithRepairs } from "../draft-loop.ts";
 import { renderPrompt } from "../prompt.ts";
 import { assertOnlyNamedGrants, namedGrants, type WithheldGrant, withholdGrants } from "./grants.ts";
@@ -79,11 +80,14 @@ export async function makeTask(options: MakeTaskOptions): Promise<MakeTaskResult
   return { ok: false, text: attempts.at(-1)?.draft ?? "", attempts, withheld };
 }
 
-/** Parser diagnostics, then unknown skills, then the grant gate (as a diagnostic the model can fix). */
+/**
+ * The one gate `scifi validate` and every entry point run (runner/sam/gate.ts, at the place the draft
+ * will be written), then the grant gate (as a diagnostic the model can fix).
+ */
 function validateDraft(text: string, options: MakeTaskOptions): Diagnostic[] {
-  const parsed = parseSamString(text, options.outputFile);
+  const parsed = checkSamText(text, options.outputFile, gateOptions(options.skills));
   if (!parsed.ok) return parsed.diagnostics;
-  const diagnostics = [...parsed.diagnostics, ...checkSkillNames(parsed.sam, options.skills, text)];
+  const diagnostics = [...parsed.diagnostics];
   try {
     assertOnlyNamedGrants(parsed.sam.metadata, options.request);
   } catch (error) {

@@ -1,7 +1,8 @@
 // The oracle command body: parse the SAM (no LLM), ask the oracle, print Markdown or stable JSON.
 import { EXIT } from "../../exit-codes.ts";
 import { scifiHome } from "../../paths.ts";
-import { parseSam } from "../../sam/parse.ts";
+import { checkSam } from "../../sam/gate.ts";
+import { gateOptions } from "../../skills/sam-gate.ts";
 import { openOrExplain } from "../session.ts";
 import { OracleFailed, runOracle } from "./oracle.ts";
 import { oracleJson, oracleMarkdown } from "./render.ts";
@@ -24,7 +25,8 @@ export async function runOracleCommand(task: string, options: OracleCommandOptio
     err(`scifi oracle: --rank must be a whole number >= 1, got '${options.rank}'\n`);
     return EXIT.usage;
   }
-  const parsed = await parseSam(task);
+  // The gate every entry point runs (runner/sam/gate.ts), skill names included.
+  const parsed = checkSam(task, gateOptions(scifiHome(options.env)));
   if (!parsed.ok) {
     err(`scifi oracle: ${task} is not a valid SAM; fix it first (scifi validate ${task}):\n`);
     for (const d of parsed.diagnostics)

@@ -1,0 +1,80 @@
+// The one gate every way a SAM enters goes through: `scifi validate`, `scifi run` (and `--resume`,
+// on the runner's pristine copy), `scifi eval` (every variant), the daemon's inbox, `scifi submit`,
+// `scifi import`'s output and `make-task`'s draft. What it reports for a file is exactly what
+// `scifi validate` reports (the parse with its on-disk checks, the caller's extra checks such as
+// skill names, the allow_commands warnings), so a rule added here or in the parser reaches every
+// entry point without any of them knowing it. An error refuses the SAM before anything is created.
+import { withAllowlistWarnings } from "./allowlist-warnings.ts";
+import { formatDiagnostic } from "./diagnostics.ts";
+import { hiddenContentDiagnostics } from "./hidden-content.ts";
+import { parseSamString, parseSamSync } from "./parse.ts";
+import type { Diagnostic, ParseResult, SamDocument } from "./types.ts";
+
+/** Checks beyond the file itself (skill names against the library); their errors refuse the SAM. */
+export type ExtraChecks = (sam: SamDocument, text?: string) => Diagnostic[];
+
+export interface GateOptions {
+  extraChecks?: ExtraChecks | undefined;
+}
+
+/** A SAM the gate refused: every diagnostic (errors and warnings), file:line:col. */
+export class SamRefused extends Error {
+  override name = "SamRefused";
+  readonly diagnostics: Diagnostic[];
+  readonly file: string;
+  constructor(file: string, diagnostics: Diagnostic[]) {
+    const errors = diagnostics.filter((d) => d.severity === "error").length;
+    super(
+      `${file} is not a valid SAM (${errors} error${errors === 1 ? "" : "s"}; run 'scifi validate ${file}')`,
+    );
+    this.file = file;
+    this.diagnostics = diagnostics;
+  }
+  /** The diagnostics one a line, as `scifi validate` prints them. */
+  report(): string {
+    return this.diagnostics.map(formatDiagnostic).join("\n");
+  }
+}
+
+/**
+ * What `scifi validate` reports for one SAM file (diagnostics against the path as given), on disk
+ * beyond the file too: a hidden asset's content reachable elsewhere in the task folder (a git blob,
+ * a copy: hidden-content.ts) is an error.
+ */
+export function checkSam(file: string, options: GateOptions = {}): ParseResult {
+  const onDisk: ExtraChecks = (sam, text) => [
+    ...hiddenContentDiagnostics(sam),
+    ...(options.extraChecks?.(sam, text) ?? []),
+  ];
+  return withAllowlistWarnings(file, withExtraChecks(file, parseSamSync(file), onDisk));
+}
+
+/** The same for SAM text that is not on disk yet (a draft), read as if it were `file`. */
+export function checkSamText(text: string, file: string, options: GateOptions = {}): ParseResult {
+  const parsed = parseSamString(text, file);
+  return withAllowlistWarnings(file, withExtraChecks(file, parsed, options.extraChecks, text), text);
+}
+
+/** The parsed SAM, or SamRefused when `scifi validate` would report an error. */
+export function gateSam(file: string, options: GateOptions = {}): SamDocument {
+  return accepted(file, checkSam(file, options));
+}
+
+function accepted(file: string, result: ParseResult): SamDocument {
+  if (!result.ok) throw new SamRefused(file, result.diagnostics);
+  return result.sam;
+}
+
+function withExtraChecks(
+  file: string,
+  result: ParseResult,
+  extraChecks: ExtraChecks | undefined,
+  text?: string,
+): ParseResult {
+  if (!result.ok || !extraChecks) return result;
+  // Report against the path as the user gave it, like the parser's own diagnostics.
+  const extra = extraChecks(result.sam, text).map((d) => (d.file === result.sam.file ? { ...d, file } : d));
+  if (extra.length === 0) return result;
+  const diagnostics = [...result.diagnostics, ...extra];
+  return extra.some((d) => d.severity === "error") ? { ok: false, diagnostics } : { ...result, diagnostics };
+}
