@@ -172,9 +172,8 @@ describe("scifi validate, run and submit", () => {
     expect(run.stderr).toMatch(
       /task\.md:4:1: error: the hidden asset checks\/secret\.json can be read by the agents/,
     );
-    expect(run.stderr).toContain(
-      "the content of a hidden check asset is in the agents' reach elsewhere in the task folder",
-    );
+    // The one gate's refusal (runner/sam/gate.ts): the headline, then the diagnostic above.
+    expect(run.stderr).toContain("is not a valid SAM (run 'scifi validate");
     expect(readdirSync(home)).not.toContain("runs");
     const submit = await runScifi(home, ["submit", dir, "--dry-run"], 60_000);
     expect(submit.code).toBe(2);
