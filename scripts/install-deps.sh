@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages scifi's engines and tests use. Idempotent: only missing ones are fetched.
 set -euo pipefail
-packages=(docker.io debootstrap debian-archive-keyring xz-utils slurm-wlm munge chromium ca-certificates acl)
+packages=(docker.io debootstrap debian-archive-keyring xz-utils slurm-wlm munge chromium ca-certificates acl nodejs)
+# nodejs: Debian's own (older than 22.18), the system Node bin/scifi.js relaunches from (test/loop/launcher.e2e.test.ts).
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,8 @@
 // What this process has running that must not outlive it (sandboxes of every backend, a task's SLURM
-// jobs), and the one signal policy that ends them: on SIGINT/SIGTERM stop everything live, then exit
-// 128+n; a second signal exits at once (a stuck cleanup can be forced); at process exit a synchronous
+// jobs), and the one signal policy that ends them: on SIGINT/SIGTERM/SIGHUP stop everything live,
+// then exit 128+n; a second signal exits at once (a stuck cleanup can be forced), but the same signal
+// again within REPEAT_MS is one delivery seen twice (a signal to the process group or cgroup reaches
+// both bin/scifi.js's launcher, which passes it on, and the run); at process exit a synchronous
 // best effort runs. The CLI, the daemon worker, the jobs code and both backends use this module alone.
 // A process with its own shutdown (the daemon) says so (deferSignals): then only the live things are
 // stopped here. Nothing else defers: other listeners (signal-exit in proper-lockfile and execa) never
@@ -23,6 +25,12 @@ const owners: Announce[] = [];
 let deferrals = 0;
 let installed = false;
 let stopping: NodeJS.Signals | undefined;
+let stoppingAt = 0;
+
+/** The signals that end a run (a terminal's hangup as well: its sandboxes must not outlive it). */
+export const ENDING_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+/** The same signal again within this many ms is the same delivery, not a second signal. */
+export const REPEAT_MS = 1_000;
 
 /** Registers a started sandbox (or job set); call the returned function once it is stopped. */
 export function trackLive(sandbox: LiveSandbox): () => void {
@@ -76,7 +84,7 @@ export function deferSignals(): () => void {
 function installHandlers(): void {
   if (installed) return;
   installed = true;
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, onSignal);
+  for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
   process.once("exit", () => {
     for (const s of live) s.stopSync?.();
   });
@@ -84,10 +92,12 @@ function installHandlers(): void {
 
 function onSignal(signal: NodeJS.Signals): void {
   if (stopping) {
+    if (signal === stopping && Date.now() - stoppingAt < REPEAT_MS) return; // the same delivery
     process.exit(exitCodeOf(signal)); // the second signal: no more waiting
     return;
   }
   stopping = signal;
+  stoppingAt = Date.now();
   const owned = owners.length > 0;
   // Another part of the process (the daemon) said it owns this signal and decides when to exit:
   // then we only stop what is live. Otherwise the signal keeps its outcome: exit 128 + n. (Counting
@@ -101,8 +111,9 @@ function onSignal(signal: NodeJS.Signals): void {
   });
 }
 
-function exitCodeOf(signal: NodeJS.Signals): number {
-  return signal === "SIGINT" ? 130 : 143;
+/** 128 + the signal's number: 129 SIGHUP, 130 SIGINT, 143 SIGTERM. */
+export function exitCodeOf(signal: NodeJS.Signals): number {
+  return signal === "SIGINT" ? 130 : signal === "SIGHUP" ? 129 : 143;
 }
 
 function toError(reason: unknown): Error {

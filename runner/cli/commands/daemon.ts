@@ -1,5 +1,5 @@
 // `scifi daemon`: watch the inbox and run every SAM dropped there, unattended (docs/daemon.md).
-// Runs until SIGTERM/SIGINT: then running tasks checkpoint, their sandboxes stop, and it exits 0.
+// Runs until SIGTERM/SIGINT/SIGHUP: then running tasks checkpoint, their sandboxes stop, and it exits 0.
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
 
@@ -67,9 +67,15 @@ async function daemonCommand(flags: DaemonFlags): Promise<number> {
   const { deferSignals } = await import("../../sandbox/live.ts");
   const undefer = deferSignals();
   await new Promise<void>((resolve) => {
-    const stop = () => void daemon.stop().then(resolve);
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+    // One shutdown, however many signals arrive: a signal to the process group reaches both
+    // bin/scifi.js's launcher, which passes it on, and the daemon.
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      void daemon.stop().then(resolve);
+    };
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, stop);
   });
   undefer();
   return EXIT.ok;
