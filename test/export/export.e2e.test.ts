@@ -358,7 +358,7 @@ describe.skipIf(!hasEngine("docker"))("scifi export (docker, scripted models)", 
     const contentSpans = decodeSpans(JSON.parse(readFileSync(withContent, "utf8")) as OtlpRequest);
     expect(
       contentSpans.some((s) =>
-        String(s.attributes["gen_ai.input.messages"] ?? "").includes("mismatching cycles"),
+        String(s.attributes["gen_ai.input.messages"] ?? "").includes("count reached at most 10"),
       ),
     ).toBe(true);
 
@@ -478,7 +478,7 @@ describe.skipIf(!hasEngine("docker"))("scifi export (docker, scripted models)", 
     cpSync(pass, leak, { recursive: true });
     const seen = calls(pass)
       .flatMap((c) => c.request.messages.flatMap((m) => m.content))
-      .find((b) => b.type === "tool_result" && b.content.includes("mismatching cycles"));
+      .find((b) => b.type === "tool_result" && b.content.includes("count reached at most 10"));
     expect(seen?.type).toBe("tool_result");
     mkdirSync(join(leak, "pristine", "checks"), { recursive: true });
     writeFileSync(
