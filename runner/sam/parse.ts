@@ -8,6 +8,7 @@ import { sharedAssetFolders } from "./asset-folders.ts";
 import { DiagnosticSink, hasErrors, sortDiagnostics } from "./diagnostics.ts";
 import { splitFrontMatter } from "./frontmatter.ts";
 import { readMetadata, SUB_SAM_KEYS } from "./metadata.ts";
+import { type AgentThenJudge, agentThenJudge } from "./run-stage-judge.ts";
 import { assignIds, parseBody } from "./sections.ts";
 import { decodeSource, readSource, type SourceRead } from "./source.ts";
 import type { Check, Diagnostic, ParseResult, SamDocument, SamMetadata, SamNode } from "./types.ts";
@@ -262,11 +263,16 @@ function stageDiagnostics(
       "hidden_assets are listed but no compare stage can see them: compare against them in a ```compare``` block (only compare stages see them; ```check``` blocks run the agent's work without them)",
     );
   }
+  const samDir = dirname(input.absolute);
+  const assets = metadata.checkAssets.map((a) =>
+    relative(state.rootDir, resolve(samDir, a)).split(sep).join("/"),
+  );
+  for (const check of all) {
+    if (check.check.stage === "compare" || check.check.hidden) continue;
+    const found = agentThenJudge(check.check.command, assets, state.rootDir);
+    if (found) at(check, "warning", agentThenJudgeMessage(found));
+  }
   if (compares.length > 0) {
-    const samDir = dirname(input.absolute);
-    const assets = metadata.checkAssets.map((a) =>
-      relative(state.rootDir, resolve(samDir, a)).split(sep).join("/"),
-    );
     for (const compare of compares) {
       const problem = compareProblem(compare.check.command, state.rootDir, assets);
       if (problem) at(compare, "error", problem);
@@ -282,6 +288,11 @@ function stageDiagnostics(
       );
   }
   return found;
+}
+
+function agentThenJudgeMessage(found: AgentThenJudge): string {
+  const where = found.inside ? ` (in check asset \`${found.inside}\`)` : "";
+  return `this run stage runs the agent's code (\`${found.agent}\`) and then a check asset that judges (\`${found.judge}\`) in one script${where}: the judge runs beside the agent's code, so its exit status is the agent's to forge (a process left behind, a file swapped). Run the agent's work here and declare what it writes (\`\`\`check outputs=...\`), then judge that in a \`\`\`compare\`\`\` stage that reads \`outputs/...\` as data (docs/loop.md, Checks in stages)`;
 }
 
 /** Why a compare stage's command cannot do what it means, or undefined. */
