@@ -37,6 +37,10 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
         exitCode: c.exitCode,
         ...(c.timedOut ? { timedOut: true } : {}),
         output: c.output,
+        // A compare stage's time stays with its withheld output (state.json, for people).
+        ...(c.durationMs !== undefined && !c.heldOutput ? { durationMs: c.durationMs } : {}),
+        ...(c.sandbox ? { sandbox: c.sandbox } : {}),
+        ...(c.heldOutput ? { heldOutput: c.heldOutput } : {}),
       });
       session.result(checkResult(c));
     };
