@@ -88,8 +88,7 @@ export type HistoryEvent =
       /** Tail of the check's output (runner/run/checks.ts caps it). Older runs wrote `detail`. */
       output?: string;
       detail?: string;
-      /** Wall time of a run stage's command in ms, and the sandbox it ran in (absent in older runs). */
-      durationMs?: number;
+      /** The sandbox it ran in (absent in older runs; its duration is in state.json's checks). */
       sandbox?: string;
       /** A compare stage: where its withheld output is kept for people (run-folder path). */
       heldOutput?: string;

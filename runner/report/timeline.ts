@@ -151,7 +151,7 @@ function addHistoryEvent(
       const last = inputs.state?.checks?.find((c) => c.id === event.check);
       const fromState = last && inputs.state?.iteration === event.iteration ? last : undefined;
       const held = event.heldOutput ? readHeldOutput(inputs.runDir, event.heldOutput) : undefined;
-      const durationMs = event.durationMs ?? fromState?.durationMs;
+      const durationMs = fromState?.durationMs;
       const sandbox = event.sandbox ?? fromState?.sandbox;
       phase(get(event.iteration), "checks").checks.push({
         id: event.check,

@@ -145,8 +145,13 @@ describe("the report shows the evidence of each check", () => {
       `${JSON.stringify({ seq, time: "2026-11-30T01:00:00.000Z", type: "check", iteration: 1, node: "root", check: c?.id, passed: c?.passed, exitCode: c?.exitCode, output: c?.output, ...extra })}\n`;
     appendFileSync(
       runFiles(dir).history,
-      event(801, run, { durationMs: run?.durationMs, sandbox: run?.sandbox }) +
+      event(801, run, { sandbox: run?.sandbox }) +
         event(802, compare, { sandbox: compare?.sandbox, heldOutput: compare?.heldOutput }),
+    );
+    // Durations are in state.json's checks (the history reaches prompts, which a replay must see unchanged).
+    writeFileSync(
+      runFiles(dir).state,
+      JSON.stringify({ iteration: 1, checks: [run, compare], spent: { tokens: 0, usd: 0, elapsedMs: 0 } }),
     );
     const page = renderReport(buildReportModel(loadRun(runFiles(dir).audit)));
     const row = (id: string) =>
@@ -160,6 +165,7 @@ describe("the report shows the evidence of each check", () => {
     expect(first).toContain("hide\\x1b[8mme\\rover \\u{202e}evil");
     const second = row("root/check-2");
     expect(second).toContain("exit 3");
+    expect(second).toContain("450 ms");
     expect(second).toContain(
       `compare stage in sandbox ${SANDBOX_CMP}; its output and exit code are withheld from the agents and shown here for people`,
     );
