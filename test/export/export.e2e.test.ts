@@ -232,7 +232,7 @@ describe.skipIf(!hasEngine("docker"))("scifi export (docker, scripted models)", 
     ]);
     // The run stage's output; the compare stage's stays withheld (it may quote the reference).
     expect(checks[0]?.observation?.results[0]?.content).toContain("wrote 500 cycles");
-    expect(checks[1]?.observation?.results[0]?.content).toContain("withheld from the agents");
+    expect(checks[1]?.observation?.results[0]?.content).toBe("[compare stage: its output is not exported]");
     expect(root.extra).toMatchObject({ verdict: "passed", scripted: true });
     // The work pass: tool calls and their results as the observation of the same step.
     const work = root.subagent_trajectories?.find((s) =>
