@@ -115,6 +115,10 @@ export type HistoryEvent =
       /** Tail of the check's output (runner/run/checks.ts caps it). Older runs wrote `detail`. */
       output?: string;
       detail?: string;
+      /** The sandbox it ran in (absent in older runs; its duration is in state.json's checks). */
+      sandbox?: string;
+      /** A compare stage: where its withheld output is kept for people (run-folder path). */
+      heldOutput?: string;
     }
   | {
       type: "verdict";

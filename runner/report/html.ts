@@ -9,6 +9,7 @@ import type { Totals } from "../audit/summary.ts";
 import type { TapeContentBlock, TapeRequest, TapeUsage } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
+import { formatDuration } from "../run-folder/check-evidence.ts";
 import type { CheckSummary } from "../sam/check-summary.ts";
 import type { CallView, ToolCallView } from "./calls.ts";
 import { changesSection } from "./changes-html.ts";
@@ -355,8 +356,16 @@ function block(b: TapeContentBlock, seq: number, issuedBy: IssuedBy): Html {
 function checks(list: CheckView[]): Html {
   return html`<table class="checks"><tr><th>Check</th><th>Item</th><th>Result</th><th>Command and output</th></tr>${list.map(
     (c) =>
-      html`<tr data-check="${c.id}"><td>${c.id}</td><td>${c.itemId ?? ""}</td><td><span class="badge ${c.passed ? "pass" : "fail"}">${c.passed ? "passed" : "failed"}</span> exit ${c.exitCode}</td><td>${c.command ? html`<code>${c.command}</code>` : ""}${c.output ? fold(c.output) : ""}</td></tr>`,
+      html`<tr data-check="${c.id}"><td>${c.id}</td><td>${c.itemId ?? ""}</td><td><span class="badge ${c.passed ? "pass" : "fail"}">${c.passed ? "passed" : "failed"}</span> exit ${c.exitCode}${c.durationMs !== undefined ? html`<span class="duration">, ${formatDuration(c.durationMs)}</span>` : ""}</td><td>${c.command ? html`<code>${c.command}</code>` : ""}<div class="muted stage">${checkWhere(c)}</div>${c.output ? fold(c.output) : ""}</td></tr>`,
   )}</table>`;
+}
+
+/** Which stage a check was and where it ran; a compare stage's output is the people's only. */
+function checkWhere(c: CheckView): string {
+  const where = c.sandbox ? ` in sandbox ${c.sandbox}` : "";
+  return c.compare
+    ? `compare stage${where}; its output and exit code are withheld from the agents and shown here for people`
+    : `run stage${where}`;
 }
 
 /** Which part failed the node: the checks, the review's items, or both (never the one that passed). */

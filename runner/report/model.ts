@@ -137,7 +137,8 @@ export function buildReportModel(inputs: RunInputs): ReportModel {
   const runId = inputs.state?.runId ?? summary.runId;
   const unfinished = outcome ? undefined : unfinishedStatus(inputs, runId || basename(inputs.runDir));
   const status: RunStatusView = outcome?.status ?? unfinished?.status ?? "unfinished";
-  const failure = status === "passed" ? undefined : failureFirst(inputs.history, inputs.sam?.root);
+  const failure =
+    status === "passed" ? undefined : failureFirst(inputs.history, inputs.sam?.root, inputs.runDir);
   return {
     runId,
     runDir: inputs.runDir,

@@ -4,6 +4,7 @@
 import type { CallSummary } from "../audit/summary.ts";
 import type { TapeUsage } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
+import { readHeldOutput } from "../run-folder/check-evidence.ts";
 import { PHASES, type Phase } from "../run-folder/state.ts";
 import type { ExpectationItem, SamNode } from "../sam/types.ts";
 import type { CallView } from "./calls.ts";
@@ -41,6 +42,10 @@ export interface CheckView {
   passed: boolean;
   exitCode: number;
   output?: string;
+  /** A compare stage (its real exit code and output read back from `check-output/`, for people). */
+  compare?: boolean;
+  durationMs?: number;
+  sandbox?: string;
 }
 
 export interface VerdictItemView {
@@ -145,6 +150,9 @@ function addHistoryEvent(
       const item = itemOfCheck(nodes.get(event.node), event.check);
       const last = inputs.state?.checks?.find((c) => c.id === event.check);
       const fromState = last && inputs.state?.iteration === event.iteration ? last : undefined;
+      const held = event.heldOutput ? readHeldOutput(inputs.runDir, event.heldOutput) : undefined;
+      const durationMs = fromState?.durationMs;
+      const sandbox = event.sandbox ?? fromState?.sandbox;
       phase(get(event.iteration), "checks").checks.push({
         id: event.check,
         node: event.node,
@@ -153,10 +161,15 @@ function addHistoryEvent(
           ? { command: item.checks.find((c) => c.id === event.check)?.command }
           : {}),
         passed: event.passed,
-        exitCode: event.exitCode,
-        ...(event.output || fromState?.output || event.detail
-          ? { output: event.output || fromState?.output || event.detail }
-          : {}),
+        exitCode: held?.exitCode ?? event.exitCode,
+        ...(held
+          ? { output: held.output }
+          : event.output || fromState?.output || event.detail
+            ? { output: event.output || fromState?.output || event.detail }
+            : {}),
+        ...(event.heldOutput ? { compare: true } : {}),
+        ...(durationMs !== undefined ? { durationMs } : {}),
+        ...(sandbox ? { sandbox } : {}),
       });
       return;
     }

@@ -4,6 +4,8 @@
 // the same.
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SamNode } from "../sam/types.ts";
+import { visible } from "../terminal-text.ts";
+import { readHeldOutput } from "./check-evidence.ts";
 
 export interface FailedCheck {
   id: string;
@@ -31,10 +33,15 @@ export interface FailureFirst {
 /** Lines of a check's output shown first (the whole output is in the timeline and check-output/). */
 export const TAIL_LINES = 6;
 
-/** The failed checks and review items of the last iteration that had any; undefined when none did. */
+/**
+ * The failed checks and review items of the last iteration that had any; undefined when none did.
+ * With `runDir`, a compare stage shows its real exit code and output (withheld from the agents, kept
+ * for people in the run folder).
+ */
 export function failureFirst(
   history: readonly HistoryRecord[],
   root: SamNode | undefined,
+  runDir?: string,
 ): FailureFirst | undefined {
   const commands = new Map<string, string>();
   const visit = (node: SamNode) => {
@@ -51,13 +58,14 @@ export function failureFirst(
   };
   for (const event of history) {
     if (event.type === "check" && !event.passed) {
+      const held = runDir && event.heldOutput ? readHeldOutput(runDir, event.heldOutput) : undefined;
       at(event.iteration).checks.push({
         id: event.check,
         node: event.node,
         command: (commands.get(event.check) ?? "(command not recorded)").trim(),
-        exitCode: event.exitCode,
-        timedOut: event.timedOut === true,
-        tail: tailLines(event.output ?? event.detail ?? ""),
+        exitCode: held?.exitCode ?? event.exitCode,
+        timedOut: held?.timedOut ?? event.timedOut === true,
+        tail: tailLines(held?.output ?? event.output ?? event.detail ?? ""),
       });
     }
     if (event.type === "verdict") {
@@ -87,7 +95,8 @@ export function failureLines(failure: FailureFirst): string[] {
     out.push(
       `failed check ${c.id} (iteration ${failure.iteration}, ${c.timedOut ? "timed out" : `exit ${c.exitCode}`}): ${oneLine(c.command)}`,
     );
-    for (const line of c.tail.split("\n")) out.push(`  | ${line}`);
+    // Agent text (a check prints what the agent's code wrote): escaped, as every listing is.
+    for (const line of c.tail.split("\n")) out.push(`  | ${visible(line)}`);
   }
   for (const i of failure.items) out.push(`review failed ${i.id} (iteration ${failure.iteration}): ${i.why}`);
   return out;

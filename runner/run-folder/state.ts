@@ -38,6 +38,15 @@ export interface CheckOutcome {
   timedOut: boolean;
   /** Tail of the output, for the reviewer and the history. */
   output: string;
+  /** Wall time of the check's command in ms (runs recorded before it was kept have none). */
+  durationMs?: number;
+  /** The sandbox it ran in, by name (run, role, stage): which stage saw what. */
+  sandbox?: string;
+  /**
+   * A compare stage's output and exit code, withheld from the agents: the run-folder path of the
+   * file that holds them for people (`check-output/...`; run-folder/check-evidence.ts reads it).
+   */
+  heldOutput?: string;
 }
 
 /** The review's verdict on one node (runner/agents/review.ts validates it). */

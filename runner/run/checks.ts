@@ -1,6 +1,7 @@
 // The runner's own checks: the Expectation `check` blocks of a node and of every sub-SAM under it,
 // run in a sandbox of their own (fresh /tmp, no process of the work pass alive), after the SAM files
 // and check assets were put back from the runner's pristine copies (runner/run/pristine.ts).
+import { sandboxName } from "../policy/spec.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { CheckOutcome } from "../run-folder/state.ts";
 import { isCompareStage } from "../sam/check-blocks.ts";
@@ -109,6 +110,8 @@ export async function runChecks(options: CheckRunOptions): Promise<CheckOutcome[
       exitCode: result.exitCode,
       timedOut: result.timedOut,
       output: outputTail(output),
+      durationMs: result.durationMs,
+      sandbox: sandboxName(options.sandbox.spec),
     };
     const checked = (await options.afterCheck?.(outcome, planned)) ?? outcome;
     outcomes.push(checked);

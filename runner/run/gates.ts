@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { type ApprovalRecord, runStartRequest } from "../approval/gate.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { DeletionGuard, type Removal } from "../run/deletion.ts";
+import { checkEvidence, evidenceLines } from "../run-folder/check-evidence.ts";
+import type { CheckOutcome } from "../run-folder/state.ts";
 import type { RunContext } from "./context.ts";
 import type { SandboxRole } from "./sandboxes.ts";
 
@@ -125,13 +127,12 @@ export class RunGates {
    * failure reason when they deny it, undefined when confirmed or not required.
    */
   async confirmPass(): Promise<string | undefined> {
-    const { deps, sam, state } = this.#session;
+    const { deps, sam, state, folder } = this.#session;
     if (!deps.approval?.requires("finish")) return undefined;
-    const checks = (state.checks ?? []).map((c) => `${c.passed ? "PASS" : "FAIL"} ${c.id}`);
     const answer = await deps.approval.ask({
       action: "finish",
       summary: `mark ${sam.metadata.name} passed after ${state.iteration} iteration(s)`,
-      detail: [`checks: ${checks.join(", ") || "(none)"}`, `review: passed`].join("\n"),
+      detail: finishDetail(folder.dir, state.checks ?? []).join("\n"),
     });
     if (answer.approved) return undefined;
     return `a person (${answer.decision.who}) did not confirm the PASS: ${answer.decision.note ?? "no reason given"}`;
@@ -217,4 +218,13 @@ export class RunGates {
       },
     });
   }
+}
+
+/**
+ * What a person confirms a PASS on: each check's stage, exit code, duration, sandbox and the tail of
+ * its output (a compare stage's too: withheld from the agents, not from people), then the review.
+ */
+export function finishDetail(runDir: string, checks: readonly CheckOutcome[]): string[] {
+  const lines = checks.flatMap((c) => evidenceLines(checkEvidence(runDir, c)));
+  return [`checks (${checks.length}):`, ...(lines.length > 0 ? lines : ["(none)"]), "review: passed"];
 }

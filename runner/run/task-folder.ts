@@ -4,7 +4,7 @@
 // and the review (anything else at their paths is tampering), and the checks' throw-away copy.
 
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { visible } from "../terminal-text.ts";
@@ -217,6 +217,7 @@ export class TaskFolderGuard {
       ...outcome,
       exitCode: outcome.passed ? 0 : 1,
       output: `(output and exit code withheld from the agents: a compare stage says pass or fail only; see ${relative(folder.dir, file)} in the run folder)`,
+      heldOutput: relative(folder.dir, file).split(sep).join("/"),
     };
   }
 

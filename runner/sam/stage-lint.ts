@@ -1,12 +1,14 @@
 // What `scifi validate` can tell about a SAM's check stages before a run (docs/loop.md, Checks in
 // stages): a compare stage that reads a file its folder never holds, or runs an output as code; a
-// check that forces its own success; hidden assets no compare stage sees. ```compare``` and the
+// check that forces its own success; hidden assets no compare stage sees; a run stage that runs the
+// agent's code and then a judging check asset in one script. ```compare``` and the
 // older ```check hidden``` are one stage (isCompareStage), judged by the same rules.
 import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { isCompareStage } from "./check-blocks.ts";
 import { type CompareRead, compareRead } from "./compare-reads.ts";
 import { programKind } from "./program-kinds.ts";
+import { type AgentThenJudge, agentThenJudge } from "./run-stage-judge.ts";
 import { WRAPPERS } from "./shell-lint.ts";
 import type { Check, Diagnostic, SamMetadata, SamNode } from "./types.ts";
 
@@ -56,12 +58,19 @@ export function stageDiagnostics(input: StageLintInput, root: SamNode, metadata:
       "hidden_assets are listed but no compare stage can see them: compare against them in a ```compare``` block (only compare stages see them; ```check``` blocks run the agent's work without them)",
     );
   }
+  const samDir = dirname(input.absolute);
+  const assets = metadata.checkAssets.map((a) =>
+    relative(input.rootDir, resolve(samDir, a)).split(sep).join("/"),
+  );
+  // A run stage that runs the agent's code and then a judging asset: the judge's exit status is the agent's.
+  for (const check of all) {
+    if (isCompareStage(check.check)) continue;
+    const judged = agentThenJudge(check.check.command, assets, input.rootDir);
+    if (judged) at(check, "warning", agentThenJudgeMessage(judged));
+  }
   if (compares.length > 0) {
-    const samDir = dirname(input.absolute);
     const folder = {
-      assets: metadata.checkAssets.map((a) =>
-        relative(input.rootDir, resolve(samDir, a)).split(sep).join("/"),
-      ),
+      assets,
       declared: all.flatMap((c) => c.check.outputs ?? []),
       exists: (rel: string) => existsSync(join(input.rootDir, rel)),
     };
@@ -82,6 +91,11 @@ export function stageDiagnostics(input: StageLintInput, root: SamNode, metadata:
       );
   }
   return found;
+}
+
+function agentThenJudgeMessage(found: AgentThenJudge): string {
+  const where = found.inside ? ` (in check asset \`${found.inside}\`)` : "";
+  return `this run stage runs the agent's code (\`${found.agent}\`) and then a check asset that judges (\`${found.judge}\`) in one script${where}: the judge runs beside the agent's code, so its exit status is the agent's to forge (a process left behind, a file swapped). Run the agent's work here and declare what it writes (\`\`\`check outputs=...\`), then judge that in a \`\`\`compare\`\`\` stage that reads \`outputs/...\` as data (docs/loop.md, Checks in stages)`;
 }
 
 /** The last run stage before `compare` in its SAM (the one whose outputs it should read), if any. */

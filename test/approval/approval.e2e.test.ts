@@ -121,6 +121,12 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
     expect(request.request.detail).toContain("PASS");
     const listed = scifi(ws, ["approvals"]);
     expect(listed.stdout).toContain(`${request.runId} ${request.request.id}  finish:`);
+    // Each check with its evidence, not only PASS: stage, exit code, duration, sandbox, output.
+    expect(listed.stdout).toMatch(
+      new RegExp(
+        `\\| PASS root/check-1 \\(run stage\\): exit 0, [\\d.]+ m?s, sandbox ${request.runId}-checks\\d+\\n {2}\\|     > `,
+      ),
+    );
     // `scifi status` lists the waiting `scifi run` too (it is no daemon task).
     const status = scifi(ws, ["status"]).stdout;
     expect(status).toMatch(new RegExp(`${request.runId}\\s+awaiting approval\\s+1\\s+${request.request.id}`));

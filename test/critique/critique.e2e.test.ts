@@ -33,8 +33,8 @@ describe.skipIf(!hasEngine("docker"))("critique phase on Docker (scripted)", { t
     withMode(ws.sam, "block");
     const { result, history } = await runScripted(ws, "lhco-critique-block.yaml");
     expect(result.outcome).toEqual({ status: "passed", reason: "every check and review item passed" });
-    // Both iterations' checks passed: the check cannot tell the two vetoes apart.
-    expect(history.flatMap((e) => (e.type === "check" ? [e.passed] : []))).toEqual([true, true]);
+    // Both iterations' checks (a run stage and a compare stage) passed: the check cannot tell the two vetoes apart.
+    expect(history.flatMap((e) => (e.type === "check" ? [e.passed] : []))).toEqual([true, true, true, true]);
     const critiques = history.flatMap((e) => (e.type === "critique" ? [e] : []));
     expect(critiques.map((c) => [c.iteration, c.effect, c.mode])).toEqual([
       [1, "sent_back", "block"],

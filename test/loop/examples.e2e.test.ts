@@ -23,12 +23,14 @@ describe.skipIf(!hasEngine("docker"))(
       expect(checks.map((c) => [c.type === "check" && c.check, c.type === "check" && c.passed])).toEqual([
         ["root/check-1", true],
         ["root/check-2", true],
+        ["root/check-3", true],
       ]);
       expect(history.map((e) => e.type)).toEqual([
         "run_start",
         "iteration_start",
         "prescan",
         "work_end",
+        "check",
         "check",
         "check",
         "verdict",

@@ -45,7 +45,7 @@ describe.skipIf(!hasEngine("docker"))(
       expect(lines.length - verdict).toBeLessThanOrEqual(9);
       expect(lines[verdict]).toContain("[SCRIPTED model: replies come from");
       expect(lines[verdict + 1]).toBe(
-        "failed check root/check-1 (iteration 1, exit 1): python3 checks/check_fit.py fit.json data/histogram.csv",
+        "failed check root/check-2 (iteration 1, exit 1): python3 checks/check_fit.py outputs/fit.json data/histogram.csv",
       );
       expect(lines[verdict + 2]).toMatch(/^ {2}\| FAIL: sigma \d\.\d+ differs from the histogram RMS/);
       expect(lines).toContain("review failed root/e1 (iteration 1): sigma is off by half");
@@ -62,9 +62,9 @@ describe.skipIf(!hasEngine("docker"))(
       const boxTop = (await box.boundingBox())?.y ?? Number.POSITIVE_INFINITY;
       const factsTop = (await page.locator("header table.facts").boundingBox())?.y ?? 0;
       expect(boxTop).toBeLessThan(factsTop);
-      const check = box.locator(".failed-check[data-check='root/check-1']");
+      const check = box.locator(".failed-check[data-check='root/check-2']");
       await expect(check.locator("code").textContent()).resolves.toBe(
-        "python3 checks/check_fit.py fit.json data/histogram.csv",
+        "python3 checks/check_fit.py outputs/fit.json data/histogram.csv",
       );
       await expect(check.locator("pre.tail").textContent()).resolves.toMatch(
         /^FAIL: sigma .* differs from the histogram RMS/,

@@ -21,11 +21,11 @@ describe("scifi validate", () => {
     const lines = run.stdout.trim().split("\n");
     expect(lines).toEqual(
       expect.arrayContaining([
-        "tasks/examples/gfortran-build-run/task.md: OK (gfortran-build-run: 1 SAM, 2 checks; judged by the review alone: root/e3)",
-        "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 2 checks)",
-        "tasks/examples/root-gaussian-fit/task.md: OK (root-gaussian-fit: 1 SAM, 2 checks)",
-        "tasks/examples/two-level-subsams/task.md: OK (two-level-subsams: 3 SAMs, 3 checks)",
-        "tasks/examples/verilator-counter-debug/task.md: OK (verilator-counter-debug: 1 SAM, 2 checks)",
+        "tasks/examples/gfortran-build-run/task.md: OK (gfortran-build-run: 1 SAM, 4 checks; hidden from the agents: checks/expected_output.txt; judged by the review alone: root/e3)",
+        "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 3 checks)",
+        "tasks/examples/root-gaussian-fit/task.md: OK (root-gaussian-fit: 1 SAM, 3 checks)",
+        "tasks/examples/two-level-subsams/task.md: OK (two-level-subsams: 3 SAMs, 6 checks)",
+        "tasks/examples/verilator-counter-debug/task.md: OK (verilator-counter-debug: 1 SAM, 3 checks)",
       ]),
     );
     // Every line is an OK line, in sorted path order; analyse.md (a sub-SAM file) is not listed alone.
@@ -42,7 +42,7 @@ describe("scifi validate", () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toBe(
       [
-        "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 2 checks)",
+        "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 3 checks)",
         "test/fixtures/sam/malformed/wrong-type-network.md:2:10: error: `network`: expected `true`, `false` or a list of hosts, got the text `yes`; for example `network: [data.example.org]`",
         "test/fixtures/sam/malformed/wrong-type-network.md:3:6: error: `gpu`: expected a GPU count (0 or more), got `-1`; for example `gpu: 1`",
         "",
@@ -107,7 +107,9 @@ describe("scifi validate", () => {
       expect(entry.sam.sha256).toMatch(/^[0-9a-f]{64}$/);
     }
     const verilator = entries.find((e) => e.file.endsWith("verilator-counter-debug/task.md"));
-    expect(verilator?.sam.root.items[0]?.checks[0]?.command).toBe("sh checks/run_tb.sh");
+    expect(verilator?.sam.root.items[0]?.checks[0]?.command).toBe(
+      "mkdir -p .check && sh checks/run_tb.sh .check/trace.txt",
+    );
   });
 
   it("--json reports diagnostics of invalid files and exits 1", () => {

@@ -53,16 +53,23 @@ function inImage(taskDir: string, script: string, timeoutSec: number): { status:
   return { status: run.status ?? -1, output: `${run.stdout}${run.stderr}` };
 }
 
-/** Runs every check the way the runner runs a run stage (`bash -o pipefail` in the task folder, with its timeout). */
+/**
+ * Runs every check in order (`bash -o pipefail` in the task folder, with its timeout). A run stage's
+ * declared outputs are then copied to `outputs/`, where the compare stages read them (the runner
+ * gives a compare stage a folder of its own; here the point is what the checks compute).
+ */
 function runChecks(taskDir: string, checks: Check[]): Map<string, number> {
   const scripts = join(taskDir, ".checks");
   mkdirSync(scripts, { recursive: true });
   const lines = checks.map((check, n) => {
     writeFileSync(join(scripts, `${n}.sh`), check.command);
-    return `timeout ${check.timeoutSec} bash -o pipefail .checks/${n}.sh >/dev/null 2>&1; echo "RESULT ${check.id} $?"`;
+    const copies = (check.outputs ?? []).map(
+      (o) => `mkdir -p "$(dirname 'outputs/${o}')" && cp -f '${o}' 'outputs/${o}' 2>/dev/null;`,
+    );
+    return `timeout ${check.timeoutSec} bash -o pipefail .checks/${n}.sh >/dev/null 2>&1; echo "RESULT ${check.id} $?"; ${copies.join(" ")}`;
   });
   const total = checks.reduce((s, c) => s + c.timeoutSec, 0);
-  const { output } = inImage(taskDir, lines.join("\n"), total);
+  const { output } = inImage(taskDir, `rm -rf outputs\n${lines.join("\n")}`, total);
   const results = new Map<string, number>();
   for (const match of output.matchAll(/^RESULT (\S+) (\d+)$/gm))
     results.set(match[1] ?? "", Number(match[2]));
@@ -87,7 +94,12 @@ describe.skipIf(!hasEngine("docker"))(`example checks in ${IMAGE}`, () => {
       cpSync(join(repo, "tasks", "examples", name), taskDir, { recursive: true });
 
       const before = runChecks(taskDir, checks);
-      expect(before.get("root/check-1"), "the main check must fail before the task is done").not.toBe(0);
+      // A run stage may pass on the untouched folder (it only runs the work); its item's compare fails.
+      const firstItem = parsed.sam.root.items.find((i) => i.checks.length > 0)?.checks ?? [];
+      expect(
+        firstItem.some((c) => before.get(c.id) !== 0),
+        "the main item's checks must fail before the task is done",
+      ).toBe(true);
 
       cpSync(join(repo, "test", "fixtures", "sam", "solutions", name), taskDir, { recursive: true });
       const solved = inImage(taskDir, "sh solve.sh", 600);

@@ -18,7 +18,16 @@ const REQUIRED = [
   "two-level-subsams",
   "verilator-counter-debug",
 ];
-const allSams = findSamFiles(examplesDir).map((f) => relative(examplesDir, f));
+const found = findSamFiles(examplesDir);
+// A referenced sub-SAM file is validated as part of its parent, as `scifi validate` does: on its own
+// it has no check assets (only the top-level SAM lists them), so its compare stages name none.
+const included = new Set(
+  found.flatMap((f) => {
+    const parsed = parseSamSync(f);
+    return parsed.ok ? parsed.sam.files.slice(1).map((s) => s.file) : [];
+  }),
+);
+const allSams = found.filter((f) => !included.has(resolve(f))).map((f) => relative(examplesDir, f));
 
 const allNodes = (n: SamNode): SamNode[] => [n, ...n.children.flatMap(allNodes)];
 

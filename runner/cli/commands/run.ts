@@ -325,7 +325,7 @@ function summary(result: import("../../run/deps.ts").RunResult, model: string | 
       : "";
   const history = safeHistory(join(dir, "history.jsonl"));
   // Why it failed comes right under the verdict: the failed checks with their output, the items.
-  const failure = result.outcome.status === "passed" ? undefined : failureFirst(history, safeSam(dir));
+  const failure = result.outcome.status === "passed" ? undefined : failureFirst(history, safeSam(dir), dir);
   return [
     // The reason may be the agent's report_blocker text: shown escaped, as every listing is.
     `${result.outcome.status.toUpperCase()}: ${visible(result.outcome.reason)}${critiqueCount(result.dir)}${scripted}`,

@@ -50,6 +50,10 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
         exitCode: c.exitCode,
         ...(c.timedOut ? { timedOut: true } : {}),
         output: c.output,
+        // No duration here: the history reaches prompts, which a replay must see unchanged; it is
+        // in state.json (the finish request, the report), as is a compare stage's withheld output.
+        ...(c.sandbox ? { sandbox: c.sandbox } : {}),
+        ...(c.heldOutput ? { heldOutput: c.heldOutput } : {}),
       });
       session.result(checkResult(c));
     };

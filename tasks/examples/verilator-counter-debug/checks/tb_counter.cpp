@@ -1,6 +1,8 @@
-// Testbench for rtl/counter.v (check asset: the agent may not change it).
-// Drives a fixed pseudo-random enable pattern and compares `count` and `wrap` with a reference
-// model cycle by cycle. Exit 0 only if every cycle matches.
+// Stimulus driver for rtl/counter.v (check asset: the agent may not change it).
+// Drives a fixed pseudo-random enable pattern and writes what the design does, one line a cycle,
+// to the file named by its first argument. It judges nothing: it runs beside the agent's design
+// (in a run stage), so anything it decided would be the design's to forge. The judge is
+// checks/compare_trace.py, in a compare stage that reads this trace as data.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -9,33 +11,23 @@
 #include "verilated.h"
 
 namespace {
-constexpr int kModulus = 10;
 constexpr int kCycles = 500;
-
-struct Reference {
-  int count = 0;
-  bool wrap = false;
-  void step(bool rst, bool en) {
-    if (rst) {
-      count = 0;
-      wrap = false;
-    } else if (en) {
-      wrap = (count == kModulus - 1);
-      count = wrap ? 0 : count + 1;
-    } else {
-      wrap = false;
-    }
-  }
-};
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: tb_counter TRACE_FILE\n");
+    return 2;
+  }
+  std::FILE* trace = std::fopen(argv[1], "w");
+  if (trace == nullptr) {
+    std::perror(argv[1]);
+    return 2;
+  }
   auto context = std::make_unique<VerilatedContext>();
-  context->commandArgs(argc, argv);
   auto dut = std::make_unique<Vcounter>(context.get());
-  Reference ref;
   uint32_t lfsr = 0xACE1u;
-  int errors = 0;
+  int highest = 0;
   int wraps = 0;
   for (int cycle = 0; cycle < kCycles; ++cycle) {
     lfsr = (lfsr >> 1) ^ (-(lfsr & 1u) & 0xB400u);
@@ -47,25 +39,14 @@ int main(int argc, char** argv) {
     dut->eval();
     dut->clk = 1;
     dut->eval();
-    ref.step(rst, en);
-    wraps += ref.wrap ? 1 : 0;
-    if (dut->count != ref.count || static_cast<bool>(dut->wrap) != ref.wrap) {
-      if (errors < 10) {
-        std::printf("cycle %d: count=%d wrap=%d, expected count=%d wrap=%d\n", cycle, dut->count, dut->wrap,
-                    ref.count, ref.wrap);
-      }
-      ++errors;
-    }
+    std::fprintf(trace, "%d %d %d %d %d\n", cycle, rst ? 1 : 0, en ? 1 : 0, dut->count, dut->wrap);
+    if (dut->count > highest) highest = dut->count;
+    wraps += dut->wrap ? 1 : 0;
   }
   dut->final();
-  if (wraps == 0) {
-    std::printf("FAIL: the reference never wrapped; the stimulus is broken\n");
-    return 2;
-  }
-  if (errors != 0) {
-    std::printf("FAIL: %d mismatching cycles out of %d\n", errors, kCycles);
-    return 1;
-  }
-  std::printf("PASS: %d cycles, %d wraps\n", kCycles, wraps);
+  std::fclose(trace);
+  // For the person (or agent) debugging: what the design did, not whether it is right.
+  std::printf("wrote %d cycles to %s; count reached at most %d; wrap high in %d cycles\n", kCycles, argv[1],
+              highest, wraps);
   return 0;
 }
