@@ -50,7 +50,7 @@ export const isolationScenarios: Scenario[] = [
     verify(run) {
       passed(run);
       expect(checkEvents(run).map((e) => e.check)).toEqual(["root/check-1", "root/check-2", "root/check-3"]);
-      const third = check(run, "root/check-3").output;
+      const third = check(run, "root/check-3").output ?? "";
       expect(third).toContain(REAL);
       expect(third).toContain("mean matches");
       // check 1's `make build` wrote out/ in its own view; check 3's view never had it.
@@ -72,7 +72,7 @@ export const isolationScenarios: Scenario[] = [
         expect(event.output).toContain(REAL);
         expect(event.output).toContain("max error 0.5 is above 2e-4");
       }
-      const listed = check(run, "root/check-3").output;
+      const listed = check(run, "root/check-3").output ?? "";
       expect(listed).not.toContain("leak.txt");
       expect(listed).not.toContain(".tools-moved");
       expect(listed).toContain(".lurk.py"); // the work's files are there: the view is the task folder
