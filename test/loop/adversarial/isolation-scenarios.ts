@@ -1,8 +1,10 @@
 // Issue 37, item 1: every run stage on a view of its own, in a sandbox of its own. One task
-// (test/fixtures/adversarial/iso-checks): three run stages, the verifier in the asset-only folder
-// tools/verify (its parent tools/ holds a file that is not an asset). The cheat's Makefile, run by
-// check 1, leaves a process that ptrace-attaches to later verifiers and forges their exit status,
-// renames tools/ and plants a look-alike verifier, and writes leak.txt; the honest control passes.
+// (test/fixtures/adversarial/iso-checks): three run stages; check 2 runs the verifier in checks/,
+// check 3 the one in the asset-only folder tools/verify (its parent tools/ holds a file that is not
+// an asset). The cheat's Makefile, run by check 1, leaves a process that ptrace-attaches to the next
+// verifier and forges its exit status (check 2), renames tools/ and plants a look-alike verifier
+// (check 3), and writes leak.txt; the honest control passes. Against the shared check sandbox of
+// before, check 2 passed on a forged status and check 3 on the plant.
 // Run on Docker (test/loop/checks-isolated.e2e.test.ts) and Apptainer
 // (test/sandbox/apptainer/checks-isolated.inner.ts).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -32,8 +34,7 @@ function deliveredAsWorkLeft(run: AdversarialRun): void {
     expect(names, `${left} reached the delivered folder`).not.toContain(left);
   }
   expect(readdirSync(join(run.ws.taskDir, "tools")).sort()).toEqual(["README.md", "verify"]);
-  for (const name of ["verify.py", "expected.txt"]) {
-    const rel = join("tools", "verify", name);
+  for (const rel of ["tools/verify/verify.py", "tools/verify/expected.txt", "checks/verify.py"]) {
     expect(readFileSync(join(run.ws.taskDir, rel), "utf8"), rel).toBe(
       readFileSync(join(FIXTURES, "iso-checks", rel), "utf8"),
     );
