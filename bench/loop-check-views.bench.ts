@@ -13,7 +13,9 @@ import { median } from "./check-sandbox.ts";
 import { type CheckViewsResult, measureCheckViews } from "./check-views.ts";
 
 const IMAGE = process.env.SCIFI_BENCH_IMAGE ?? "scifi-sci:local";
-const ROUNDS = Number(process.env.SCIFI_BENCH_ROUNDS ?? 6);
+const ROUNDS = Number(process.env.SCIFI_BENCH_ROUNDS ?? 3);
+/** Files of the task folder whose view is timed (SCIFI_BENCH_VIEW_FILES, default 100,000). */
+const VIEW_FILES = Number(process.env.SCIFI_BENCH_VIEW_FILES ?? 100_000);
 const repo = join(import.meta.dirname, "..");
 
 export async function run(): Promise<BenchResult[]> {
@@ -23,6 +25,7 @@ export async function run(): Promise<BenchResult[]> {
     image: IMAGE,
     rounds: ROUNDS,
     root: tmpdir(),
+    manyFiles: VIEW_FILES,
   });
   return [...report("docker", docker, 1.5, "in this process"), ...(await apptainer())];
 }
@@ -42,7 +45,15 @@ async function apptainer(): Promise<BenchResult[]> {
   if (sif.exitCode !== 0) return failed(String(sif.all).split("\n").slice(-5).join(" | "));
   const r = await execa(
     "bash",
-    [script, "run", "node", "test/sandbox/apptainer/bench-check-views.ts", IMAGE, String(ROUNDS)],
+    [
+      script,
+      "run",
+      "node",
+      "test/sandbox/apptainer/bench-check-views.ts",
+      IMAGE,
+      String(ROUNDS),
+      String(VIEW_FILES),
+    ],
     { reject: false, all: true },
   );
   const line = String(r.all)

@@ -6,6 +6,13 @@ import { measureCheckViews } from "../../../bench/check-views.ts";
 import { createApptainerBackend } from "../../../runner/sandbox/apptainer.ts";
 
 const image = process.argv[2] ?? "scifi-sci:local";
-const rounds = Number(process.argv[3] ?? 6);
-const result = await measureCheckViews({ backend: createApptainerBackend(), image, rounds, root: tmpdir() });
+const rounds = Number(process.argv[3] ?? 3);
+const manyFiles = Number(process.argv[4] ?? 100_000);
+const result = await measureCheckViews({
+  backend: createApptainerBackend(),
+  image,
+  rounds,
+  root: tmpdir(),
+  manyFiles,
+});
 console.log(`SCIFI_BENCH_JSON ${JSON.stringify(result)}`);
