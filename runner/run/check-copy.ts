@@ -1,6 +1,6 @@
-// A throw-away copy of the task folder for the checks of a SAM with hidden assets. The checks run
-// the agent's code while a hidden reference is present; on a copy, nothing that code writes (a copy
-// of the reference, say) reaches the task folder the next iteration's agent works in. The copy
+// A throw-away copy of the task folder: each run stage's view of it (phases/checks.ts). A check runs
+// the agent's code; on a copy of its own, nothing that code writes, removes or renames reaches
+// another check, the review or the delivered folder. The copy
 // never follows a link (links are copied as links), skips FIFOs, sockets and devices, keeps sparse
 // files sparse, and stops at a size cap counted in allocated bytes.
 import { execFileSync } from "node:child_process";

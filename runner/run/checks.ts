@@ -68,20 +68,6 @@ export function isCompare(check: Check): boolean {
   return isCompareStage(check);
 }
 
-/** Consecutive run stages, or compare stages, as one group each (document order kept). */
-export function groupByStage(
-  checks: readonly PlannedCheck[],
-): { compare: boolean; checks: PlannedCheck[] }[] {
-  const groups: { compare: boolean; checks: PlannedCheck[] }[] = [];
-  for (const planned of checks) {
-    const compare = isCompare(planned.check);
-    const last = groups.at(-1);
-    if (last && last.compare === compare) last.checks.push(planned);
-    else groups.push({ compare, checks: [planned] });
-  }
-  return groups;
-}
-
 /**
  * How a check's script runs: bash with pipefail, so a failing command anywhere in a pipeline fails
  * the check (`test | tail -n 5` no longer passes whatever the test does). Every image has bash.

@@ -117,11 +117,6 @@ export class RunGates {
     await this.deletionGuard()?.afterPass(AFTER_JOBS);
   }
 
-  /** `approval: [delete]`: the agent's code a check ran in the task folder may have removed start files. */
-  async afterChecksInTaskFolder(): Promise<void> {
-    await this.deletionGuard()?.afterPass("while the checks ran the agent's code");
-  }
-
   /**
    * `approval: [finish]`: a person confirms the PASS (the run waits, no sandbox open). Returns the
    * failure reason when they deny it, undefined when confirmed or not required.

@@ -10,8 +10,10 @@ import {
   sandboxName,
   TASK_MOUNT,
 } from "../policy/spec.ts";
+import { RunEnding } from "../run-ending.ts";
 import type { PristineSet } from "../run-folder/state.ts";
 import type { Sandbox } from "../sandbox/types.ts";
+import { boundAssetFolders } from "./check-views.ts";
 import type { RunContext } from "./context.ts";
 import { GrantChanged, grantDifferences } from "./grant.ts";
 import { messageOf } from "./outcomes.ts";
@@ -22,11 +24,19 @@ export const COMPARE_OUTPUTS = "outputs";
 
 export type SandboxRole = "work" | "checks" | "compare" | "review" | "critique";
 
+/** Roles whose sandbox must be gone before the next one starts: each check shares nothing. */
+const ISOLATED_ROLES: ReadonlySet<SandboxRole> = new Set(["checks", "compare"]);
+
 /** How a phase's sandbox differs: its check stage, and a folder mounted at /task instead of the task folder. */
 export interface PhaseOptions {
   /** A check stage's index among the sandboxes of its role (0: the first); part of its identity. */
   stage?: number;
   taskCopy?: string;
+  /**
+   * A run stage's check asset folders, built by the runner from its pristine copies
+   * (check-views.ts): bound read-only at their task-folder paths. Required for the `checks` role.
+   */
+  assets?: string;
 }
 
 export class PhaseSandboxes {
@@ -54,20 +64,41 @@ export class PhaseSandboxes {
         });
       },
     });
+    let result: T;
     try {
-      return await use(sandbox);
-    } finally {
-      // A stop that failed (the folder not given back, a setuid sweep undone) is on the record: the
-      // phase's result stands, but a person reading the run must see it.
-      await sandbox.stop().catch((error: unknown) => {
+      result = await use(sandbox);
+    } catch (error) {
+      await this.#stop(sandbox, role);
+      throw error;
+    }
+    if (!(await this.#stop(sandbox, role)) && ISOLATED_ROLES.has(role)) {
+      // Its processes may still be alive: the next check would not start where nothing of this one runs.
+      throw new RunEnding(`a ${role} sandbox did not stop: no further check runs beside what it left`, {
+        status: "failed",
+        limit: "sandbox_stop",
+        prefix: "checks",
+      });
+    }
+    return result;
+  }
+
+  /** Stops a phase's sandbox; false (and on the record) when it did not stop cleanly. */
+  async #stop(sandbox: Sandbox, role: SandboxRole): Promise<boolean> {
+    const { history, state } = this.#session;
+    // A stop that failed (the folder not given back, a setuid sweep undone) is on the record: the
+    // phase's result stands, but a person reading the run must see it.
+    return sandbox.stop().then(
+      () => true,
+      (error: unknown) => {
         history.append({
           type: "limit",
           iteration: state.iteration,
           limit: "sandbox_stop",
           detail: `the ${role} sandbox did not stop cleanly: ${messageOf(error)}`,
         });
-      });
-    }
+        return false;
+      },
+    );
   }
 
   /** Starts a sandbox for `role`; the caller stops it. */
@@ -87,7 +118,7 @@ export class PhaseSandboxes {
     });
     const changes = grantDifferences(this.#session.spec, granted);
     if (changes.length > 0) throw new GrantChanged(name, changes);
-    const shaped = phaseSpec(granted, role, state.pristine);
+    const shaped = phaseSpec(granted, role, state.pristine, phase.assets);
     const spec = await this.#network(shaped, role);
     return deps.backend.start({
       ...(phase.taskCopy ? onCopy(spec, phase.taskCopy) : spec),
@@ -109,26 +140,34 @@ const CHECK_ENV = {
 
 /**
  * The work sandbox gets the grant as resolved. A check sandbox (a run stage) also gets whole asset
- * folders bound read-only (a check that runs the agent's code cannot plant a module beside an asset
- * for the next check), no network, and a HOME that does not exist, so no hook in a home folder
- * (`usercustomize.py`, `.Rprofile`, `.profile`) that agent code wrote during one check runs in the
- * next; it never sees hidden assets. A compare sandbox gets no task folder at all: its /task is the
+ * folders bound read-only from `assets`, the runner's folder built from its pristine copies (never
+ * from a task-folder path the agent could have moved), no network, and a HOME that does not exist,
+ * so no hook in a home folder (`usercustomize.py`, `.Rprofile`, `.profile`) runs; it never sees
+ * hidden assets. A compare sandbox gets no task folder at all: its /task is the
  * runner-built folder (stages.ts) with the outputs bound read-only, no scratch, and no mount inside
  * the task folder.
  * The review and the critique's tracer see the task folder (and every other mount) read-only.
  */
-export function phaseSpec(spec: SandboxSpec, role: SandboxRole, pristine: PristineSet): SandboxSpec {
+export function phaseSpec(
+  spec: SandboxSpec,
+  role: SandboxRole,
+  pristine: PristineSet,
+  assets?: string,
+): SandboxSpec {
   if (role === "work") return spec;
   const closed = { ...spec, network: false, networkRules: undefined };
   if (role === "checks") {
-    const folders: MountSpec[] = pristine.folders
-      .filter((f) => !pristine.folders.some((outer) => f.startsWith(`${outer}/`)))
-      .map((f) => ({
-        source: join(spec.taskDir, f),
+    const folders: MountSpec[] = boundAssetFolders(pristine).map((f) => {
+      if (assets === undefined) {
+        throw new Error(`a check sandbox needs the runner's asset folder to bind ${f} from`);
+      }
+      return {
+        source: join(assets, f),
         target: `${TASK_MOUNT}/${f}`,
         readOnly: true,
-        reason: "check asset folder",
-      }));
+        reason: "check asset folder (the runner's copy)",
+      };
+    });
     return { ...closed, mounts: [...spec.mounts, ...folders], env: { ...spec.env, ...CHECK_ENV } };
   }
   if (role === "compare") {

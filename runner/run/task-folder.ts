@@ -1,8 +1,7 @@
 // The task-folder guard: the runner's pristine copies of what the verdict depends on (SAM files and
 // check assets, taken before any agent runs), hidden assets kept out of the folder until the checks
 // that see them and given back when the run ends, SAM files and assets put back before the checks
-// and the review (anything else at their paths is tampering), and the checks' throw-away copy.
-
+// and the review (anything else at their paths is tampering), and each run stage's throw-away view.
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
@@ -89,12 +88,12 @@ export class TaskFolderGuard {
     return linksNoticeText(links);
   }
 
-  /** Where the checks' copy of the task folder goes (in the run folder, no sandbox mounts it). */
+  /** Where a run stage's view of the task folder goes (in the run folder; only that stage's sandbox mounts it). */
   get checksCopyDir(): string {
     return join(this.#records.folder.dir, "checks-copy");
   }
 
-  /** The task folder as the agent left it, in a folder of the run's own. */
+  /** The task folder as the work left it, in a folder of the run's own (one run stage's view). */
   copyForChecks(checkDir: string): void {
     const { state, spec, history } = this.#records;
     const root = process.getuid?.() === 0;

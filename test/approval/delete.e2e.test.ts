@@ -4,7 +4,16 @@
 // or truncates them itself; denied, they stay and the agent reads the reason. A file the agent made
 // itself is removed without asking.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -135,7 +144,7 @@ describe.skipIf(!hasEngine("docker"))("approval: [delete], real CLI and Docker (
     expect(audit).toMatch(/data\/b.csv: a person approved it [^"]*the runner has now truncated it/);
   }, 600_000);
 
-  it("a start file removed by the agent's code while a check ran is put back and asked after the checks", async () => {
+  it("a start file removed by the agent's code while a check ran never reaches the task folder: nothing to ask", async () => {
     const root = mkdtempSync(join(tmpdir(), "scifi-delete-e2e-"));
     roots.push(root);
     const home = join(root, "home");
@@ -157,12 +166,12 @@ describe.skipIf(!hasEngine("docker"))("approval: [delete], real CLI and Docker (
     child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    const view = await nextPending(home, child, () => out, new Set());
-    expect(view.request.summary).toBe("delete data/a.csv, while the checks ran the agent's code");
-    expect(view.request.detail).toContain("data/a.csv: deleted (missing)");
-    expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
-    expect(scifi(home, ["deny", view.runId, view.request.id, "--reason", "keep it"])).toBe(0);
+    // The check ran `rm data/a.csv` on its own view of the folder (docs/loop.md, Checks in stages):
+    // the run ends without a request, and the file was never gone from the task folder.
     expect(await exited, out).toBe(0);
+    const runs = readdirSync(join(home, "runs"), { withFileTypes: true }).filter((e) => e.isDirectory());
+    expect(runs).toHaveLength(1);
+    expect(runApprovals(home, (runs[0] as { name: string }).name)).toEqual([]);
     expect(readFileSync(join(taskDir, "data", "a.csv"), "utf8")).toBe("1,2,3\n");
   }, 300_000);
 

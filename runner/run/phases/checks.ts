@@ -1,11 +1,13 @@
 // Checks: the runner's own checks of the node's subtree, in fresh sandboxes the agent never ran in,
 // after the SAM files and check assets were put back from the runner's copies and every job of the
-// agent's ended. Run stages run the agent's work (on a throw-away copy of the task folder when the
-// task has hidden assets) and their declared outputs are copied out; compare stages run in a folder
-// the runner builds (run/stages.ts) and report pass or fail only.
+// agent's ended. Each run stage runs the agent's work in a sandbox of its own, stopped before the
+// next check starts, on a throw-away view of the task folder of its own with the asset folders bound
+// from the runner's copies (check-views.ts); its declared outputs are copied out of that view.
+// Compare stages run in a folder the runner builds (run/stages.ts) and report pass or fail only.
 import { join } from "node:path";
 import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
-import { groupByStage, type PlannedCheck, runChecks, subtreeChecks } from "../checks.ts";
+import { buildCheckAssets } from "../check-views.ts";
+import { isCompare, type PlannedCheck, runChecks, subtreeChecks } from "../checks.ts";
 import type { RunSession } from "../session.ts";
 import { buildCompareFolder, StageOutputs } from "../stages.ts";
 
@@ -19,8 +21,6 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
   await session.gates.afterAgentJobs();
   taskFolder.restore();
   const notice = await taskFolder.linksNotice();
-  // What the agent's code writes while a run stage runs on the copy never reaches the real folder.
-  const checkDir = session.hiddenCount > 0 ? taskFolder.checksCopyDir : undefined;
   const hidden = state.pristine.files.filter((f) => f.hidden).map((f) => f.rel);
   const outputs = new StageOutputs(
     join(session.folder.dir, "outputs", `it${state.iteration}`),
@@ -36,8 +36,9 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
       }),
   );
   const compareDir = join(session.folder.dir, "compare");
+  const viewDir = taskFolder.checksCopyDir;
+  const assetsDir = join(session.folder.dir, "check-assets");
   try {
-    if (checkDir) taskFolder.copyForChecks(checkDir);
     const shown: CheckOutcome[] = [];
     const record = (c: CheckOutcome) => {
       shown.push(c);
@@ -57,50 +58,50 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
       });
       session.result(checkResult(c));
     };
-    let runGroups = 0;
+    let runs = 0;
     let compares = 0;
-    for (const group of groupByStage(subtreeChecks(node))) {
-      if (group.compare) {
+    for (const planned of subtreeChecks(node)) {
+      if (isCompare(planned.check)) {
         // Each compare stage gets a folder and a sandbox of its own: what one leaves (a rewritten
         // reference, a process the agent's code started) never reaches the next.
-        for (const planned of group.checks) {
-          buildCompareFolder(compareDir, session.folder.files.pristine, state.pristine, outputs.dir);
-          const phase = { stage: compares++, taskCopy: compareDir };
-          await session.sandboxes.use("compare", phase, (sandbox) =>
-            runChecks({
-              sandbox,
-              node,
-              checks: [planned],
-              signal: session.toolContext.signal,
-              // Pass or fail only for the agents: the output may quote the reference.
-              onCheck: (outcome) => record(taskFolder.withheld(outcome)),
-            }),
-          );
-        }
+        buildCompareFolder(compareDir, session.folder.files.pristine, state.pristine, outputs.dir);
+        const phase = { stage: compares++, taskCopy: compareDir };
+        await session.sandboxes.use("compare", phase, (sandbox) =>
+          runChecks({
+            sandbox,
+            node,
+            checks: [planned],
+            signal: session.toolContext.signal,
+            // Pass or fail only for the agents: the output may quote the reference.
+            onCheck: (outcome) => record(taskFolder.withheld(outcome)),
+          }),
+        );
         continue;
       }
-      runGroups++;
-      const phase = { stage: runGroups - 1, taskCopy: checkDir };
+      // A view of the task folder as the work left it, and asset folders from the runner's copies,
+      // both new for this check: nothing an earlier check wrote, renamed or planted is in them.
+      taskFolder.copyForChecks(viewDir);
+      buildCheckAssets(assetsDir, session.folder.files.pristine, state.pristine);
+      const phase = { stage: runs++, taskCopy: viewDir, assets: assetsDir };
       await session.sandboxes.use("checks", phase, (sandbox) =>
         runChecks({
           sandbox,
           node,
-          checks: group.checks,
+          checks: [planned],
           notice,
           signal: session.toolContext.signal,
-          afterCheck: (outcome, planned) =>
-            collectOutputs(outcome, planned, outputs, checkDir ?? session.spec.taskDir),
+          afterCheck: (outcome, planned) => collectOutputs(outcome, planned, outputs, viewDir),
           onCheck: record,
         }),
       );
+      taskFolder.dropChecksCopy(viewDir);
     }
     state.checks = shown;
   } finally {
-    if (checkDir) taskFolder.dropChecksCopy(checkDir);
+    taskFolder.dropChecksCopy(viewDir);
+    taskFolder.dropChecksCopy(assetsDir);
     taskFolder.dropChecksCopy(compareDir);
   }
-  // `approval: [delete]`: the agent's code a check ran in the task folder may have removed start files.
-  if (!checkDir) await session.gates.afterChecksInTaskFolder();
   // What the checks judged is what is delivered: verified again before a PASS.
   await session.taskFolder.recordDelivered();
   return "checks";

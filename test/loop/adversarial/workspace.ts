@@ -61,6 +61,8 @@ export const STANDALONE_TASKS = [
   "a24-out",
   // Outputs whose format names the hidden reference (issue 37; output-formats.e2e.test.ts).
   "a37-formats",
+  // Issue 37: three run stages that must share nothing (isolation-scenarios.ts).
+  "iso-checks",
 ] as const;
 export type StandaloneTask = (typeof STANDALONE_TASKS)[number];
 
@@ -183,12 +185,12 @@ export async function runIn(ws: Workspace, agent: string, backend: string): Prom
   };
 }
 
-/** Tool calls and results of the work role, from every work request on the tape (deduplicated). */
-export function workToolExchanges(tapeFile: string): ToolExchange[] {
+/** Tool calls and results of one role (work unless said), from its requests on the tape (deduplicated). */
+export function workToolExchanges(tapeFile: string, role = "work"): ToolExchange[] {
   const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
   const results = new Map<string, { output: string; isError: boolean }>();
   for (const record of readTape(tapeFile)) {
-    if (record.kind !== "call" || record.role !== "work") continue;
+    if (record.kind !== "call" || record.role !== role) continue;
     for (const message of record.request.messages) {
       if (typeof message.content === "string") continue;
       for (const block of message.content) {

@@ -1,0 +1,166 @@
+// Shared by bench/loop-check-views.bench.ts (Docker, in this process) and
+// test/sandbox/apptainer/bench-check-views.ts (Apptainer, inside the harness): what checks that
+// share nothing cost (issue 37). One three-check iteration of the iso-checks task (a make build, two
+// numpy verifiers) run as before, all three in one sandbox on the task folder, against each check on
+// a view of its own (check-copy.ts), with its asset folders built from pristine copies
+// (check-views.ts), in a sandbox of its own; paired per round, alternating which side goes first.
+// Also the view alone on a task folder of 100,000 small files.
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { resolveSpec } from "../runner/policy/resolve.ts";
+import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
+import type { SandboxSpec } from "../runner/policy/spec.ts";
+import { copyForChecks, removeCopy } from "../runner/run/check-copy.ts";
+import { buildCheckAssets } from "../runner/run/check-views.ts";
+import { type PlannedCheck, runChecks, subtreeChecks } from "../runner/run/checks.ts";
+import { capturePristine } from "../runner/run/pristine.ts";
+import { phaseSpec } from "../runner/run/sandboxes.ts";
+import type { PristineSet } from "../runner/run-folder/state.ts";
+import { parseSamSync } from "../runner/sam/parse.ts";
+import type { SamNode } from "../runner/sam/types.ts";
+import type { SandboxBackend } from "../runner/sandbox/types.ts";
+
+const TASK = join(import.meta.dirname, "..", "test", "fixtures", "adversarial", "iso-checks");
+const VIEW_BYTES = 16 * 1024 ** 3;
+
+export interface CheckViewsOptions {
+  backend: SandboxBackend;
+  /** Needs python3, numpy and make (scifi-sci:local). */
+  image: string;
+  rounds: number;
+  root: string;
+  /** Files of the large task folder whose view is timed (default 100,000). */
+  manyFiles?: number;
+}
+
+export interface CheckViewsResult {
+  rounds: number;
+  /** Per round: the three checks in one sandbox on the task folder, start to stop (ms). */
+  sharedMs: number[];
+  /** Per round: each check on its own view and assets in its own sandbox, start to stop (ms). */
+  isolatedMs: number[];
+  /** Per round: isolatedMs - sharedMs (ms). */
+  addedMs: number[];
+  /** Per round: making (and removing) the view of the task folder of `manyFiles` files (ms). */
+  manyViewMs: number[];
+  manyFiles: number;
+}
+
+export async function measureCheckViews(options: CheckViewsOptions): Promise<CheckViewsResult> {
+  const dir = mkdtempSync(join(options.root, "scifi-bench-views-"));
+  try {
+    const { spec, node, pristine, pristineDir } = prepare(dir, options.image);
+    const checks = subtreeChecks(node);
+    const result: CheckViewsResult = {
+      rounds: options.rounds,
+      sharedMs: [],
+      isolatedMs: [],
+      addedMs: [],
+      manyViewMs: [],
+      manyFiles: options.manyFiles ?? 100_000,
+    };
+    const mustPass = (outcomes: { passed: boolean; output?: string }[], side: string) => {
+      const failed = outcomes.filter((o) => !o.passed);
+      if (failed.length > 0) throw new Error(`bench checks failed (${side}): ${failed[0]?.output}`);
+    };
+    const assets = join(dir, "check-assets");
+    buildCheckAssets(assets, pristineDir, pristine);
+    const shared = async (round: number) => {
+      const t0 = performance.now();
+      const sandbox = await options.backend.start({
+        ...phaseSpec(spec, "checks", pristine, assets),
+        runId: `${spec.runId}-shared-${round}`,
+      });
+      try {
+        mustPass(await runChecks({ sandbox, node, checks }), "shared");
+      } finally {
+        await sandbox.stop();
+      }
+      return performance.now() - t0;
+    };
+    const view = join(dir, "checks-copy");
+    const root = process.getuid?.() === 0;
+    const one = async (planned: PlannedCheck, runId: string) => {
+      // As the run does (task-folder.ts): a root runner gives the view to the sandbox's user.
+      copyForChecks(spec.taskDir, view, { maxBytes: VIEW_BYTES, ...(root ? { owner: spec.user } : {}) });
+      buildCheckAssets(assets, pristineDir, pristine);
+      const sandbox = await options.backend.start({
+        ...phaseSpec({ ...spec, taskDir: view, mounts: onTask(spec, view) }, "checks", pristine, assets),
+        runId,
+      });
+      try {
+        mustPass(await runChecks({ sandbox, node, checks: [planned] }), "isolated");
+      } finally {
+        await sandbox.stop();
+        removeCopy(view);
+      }
+    };
+    const isolated = async (round: number) => {
+      const t0 = performance.now();
+      for (const [i, planned] of checks.entries()) await one(planned, `${spec.runId}-iso-${round}-${i}`);
+      return performance.now() - t0;
+    };
+    await shared(-1); // warm-up: page cache, image, engine
+    for (let round = 0; round < options.rounds; round++) {
+      const first = round % 2 === 0;
+      const a = first ? await shared(round) : 0;
+      const b = await isolated(round);
+      const c = first ? a : await shared(round);
+      result.sharedMs.push(c);
+      result.isolatedMs.push(b);
+      result.addedMs.push(b - c);
+    }
+    const many = join(dir, "many");
+    manyFilesFolder(many, result.manyFiles);
+    const manyView = join(dir, "many-view");
+    // One round: a copy of 100,000 files takes minutes on a loaded 2-core machine.
+    for (let round = 0; round < 1; round++) {
+      const t0 = performance.now();
+      copyForChecks(many, manyView, { maxBytes: VIEW_BYTES });
+      removeCopy(manyView);
+      result.manyViewMs.push(performance.now() - t0);
+    }
+    return result;
+  } finally {
+    removeCopy(dir);
+  }
+}
+
+/** The task with the honest fix, its spec, check node and pristine copies, as a run has them. */
+function prepare(dir: string, image: string) {
+  const taskDir = join(dir, "task");
+  const home = join(dir, "home");
+  mkdirSync(home);
+  cpSync(TASK, taskDir, { recursive: true });
+  writeFileSync(
+    join(taskDir, "calc.py"),
+    "import sys\n\nvalues = [float(line) for line in open(sys.argv[1]) if line.strip()]\nprint(sum(values) / len(values))\n",
+  );
+  const samFile = join(taskDir, "task.md");
+  const parsed = parseSamSync(samFile);
+  if (!parsed.ok) throw new Error(`bench SAM invalid: ${JSON.stringify(parsed.diagnostics)}`);
+  const spec: SandboxSpec = {
+    ...resolveSpec(parsed.sam, BUILTIN_SITE_POLICY, { home, runId: `bench-views-${process.pid}` }),
+    image,
+  };
+  const pristineDir = join(dir, "pristine");
+  const pristine: PristineSet = capturePristine(
+    taskDir,
+    parsed.sam.metadata.checkAssets.map((rel) => ({ rel, kind: "asset" as const, hidden: false })),
+    pristineDir,
+  );
+  return { spec, node: parsed.sam.root as SamNode, pristine, pristineDir };
+}
+
+/** `count` small files in folders of 1,000. */
+function manyFilesFolder(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const sub = join(dir, `d${Math.floor(i / 1000)}`);
+    if (i % 1000 === 0) mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, `f${i}.txt`), `${i}\n`);
+  }
+}
+
+function onTask(spec: SandboxSpec, folder: string): SandboxSpec["mounts"] {
+  return spec.mounts.map((m) => (m.source === spec.taskDir ? { ...m, source: folder } : m));
+}
