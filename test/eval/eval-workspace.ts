@@ -3,6 +3,7 @@
 import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { EvalSummary } from "../../runner/eval/summary.ts";
 import { REPO } from "../loop/harness.ts";
 
 export const FIXTURES = join(import.meta.dirname, "fixtures");
@@ -15,4 +16,21 @@ export function evalWorkspace(label: string): { root: string; home: string } {
   const home = join(root, "home");
   mkdirSync(home);
   return { root, home };
+}
+
+/** A summary without what differs between two computations of the same trials (ids, times, wall clock). */
+export function comparable(summary: EvalSummary): unknown {
+  const { evalId: _id, computedAt: _at, ...rest } = summary;
+  return {
+    ...rest,
+    groups: rest.groups.map(({ wallMs: _wall, ...g }) => g),
+    byModelVariant: rest.byModelVariant.map(({ wallMs: _wall, ...m }) => m),
+    variantTable: {
+      ...rest.variantTable,
+      rows: rest.variantTable.rows.map((r) => ({
+        ...r,
+        cells: r.cells.map((c) => (c === null ? c : (({ wallMs: _wall, ...k }) => k)(c))),
+      })),
+    },
+  };
 }

@@ -15,26 +15,11 @@ import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, killChild, waitFor } from "../loop/harness.ts";
-import { CLI, evalWorkspace, RETRY } from "./eval-workspace.ts";
+import { CLI, comparable, evalWorkspace, RETRY } from "./eval-workspace.ts";
 
 const exec = promisify(execFile);
 
 /** The summary without what differs between two evals of the same plan: ids, times, wall times. */
-function comparable(summary: EvalSummary): unknown {
-  const { evalId: _id, computedAt: _at, ...rest } = summary;
-  return {
-    ...rest,
-    groups: rest.groups.map(({ wallMs: _wall, ...g }) => g),
-    byModelVariant: rest.byModelVariant.map(({ wallMs: _wall, ...m }) => m),
-    variantTable: {
-      ...rest.variantTable,
-      rows: rest.variantTable.rows.map((r) => ({
-        ...r,
-        cells: r.cells.map((c) => (c === null ? c : (({ wallMs: _wall, ...k }) => k)(c))),
-      })),
-    },
-  };
-}
 
 function results(evalDir: string): Map<string, TrialResult> {
   const out = new Map<string, TrialResult>();

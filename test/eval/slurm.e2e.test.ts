@@ -7,16 +7,11 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runEval } from "../../runner/eval/engine.ts";
 import { evalFiles } from "../../runner/eval/plan.ts";
-import type { EvalSummary } from "../../runner/eval/summary.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../loop/harness.ts";
+import { comparable } from "./eval-workspace.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
-
-function comparable(summary: EvalSummary): unknown {
-  const { evalId: _id, computedAt: _at, ...rest } = summary;
-  return { ...rest, groups: rest.groups.map(({ wallMs: _wall, ...g }) => g) };
-}
 
 describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))("scifi eval --slurm (test cluster)", () => {
   beforeAll(() => ensureImage(), 1_800_000);
