@@ -23,21 +23,35 @@ export function boundAssetFolders(pristine: PristineSet): string[] {
  * (0755 with an exec bit): the sandbox's user reads them, the binds make them read-only.
  */
 export function buildCheckAssets(dest: string, pristineDir: string, pristine: PristineSet): void {
-  removeCopy(dest);
-  mkdirSync(dest, { recursive: true, mode: 0o755 });
-  chmodSync(dest, 0o755);
+  freshFolder(dest);
   for (const folder of pristine.folders) makeFolders(dest, folder);
   const bound = boundAssetFolders(pristine);
   for (const file of pristine.files) {
     if (file.kind !== "asset" || file.hidden) continue;
     if (!bound.some((folder) => file.rel.startsWith(`${folder}/`))) continue;
-    makeFolders(dest, dirname(file.rel));
-    const to = join(dest, file.rel);
-    copyFileSync(join(pristineDir, file.rel), to);
-    chmodSync(to, file.mode & 0o111 ? 0o755 : 0o644);
+    copyAsset(dest, pristineDir, file);
   }
 }
 
+/** `dest` emptied (an earlier folder's read-only parts too) and made again, 0755. */
+export function freshFolder(dest: string): void {
+  removeCopy(dest);
+  mkdirSync(dest, { recursive: true, mode: 0o755 });
+  chmodSync(dest, 0o755);
+}
+
+/** One asset from the runner's copy to its task-folder path under `dest`: 0644, 0755 with an exec bit. */
+export function copyAsset(dest: string, pristineDir: string, file: PristineSet["files"][number]): void {
+  makeFolders(dest, dirname(file.rel));
+  const to = join(dest, file.rel);
+  copyFileSync(join(pristineDir, file.rel), to);
+  chmodSync(to, file.mode & 0o111 ? 0o755 : 0o644);
+}
+
+/**
+ * The folders of `rel` under `root`, 0755: the sandbox's user writes there (a module file beside the
+ * assets); the runner's copies stay in runs/<id>/pristine/.
+ */
 function makeFolders(root: string, rel: string): void {
   let at = root;
   for (const part of rel.split("/").filter((p) => p !== "" && p !== ".")) {

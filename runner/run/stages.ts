@@ -8,7 +8,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync 
 import { basename, dirname, join } from "node:path";
 import { HostPathRefused, readTaskFile } from "../policy/host-paths.ts";
 import type { PristineSet } from "../run-folder/state.ts";
-import { removeCopy } from "./check-copy.ts";
+import { copyAsset, freshFolder } from "./check-views.ts";
 import { outputFormatProblem } from "./output-formats.ts";
 
 /** One declared output is copied out up to this size; past it the run stage fails, naming it. */
@@ -95,28 +95,9 @@ export function buildCompareFolder(
   pristine: PristineSet,
   outputsDir: string,
 ): void {
-  removeCopy(dest); // an earlier compare group's folder: its outputs/ is 0555
-  mkdirSync(dest, { recursive: true, mode: 0o755 });
-  chmodSync(dest, 0o755);
-  for (const file of pristine.files) {
-    if (file.kind !== "asset") continue;
-    const to = join(dest, file.rel);
-    makeFolders(dest, dirname(file.rel));
-    copyFileSync(join(pristineDir, file.rel), to);
-    chmodSync(to, file.mode & 0o111 ? 0o755 : 0o644);
-  }
+  freshFolder(dest); // an earlier compare stage's folder: its outputs/ is 0555
+  for (const file of pristine.files) if (file.kind === "asset") copyAsset(dest, pristineDir, file);
   copyTree(outputsDir, join(dest, "outputs"));
-}
-
-function makeFolders(root: string, rel: string): void {
-  // The sandbox's user writes here (a module file beside the assets); the runner's copies of the
-  // assets stay in runs/<id>/pristine/.
-  let at = root;
-  for (const part of rel.split("/").filter((p) => p !== "" && p !== ".")) {
-    at = join(at, part);
-    mkdirSync(at, { recursive: true, mode: 0o755 });
-    chmodSync(at, 0o755);
-  }
 }
 
 /** The runner's own copies (no agent path here): files 0444, folders 0555 once filled. */
