@@ -4,6 +4,8 @@
 # run inside it with the repository and Node 24 bind-mounted at the same paths.
 #
 #   build            build (or reuse) the harness image and the test SIF; cached and idempotent
+#   image            build (or reuse) only the harness image: it needs no scifi image, so CI builds it
+#                    while scripts/build-image.sh runs, and `build` makes the SIF once the base exists
 #   run CMD...       run CMD inside the harness as the non-root user `scientist` (uid 1000)
 #   shell            interactive shell inside the harness
 #   test [ARGS...]   run the inner Apptainer suites (vitest) inside the harness; ARGS go to vitest
@@ -137,8 +139,18 @@ cmd_build() {
   log "ready: image $harness_image, SIF cache $sif_cache"
 }
 
+cmd_image() {
+  need_docker
+  exec 9>"$lock"
+  flock 9
+  build_harness
+  exec 9>&-
+  log "ready: image $harness_image"
+}
+
 case "${1:-}" in
 build) cmd_build ;;
+image) cmd_image ;;
 run)
   shift
   [ $# -gt 0 ] || die "usage: $0 run CMD..."
@@ -164,7 +176,7 @@ sif)
   ensure_sif "$2"
   ;;
 *)
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
   ;;
 esac
