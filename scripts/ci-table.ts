@@ -71,13 +71,16 @@ function table(header: string[], rows: string[][]): string[] {
   return [fmt(header), ...rows.map(fmt)];
 }
 
-/** The steps table; a step still running at `now` (CI failed or was stopped) counts up to `now`. */
+/** The steps table, by start; a step still running at `now` (CI failed or was stopped) counts up to `now`. */
 export function stepsTable(steps: Step[], now: number): string[] {
   if (steps.length === 0) return ["(no step started)"];
-  const rows = steps.map((s) => {
-    const end = s.end > 0 ? s.end : now;
-    return [s.name, utc(s.start), clock(end - s.start), s.mode === "bg" ? "parallel" : "", s.status];
-  });
+  // Parallel steps write their line when they end: list them by start instead.
+  const rows = [...steps]
+    .sort((a, b) => a.start - b.start)
+    .map((s) => {
+      const end = s.end > 0 ? s.end : now;
+      return [s.name, utc(s.start), clock(end - s.start), s.mode === "bg" ? "parallel" : "", s.status];
+    });
   const first = Math.min(...steps.map((s) => s.start));
   rows.push(["total (first start to end)", utc(first), clock(now - first), "", ""]);
   return table(["step", "start", "wall", "", "status"], rows);

@@ -63,8 +63,8 @@ describe("ci-table", () => {
     expect(times).toEqual([{ file: "x.test.ts", ms: 5, state: "passed" }]);
   });
 
-  it("counts a step still running up to the end, and totals from the first start", () => {
-    const lines = stepsTable(parseSteps("a\t1000\t1060\tok\tfg\nb\t1030\t0\tstopped\tbg\n"), 1300);
+  it("lists steps by start, counts one still running up to the end, totals from the first start", () => {
+    const lines = stepsTable(parseSteps("b\t1030\t0\tstopped\tbg\na\t1000\t1060\tok\tfg\n"), 1300);
     expect(lines[0]).toMatch(/^step\s+start\s+wall\s+status$/);
     expect(lines[1]).toMatch(/^a\s+00:16:40\s+1:00\s+ok$/);
     expect(lines[2]).toMatch(/^b\s+00:17:10\s+4:30\s+parallel\s+stopped$/);
