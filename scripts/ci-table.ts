@@ -39,7 +39,9 @@ export function parseTimes(text: string): FileTime[] {
     try {
       const t = JSON.parse(line) as Partial<FileTime>;
       if (typeof t.file === "string" && typeof t.ms === "number") {
-        times.push({ file: t.file, ms: t.ms, state: String(t.state ?? "?") });
+        const time: FileTime = { file: t.file, ms: t.ms, state: String(t.state ?? "?") };
+        if (typeof t.inside === "string") time.inside = t.inside;
+        times.push(time);
       }
     } catch {
       // torn line: ignore
@@ -107,12 +109,28 @@ function readOr(path: string | undefined): string {
   }
 }
 
+/** Files that ran inside another (the Apptainer harness's inner suites), grouped by that file. */
+export function innerTables(times: FileTime[], limit = SLOWEST): string[] {
+  const hosts = [...new Set(times.flatMap((t) => (t.inside ? [t.inside] : [])))].sort();
+  return hosts.flatMap((host) => {
+    const inner = times.filter((t) => t.inside === host);
+    const [title, ...rest] = slowestTable(inner, limit);
+    return [
+      "",
+      `${title?.replace(/ \(summed.*/, "")} inside ${host} (one at a time; part of its time)`,
+      ...rest,
+    ];
+  });
+}
+
 export function report(stepsText: string, timesText: string, now: number): string {
+  const times = parseTimes(timesText);
   return [
     "==> CI timing",
     ...stepsTable(parseSteps(stepsText), now),
     "",
-    ...slowestTable(parseTimes(timesText)),
+    ...slowestTable(times.filter((t) => !t.inside)),
+    ...innerTables(times),
   ].join("\n");
 }
 

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { appendInner } from "../../scripts/ci-file-times.ts";
 import { clock, parseSteps, parseTimes, report, slowestTable, stepsTable } from "../../scripts/ci-table.ts";
 
 const REPO = join(import.meta.dirname, "..", "..");
@@ -82,6 +83,30 @@ describe("ci-table", () => {
     const files = lines.slice(2).map((l) => l.split(/\s+/)[2]);
     expect(files).toEqual(Array.from({ length: 15 }, (_, i) => `f${19 - i}.test.ts`));
     expect(slowestTable([])).toEqual(["(no test file finished: no per-file times)"]);
+  });
+
+  it("shows files run inside another file apart, and keeps them out of the main list", () => {
+    const dir = tmp();
+    const inner = join(dir, "inner.jsonl");
+    const all = join(dir, "all.jsonl");
+    writeFileSync(all, '{"file":"test/sandbox/apptainer.test.ts","ms":300000,"state":"passed"}\n');
+    appendInner(join(dir, "missing.jsonl"), all, "test/sandbox/apptainer.test.ts");
+    writeFileSync(
+      inner,
+      '{"file":"test/sandbox/apptainer/a.inner.ts","ms":60000,"state":"passed"}\n{"file":"test/sandbox/apptainer/b.inner.ts","ms":120000,"state":"failed"}\n{"fi',
+    );
+    appendInner(inner, all, "test/sandbox/apptainer.test.ts");
+    const times = parseTimes(readFileSync(all, "utf8"));
+    expect(times.map((t) => t.inside)).toEqual([
+      undefined,
+      "test/sandbox/apptainer.test.ts",
+      "test/sandbox/apptainer.test.ts",
+    ]);
+    const text = report("", readFileSync(all, "utf8"), 0);
+    expect(text).toContain("1 slowest of 1 test files");
+    expect(text).toMatch(
+      /2 slowest of 2 test files inside test\/sandbox\/apptainer\.test\.ts \(one at a time; part of its time\)\nwall\s+state\s+file\n2:00\s+failed\s+test\/sandbox\/apptainer\/b\.inner\.ts\n1:00\s+passed\s+test\/sandbox\/apptainer\/a\.inner\.ts$/,
+    );
   });
 
   it("says when nothing was recorded", () => {
