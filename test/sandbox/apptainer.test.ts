@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
+import { appendInner } from "../../scripts/ci-file-times.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../loop/harness.ts";
 
@@ -35,11 +36,27 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
       const sif = await execa("bash", [script, "sif", "scifi-sci:local"], { reject: false, all: true });
       expect(sif.exitCode, `sif scifi-sci:local:\n${String(sif.all).slice(-5_000)}`).toBe(0);
       const report = join(out, "report.json");
+      const times = join(out, "inner-times.jsonl");
       const run = await execa(
         "bash",
-        [script, "test", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`],
-        { reject: false, all: true, env: { SCIFI_HARNESS_OUT: out }, timeout: 25 * 60_000 },
+        [
+          script,
+          "test",
+          "--reporter=default",
+          "--reporter=json",
+          `--outputFile.json=${report}`,
+          "--reporter=./scripts/ci-file-times.ts",
+        ],
+        {
+          reject: false,
+          all: true,
+          env: { SCIFI_HARNESS_OUT: out, SCIFI_CI_TIMES: times },
+          timeout: 25 * 60_000,
+        },
       );
+      // In CI, the inner files' times join the timing table (.ci/run), marked as run inside this file.
+      if (process.env.SCIFI_CI_TIMES)
+        appendInner(times, process.env.SCIFI_CI_TIMES, "test/sandbox/apptainer.test.ts");
       const shown = `harness output (exit ${run.exitCode}):\n${String(run.all).slice(-20_000)}`;
       expect(run.exitCode, shown).toBe(0);
       const json = JSON.parse(await readFile(report, "utf8")) as JsonReport;
