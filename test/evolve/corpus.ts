@@ -170,6 +170,8 @@ export function writeRun(runsDir: string, run: SynthRun): string {
       passed: checkPassed,
       exitCode: checkPassed ? 0 : 1,
       output: checkPassed ? "PASS\n" : (run.failOutput ?? "FAIL: wrong value\n"),
+      // The sandbox a check ran in, as the runner records it (its own per stage).
+      sandbox: `scifi-synthetic-${iteration}-checks0`,
     });
     const finding = ok ? [] : [run.finding ?? `iteration ${iteration} left the counter wrong`];
     call(

@@ -68,7 +68,12 @@ describe.skipIf(!hasEngine("docker"))("work tools in a docker sandbox", { timeou
 
   it("bash refuses a program off the allowlist and runs allowed ones", async () => {
     const refused = await call("bash", { command: "ls && cat /etc/hostname" }, { allowCommands: ["ls"] });
-    expect(refused).toEqual({ ok: false, output: expect.stringMatching(/^Refused: .*'cat'/) });
+    expect(refused).toEqual({
+      ok: false,
+      output: expect.stringMatching(/^Refused: .*'cat'/),
+      // The refusal is an integrity event's evidence (docs/integrity.md, allowlist_refused).
+      refused: { rule: "the SAM's allow_commands", detail: expect.stringMatching(/'cat'/) },
+    });
     const allowed = await call("bash", { command: "ls src" }, { allowCommands: ["ls"] });
     expect(allowed).toEqual({ ok: true, output: "exit code: 0\nstdout:\na.f90\nb.py\n" });
   });
