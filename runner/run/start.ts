@@ -118,10 +118,12 @@ async function resumeLocked(
   // tape knows what the dead process spent after its last checkpoint; the state may not.
   state.spent = spentSince(state.spent, spentOnTape(folder.files.audit));
   // Events of the interrupted phase were never checkpointed: cut them so nothing is duplicated.
-  const before = readHistory(folder.files.history).length;
+  const before = readHistory(folder.files.history);
   cutBack(folder.files.history, state.historyBytes);
   const history = new HistoryTape(folder.files.history);
-  const discarded = before - history.length;
+  const discarded = before.length - history.length;
+  // ...but what the runner blocked is evidence (trust.md rule 15): those events come back after the resume.
+  const blocked = before.slice(history.length).filter((e) => e.type === "integrity");
   state.resumes++;
   // The recorded spec is evidence, never input: every sandbox start resolves the grant again and
   // compares it with this (grant.ts).
@@ -134,6 +136,7 @@ async function resumeLocked(
     iteration: state.iteration,
     discardedEvents: discarded,
   });
+  for (const { seq: _seq, time: _time, ...event } of blocked) history.append(event);
   for (const extension of deps.extensions ?? []) extension.onHistory?.((event) => history.append(event));
   const audit = new AuditTape(folder.files.audit, { runId });
   audit.append({

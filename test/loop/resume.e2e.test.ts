@@ -93,9 +93,12 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
     const left = await exec("docker", ["ps", "-aq", "--filter", `name=scifi-${runId}`]);
     expect(left.stdout.trim()).toBe("");
 
-    // History: the lines written before the kill are kept byte for byte, then continue in sequence.
+    // History: the lines up to the last checkpoint are kept byte for byte, then continue in
+    // sequence; of the killed work pass's own events only what the runner blocked comes back (an
+    // integrity event: the script's `head` is not on the example's allowlist), after `resumed`.
     const historyAfter = lines(join(runDir, "history.jsonl"));
-    expect(historyAfter.slice(0, historyBefore.length)).toEqual(historyBefore);
+    const checkpointed = historyBefore.filter((l) => !l.includes('"type":"integrity"'));
+    expect(historyAfter.slice(0, checkpointed.length)).toEqual(checkpointed);
     const events = readHistory(join(runDir, "history.jsonl"));
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events.map((e) => e.type)).toEqual([
@@ -103,7 +106,9 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
       "iteration_start",
       "prescan",
       "resumed",
+      "integrity",
       "work_end",
+      "check",
       "check",
       "check",
       "verdict",
@@ -116,8 +121,9 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
       type: "resumed",
       fromPhase: "prescan",
       iteration: 1,
-      discardedEvents: 0,
+      discardedEvents: 1,
     });
+    expect(events[4]).toMatchObject({ type: "integrity", kind: "allowlist_refused" });
 
     // Audit: the old records unchanged, one chain, a resume event, every call once.
     const auditAfter = lines(join(runDir, "audit.jsonl"));
@@ -131,6 +137,8 @@ describe.skipIf(!hasEngine("docker"))("crash-resume", () => {
     ).toEqual([
       "call:prescan",
       "call:work",
+      // The allowlist's refusal of that call, marked on the tape (docs/integrity.md).
+      "event:integrity",
       "call:work",
       "event:resumed",
       "call:work",
