@@ -55,8 +55,11 @@ function child(rel: Buffer, name: Buffer): Buffer {
 /**
  * Copies `src` into a new folder `dest`; returns the special files it left out (paths as showPath
  * writes them). Names are bytes (a name that is not UTF-8 is copied like any other); an explicit
- * stack, so any depth.
+ * stack, so any depth a path can name (deeper entries are left out and listed).
  */
+/** Paths this long or longer are not copied: Linux refuses a path of PATH_MAX (4096) bytes. */
+const PATH_BYTES = 4000;
+
 export function copyForChecks(src: string, dest: string, options: CopyOptions): string[] {
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { mode: 0o755 });
@@ -87,6 +90,12 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
       const childRel = child(rel, name);
       const from = under(from0, childRel);
       const to = under(to0, childRel);
+      // Past what a path may hold (a folder chain thousands deep): left out with what is under it,
+      // and listed, as the checks could not name it either.
+      if (Math.max(from.length, to.length) >= PATH_BYTES) {
+        skipped.push(`${showPath(childRel)} (the path is too long to copy)`);
+        continue;
+      }
       const stat = lstatSync(from);
       if (stat.isDirectory()) {
         mkdirSync(to, { mode: 0o700 });
