@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outputFormatProblem } from "../../runner/run/output-formats.ts";
 import { hasEngine } from "../helpers/engines.ts";
@@ -101,6 +102,14 @@ describe.skipIf(!hasEngine("docker"))(
       const problem = outputFormatProblem(`out/${name}`, readFileSync(join(dir, name)));
       expect(problem).toContain(`declared output out/${name} is refused`);
       expect(problem).toContain(what);
+    });
+
+    it("a gzip of two members whose second holds the entity declaration is refused (every member is read)", () => {
+      const data = Buffer.concat([
+        gzipSync('<?xml version="1.0"?>\n<!DOCTYPE r ['),
+        gzipSync('<!ENTITY x SYSTEM "/task/checks/expected.txt">]><r>&x;</r>\n'),
+      ]);
+      expect(outputFormatProblem("out/result.xml", data)).toContain("a DOCTYPE that declares entities");
     });
   },
 );
