@@ -12,6 +12,11 @@
 //    dd's `if=` operand is a read the lint does not see (it is not an option word and not excluded by
 //    the docs); `/task/answer.txt` names the compare folder itself (`/task` is documented as the
 //    runner's folder), so the lint could judge it although absolute paths are otherwise skipped.
+// 3. A stage that reads `outputs/X` where X is declared only by a run stage AFTER it (later in the same
+//    item, or in a later item) validates: the lint takes "every run stage's declared outputs,
+//    anywhere in the SAM", but docs/loop.md says the compare folder holds "the declared outputs of
+//    the run stages that ran before it in this check phase" (and the lint's own message asks for "a
+//    run stage before this one"). outputs/X is never there: the stage can never pass.
 // Move to test/sam/ once fixed.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,5 +58,25 @@ describe("a38: the compare-stage path rule", () => {
   ])("refuses `%s`, which reads the task folder's %s and can never pass", (command, read) => {
     expect(errors(command).join("\n")).toContain(`reads \``);
     expect(errors(command).join("\n")).toContain(read);
+  });
+
+  it.each([
+    [
+      "later in the same item",
+      "- Ok.\n  ```compare\n  cmp outputs/late.txt checks/ref.txt\n  ```\n  ```check outputs=late.txt\n  python3 solve.py > late.txt\n  ```\n",
+    ],
+    [
+      "in a later item",
+      "- First.\n  ```compare\n  cmp outputs/late.txt checks/ref.txt\n  ```\n- Second.\n  ```check outputs=late.txt\n  python3 solve.py > late.txt\n  ```\n",
+    ],
+  ])("refuses a read of an output declared only by a run stage %s", (_where, expectation) => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-a38-compare-"));
+    mkdirSync(join(dir, "checks"));
+    writeFileSync(join(dir, "checks/ref.txt"), "");
+    const text = `---\nname: reads\nhidden_assets: [checks/ref.txt]\n---\n# T\n\n## To-do\nDo.\n\n## Expectation\n${expectation}`;
+    const found = parseSamString(text, join(dir, "task.md")).diagnostics.filter(
+      (d) => d.severity === "error",
+    );
+    expect(found.map((d) => d.message).join("\n")).toContain("outputs/late.txt");
   });
 });
