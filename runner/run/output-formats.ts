@@ -106,7 +106,8 @@ function binaryReference(data: Buffer): FormatFinding | undefined {
     };
   if (data.toString("latin1", 0, 6) === "\x93NUMPY") {
     const header = data.toString("latin1", 8, Math.min(data.length, 8 + 65536));
-    if (/'descr'\s*:\s*[^,}]*O/.test(header))
+    // An object field anywhere in the dtype (a structured dtype lists its fields: ('o', 'O')).
+    if (/'descr'\s*:/.test(header) && /['"][|<>=]?O\d*['"]/.test(header))
       return {
         format: "a NumPy .npy file",
         what: "object arrays (a pickle a reader runs when it loads it)",
@@ -162,6 +163,9 @@ function asTexts(data: Buffer): string[] | string {
   if (utf32) return "UTF-32";
   if (a === 0x4c && b === 0x6f && c === 0xa7 && d === 0x94) return "EBCDIC";
   const texts = [data.toString("latin1")];
+  // An XML declaration naming any other encoding (UTF-7 writes a DOCTYPE as base64): not decoded here.
+  const declared = XML_ENCODING.exec((texts[0] as string).slice(0, 200))?.[1];
+  if (declared && !READ_ENCODINGS.test(declared)) return declared;
   if ((a === 0xfe && b === 0xff) || (a === 0 && b === 0x3c))
     texts.push(
       Buffer.from(data.subarray(0, data.length & ~1))
@@ -171,6 +175,11 @@ function asTexts(data: Buffer): string[] | string {
   if ((a === 0xff && b === 0xfe) || (a === 0x3c && b === 0)) texts.push(data.toString("utf16le"));
   return texts;
 }
+
+/** An XML declaration's encoding, read from the start of the bytes. */
+const XML_ENCODING = /^(?:\uFEFF|\xEF\xBB\xBF)?\s*<\?xml\b[^>]*?\bencoding\s*=\s*["']([^"']*)["']/;
+/** The encodings the runner reads as it reads the bytes: anything else is refused unread. */
+const READ_ENCODINGS = /^(?:utf-?8|utf-?16(?:le|be)?|us-ascii|ascii|iso-8859-1|latin-?1)$/i;
 
 /** A text rule: a pattern, the format it belongs to and what it means. */
 interface TextRule {
@@ -189,7 +198,8 @@ const TEXT_RULES: TextRule[] = [
   {
     format: "XML",
     what: "an XInclude",
-    pattern: /(?:http:\/\/www\.w3\.org\/2001\/XInclude|<\w+:include\b)[^>]*/,
+    // Any XInclude namespace (2001, the older 2003 one, whatever year), or a prefixed include.
+    pattern: /(?:\/XInclude\b|<\w+:include\b)[^>]*/i,
   },
   { format: "XML", what: "a stylesheet processing instruction", pattern: /<\?xml-stylesheet\b[^>]*/i },
   {
@@ -202,12 +212,14 @@ const TEXT_RULES: TextRule[] = [
     format: "LaTeX",
     what: "a command that reads another file",
     pattern:
-      /\\(?:input|include|includegraphics|includepdf|includesvg|verbatiminput|VerbatimInput|lstinputlisting|inputminted|import|subimport|openin|bibliography|addbibresource|externaldocument)\b[^\n]{0,200}/,
+      /\\(?:input|include|includegraphics|includepdf|includesvg|verbatiminput|VerbatimInput|lstinputlisting|inputminted|import|subimport|openin|bibliography|addbibresource|externaldocument|InputIfFileExists|IfFileExists|@@input|csname|read)\b[^\n]{0,200}/,
   },
   {
     format: "YAML",
     what: "a tag that includes a file or builds objects",
-    pattern: /!(?:(?:include|import)\b|!python\/|!js\/|!ruby\/)[^\n]{0,200}/,
+    // Short tags, verbatim tags (`!<tag:yaml.org,2002:python/...>`) and %TAG directives alike.
+    pattern:
+      /!(?:(?:include|import)\b|!python\/|!js\/|!ruby\/)[^\n]{0,200}|!<[^>\n]*(?:python|js|ruby)\/[^\n]{0,200}|^%TAG\b[^\n]{0,200}/m,
   },
   {
     format: "JSON-LD",

@@ -5,7 +5,7 @@
 // LaTeX's \input: the pattern needs the backslash right before "input"), and a name built with
 // `\csname in` `put\endcsname`. A compare stage that compiles a .tex output (a report check) would
 // typeset the hidden reference. Not run here: no TeX in scifi-sci:local or on this host; the
-// commands are the LaTeX kernel's (source2e, ltfiles.dtx). FAILS today: the guard passes all three.
+// commands are the LaTeX kernel's (source2e, ltfiles.dtx). Broke when found (the guard passed it); fixed since, so this passes: the guard passes all three.
 // Fix: refuse `input` in any command (`\\[@A-Za-z]*input`, case-insensitive) and `\csname`.
 import { describe, expect, it } from "vitest";
 import { outputFormatProblem } from "../../runner/run/output-formats.ts";

@@ -4,7 +4,7 @@
 // (`[('v', '<f8'), ('o', '|O')]`) passes. Its data is a pickle; an object in it that reduces to
 // eval("open('/task/checks/expected' + '.txt').read()") becomes the hidden reference when a grader
 // loads it with np.load(..., allow_pickle=True) (the name is split, so the hidden-name search misses
-// it). FAILS today: the guard returns undefined. Fix: refuse any 'O' in the whole descr (or any
+// it). Broke when found (the guard passed it); fixed since, so this passes: the guard returns undefined. Fix: refuse any 'O' in the whole descr (or any
 // descr that is a list), or unpickle nothing: refuse every .npy whose dtype has objects anywhere.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";

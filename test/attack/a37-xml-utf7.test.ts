@@ -4,7 +4,7 @@
 // (runner/run/output-formats.ts asTexts: UTF-8, UTF-16, refuses only UTF-32/EBCDIC) passes it.
 // lxml 4.9.2 in scifi-sci:local (libxml2 2.9.14, iconv) decodes UTF-7 and expands the entity by
 // default, so a compare stage's `lxml.etree.parse(out)` reads the reference as the agent's result.
-// FAILS today: the guard returns undefined. Fix: refuse XML whose declared encoding is not one the
+// Broke when found (the guard passed it); fixed since, so this passes: the guard returns undefined. Fix: refuse XML whose declared encoding is not one the
 // runner decodes (UTF-8, UTF-16, ASCII, Latin-1), as UTF-32/EBCDIC already are.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";

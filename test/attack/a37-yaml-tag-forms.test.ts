@@ -5,7 +5,7 @@
 // `yaml.load(f, Loader=yaml.Loader)` (or unsafe_load) runs the call; here it reads the hidden
 // reference, its name split so the hidden-name search misses it. Shown with the host's PyYAML
 // (scifi-sci:local has none; a scientist's image with PyYAML behaves the same).
-// FAILS today: the guard passes both. Fix: refuse `tag:yaml.org,2002:python/` (and the js/ruby
+// Broke when found (the guard passed it); fixed since, so this passes: the guard passes both. Fix: refuse `tag:yaml.org,2002:python/` (and the js/ruby
 // forms) anywhere in the text, and any `%TAG` directive whose prefix names them.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
