@@ -49,14 +49,19 @@ interface Found {
 }
 
 /** Errors for every hidden asset whose content is reachable elsewhere in the task folder. */
-export function hiddenContentDiagnostics(sam: SamDocument, display: string = sam.file): Diagnostic[] {
+export function hiddenContentDiagnostics(
+  sam: SamDocument,
+  display: string = sam.file,
+  /** Entries searched at most (tests lower it); past it the task is refused. */
+  maxEntries = HIDDEN_SEARCH_MAX_ENTRIES,
+): Diagnostic[] {
   const hidden = sam.metadata.hiddenAssets ?? [];
   if (hidden.length === 0) return [];
   const samDir = dirname(sam.file);
   const root = realpathSync(samDir);
   const prints = hidden.flatMap((asset) => fingerprint(root, resolve(samDir, asset)) ?? []);
   if (prints.length === 0) return [];
-  const search = new Search(root, prints);
+  const search = new Search(root, prints, maxEntries);
   search.walk(root);
   const line = keyLine(sam.file);
   const at = (severity: Diagnostic["severity"], message: string): Diagnostic => ({
@@ -71,9 +76,10 @@ export function hiddenContentDiagnostics(sam: SamDocument, display: string = sam
   const diagnostics = [...byAsset].map(([asset, found]) => at("error", message(asset, found)));
   if (search.truncated)
     diagnostics.push(
+      // Unsearched is unknown: a copy past the cut would reach the agents, so the task is refused.
       at(
-        "warning",
-        `the task folder has more than ${HIDDEN_SEARCH_MAX_ENTRIES} files: only the first were searched for copies of the hidden assets`,
+        "error",
+        `the task folder has more than ${maxEntries} files, so the runner cannot tell that no copy of a hidden asset is among them: keep large data in a declared mount, outside the task folder`,
       ),
     );
   return diagnostics;
@@ -174,7 +180,10 @@ class Search {
   readonly #hiddenRels: Set<string>;
   readonly #root: string;
   readonly #prints: Fingerprint[];
-  constructor(root: string, prints: Fingerprint[]) {
+  readonly #maxEntries: number;
+
+  constructor(root: string, prints: Fingerprint[], maxEntries: number) {
+    this.#maxEntries = maxEntries;
     this.#root = root;
     this.#prints = prints;
     this.#hiddenRels = new Set(prints.map((p) => p.rel));
@@ -188,7 +197,7 @@ class Search {
       return;
     }
     for (const entry of entries) {
-      if (++this.#entries > HIDDEN_SEARCH_MAX_ENTRIES) {
+      if (++this.#entries > this.#maxEntries) {
         this.truncated = true;
         return;
       }
@@ -234,7 +243,36 @@ class Search {
       const stored = rel.slice(hg + ".hg/store/".length).replace(/\.[id]$/, "");
       for (const p of this.#prints) if (stored === p.hgStore) this.#add(p, rel, "in the Mercurial history");
     }
+    this.#history(path, rel);
     this.#copies(path, rel);
+  }
+
+  /**
+   * History kept outside `.git` under any name: a git bundle (a pack behind a short header, no
+   * index) or a bare pack. Neither can be searched without unpacking, so either is refused.
+   */
+  #history(path: string, rel: string): void {
+    let head: Buffer;
+    try {
+      if (lstatSync(path).size < 32) return;
+      // No link followed, and a FIFO swapped in meanwhile does not block the read.
+      const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      try {
+        head = Buffer.alloc(16);
+        readSync(fd, head, 0, 16, 0);
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      return;
+    }
+    const text = head.toString("latin1");
+    const what = /^# v[23] git bundle\n/.test(text)
+      ? "a git bundle (history the runner cannot search without unpacking it)"
+      : text.startsWith("PACK\0\0\0") && !rel.includes(".git/objects/pack/")
+        ? "a git pack outside .git (history the runner cannot search without its index)"
+        : undefined;
+    if (what) for (const p of this.#prints) this.#add(p, rel, `in the git history, possibly: ${what}`);
   }
 
   /** A git pack index (version 2, or the old version 1): the sorted object ids it lists. */

@@ -5,7 +5,7 @@
 // nor has an `.idx`: it is not looked at. A scientist who followed the fix ("run the task on a
 // copy without .git") but kept the bundle in the folder gets `validate` OK, and the agent runs
 // `git clone backup.bundle` (or inflates the pack itself) to read the reference.
-// FAILS today: no error. Fix: look into `*.bundle` (and any file starting `# v2 git bundle` /
+// Broke when found; fixed since, so this passes: no error. Fix: look into `*.bundle` (and any file starting `# v2 git bundle` /
 // `# v3 git bundle`, or holding `PACK` at a pack header) as a pack without an index: refuse.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -4,13 +4,13 @@
 // (500,000 image tiles or event files: common) and a .git that the walk reaches after the data
 // keeps the reference's blob in reach of the agent, as in issue 37 class 4. The search should
 // refuse what it could not search ("refuse rather than parse where detection is uncertain"), or
-// look at version-control folders first. FAILS today: no error, only the warning.
+// look at version-control folders first. Broke when found; fixed since, so this passes: no error, only the warning.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HIDDEN_SEARCH_MAX_ENTRIES, hiddenContentDiagnostics } from "../../runner/sam/hidden-content.ts";
+import { hiddenContentDiagnostics } from "../../runner/sam/hidden-content.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import type { SamDocument } from "../../runner/sam/types.ts";
 
@@ -47,8 +47,12 @@ function samOf(dir: string): SamDocument {
   return parsed.sam;
 }
 
-describe("A37-4: a task folder with more than 500,000 files and the reference in .git", () => {
-  it("is refused (today: validate OK, only a warning)", () => {
+// The search's limit is lowered here (the product's is HIDDEN_SEARCH_MAX_ENTRIES, 500,000): the
+// attacker's folder had 500,001 files; the rule is the same at any limit.
+const LIMIT = 2_000;
+
+describe("A37-4: a task folder with more files than the search reads, and the reference in .git", () => {
+  it("is refused (it was: validate OK, only a warning)", () => {
     const dir = mkdtempSync(join(tmpdir(), "a37-trunc-"));
     mkdirSync(join(dir, "checks"));
     writeFileSync(join(dir, "checks", "secret.json"), SECRET);
@@ -67,15 +71,16 @@ describe("A37-4: a task folder with more than 500,000 files and the reference in
     git(join(dir, repo), "rm", "-q", "reference.json");
     git(join(dir, repo), "commit", "-qm", "moved to the task");
     // Control: before the data set arrives the same folder is refused, naming the repository's blob.
-    const before = hiddenContentDiagnostics(samOf(dir)).map((d) => d.message);
+    const before = hiddenContentDiagnostics(samOf(dir), undefined, LIMIT).map((d) => d.message);
     expect(before.join("\n")).toContain(`in the git history as loose object`);
     expect(before.join("\n")).toContain(`${repo}/.git/objects/`);
-    execFileSync("bash", ["-c", `seq -f 'tile-%.0f.bin' 1 ${HIDDEN_SEARCH_MAX_ENTRIES + 1} | xargs touch`], {
+    execFileSync("bash", ["-c", `seq -f 'tile-%.0f.bin' 1 ${LIMIT + 1} | xargs touch`], {
       cwd: join(dir, data),
     });
-    const diagnostics = hiddenContentDiagnostics(samOf(dir));
+    const diagnostics = hiddenContentDiagnostics(samOf(dir), undefined, LIMIT);
     rmSync(dir, { recursive: true, force: true });
-    // What happens today: one warning, no error, so the run starts with the blob in .git/objects.
+    // It was one warning and no error, so the run started with the blob in .git/objects.
     expect(diagnostics.map((d) => d.severity)).toContain("error");
+    expect(diagnostics.map((d) => d.message).join("\n")).toContain(`more than ${LIMIT} files`);
   }, 300_000);
 });
