@@ -34,8 +34,9 @@ describe("AE-8b-3 a deep folder chain in a task with hidden assets (apptainer)",
       work: [`echo ok > out.txt; printf 'echo ok\\n' > run.sh; ${DEEP}`],
       reviewPass: true,
     });
-    // Today: THREW "Error: ENAMETOOLONG: name too long, mkdir '<home>/runs/<id>/checks-copy/deep/d/d/...'".
+    // It THREW "Error: ENAMETOOLONG: name too long, mkdir '<home>/runs/<id>/checks-copy/deep/d/d/...'".
+    // Now the view leaves a path too long to copy out (listed), and the honest work is judged: a pass.
     expect(p.thrown).toBeUndefined();
-    expect(evalStatus(p)).toBe("fail");
+    expect(evalStatus(p)).toBe("pass");
   });
 });
