@@ -11,11 +11,12 @@ import { createDockerBackend } from "../runner/sandbox/docker.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { median } from "./check-sandbox.ts";
 import { type CheckViewsResult, measureCheckViews } from "./check-views.ts";
+import { scaled } from "./size.ts";
 
 const IMAGE = process.env.SCIFI_BENCH_IMAGE ?? "scifi-sci:local";
-const ROUNDS = Number(process.env.SCIFI_BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.SCIFI_BENCH_ROUNDS ?? scaled(3, 1));
 /** Files of the task folder whose view is timed (SCIFI_BENCH_VIEW_FILES, default 100,000). */
-const VIEW_FILES = Number(process.env.SCIFI_BENCH_VIEW_FILES ?? 100_000);
+const VIEW_FILES = Number(process.env.SCIFI_BENCH_VIEW_FILES ?? scaled(100_000, 1_000));
 const repo = join(import.meta.dirname, "..");
 
 export async function run(): Promise<BenchResult[]> {
