@@ -8,33 +8,13 @@
 // Broke when found; fixed since, so this passes: no error. Fix: look into `*.bundle` (and any file starting `# v2 git bundle` /
 // `# v3 git bundle`, or holding `PACK` at a pack header) as a pack without an index: refuse.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hiddenContentDiagnostics } from "../../runner/sam/hidden-content.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
-
-const SECRET = '{"sum": 4242, "note": "the hidden reference"}\n';
-const TASK = [
-  "---",
-  "name: hidden-bundle",
-  "check_assets: [checks/compare.py]",
-  "hidden_assets: [checks/secret.json]",
-  "---",
-  "# Sum",
-  "## To-do",
-  "Write the sum to result.txt.",
-  "## Expectation",
-  "- The sum is right.",
-  "  ```check outputs=result.txt",
-  "  true",
-  "  ```",
-  "  ```compare",
-  "  python3 checks/compare.py outputs/result.txt checks/secret.json",
-  "  ```",
-  "",
-].join("\n");
+import { SECRET, writeHiddenTask } from "../sam/hidden-task.ts";
 
 function git(dir: string, ...args: string[]): string {
   return execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "gc.auto=0", ...args], {
@@ -45,11 +25,8 @@ function git(dir: string, ...args: string[]): string {
 
 describe("A37-5: the reference's history kept as a git bundle in the task folder", () => {
   const dir = mkdtempSync(join(tmpdir(), "a37-bundle-"));
-  mkdirSync(join(dir, "checks"));
+  writeHiddenTask(dir, "hidden-bundle");
   mkdirSync(join(dir, "backup"));
-  writeFileSync(join(dir, "checks", "secret.json"), SECRET);
-  writeFileSync(join(dir, "checks", "compare.py"), "import sys\n");
-  writeFileSync(join(dir, "task.md"), TASK);
   git(dir, "init", "-q");
   git(dir, "add", "checks", "task.md");
   git(dir, "commit", "-qm", "task");

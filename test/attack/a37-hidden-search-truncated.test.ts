@@ -13,27 +13,7 @@ import { describe, expect, it } from "vitest";
 import { hiddenContentDiagnostics } from "../../runner/sam/hidden-content.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import type { SamDocument } from "../../runner/sam/types.ts";
-
-const SECRET = '{"sum": 4242, "note": "the hidden reference"}\n';
-const TASK = [
-  "---",
-  "name: hidden-truncated",
-  "check_assets: [checks/compare.py]",
-  "hidden_assets: [checks/secret.json]",
-  "---",
-  "# Sum",
-  "## To-do",
-  "Write the sum to result.txt.",
-  "## Expectation",
-  "- The sum is right.",
-  "  ```check outputs=result.txt",
-  "  true",
-  "  ```",
-  "  ```compare",
-  "  python3 checks/compare.py outputs/result.txt checks/secret.json",
-  "  ```",
-  "",
-].join("\n");
+import { SECRET, writeHiddenTask } from "../sam/hidden-task.ts";
 
 function git(dir: string, ...args: string[]): void {
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "gc.auto=0", ...args], {
@@ -54,10 +34,7 @@ const LIMIT = 2_000;
 describe("A37-4: a task folder with more files than the search reads, and the reference in .git", () => {
   it("is refused (it was: validate OK, only a warning)", () => {
     const dir = mkdtempSync(join(tmpdir(), "a37-trunc-"));
-    mkdirSync(join(dir, "checks"));
-    writeFileSync(join(dir, "checks", "secret.json"), SECRET);
-    writeFileSync(join(dir, "checks", "compare.py"), "import sys\n");
-    writeFileSync(join(dir, "task.md"), TASK);
+    writeHiddenTask(dir, "hidden-truncated");
     // Two folders in the order the walk meets them (readdir order is the file system's): the data
     // set first, then the scientist's analysis repository, whose history holds the reference (made
     // there, then removed from its working tree: the blob stays in .git/objects).

@@ -3,7 +3,7 @@
 // plain or in an archive) is a validation error, in `scifi validate` and before `scifi run`
 // starts (exit 2); a folder whose .git never held it passes. Repositories are made by the real git.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -12,38 +12,13 @@ import { hiddenContentDiagnostics } from "../../runner/sam/hidden-content.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import type { SamDocument } from "../../runner/sam/types.ts";
 import { runScifi } from "../helpers/cli.ts";
-
-const SECRET = '{"sum": 4242, "note": "the hidden reference"}\n';
+import { SECRET, writeHiddenTask } from "./hidden-task.ts";
 
 /** A task folder with one compare stage against the hidden checks/secret.json. */
 function task(): string {
   const dir = mkdtempSync(join(tmpdir(), "scifi-hidden-"));
-  mkdirSync(join(dir, "checks"));
-  writeFileSync(join(dir, "checks", "secret.json"), SECRET);
-  writeFileSync(join(dir, "checks", "compare.py"), "import sys\n");
+  writeHiddenTask(dir, "hidden-content");
   writeFileSync(join(dir, "result.txt"), "1\n");
-  writeFileSync(
-    join(dir, "task.md"),
-    [
-      "---",
-      "name: hidden-content",
-      "check_assets: [checks/compare.py]",
-      "hidden_assets: [checks/secret.json]",
-      "---",
-      "# Sum",
-      "## To-do",
-      "Write the sum to result.txt.",
-      "## Expectation",
-      "- The sum is right.",
-      "  ```check outputs=result.txt",
-      "  true",
-      "  ```",
-      "  ```compare",
-      "  python3 checks/compare.py outputs/result.txt checks/secret.json",
-      "  ```",
-      "",
-    ].join("\n"),
-  );
   return dir;
 }
 
