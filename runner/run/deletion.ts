@@ -24,7 +24,6 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
   rmSync,
   type Stats,
   statfsSync,
@@ -32,6 +31,7 @@ import {
 } from "node:fs";
 import { join, posix } from "node:path";
 import type { ApprovalGate } from "../approval/gate.ts";
+import { writeFileAtomic } from "../atomic-write.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import { showPath } from "../policy/tree-walk.ts";
@@ -422,9 +422,7 @@ export class DeletionGuard {
   }
 
   #save(): void {
-    const file = join(this.#o.dir, "index.json");
-    writeFileSync(`${file}.tmp`, JSON.stringify(this.#index), { mode: 0o600 });
-    renameSync(`${file}.tmp`, file);
+    writeFileAtomic(join(this.#o.dir, "index.json"), JSON.stringify(this.#index), { mode: 0o600 });
   }
 }
 
