@@ -3,13 +3,12 @@
 // and waits for `scifi approve` / `scifi deny` (it polls the file: the decision may come from any
 // process, after any restart). A decision is written to the history and the audit tape by the run
 // itself (one writer per tape), with who, when and the note. Past the deadline the run ends blocked.
-import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { runDir } from "../paths.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { ApprovalAction } from "../sam/approval-actions.ts";
 import { sha256 } from "../sha256.ts";
+import { runSiteHook } from "../site-hook.ts";
 import {
   type ApprovalDecision,
   type ApprovalRequest,
@@ -21,7 +20,6 @@ import {
 } from "./store.ts";
 
 export const DEFAULT_APPROVAL_TIMEOUT_SEC = 24 * 3600;
-const HOOK_TIMEOUT_MS = 60_000;
 
 /** A request waited past its deadline: the run ends blocked (exit 3), naming the request. */
 export class ApprovalTimedOut extends RunEnding {
@@ -352,27 +350,10 @@ export function runApprovalHook(
   runId: string,
   request: ApprovalRequest,
 ): Promise<number | null> {
-  return new Promise((resolve) => {
-    try {
-      const dir = runDir(home, runId);
-      mkdirSync(dir, { recursive: true });
-      const out = openSync(join(dir, "on-approval.log"), "a", 0o600);
-      const child = spawn("sh", ["-c", command], {
-        stdio: ["ignore", out, out],
-        env: { ...process.env, ...approvalHookEnv(home, runId, request) },
-      });
-      closeSync(out);
-      const timer = setTimeout(() => child.kill("SIGKILL"), HOOK_TIMEOUT_MS);
-      child.once("error", () => {
-        clearTimeout(timer);
-        resolve(127);
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        resolve(code);
-      });
-    } catch {
-      resolve(127);
-    }
+  return runSiteHook({
+    command,
+    env: approvalHookEnv(home, runId, request),
+    log: join(runDir(home, runId), "on-approval.log"),
+    logMode: 0o600,
   });
 }
