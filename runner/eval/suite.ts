@@ -274,13 +274,6 @@ async function loadTasks(
       continue;
     }
     seen.set(name, dir);
-    const variantFiles = files.filter((f) => f !== "task.md");
-    if (variantFiles.length > 0 && files.includes("task.md")) {
-      problems.push(
-        `${where}: ${dir} holds both task.md and variant files (${variantFiles.join(", ")}); name every variant task.<variant>.md, or keep only task.md`,
-      );
-      continue;
-    }
     const named = files.map((f) => ({
       name: VARIANT_FILE.exec(f)?.[1] ?? DEFAULT_VARIANT,
       file: join(dir, f),

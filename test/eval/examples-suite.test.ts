@@ -4,7 +4,7 @@
 // scripted oracle's answers are the known-good solutions the other tests use, so they cannot drift.
 // The runs themselves are `scifi eval`'s (docs/eval.md); evals/README.md says how to start them.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseScript } from "../../runner/llm/scripted/script.ts";
@@ -13,10 +13,12 @@ import { REPO } from "../loop/harness.ts";
 
 const SUITE = join(REPO, "evals", "examples");
 const LEVELS = ["nl", "st", "ex"];
-const tasks = readdirSync(SUITE, { withFileTypes: true })
-  .filter((e) => e.isDirectory() && e.name !== "models")
-  .map((e) => e.name)
-  .sort();
+// Each task folder the suite names (kept once: the shipped examples' levels sit beside their task.md
+// in tasks/examples; the suite names them there).
+const named = (parseYaml(readFileSync(join(SUITE, "suite.yaml"), "utf8")) as { tasks: string[] }).tasks;
+const folders = new Map(named.map((t) => [basename(t), resolve(SUITE, t)]));
+const tasks = [...folders.keys()].sort();
+const folderOf = (task: string): string => folders.get(task) ?? join(SUITE, task);
 
 /** Front matter and Expectation: what the levels must share. */
 function judged(text: string): { front: string; expectation: string; described: string } {
@@ -35,17 +37,17 @@ describe("the example suite in evals/examples", () => {
       "word-count",
     ]);
     for (const task of tasks) {
-      const sams = readdirSync(join(SUITE, task))
-        .filter((f) => /^task(\..+)?\.md$/.test(f))
+      const sams = readdirSync(folderOf(task))
+        .filter((f) => /^task\..+\.md$/.test(f))
         .sort();
       expect(sams, task).toEqual(["task.ex.md", "task.nl.md", "task.st.md"]);
     }
   });
 
   it.each(tasks)("%s: every level validates, judges the same and is described differently", (task) => {
-    const texts = LEVELS.map((level) => readFileSync(join(SUITE, task, `task.${level}.md`), "utf8"));
+    const texts = LEVELS.map((level) => readFileSync(join(folderOf(task), `task.${level}.md`), "utf8"));
     const checks = LEVELS.map((level) => {
-      const result = parseSamSync(join(SUITE, task, `task.${level}.md`));
+      const result = parseSamSync(join(folderOf(task), `task.${level}.md`));
       expect(
         result.diagnostics.filter((d) => d.severity === "error"),
         `${task} ${level}`,
@@ -77,7 +79,10 @@ describe("the example suite in evals/examples", () => {
         variants: string[];
         models: { name: string; scripts: string[] }[];
       };
-      for (const task of suite.tasks) expect(tasks, `${file}: ${task}`).toContain(task);
+      for (const task of suite.tasks) {
+        expect(tasks, `${file}: ${task}`).toContain(basename(task));
+        expect(resolve(SUITE, task), `${file}: ${task}`).toBe(folderOf(basename(task)));
+      }
       expect(suite.variants).toEqual(LEVELS);
       for (const model of suite.models)
         for (const script of model.scripts)
