@@ -77,6 +77,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "task-folder-lock.inner.ts",
         "integrity.inner.ts",
         "checks-mount-readonly.inner.ts",
+        "finish-after-ptrace.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),
