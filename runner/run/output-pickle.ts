@@ -3,8 +3,8 @@
 // pickle is lines of ASCII opcodes (`cbuiltins\ngetattr\n(S'...'\ntR.`), and pickle.load reads
 // the first pickle of a file and ignores what follows. So the bytes are run through the opcode
 // table (no values built, only the stack's depth and marks kept): a stream that reaches STOP with
-// one object and calls something on the way (GLOBAL, REDUCE, INST, OBJ, ...) is a pickle that runs
-// code when loaded. Plain data pickles (numbers, strings, lists) name no file and call nothing.
+// an object to return and calls something on the way (GLOBAL, REDUCE, INST, OBJ, ...) is a pickle
+// that runs code when loaded. Plain data pickles (numbers, strings, lists) name no file and call nothing.
 
 /** How an opcode's argument is laid out. */
 type Arg =
@@ -19,6 +19,8 @@ interface Effect {
   pop: number;
   push: number;
   mark?: boolean;
+  /** Items the popped mark's segment must hold (OBJ: the class and its arguments are there). */
+  markMin?: number;
   /** It pushes a MARK. */
   setsMark?: boolean;
   /** It calls or imports something when loaded. */
@@ -85,7 +87,7 @@ const OPCODES = new Map<number, Effect>([
   // Those that import or call: what makes loading a pickle run code.
   ["c".charCodeAt(0), { arg: { kind: "lines", count: 2 }, pop: 0, push: 1, calls: true }],
   ["i".charCodeAt(0), { arg: { kind: "lines", count: 2 }, pop: 0, push: 1, mark: true, calls: true }],
-  ["o".charCodeAt(0), { arg: NONE, pop: 1, push: 1, mark: true, calls: true }],
+  ["o".charCodeAt(0), { arg: NONE, pop: 0, push: 1, mark: true, markMin: 1, calls: true }],
   ["R".charCodeAt(0), { arg: NONE, pop: 2, push: 1, calls: true }],
   ["b".charCodeAt(0), { arg: NONE, pop: 2, push: 1, calls: true }],
   [0x81, { arg: NONE, pop: 2, push: 1, calls: true }],
@@ -98,13 +100,17 @@ const OPCODES = new Map<number, Effect>([
   ["Q".charCodeAt(0), { arg: NONE, pop: 1, push: 1, calls: true }],
 ]);
 
-/** Opcodes walked at most (a pickle that calls something does so long before). */
+/**
+ * Opcodes walked at most. Text is no opcode stream for long (its first letter that is no opcode, or
+ * pops an empty stack, ends the walk); a stream still valid this far is refused unread, so padding
+ * cannot push a call past the walk.
+ */
 const MAX_OPCODES = 1_000_000;
 
 /**
  * Whether `data` starts with a pickle that calls or imports something when loaded: its opcodes
- * parse from the first byte to a STOP with an object to return, and one of them calls. False for
- * anything else, a plain-data pickle included.
+ * parse from the first byte to a STOP with an object to return, and one of them calls (or they are
+ * still valid after MAX_OPCODES). False for anything else, a plain-data pickle included.
  */
 export function isCallingPickle(data: Buffer): boolean {
   // The stack as the depths between marks: [depth below the first mark, ..., depth above the last].
@@ -117,8 +123,7 @@ export function isCallingPickle(data: Buffer): boolean {
     at = skipArg(data, at + 1, effect.arg);
     if (at < 0) return false;
     if (effect.mark) {
-      if (depths.length < 2) return false;
-      depths.pop();
+      if (depths.length < 2 || (depths.pop() as number) < (effect.markMin ?? 0)) return false;
     }
     const top = depths.length - 1;
     if ((depths[top] as number) < effect.pop) return false;
@@ -128,7 +133,7 @@ export function isCallingPickle(data: Buffer): boolean {
     if (effect.setsMark) depths.push(0);
     calls ||= effect.calls === true;
   }
-  return false;
+  return at < data.length;
 }
 
 /** Where the next opcode starts, or -1 when the argument runs past the end. */

@@ -92,13 +92,21 @@ describe("A37-2: a protocol 0 pickle (no header) that reads the reference when l
       "cposix\nsystem\nq\x00(X\x1d\x00\x00\x00cat /task/checks/expected.txtq\x01tq\x02Rq\x03.",
       "latin1",
     );
-    for (const data of [output, p0, p1]) {
+    // The older call opcodes: OBJ (class and arguments after a MARK) and INST (protocol 0).
+    const obj = Buffer.from("(cos\nsystem\nS'cat /task/checks/expected.txt'\no.", "latin1");
+    const inst = Buffer.from("(S'cat /task/checks/expected.txt'\nios\nsystem\n.", "latin1");
+    for (const data of [output, p0, p1, obj, inst]) {
       expect(refused("out/result.dat", data)).toContain("a Python pickle (protocol 0 or 1, no header)");
       // pickle.load reads the first pickle and ignores what follows it.
       expect(refused("out/result.dat", Buffer.concat([data, Buffer.from("\n1,2,3\n")]))).toContain(
         "Python pickle",
       );
     }
+  });
+
+  it("a call pushed past the walk by a million harmless opcodes is refused all the same", () => {
+    const padding = Buffer.from("N0".repeat(600_000), "latin1");
+    expect(refused("out/result.dat", Buffer.concat([padding, output]))).toContain("Python pickle");
   });
 
   it("is refused inside a gzip file and a tar member", () => {
