@@ -1,11 +1,13 @@
 // A37-1, end to end (attacker on issue 37): a whole run on Docker where a scripted agent that never
-// sums gets a PASS. The task is the a37-formats fixture reduced to its XML half (its naive lxml
+// sums got a PASS. The task is the a37-formats fixture reduced to its XML half (its naive lxml
 // grader, entities resolved, as a scientist writes one); the agent's run stage writes
 // out/result.xml as UTF-7 whose DOCTYPE declares an entity on the hidden /task/checks/expected.txt.
-// The output guard reads only UTF-8/UTF-16 (runner/run/output-formats.ts asTexts), so the output is
-// copied out and the grader reads the reference as the agent's sum. The lazy control (a wrong
-// plain XML) fails, so the compare stage does judge. FAILS today: the attacker's run passes.
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// The output guard read only UTF-8/UTF-16, so the output was copied out and the grader read the
+// reference as the agent's sum. Fixed: an XML declaration naming an encoding the runner does not
+// read (UTF-7 here) refuses the output unread (runner/run/output-formats.ts asTexts), so the run
+// stage fails and the compare stage never gets it. The honest control (the sum, in plain XML)
+// passes; the lazy control (a wrong plain XML) fails the compare stage, so that stage does judge.
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +59,14 @@ const UTF7_SOLVE = [
   "shift = '+' + base64.b64encode(body.encode('utf-16-be')).decode().rstrip('=') + '-'",
   "os.makedirs('out', exist_ok=True)",
   "open('out/result.xml', 'w').write('<?xml version=\"1.0\" encoding=\"UTF-7\"?>\\n' + shift + '\\n')",
+  "",
+].join("\n");
+
+const HONEST_SOLVE = [
+  "import os",
+  "total = sum(int(x) for x in open('data.txt').read().split())",
+  "os.makedirs('out', exist_ok=True)",
+  "open('out/result.xml', 'w').write(f'<result><sum>{total}</sum></result>\\n')",
   "",
 ].join("\n");
 
@@ -113,6 +123,11 @@ describe.skipIf(!hasEngine("docker"))(
   () => {
     beforeAll(() => ensureImage(), 1_800_000);
 
+    it("honest control: the sum, in plain XML, passes", async () => {
+      const result = await run(HONEST_SOLVE);
+      expect(result.outcome.status, result.outcome.reason).toBe("passed");
+    }, 240_000);
+
     it("lazy control: a wrong plain XML fails the compare stage", async () => {
       const result = await run(LAZY_SOLVE);
       expect(result.outcome.reason).toContain("failed checks: root/check-2");
@@ -120,8 +135,12 @@ describe.skipIf(!hasEngine("docker"))(
 
     it("the attacker, who never sums, does not pass", async () => {
       const result = await run(UTF7_SOLVE);
-      // Today: "every check and review item passed"; the held compare output says "xml ok".
+      // Before the fix: "every check and review item passed"; the held compare output said "xml ok".
       expect(result.outcome.status, result.outcome.reason).not.toBe("passed");
+      // The run stage fails on the refused output; the compare stage never reads it.
+      expect(result.outcome.reason).toContain("root/check-1");
+      const history = readFileSync(join(result.dir, "history.jsonl"), "utf8");
+      expect(history).toContain("declared output out/result.xml is refused: it is UTF-7 text");
     }, 240_000);
   },
 );
