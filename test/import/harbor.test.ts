@@ -190,12 +190,22 @@ describe("scifi import harbor", () => {
       "pip install pytest==8.3.0 # secret-detail\necho 1 > /logs/verifier/reward.txt\n",
     );
     mkdirSync(join(root, "given"));
-    const given = importHarbor(noOutputs, join(root, "given"), { outputs: ["result.txt"] });
-    expect(given.outputs).toEqual(["result.txt"]);
-    // An install in a hidden test is listed by program and line, never quoted (the notes are visible).
-    expect(given.unmapped).toContain(
-      "tests/test.sh:1 runs pip, which fetches or installs software: checks run without network; the image must already hold it",
+    // scifi-sci:local has no pytest (asked of the image): the install cannot be mapped, so the
+    // import is refused, naming the line; with --allow-unpassable it is imported and marked so.
+    expect(() => importHarbor(noOutputs, join(root, "given"), { outputs: ["result.txt"] })).toThrow(
+      /the task cannot pass here[\s\S]*\n {2}tests\/test\.sh:1: pip install pytest: scifi-sci:local has no pytest\n/,
     );
+    const given = importHarbor(noOutputs, join(root, "given"), {
+      outputs: ["result.txt"],
+      allowUnpassable: true,
+    });
+    expect(given.outputs).toEqual(["result.txt"]);
+    expect(given.unpassable).toEqual(["tests/test.sh:1: pip install pytest: scifi-sci:local has no pytest"]);
+    // An install in a hidden test is named by program, package and line, never quoted (the notes
+    // and the SAM are visible to the agent).
     expect(readFileSync(join(root, "given", "harbor-import.md"), "utf8")).not.toContain("secret-detail");
+    expect(readFileSync(given.sam, "utf8")).toMatch(
+      /\nunpassable: "imported with --allow-unpassable: .* at tests\/test\.sh:1 \(harbor-import\.md\)"\n/,
+    );
   });
 });
