@@ -17,10 +17,9 @@ export function readTerminalBenchYaml(text: string, file: string): TerminalBench
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
   const problem = doc.errors[0];
   if (problem) {
-    const at =
-      problem instanceof YAMLParseError && problem.linePos
-        ? `:${problem.linePos[0].line}:${problem.linePos[0].col}`
-        : "";
+    const pos = problem instanceof YAMLParseError ? problem.pos[0] : 0;
+    const before = text.slice(0, pos);
+    const at = `:${before.split("\n").length}:${pos - before.lastIndexOf("\n")}`;
     throw new HarborImportError(`${file}${at}: not valid YAML: ${problem.message.split("\n")[0]}`);
   }
   if (!isMap(doc.contents))
