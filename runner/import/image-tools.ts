@@ -1,7 +1,8 @@
 // Which of the packages a mapped test command needs the sandbox image really holds, asked of the
-// image itself: one `docker run --network none` that looks each Python distribution up with
-// importlib.metadata (its version) and each Debian package up with dpkg-query. Asked, not assumed:
-// a mapping to "the image's pytest" is only made when that image has pytest.
+// image itself: one `docker run` (no network, no capabilities, read-only, as nobody) that looks
+// each Python distribution up with importlib.metadata (its version) and each Debian package up
+// with dpkg-query. Asked, not assumed: a mapping to "the image's pytest" is only made when that
+// image has pytest.
 import { execFileSync } from "node:child_process";
 import type { Needs } from "./fetch-lines.ts";
 
@@ -31,7 +32,26 @@ export const dockerProbe: ImageProbe = (image, needs) => {
   try {
     out = execFileSync(
       "docker",
-      ["run", "--rm", "--network", "none", "--entrypoint", "sh", image, "-c", SCRIPT, "sh", ...args],
+      [
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--read-only",
+        "--user",
+        "65534:65534",
+        "--entrypoint",
+        "sh",
+        image,
+        "-c",
+        SCRIPT,
+        "sh",
+        ...args,
+      ],
       { encoding: "utf8", timeout: 120_000, stdio: ["ignore", "pipe", "pipe"] },
     );
   } catch (error) {

@@ -198,9 +198,12 @@ export function leftOver(source: TaskSource, copied: Set<string>): string[] {
   }
   if (rest > 0) out.push(`and ${rest} more files not used`);
   if (entries.length >= 500) out.push("(the listing stopped after 500 entries)");
-  if (source.solution || entries.some((e) => /^solution(\/|\.sh$|\.ya?ml$)/.test(e.rel)))
+  const solutions = [
+    ...new Set(entries.flatMap((e) => /^(solution\/|solution\.sh$|solution\.ya?ml$)/.exec(e.rel)?.[1] ?? [])),
+  ];
+  if (solutions.length > 0)
     out.push(
-      `${source.layout === "harbor" ? "solution/" : "solution.sh"} is not copied: the agent would see it (the reference solution; \`scifi check-task\` runs it to audit the checks)`,
+      `${solutions.join(", ")} ${solutions.length > 1 ? "are" : "is"} not copied: the agent would see it (the reference solution; \`scifi check-task\` runs ${source.solution ? source.solution.script : "it"} to audit the checks)`,
     );
   return out;
 }
