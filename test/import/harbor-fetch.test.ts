@@ -14,6 +14,8 @@ import { REPO } from "../loop/harness.ts";
 import { ensurePytestImage, PYTEST_IMAGE } from "./harbor-pytest-image.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures", "harbor");
+/** An image without pytest (Debian minbase: no python3 at all), whatever a site adds to its own image. */
+const BARE = "scifi-base:bookworm";
 const root = mkdtempSync(join(tmpdir(), "scifi-harbor-fetch-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -69,10 +71,14 @@ describe.skipIf(!hasEngine("docker"))(
 
     it("refuses the curl | sh + uvx pytest task for an image without pytest, naming the line, and writes nothing", async () => {
       const out = join(root, "refused");
-      const cli = await runScifi(root, ["import", "harbor", join(FIXTURES, "uv-pytest"), "-o", out], 120_000);
+      const cli = await runScifi(
+        root,
+        ["import", "harbor", join(FIXTURES, "uv-pytest"), "-o", out, "--image", BARE],
+        120_000,
+      );
       expect(cli.code).toBe(1);
       expect(cli.stderr).toContain(
-        "the task cannot pass here: its tests fetch or install software, checks run without network, and scifi-sci:local offers no replacement for:\n  tests/test.sh:16: uvx pytest with pytest-json-ctrf -> the image's pytest: scifi-sci:local has no pytest\nUse an image that holds what they install (--image)",
+        "the task cannot pass here: its tests fetch or install software, checks run without network, and scifi-base:bookworm offers no replacement for:\n  tests/test.sh:16: uvx pytest with pytest-json-ctrf -> the image's pytest: scifi-base:bookworm has no pytest\nUse an image that holds what they install (--image)",
       );
       expect(cli.stdout).toBe("");
       expect(existsSync(out)).toBe(false);
@@ -82,7 +88,17 @@ describe.skipIf(!hasEngine("docker"))(
       const out = join(root, "allowed");
       const cli = await runScifi(
         root,
-        ["import", "harbor", join(FIXTURES, "uv-pytest"), "-o", out, "--allow-unpassable", "--no-audit"],
+        [
+          "import",
+          "harbor",
+          join(FIXTURES, "uv-pytest"),
+          "-o",
+          out,
+          "--image",
+          BARE,
+          "--allow-unpassable",
+          "--no-audit",
+        ],
         120_000,
       );
       expect(cli.stderr).toBe("");
