@@ -20,13 +20,16 @@ export interface Needs {
 export type FetchAction =
   /** Needed only to fetch (apt-get update, the uv installer): replaced by `true`. */
   | { kind: "drop"; what: string }
-  /** Replaced by `replace` when the image holds `needs`; `optional` pytest plugins may be missing. */
+  /**
+   * Replaced by `replace` when the image holds `needs`; when it lacks only report plugins of
+   * `optional.plugins`, by `optional.replace` (their options dropped).
+   */
   | {
       kind: "map";
       what: string;
       needs: Needs;
       replace: string;
-      optional?: { plugin: string; replace: string }[];
+      optional?: { plugins: string[]; replace: string };
     }
   /** No mapping: the task cannot pass here as written. */
   | { kind: "refuse"; what: string };
@@ -65,6 +68,8 @@ const FETCH_HELPERS = new Set(
     " ",
   ),
 );
+/** Python packages installed only to install others. */
+const PIP_HELPERS = new Set(["pip", "setuptools", "wheel", "uv"]);
 const KEYWORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time"]);
 const PYTEST = "python3 -m pytest -p no:cacheprovider";
 
@@ -252,12 +257,18 @@ function pip(words: Word[], how: string): FetchAction {
     if (!name) return { kind: "refuse", what: `${how} ${sub}: a package given as a path or URL; no mapping` };
     names.push(name);
   }
-  if (names.length === 0) return { kind: "refuse", what: `${how} ${sub} with no package named: no mapping` };
+  // pip, setuptools, wheel, uv: installed only to install something else.
+  const wanted = names.filter((n) => !PIP_HELPERS.has(n));
+  if (wanted.length === 0 && names.length > 0)
+    return { kind: "drop", what: `${how} ${sub} ${names.join(" ")}: needed only to install` };
+  if (wanted.length === 0) return { kind: "refuse", what: `${how} ${sub} with no package named: no mapping` };
+  const plugins = wanted.filter((n) => n in REPORT_PLUGINS);
   return {
     kind: "map",
-    what: `${how} ${sub} ${names.join(" ")}`,
-    needs: { python: names, apt: [] },
+    what: `${how} ${sub} ${wanted.join(" ")}`,
+    needs: { python: wanted, apt: [] },
     replace: "true",
+    ...(plugins.length ? { optional: { plugins, replace: "true" } } : {}),
   };
 }
 
@@ -332,17 +343,28 @@ function withoutRedirects(words: Word[]): Word[] {
 
 /** pytest with its arguments as written; report-only plugins may be dropped with their options. */
 function pytest(args: Word[], extra: string[], how: string): FetchAction {
-  const python = [...new Set(["pytest", ...extra.filter((n) => n !== "pytest")])];
-  const optional = Object.entries(REPORT_PLUGINS)
-    .filter(([plugin]) => python.includes(plugin))
-    .map(([plugin, options]) => ({ plugin, replace: `${PYTEST} ${withoutOptions(args, options)}`.trim() }));
+  // A report plugin is needed when named (`--with`) or when its option is used (installed earlier
+  // by a `pip install` / `uv add`); lacking it, its options are dropped.
+  const used = Object.entries(REPORT_PLUGINS)
+    .filter(
+      ([plugin, options]) =>
+        extra.includes(plugin) ||
+        args.some((a) => options.some((o) => a.text === o || a.text.startsWith(`${o}=`))),
+    )
+    .map(([plugin]) => plugin);
+  const python = [
+    ...new Set(["pytest", ...extra.filter((n) => n !== "pytest" && !PIP_HELPERS.has(n)), ...used]),
+  ];
+  const dropped = used.flatMap((p) => REPORT_PLUGINS[p] ?? []);
   const plugins = python.slice(1);
   return {
     kind: "map",
     what: `${how}${plugins.length ? ` with ${plugins.join(" ")}` : ""} -> the image's pytest`,
     needs: { python, apt: [] },
     replace: `${PYTEST} ${args.map((w) => w.raw).join(" ")}`.trim(),
-    ...(optional.length ? { optional } : {}),
+    ...(used.length
+      ? { optional: { plugins: used, replace: `${PYTEST} ${withoutOptions(args, dropped)}`.trim() } }
+      : {}),
   };
 }
 

@@ -70,8 +70,8 @@ export function mapFetches(tests: TestFile[], image: string, probe: ImageProbe):
         ...a.needs.python.filter((p) => !holds.python.has(p)),
         ...a.needs.apt.filter((p) => !holds.apt.has(p)),
       ];
-      const optional = a.optional?.filter((o) => missing.includes(o.plugin)) ?? [];
-      const required = missing.filter((m) => !optional.some((o) => o.plugin === m));
+      const optional = missing.filter((m) => a.optional?.plugins.includes(m));
+      const required = missing.filter((m) => !optional.includes(m));
       if (required.length > 0) {
         report.unpassable.push(`${at}: ${a.what}: ${image} has no ${required.join(", ")}`);
         continue;
@@ -80,10 +80,10 @@ export function mapFetches(tests: TestFile[], image: string, probe: ImageProbe):
         .filter((p) => holds.python.has(p))
         .map((p) => `${p} ${holds.python.get(p)}`);
       const held = [...versions, ...a.needs.apt.map((p) => `${p} (Debian)`)].join(", ");
-      const last = optional.at(-1);
-      replaced.push({ start: f.start, end: f.end, with: last ? last.replace : a.replace });
+      const lacking = optional.length > 0 && a.optional;
+      replaced.push({ start: f.start, end: f.end, with: lacking ? lacking.replace : a.replace });
       report.mapped.push(
-        `${at}: ${a.what}: ${image} has ${held}${a.replace === "true" ? " -> dropped" : ""}${last ? `; ${optional.map((o) => o.plugin).join(", ")} (a report plugin) it has not: its options are dropped` : ""}`,
+        `${at}: ${a.what}: ${image} has ${held}${a.replace === "true" ? " -> dropped" : ""}${lacking ? `; ${optional.join(", ")} (a report plugin) it has not: its options are dropped` : ""}`,
       );
     }
     report.texts.set(test.rel, applyFetches(test.text, replaced));

@@ -61,6 +61,33 @@ describe("the fetches of a test script", () => {
       "19 map: uv run python -> the image's python3 => python3 /tests/check.py []",
     ]);
   });
+
+  it("reads the other shapes Terminal-Bench tests take: guarded installs, uv add, python -m pytest, pip upgrading itself", () => {
+    const script = [
+      "if ! command -v curl >/dev/null 2>&1; then apt-get update; apt-get install -y curl; fi", // 1
+      "uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 python -m pytest /tests/t.py --ctrf=/logs/verifier/c.json -rA", // 2
+      "uv add pytest==8.4.1 pytest-json-ctrf==0.3.5", // 3
+      "uv run pytest \\", // 4
+      "  --ctrf /logs/verifier/ctrf.json \\", // 5
+      "  /tests/test_outputs.py -rA", // 6
+      "python3 -m pip install --upgrade pip", // 7
+      "uv sync --frozen", // 8
+    ].join("\n");
+    const found = scanFetches(script).map((f) => {
+      const a = f.action;
+      if (a.kind !== "map") return `${f.line} ${a.kind}: ${a.what}`;
+      return `${f.line} map: ${a.what} => ${a.replace}${a.optional ? ` | without ${a.optional.plugins.join(" ")}: ${a.optional.replace}` : ""}`;
+    });
+    expect(found).toEqual([
+      "1 drop: apt-get update: nothing to refresh without network",
+      "1 drop: apt-get install curl: needed only to fetch",
+      "2 map: uvx python -m pytest with pytest-json-ctrf -> the image's pytest => python3 -m pytest -p no:cacheprovider /tests/t.py --ctrf=/logs/verifier/c.json -rA | without pytest-json-ctrf: python3 -m pytest -p no:cacheprovider /tests/t.py -rA",
+      "3 map: uv add pytest pytest-json-ctrf => true | without pytest-json-ctrf: true",
+      "4 map: uv run pytest with pytest-json-ctrf -> the image's pytest => python3 -m pytest -p no:cacheprovider --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA | without pytest-json-ctrf: python3 -m pytest -p no:cacheprovider /tests/test_outputs.py -rA",
+      "7 drop: python3 -m pip install pip: needed only to install",
+      "8 refuse: uv sync: no mapping",
+    ]);
+  });
 });
 
 describe.skipIf(!hasEngine("docker"))(
