@@ -292,7 +292,9 @@ function metadata(
     mapped.push("environment.allow_internet = true -> network: true (the site policy still decides)");
   } else if (config.allowInternet === undefined) {
     unmapped.push(
-      "environment.allow_internet is not set: Harbor allows the internet by default, scifi denies it; add `network: true` if the task needs it",
+      configName === "task.yaml"
+        ? "task.yaml says nothing of the network: Terminal-Bench allows the internet, scifi denies it; add `network: true` if the task needs it"
+        : "environment.allow_internet is not set: Harbor allows the internet by default, scifi denies it; add `network: true` if the task needs it",
     );
   } else mapped.push("environment.allow_internet = false -> no network (scifi's default)");
   if (config.difficulty !== undefined) {

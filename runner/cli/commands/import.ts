@@ -26,7 +26,7 @@ export function register(program: Command): void {
     .description(
       "Import a Harbor task (task.toml, instruction.md, environment/, tests/test.sh) or a Terminal-Bench one (task.yaml, run-tests.sh, tests/): the instruction as To-do, tests/ as hidden checks judged by their reward, limits mapped, the tests' installs mapped to the image's tools or refused; lists what could not be mapped",
     )
-    .argument("<task>", "the Harbor task folder")
+    .argument("<task>", "the Harbor (task.toml) or Terminal-Bench (task.yaml) task folder")
     .option("-o, --out <dir>", "SAM folder to write (must not exist or be empty; default ./<task>-sam)")
     .option(
       "--outputs <files>",
