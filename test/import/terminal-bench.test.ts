@@ -83,9 +83,9 @@ describe.skipIf(!hasEngine("docker"))(
         ),
       );
       expect(tb.unmapped).toContain(
-      "task.yaml says nothing of the network: Terminal-Bench allows the internet, scifi denies it; add `network: true` if the task needs it",
-    );
-    expect(tb.solution).toEqual({ dir: TASK, script: "solution.sh" });
+        "task.yaml says nothing of the network: Terminal-Bench allows the internet, scifi denies it; add `network: true` if the task needs it",
+      );
+      expect(tb.solution).toEqual({ dir: TASK, script: "solution.sh" });
       // The instruction is the To-do, and the solution stays out of the SAM folder.
       expect(readFileSync(tb.sam, "utf8")).toContain(
         "## To-do\n`/app/numbers.txt` holds one integer per line.",
