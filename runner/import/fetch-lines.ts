@@ -399,15 +399,15 @@ const isUvInstaller = (words: Word[]): boolean =>
 /** Words after env assignments, `sudo` / `env` / `command` / `exec` and shell keywords. */
 function stripPrefix(words: Word[]): Word[] {
   let i = 0;
+  let wrapped = false;
   while (i < words.length) {
     const t = (words[i] as Word).text;
-    if (
-      KEYWORDS.has(t) ||
-      /^[A-Za-z_][A-Za-z0-9_]*=/.test(t) ||
-      ["sudo", "env", "command", "exec", "nohup"].includes(t)
-    )
+    if (KEYWORDS.has(t) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(t)) i++;
+    else if (["sudo", "env", "exec", "nohup"].includes(t)) {
+      wrapped = true;
       i++;
-    else if (t === "-E" || t === "-y") i++;
+    } else if (wrapped && t.startsWith("-"))
+      i++; // `sudo -E apt-get`: the wrapper's own options
     else break;
   }
   return words.slice(i);

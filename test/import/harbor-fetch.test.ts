@@ -72,6 +72,7 @@ describe("the fetches of a test script", () => {
       "  /tests/test_outputs.py -rA", // 6
       "python3 -m pip install --upgrade pip", // 7
       "uv sync --frozen", // 8
+      "sudo -E DEBIAN_FRONTEND=noninteractive apt-get install -y curl", // 9
     ].join("\n");
     const found = scanFetches(script).map((f) => {
       const a = f.action;
@@ -86,6 +87,7 @@ describe("the fetches of a test script", () => {
       "4 map: uv run pytest with pytest-json-ctrf -> the image's pytest => python3 -m pytest -p no:cacheprovider --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA | without pytest-json-ctrf: python3 -m pytest -p no:cacheprovider /tests/test_outputs.py -rA",
       "7 drop: python3 -m pip install pip: needed only to install",
       "8 refuse: uv sync: no mapping",
+      "9 drop: apt-get install curl: needed only to fetch",
     ]);
   });
 });
