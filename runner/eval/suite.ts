@@ -368,6 +368,7 @@ const FRONT_MATTER_KEYS: Record<keyof SamMetadata, string> = {
   skills: "skills",
   image: "image",
   difficulty: "difficulty",
+  unpassable: "unpassable",
   rank: "rank",
   approval: "approval",
   approvalTimeoutSec: "approval_timeout",
