@@ -158,17 +158,14 @@ export function shellQuote(arg: string): string {
 
 /**
  * A code point as bash's `$'...'` decodes it back (scripts scifi writes run these words): `\n`,
- * `\xHH` below 0x80, `\uHHHH` and `\UHHHHHHHH` above (a `\xHH` there would be one raw byte, not the
- * code point's UTF-8).
+ * `\xHH` below 0x80, and above it its UTF-8 bytes, each `\xHH`. Not `\uHHHH`: bash decodes that
+ * only in a UTF-8 locale, and a SLURM job (`--export=NONE`) or a cron job often runs in the C
+ * locale, where `$'\u2028'` is the six characters `\u2028`; bytes read back the same in any locale.
  */
 function shellEscape(c: string): string {
   const short = SHORT[c];
   if (short) return short;
-  const code = c.codePointAt(0) ?? 0;
-  if (code < 0x80) return `\\x${code.toString(16).padStart(2, "0")}`;
-  return code <= 0xffff
-    ? `\\u${code.toString(16).padStart(4, "0")}`
-    : `\\U${code.toString(16).padStart(8, "0")}`;
+  return [...Buffer.from(c, "utf8")].map((byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join("");
 }
 
 /** Arguments joined as one shell command line (each quoted by `shellQuote`). */
