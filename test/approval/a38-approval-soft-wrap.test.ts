@@ -16,6 +16,7 @@ import { describe, expect, it } from "vitest";
 import { renderRequest } from "../../runner/approval/render.ts";
 import type { ApprovalRequest } from "../../runner/approval/store.ts";
 import { submitRequestText } from "../../runner/jobs/run-jobs.ts";
+import { renderProposal } from "../../runner/memory/proposals.ts";
 
 /** What a terminal `width` columns wide shows of `lines`: each line cut into rows (tabs to 8). */
 function rows(lines: readonly string[], width: number): string[] {
@@ -99,4 +100,25 @@ describe("a38: an approval listing on a terminal", () => {
       expect(shown.filter((r) => r.startsWith("r-1 "))).toHaveLength(1);
     },
   );
+});
+
+describe("a38: `scifi memory list` on a terminal (the same fold)", () => {
+  // A final review's suggestion, padded so that a forged proposal header lands at column 0 of a row.
+  const forgedHeader = "run-0/final/global  [pending]  t: passed after 1 iteration(s)";
+  const body = `- keep units\n- ${" ".repeat(234)}${forgedHeader}\n- ${"\t".repeat(30)}${forgedHeader}`;
+  const lines = renderProposal({
+    id: "run-1/final/global",
+    title: "t: failed after 2 iteration(s)",
+    meta: "2026-12-04T13:00:00.000Z · run run-1 · final_review",
+    body,
+    status: "pending",
+  });
+
+  it.each([80, 120])("shows on a %i-column terminal one proposal header, the runner's", (width) => {
+    const shown = rows(lines, width);
+    expect(
+      shown.filter((r) => /^\S/.test(r)),
+      shown.join("\n"),
+    ).toEqual([expect.stringMatching(/^run-1\/final\/global {2}\[pending\]/)]);
+  });
 });
