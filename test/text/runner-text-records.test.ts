@@ -1,7 +1,7 @@
 // Runner text the agent cannot forge (issue 38.2), by property, for the writers
 // test/text/runner-text.test.ts does not cover: the critique's brief (the cited code, its file names
 // and link targets), the final review's brief, global memory (a proposal accepted, as the next
-// pre-scan reads it), the history tape (one JSON event a line), the SLURM scripts scifi writes
+// pre-scan reads it), the lessons `scifi evolve` proposes for the work agent's prompt, the history tape (one JSON event a line), the SLURM scripts scifi writes
 // (read back by bash) and the report's HTML escape. The generated hostile strings
 // (test/text/hostile.ts: fences of every length, ~~~, headings, CR, LF, U+2028, ANSI) go through
 // each, and the result is parsed back (remark, JSON, bash) to the structure of plain words.
@@ -15,6 +15,7 @@ import { finalReviewBrief } from "../../runner/agents/final-review.ts";
 import { fillTemplate } from "../../runner/agents/prompt.ts";
 import { TaskFileReader } from "../../runner/critique/cite.ts";
 import type { Trace } from "../../runner/critique/schema.ts";
+import { findingItem } from "../../runner/evolve/proposals.ts";
 import { renderAgentJobScript } from "../../runner/jobs/batch-script.ts";
 import { renderPlacementScript } from "../../runner/jobs/placement.ts";
 import { appendEntry, formatEntry } from "../../runner/memory/entries.ts";
@@ -302,6 +303,32 @@ describe("the report's HTML: agent text in text and attributes", () => {
         JSON.stringify(s),
       ).toEqual(Array(3).fill(visibleBlock(s)));
       expect(escapeHtml(s)).not.toMatch(/&(?!amp;|lt;|gt;|quot;|#39;)/);
+    }
+  });
+});
+
+describe("the lessons `scifi evolve` proposes for the work agent's prompt: recurring review findings", () => {
+  const prompt = (s: string) =>
+    [
+      "You are the work agent.",
+      "",
+      "## Lessons from earlier runs (scifi evolve)",
+      "",
+      "Reviews of earlier runs found these again and again; check for them before you report done:",
+      findingItem({ text: s, runs: ["r1", "r2"] }),
+      findingItem({ text: "keep the seed fixed", runs: ["r1"] }),
+      "",
+    ].join("\n");
+  const plain = skeleton(parseMarkdown(prompt("plain words")));
+
+  it("one list item a finding, read back as its visible text, for every hostile string", () => {
+    for (const s of CASES) {
+      const root = parseMarkdown(prompt(s));
+      expect(skeleton(root), JSON.stringify(s)).toEqual(plain);
+      expect(
+        nodesOf(root, "listItem").map((i) => mdToString(i)),
+        JSON.stringify(s),
+      ).toEqual([`${visible(s.replace(/\n/g, " "))} (2 runs)`, "keep the seed fixed (1 runs)"]);
     }
   });
 });
