@@ -162,7 +162,7 @@ function runsAnOutput(command: string): string | undefined {
     "run the agent's code in a run stage (```check outputs=...```, no hidden asset there) and let the compare stage read only its results";
   for (const pipeline of command.split(/\n|;|&&|\|\||(?<![|])&(?![&])/)) {
     const stages = pipeline.split(/\|(?!\|)/);
-    const hasOutput = stages.some((stage) => /(^|[\s'"=<(`])(\.\/)?outputs\//.test(stage));
+    const hasOutput = stages.some((stage) => /(^|[\s'"=<(`])(\.\/|\/task\/)?outputs\//.test(stage));
     for (const [k, stage] of stages.entries()) {
       const all = shellWords(stage);
       const code = all.filter(isOutputPath).find((w) => CODE_FILE.test(w));
@@ -194,7 +194,11 @@ function runsAnOutput(command: string): string | undefined {
         return `a compare stage hands \`${script}\` to \`${program}\`, which runs it as code beside the reference; ${fix}`;
       if (inline && /(\$\(|`)[^)`]*outputs\//.test(stage))
         return `a compare stage runs the text of an output as code (\`${program} -c\` with a substitution of it); ${fix}`;
-      if (!inline && script === undefined && (k > 0 ? hasOutput : /<\s*(\.\/)?outputs\//.test(stage)))
+      if (
+        !inline &&
+        script === undefined &&
+        (k > 0 ? hasOutput : /<\s*(\.\/|\/task\/)?outputs\//.test(stage))
+      )
         return `a compare stage feeds an output to \`${program}\`'s input, which runs it as code beside the reference; ${fix}`;
     }
   }
@@ -205,8 +209,9 @@ function basenameOf(word: string | undefined): string {
   return (word ?? "").split("/").at(-1) ?? "";
 }
 
+/** `outputs/x`, `./outputs/x`, or `/task/outputs/x` (/task is the compare stage's own folder). */
 function isOutputPath(word: string): boolean {
-  return /^(?:\.\/)?outputs(?:\/|$)/.test(word);
+  return /^(?:\.\/|\/task\/)?outputs(?:\/|$)/.test(word);
 }
 
 /** The words of a shell command, quotes removed, split at blanks and operators (a lint, not a parser). */

@@ -81,4 +81,12 @@ describe("a38: the compare-stage path rule", () => {
     expect(found.map((d) => d.message).join("\n")).toContain("outputs/late.txt");
     expect(found.map((d) => d.message).join("\n")).toContain("only a run stage after it declares `late.txt`");
   });
+
+  it.each([
+    "bash /task/outputs/result.txt",
+    "/task/outputs/result.txt",
+    "python3 checks/grade.py < /task/outputs/result.txt && cat /task/outputs/result.txt | sh",
+  ])("refuses `%s`: /task/outputs is outputs/, run as code", (command) => {
+    expect(errors(command).join("\n")).toMatch(/a compare stage (runs|hands|feeds)/);
+  });
 });
