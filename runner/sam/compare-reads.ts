@@ -100,10 +100,11 @@ export function compareRead(script: string, folder: CompareFolder): CompareRead 
     const writesHere = new Set(named.filter((n) => n.writes).map((n) => n.rel));
     for (const { word, rel, runs, writes, operand } of named) {
       if (writes) continue;
-      // cmp's and diff's operands are files whatever their names (`cmp solution checks/ref.txt`), and
-      // so is a program named by a path (`./grade`, `bin/grade`).
+      // cmp's and diff's operands are files whatever their names (`cmp solution checks/ref.txt`), so
+      // is a program named by a path (`./grade`, `bin/grade`), and a word ending in / is a folder.
       const file =
         looksLikeFile(rel) ||
+        word.endsWith("/") ||
         (runs && word.includes("/")) ||
         (operand && FILE_OPERANDS.has(program) && !/^\d/.test(rel));
       const problem = judgePath(word, rel, file, lookup);

@@ -116,6 +116,7 @@ describe("a compare stage that reads what its folder never holds", () => {
     for (const [command, refused] of [
       ["cmp notes.txt checks/ref.txt", "notes.txt"],
       ["cmp solution checks/ref.txt", "solution"],
+      ["python3 checks/grade.py data/ outputs/result.txt", "data/"],
       ["python3 checks/gen.py > /tmp/x; cmp /tmp/x solution", undefined],
       ["grep -q done outputs/result.txt", undefined],
       ["python3 checks/gen.py expected.txt && cmp expected.txt outputs/result.txt", undefined],
