@@ -1,5 +1,7 @@
-// Attack on issue 38's compare-stage path rule (runner/sam/compare-reads.ts), found by attacker a38.
-// FAILS today; each case shows one way the rule is wrong:
+// Attack on issue 38's compare-stage path rule (runner/sam/compare-reads.ts), found by attacker a38;
+// fixed (the lint reads the SAM's text alone, a path counts as written only after the command that
+// writes it, `name=F` operands and `/task/F` are read, and outputs count only when a run stage before
+// the compare stage declares them). What each case showed:
 // 1. A legitimate compare stage is refused once the task folder holds a file of the name the stage
 //    itself makes. docs/sam-format.md says "a file a program of the stage may have written (named
 //    again after it ran ...)" is not counted as read, and `python3 checks/gen.py expected.txt && cmp
@@ -17,7 +19,6 @@
 //    anywhere in the SAM", but docs/loop.md says the compare folder holds "the declared outputs of
 //    the run stages that ran before it in this check phase" (and the lint's own message asks for "a
 //    run stage before this one"). outputs/X is never there: the stage can never pass.
-// Move to test/sam/ once fixed.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -78,5 +79,14 @@ describe("a38: the compare-stage path rule", () => {
       (d) => d.severity === "error",
     );
     expect(found.map((d) => d.message).join("\n")).toContain("outputs/late.txt");
+    expect(found.map((d) => d.message).join("\n")).toContain("only a run stage after it declares `late.txt`");
+  });
+
+  it.each([
+    "bash /task/outputs/result.txt",
+    "/task/outputs/result.txt",
+    "python3 checks/grade.py < /task/outputs/result.txt && cat /task/outputs/result.txt | sh",
+  ])("refuses `%s`: /task/outputs is outputs/, run as code", (command) => {
+    expect(errors(command).join("\n")).toMatch(/a compare stage (runs|hands|feeds)/);
   });
 });
