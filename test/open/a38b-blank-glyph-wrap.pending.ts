@@ -48,7 +48,12 @@ function tapeWithReply(reply: string): string {
     provider: "scripted",
     model: "scripted",
     entry: "scripted",
-    request: { kind: "work", rank: 1, system: "s", messages: [{ role: "user", content: [{ type: "text", text: "go" }] }] },
+    request: {
+      kind: "work",
+      rank: 1,
+      system: "s",
+      messages: [{ role: "user", content: [{ type: "text", text: "go" }] }],
+    },
     response: { content: [{ type: "text", text: reply }], stopReason: "end_turn" },
     usage: { input: 1, output: 1, cacheWrite: 0, cacheRead: 0, reasoning: 0 },
     costUsd: 0,

@@ -54,7 +54,9 @@ describe("a38b: one run per task folder, for folders inside each other", () => {
     const { home, parent, child } = folders();
     const release = lockTaskFolder(home, child, "run-child");
     try {
-      expect(second(home, parent, "run-parent"), "both runs hold sub/ at once").toBeInstanceOf(TaskFolderBusy);
+      expect(second(home, parent, "run-parent"), "both runs hold sub/ at once").toBeInstanceOf(
+        TaskFolderBusy,
+      );
     } finally {
       release();
     }

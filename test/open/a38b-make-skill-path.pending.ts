@@ -52,9 +52,10 @@ function tapeWithWrite(path: string): string {
       latencyMs: 1,
       attempts: [],
     });
-  call([{ role: "user", content: [{ type: "text", text: "go" }] as never[] }], [
-    { type: "tool_use", id: "t1", name: "write_file", input: { path, content: "x" } },
-  ]);
+  call(
+    [{ role: "user", content: [{ type: "text", text: "go" }] as never[] }],
+    [{ type: "tool_use", id: "t1", name: "write_file", input: { path, content: "x" } }],
+  );
   call(
     [
       { role: "user", content: [{ type: "text", text: "go" }] as never[] },

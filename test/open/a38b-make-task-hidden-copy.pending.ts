@@ -58,7 +58,11 @@ describe("a38b: make-task's draft through the one gate", () => {
     // What `scifi validate file` says once it is written:
     writeFileSync(file, SAM);
     const validate = checkSam(file);
-    expect(errors(validate).map((d) => d.message).join("\n")).toContain("ref-copy.txt");
+    expect(
+      errors(validate)
+        .map((d) => d.message)
+        .join("\n"),
+    ).toContain("ref-copy.txt");
     expect(errors(draft).map((d) => d.message)).toEqual(errors(validate).map((d) => d.message));
   });
 });
