@@ -3,7 +3,7 @@
 // task's record, and a look at the queue when something may start.
 import { copyFileSync } from "node:fs";
 import type { DaemonCore, Live } from "./context.ts";
-import { type ControlRequest, newRecord, refusal, requeue } from "./control.ts";
+import { type ControlRequest, newRecord, refusal, requeue, resumePaused } from "./control.ts";
 import { clearRejection, type InboxEntry, sha256File } from "./inbox.ts";
 import { removeTask, type TaskRecord } from "./records.ts";
 
@@ -92,6 +92,13 @@ export class Intake {
     const refused = refusal(record, request.action);
     if (refused) {
       core.log("request_refused", { task: record.key, action: request.action, reason: refused });
+      return;
+    }
+    if (request.action === "resume") {
+      resumePaused(record);
+      core.save(record);
+      core.log("resume_requested", { task: record.key, run: record.resumeRunId });
+      core.schedule();
       return;
     }
     if (request.action === "retry") {
