@@ -142,6 +142,11 @@ export class Gateway implements Model {
     return { usd: this.#purse.usd, tokens: this.#purse.tokens, calls: this.#calls };
   }
 
+  /** The run's wall-time deadline as the gateway sees it now (ms since the epoch), if it has one. */
+  deadlineAt(): number | undefined {
+    return typeof this.#deadline === "function" ? this.#deadline() : this.#deadline;
+  }
+
   get audit(): AuditTape {
     return this.#audit;
   }
@@ -269,7 +274,7 @@ export class Gateway implements Model {
         const long = retryable && error.retryAfterMs !== undefined ? delayMs : undefined;
         const asked = long !== undefined ? askedFor(long, error.status) : undefined;
         if (long !== undefined && isLast) {
-          const deadline = typeof this.#deadline === "function" ? this.#deadline() : this.#deadline;
+          const deadline = this.deadlineAt();
           const left = deadline !== undefined ? deadline - this.#now() : undefined;
           if (left === undefined || long <= left) {
             attempts.push(

@@ -62,7 +62,8 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
       attempts: {},
       completeNodes: [],
       workRank: clampRank(sam.metadata.rank?.work ?? 1, rankRange(sam)),
-      spent: { tokens: 0, usd: 0, elapsedMs: 0 },
+      // `at`: when the clock started, so `scifi ctl` can tell the time used before the first phase ends.
+      spent: { tokens: 0, usd: 0, elapsedMs: 0, at: new Date().toISOString() },
       limits,
       historyBytes: 0,
       resumes: 0,
