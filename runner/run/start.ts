@@ -127,8 +127,9 @@ async function resumeLocked(
   // ...but what the runner blocked is evidence (trust.md rule 15): those events come back after the resume.
   const blocked = before.slice(history.length).filter((e) => e.type === "integrity");
   state.resumes++;
-  // A paused run continues: the pause was taken (its decision applied), the run drives on.
-  const paused = state.paused;
+  // A paused run continues: the pause was taken (its decision applied), the run drives on; the
+  // `scifi ctl <run> resume` decision, if that is how it came back, goes on the history as the
+  // control polls it.
   delete state.paused;
   // The recorded spec is evidence, never input: every sandbox start resolves the grant again and
   // compares it with this (grant.ts).
@@ -141,7 +142,6 @@ async function resumeLocked(
     iteration: state.iteration,
     discardedEvents: discarded,
   });
-  if (paused) history.append({ type: "control", iteration: state.iteration, action: "resume" });
   for (const { seq: _seq, time: _time, ...event } of blocked) history.append(event);
   for (const extension of deps.extensions ?? []) extension.onHistory?.((event) => history.append(event));
   const audit = new AuditTape(folder.files.audit, { runId });
