@@ -112,8 +112,11 @@ export class Intake {
       this.#cancel(record, live);
       return;
     }
+    record.reason =
+      record.state === "paused"
+        ? "cancelled by the operator while paused (its run keeps its checkpoint)"
+        : "cancelled by the operator before it ran";
     record.state = "cancelled";
-    record.reason = "cancelled by the operator before it ran";
     delete record.resumeRunId;
     core.save(record);
     core.log("cancelled", { task: record.key });

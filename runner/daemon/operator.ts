@@ -64,8 +64,11 @@ export async function operate(
       await waitForExit(attempt.pid, attempt.runId);
     }
     if (attempt) delete attempt.pid;
+    record.reason =
+      record.state === "paused"
+        ? "cancelled by the operator while paused (its run keeps its checkpoint)"
+        : "cancelled by the operator (no daemon was running)";
     record.state = "cancelled";
-    record.reason = "cancelled by the operator (no daemon was running)";
     delete record.resumeRunId;
   }
   writeTask(home, record);
