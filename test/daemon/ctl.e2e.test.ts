@@ -75,7 +75,8 @@ describe.skipIf(!hasEngine("docker"))("scifi ctl on a daemon task (docker, scrip
       stderr: expect.stringContaining(`run ${runId} is already paused`),
     });
 
-    const resume = scifi(h, ["ctl", runId, "resume"]);
+    // By the task's name this time: a daemon task names its last attempt's run.
+    const resume = scifi(h, ["ctl", "a", "resume"]);
     expect(resume.code, resume.stderr).toBe(0);
     expect(resume.stdout).toContain(`run ${runId}: task a `);
     await waitFor("task a passed", () => tasksByKey(h).get("a")?.state === "passed", 240_000);
