@@ -8,6 +8,7 @@ import { register as registerAsk } from "./commands/ask.ts";
 import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
 import { register as registerCritique } from "./commands/critique.ts";
+import { register as registerCtl } from "./commands/ctl.ts";
 import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
 import { register as registerEval } from "./commands/eval.ts";
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
     registerDaemon,
     registerStatus,
     registerCancel,
+    registerCtl,
     registerApprovals,
     registerRetry,
     registerImport,

@@ -20,6 +20,7 @@ import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { Tampering } from "./checks.ts";
 import type { RunContext, RunRecords } from "./context.ts";
+import type { RunControl } from "./control.ts";
 import { type PassEvent, totalTokens } from "./conversation.ts";
 import type { RunDeps } from "./deps.ts";
 import { RunGates } from "./gates.ts";
@@ -30,7 +31,7 @@ import {
   quoted,
   refusedAssetWrites,
 } from "./integrity.ts";
-import type { RunBudget } from "./limits.ts";
+import type { RunBudget, RunClock, RunLimits, RunStop } from "./limits.ts";
 import { PhaseSandboxes } from "./sandboxes.ts";
 import type { RunStatus } from "./status.ts";
 import type { TaskFolderGuard } from "./task-folder.ts";
@@ -47,6 +48,12 @@ export class RunSession implements RunContext {
   readonly deps: RunDeps;
   readonly model: Model & { close(): Promise<void> };
   readonly budget: RunBudget;
+  /** The run's clock (deadline, time left), one per run (limits.ts). */
+  readonly clock: RunClock;
+  /** The run's stop: cancel, deadline and pause in one (limits.ts); phases listen to its signal. */
+  readonly stop: RunStop;
+  /** A person's decisions (scifi ctl), polled at each phase boundary too. */
+  readonly control: RunControl;
   readonly audit: AuditTape;
   /** Tool settings of this run; each phase adds its own sandbox. */
   readonly toolContext: Omit<ToolContext, "sandbox">;
@@ -63,10 +70,10 @@ export class RunSession implements RunContext {
     deps: RunDeps,
     live: {
       model: Model & { close(): Promise<void> };
-      budget: RunBudget;
+      limits: RunLimits;
       audit: AuditTape;
-      signal: AbortSignal;
       taskFolder: TaskFolderGuard;
+      control: RunControl;
     },
   ) {
     this.home = records.home;
@@ -78,13 +85,19 @@ export class RunSession implements RunContext {
     this.history = records.history;
     this.deps = deps;
     this.model = live.model;
-    this.budget = live.budget;
+    this.budget = live.limits.budget;
+    this.clock = live.limits.clock;
+    this.stop = live.limits.stop;
+    this.control = live.control;
     this.audit = live.audit;
+    const clock = this.clock;
     this.toolContext = {
       allowCommands: records.sam.metadata.allowCommands,
       bashTimeoutMs: records.limits.bashTimeoutSec * 1000,
+      // A command gets no more than the run's wall time has left (the clock, after any change).
+      timeLeftMs: () => clock.leftMs(),
       maxOutputChars: records.limits.toolOutputChars,
-      signal: live.signal,
+      signal: this.stop.signal,
     };
     this.status = initialStatus(records);
     this.taskFolder = live.taskFolder;
@@ -279,6 +292,22 @@ export class RunSession implements RunContext {
       reason: outcome.reason,
       ...(outcome.cause ? { cause: outcome.cause } : {}),
     });
+  }
+
+  /**
+   * The pause asked for is taken (at a phase boundary, after the last checkpoint): on the history,
+   * on disk; the run's process then leaves as at any exit (sandboxes stopped, task folder restored).
+   */
+  pause(reason: string): void {
+    const { state } = this;
+    state.paused = { at: new Date().toISOString(), phase: state.phase, reason };
+    this.history.append({
+      type: "control",
+      iteration: state.iteration,
+      action: "paused",
+      phase: state.phase,
+    });
+    this.checkpoint(state.phase);
   }
 
   /** The run is over (the first outcome set stays): `run_end` on the history, last checkpoint. */
