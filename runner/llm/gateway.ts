@@ -2,6 +2,8 @@
 // rank (round-robin among equals), retries transient failures with exponential backoff + jitter
 // honouring retry-after, falls back to another model of the same rank, enforces per-model and
 // per-run budgets, and writes one audit record per call (attempts, usage, cost, errors included).
+// (Just over 500 lines: one class whose call path, candidates -> try -> succeed or fail -> charge,
+// reads top to bottom in one place; what it charges lives in purse.ts.)
 import type { AuditTape } from "../audit/tape.ts";
 import type { TapeAttempt } from "../audit/types.ts";
 import { freezeDeep } from "../frozen.ts";
