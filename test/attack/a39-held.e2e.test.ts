@@ -12,6 +12,7 @@
 // 3. The capture's refusals alone (no lookups before them): a direct TCP connection, a datagram and
 //    a proxy refusal are each one network_refused on the call that made them (given the capture
 //    time to report while the call runs).
+// 4. The review agent's refused write to the check is its own asset_write (role review).
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { renderTranscript } from "../../runner/audit/render.ts";
@@ -130,5 +131,22 @@ describe.skipIf(!hasEngine("docker"))("a39: integrity attacks that held (docker)
       'a udp connection to "-" port 0',
       'a http connection to "evil.test" port 8000',
     ]);
+  });
+
+  it("the review agent's refused write to the check: asset_write, role review, on its call", {
+    timeout: 300_000,
+  }, async () => {
+    const run = await attackRun("held-review", ["printf 42 > answer.txt"], {
+      taskMd: NO_ALLOWLIST,
+      reviewPass: true,
+      reviewSteps: ["printf 7 > answer.txt; printf 'import sys\\nsys.exit(1)\\n' > checks/check.py; true"],
+    });
+    // The review sees the folder read-only: both writes are refused; only the check's is an event
+    // (a reviewer's write to a deliverable is no kind of docs/integrity.md).
+    expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
+    expect(
+      run.events.map((e) => [e.kind, e.role, e.call?.id]),
+      toolOutputs(run),
+    ).toEqual([["asset_write", "review", "toolu_scripted_4_0"]]);
   });
 });

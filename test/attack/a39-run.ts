@@ -32,7 +32,7 @@ function yamlStep(step: Step): string {
 }
 
 /** The scripted agent (labelled scripted): the steps, then report_done; the review fails the item unless told. */
-export function agentYaml(steps: Step[], reviewPass = false): string {
+export function agentYaml(steps: Step[], reviewPass = false, reviewSteps: Step[] = []): string {
   return [
     "# scripted attacker a39",
     "prescan:",
@@ -42,6 +42,7 @@ export function agentYaml(steps: Step[], reviewPass = false): string {
     "  - tool_calls:",
     '      - name: report_done\n        input: { claim: "answer.txt holds 42.", summary: "Done." }',
     "review:",
+    ...reviewSteps.map(yamlStep).map((s) => s.trimEnd()),
     "  - json:",
     "      items:",
     `        - { id: root/e1, pass: ${reviewPass}, evidence: "see the check" }`,
@@ -58,7 +59,13 @@ export function agentYaml(steps: Step[], reviewPass = false): string {
 export async function attackRun(
   name: string,
   steps: Step[],
-  opts: { files?: Record<string, string>; taskMd?: (md: string) => string; reviewPass?: boolean } = {},
+  opts: {
+    files?: Record<string, string>;
+    taskMd?: (md: string) => string;
+    reviewPass?: boolean;
+    /** Tool calls of the review agent before its verdict. */
+    reviewSteps?: Step[];
+  } = {},
 ): Promise<AttackRun> {
   const dir = mkdtempSync(join(tmpdir(), `a39-${name}-`));
   const home = join(dir, "home");
@@ -71,7 +78,7 @@ export async function attackRun(
     writeFileSync(md, opts.taskMd(readFileSync(md, "utf8")));
   }
   const agent = join(dir, `${name}.yaml`);
-  writeFileSync(agent, agentYaml(steps, opts.reviewPass));
+  writeFileSync(agent, agentYaml(steps, opts.reviewPass, opts.reviewSteps));
   const site = join(home, "site-policy.yaml");
   writeFileSync(site, `allowedHosts: ["*.test:8000"]\n`);
   const result = await runTask({
