@@ -16,7 +16,8 @@
  * which terminals draw as nothing or as blank, and U+2800 (braille blank, a symbol a terminal draws
  * as an empty cell: runs of it pad a line until a soft wrap starts a row of the agent's own text).
  */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800]|(?! )\p{Zs}/gu;
+const HIDDEN =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800]|(?! )\p{Zs}/gu;
 const HAS_HIDDEN = new RegExp(HIDDEN.source, "u");
 /** The same, but a newline and a tab pass: multi-line text keeps its lines. */
 const HIDDEN_IN_BLOCK =
