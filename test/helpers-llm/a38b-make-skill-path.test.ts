@@ -1,5 +1,6 @@
 // Attack on issue 38's runner text in "the prompts later agents read": `scifi make-skill`'s request
-// (runner/helpers/make-skill/runs.ts workActions, renderRuns), found by attacker a38b. FAILS today.
+// (runner/helpers/make-skill/runs.ts workActions, renderRuns), found by attacker a38b. Fixed: every
+// field of an action line is quoted to one line (codeSpan, inlineText), the history with fenceBlock.
 // Doc promise: docs/helpers.md: make-skill reads from each run's audit tape "every tool call in
 // order, one line each, with the command it ran or the file it read or changed and how it ended";
 // docs/trust.md rule 14; issue 38 point 2 (file and folder names, tool output, in the briefs and
@@ -12,7 +13,6 @@
 // only loaded once a person moves it into skills/, but that person reads what the model made of it).
 // Suggested fix: quote every field of an action line with markdown-quote (codeSpan for the path and
 // the command, inlineText for the outcome), and the run's sections' texts with fenceBlock.
-// Move to test/helpers-llm/ once fixed.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -80,7 +80,9 @@ describe("a38b: make-skill's list of what the work agent ran", () => {
       "What the work agent ran (commands, files, outcomes; from the audit tape)",
       "History tape",
     ]);
-    // One list item: the one call.
+    // One list item: the one call, its path shown with its line breaks as `\n`.
     expect(nodesOf(root, "listItem")).toHaveLength(1);
+    const code = nodesOf(root, "inlineCode").map((c) => (c as { value: string }).value);
+    expect(code).toContain(PATH.replaceAll("\n", "\\n"));
   });
 });
