@@ -34,7 +34,7 @@ const PATH = [
   "",
 ].join("\n");
 
-function tapeWithWrite(path: string): string {
+function tapeWithWrite(path: string, tool = "write_file"): string {
   const file = join(mkdtempSync(join(tmpdir(), "scifi-a38b-skill-")), "audit.jsonl");
   const tape = new AuditTape(file, { runId: "run-1", key: null });
   const usage = { input: 1, output: 1, cacheWrite: 0, cacheRead: 0, reasoning: 0 };
@@ -55,7 +55,7 @@ function tapeWithWrite(path: string): string {
     });
   call(
     [{ role: "user", content: [{ type: "text", text: "go" }] as never[] }],
-    [{ type: "tool_use", id: "t1", name: "write_file", input: { path, content: "x" } }],
+    [{ type: "tool_use", id: "t1", name: tool, input: { path, content: "x" } }],
   );
   call(
     [
@@ -84,5 +84,13 @@ describe("a38b: make-skill's list of what the work agent ran", () => {
     expect(nodesOf(root, "listItem")).toHaveLength(1);
     const code = nodesOf(root, "inlineCode").map((c) => (c as { value: string }).value);
     expect(code).toContain(PATH.replaceAll("\n", "\\n"));
+  });
+
+  it("a tool name the model made up, with line breaks, stays on its action's line too", () => {
+    const actions = workActions(tapeWithWrite("notes.txt", PATH.replace("notes.txt", "write_file")));
+    const prompt = renderRuns([{ id: "run-1", dir: "/runs/run-1", actions: actions ?? "" }]);
+    const root = parseMarkdown(prompt);
+    expect(nodesOf(root, "heading")).toHaveLength(4);
+    expect(nodesOf(root, "listItem")).toHaveLength(1);
   });
 });

@@ -109,7 +109,7 @@ export function workActions(tapeFile: string): string | undefined {
     const outcome = result
       ? `${result.isError ? "error" : "ok"}${result.content.trim() ? `: ${inlineText(cut(oneLine(result.content), MAX_OUTCOME_CHARS))}` : ""}`
       : "(no result recorded)";
-    return `- it${use.iteration ?? "?"} ${inlineText(use.name)} ${describeInput(use.name, use.input)} -> ${outcome}`;
+    return `- it${use.iteration ?? "?"} ${toolName(use.name)} ${describeInput(use.name, use.input)} -> ${outcome}`;
   });
   // Whole lines from the end (a line cut in the middle could open a code span it never closes).
   let kept = lines.length;
@@ -120,6 +120,14 @@ export function workActions(tapeFile: string): string | undefined {
   }
   const text = lines.slice(kept).join("\n");
   return kept === 0 ? text : `(${kept} earlier calls left out)\n\n${text}`;
+}
+
+/**
+ * A tool's name as written (`edit_file`: an underscore inside a word marks nothing up), any other
+ * name the model made up escaped by inlineText.
+ */
+function toolName(name: string): string {
+  return /^[A-Za-z](?:[A-Za-z0-9_]*[A-Za-z0-9])?$/.test(name) ? name : inlineText(name);
 }
 
 function describeInput(name: string, input: Record<string, unknown>): string {
