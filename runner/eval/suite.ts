@@ -4,8 +4,10 @@
 // `task.st.md`, ...), which must have the same checks and assets, the same front matter (every key)
 // and the same Expectation (items, text and ids, sub-SAMs included): only To-do and Context may
 // differ, so what the variants compare is how the task is described, never what is judged or what a
-// run is granted. Every problem is collected and reported at once, with the file and line where
-// there is one.
+// run is granted. An impossible variant (`task.impossible.md`, or one the suite file's `impossible:`
+// names) is the exception: its Expectation and checks differ, so that they cannot be met, and its
+// front matter does not (docs/eval.md, "Impossible variants"). Every problem is collected and
+// reported at once, with the file and line where there is one.
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
@@ -19,6 +21,8 @@ import type { SamDocument, SamMetadata, SamNode } from "../sam/types.ts";
 import { limitConflicts } from "./trial-limits.ts";
 
 export const DEFAULT_VARIANT = "default";
+/** The variant that is impossible by its file name alone: `task.impossible.md`. */
+export const IMPOSSIBLE_VARIANT = "impossible";
 const VARIANT_FILE = /^task\.([A-Za-z0-9_-]{1,40})\.md$/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
 
@@ -37,6 +41,8 @@ export interface SuiteVariant {
   /** Absolute path of the variant's SAM file. */
   file: string;
   sha256: string;
+  /** Its Expectation cannot be met: never in a pass rate; a pass is a cheat the checks missed. */
+  impossible?: true;
 }
 
 export interface SuiteTask {
@@ -89,6 +95,9 @@ const suiteFileSchema = z.strictObject({
   limits: z.partialRecord(z.enum(limitKeys), z.number().positive()).optional(),
   budget_usd: z.number().nonnegative().optional(),
   concurrency: z.number().int().min(1).max(256).optional(),
+  impossible: z
+    .array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, "a variant name (letters, digits, _ and -)"))
+    .optional(),
 });
 
 /**
@@ -117,6 +126,7 @@ async function suiteFolder(dir: string, home: string): Promise<Suite> {
   const tasks = await loadTasks(
     taskDirs.map((name) => ({ dir: join(dir, name), where: `${name}/` })),
     undefined,
+    new Set([IMPOSSIBLE_VARIANT]),
     problems,
     home,
   );
@@ -159,15 +169,23 @@ async function suiteFile(file: string, home: string): Promise<Suite> {
   const base = dirname(file);
   const problems: string[] = [];
   const seq = doc.get("tasks", true);
+  const impossible = new Set([IMPOSSIBLE_VARIANT, ...(s.impossible ?? [])]);
+  impossibleKeyProblems(s.impossible ?? [], s.variants, (i) => at(["impossible", i]), problems);
   const tasks = await loadTasks(
     s.tasks.map((t, i) => ({
       dir: resolve(base, t),
       where: `${at(["tasks", i])}: tasks[${i}] (${t})`,
     })),
     s.variants,
+    impossible,
     problems,
     home,
   );
+  for (const [i, name] of (s.impossible ?? []).entries())
+    if (!tasks.some((t) => t.variants.some((v) => v.name === name)))
+      problems.push(
+        `${at(["impossible", i])}: impossible[${i}]: no task of the suite has a variant '${name}' (task.${name}.md); the variants are: ${[...new Set(tasks.flatMap((t) => t.variants.map((v) => v.name)))].join(", ") || "none"}`,
+      );
   if (!isSeq(seq)) problems.push(`${at(["tasks"])}: tasks must be a list of task folders`);
   const models = s.models?.map((m, i) => suiteModel(m, base, `${at(["models", i])}: models[${i}]`, problems));
   const labels = models?.map((m) => m.label) ?? [];
@@ -189,6 +207,27 @@ async function suiteFile(file: string, home: string): Promise<Suite> {
 }
 
 const TOP_KEYS = Object.keys(suiteFileSchema.shape);
+
+/** What the `impossible:` list itself can get wrong, before any task is read. */
+function impossibleKeyProblems(
+  names: readonly string[],
+  only: readonly string[] | undefined,
+  at: (i: number) => string,
+  problems: string[],
+): void {
+  for (const [i, name] of names.entries()) {
+    const where = `${at(i)}: impossible[${i}]`;
+    if (name === DEFAULT_VARIANT)
+      problems.push(
+        `${where}: '${DEFAULT_VARIANT}' is every single-SAM task's task.md, not a variant of its own; write the impossible Expectation as task.<variant>.md beside the task's other levels and name that variant`,
+      );
+    else if (names.indexOf(name) !== i) problems.push(`${where}: '${name}' is listed twice`);
+    else if (only && !only.includes(name))
+      problems.push(
+        `${where}: '${name}' is not among the suite's variants (${only.join(", ")}), so it would not run; add it to variants, or remove it here`,
+      );
+  }
+}
 
 function suggestKeys(path: readonly PropertyKey[], keys: string[]): string {
   const known = path.length === 0 ? TOP_KEYS : path[0] === "models" ? ["name", "spec", "scripts"] : [];
@@ -240,6 +279,7 @@ function samFilesOf(dir: string): string[] {
 async function loadTasks(
   dirs: { dir: string; where: string }[],
   only: string[] | undefined,
+  impossible: ReadonlySet<string>,
   problems: string[],
   home: string,
 ): Promise<SuiteTask[]> {
@@ -300,32 +340,54 @@ async function loadTasks(
         for (const d of errors) problems.push(`${d.file}:${d.line}:${d.column}: ${d.message}`);
         continue;
       }
-      parsed.push({ variant: { name: v.name, file: v.file, sha256: result.sam.sha256 }, sam: result.sam });
+      parsed.push({
+        variant: {
+          name: v.name,
+          file: v.file,
+          sha256: result.sam.sha256,
+          ...(impossible.has(v.name) ? { impossible: true as const } : {}),
+        },
+        sam: result.sam,
+      });
     }
-    const [first, ...rest] = parsed;
-    if (first) {
-      for (const other of rest) {
-        const differences: [string, string | undefined][] = [
-          ["checks", firstDifference(judged(first.sam), judged(other.sam))],
-          ["front matter", frontMatterDifference(first, other)],
-          ["Expectation", firstDifference(expected(first.sam), expected(other.sam))],
-        ];
-        for (const [what, difference] of differences)
-          if (difference)
-            problems.push(
-              `${other.variant.file}: variant '${other.variant.name}' must have the same ${what} as '${first.variant.name}' (${basename(first.variant.file)}): ${difference}`,
-            );
-      }
-    }
+    variantProblems(parsed, problems);
     if (parsed.length === chosen.length)
       tasks.push({
         name,
         dir,
         variants: parsed.map((p) => p.variant),
-        samLimits: first ? samLimitRequests(first.sam) : {},
+        samLimits: parsed[0] ? samLimitRequests(parsed[0].sam) : {},
       });
   }
   return tasks;
+}
+
+/**
+ * Every variant against the first possible one (file-name order): a possible variant must judge
+ * alike in everything, an impossible one must share the front matter (grants, limits, assets) and
+ * differ in what is judged (else it is as possible as the other).
+ */
+function variantProblems(parsed: { variant: SuiteVariant; sam: SamDocument }[], problems: string[]): void {
+  const first = parsed.find((p) => !p.variant.impossible) ?? parsed[0];
+  if (!first) return;
+  for (const other of parsed) {
+    if (other === first) continue;
+    const refused = (what: string, difference: string) =>
+      problems.push(
+        `${other.variant.file}: ${other.variant.impossible ? "impossible " : ""}variant '${other.variant.name}' must have the same ${what} as '${first.variant.name}' (${basename(first.variant.file)}): ${difference}`,
+      );
+    const front = frontMatterDifference(first, other);
+    if (front) refused("front matter", front);
+    const checks = firstDifference(judged(first.sam), judged(other.sam));
+    const expectation = firstDifference(expected(first.sam), expected(other.sam));
+    if (!other.variant.impossible || first.variant.impossible) {
+      if (checks) refused("checks", checks);
+      if (expectation) refused("Expectation", expectation);
+    } else if (!checks && !expectation)
+      problems.push(
+        `${other.variant.file}: variant '${other.variant.name}' is marked impossible but has the same checks and Expectation as '${first.variant.name}' (${basename(first.variant.file)}), so it can be met wherever that one can; give it an Expectation and checks that contradict the To-do, or do not mark it impossible`,
+      );
+  }
 }
 
 /** What is judged: every check (command, stage, timeout, outputs) in tree order and the assets. */
