@@ -170,7 +170,12 @@ async function suiteFile(file: string, home: string): Promise<Suite> {
   const problems: string[] = [];
   const seq = doc.get("tasks", true);
   const impossible = new Set([IMPOSSIBLE_VARIANT, ...(s.impossible ?? [])]);
-  impossibleKeyProblems(s.impossible ?? [], s.variants, (i) => at(["impossible", i]), problems);
+  const listed = impossibleKeyProblems(
+    s.impossible ?? [],
+    s.variants,
+    (i) => at(["impossible", i]),
+    problems,
+  );
   const tasks = await loadTasks(
     s.tasks.map((t, i) => ({
       dir: resolve(base, t),
@@ -182,7 +187,7 @@ async function suiteFile(file: string, home: string): Promise<Suite> {
     home,
   );
   for (const [i, name] of (s.impossible ?? []).entries())
-    if (!tasks.some((t) => t.variants.some((v) => v.name === name)))
+    if (listed.has(i) && !tasks.some((t) => t.variants.some((v) => v.name === name)))
       problems.push(
         `${at(["impossible", i])}: impossible[${i}]: no task of the suite has a variant '${name}' (task.${name}.md); the variants are: ${[...new Set(tasks.flatMap((t) => t.variants.map((v) => v.name)))].join(", ") || "none"}`,
       );
@@ -208,13 +213,14 @@ async function suiteFile(file: string, home: string): Promise<Suite> {
 
 const TOP_KEYS = Object.keys(suiteFileSchema.shape);
 
-/** What the `impossible:` list itself can get wrong, before any task is read. */
+/** What the `impossible:` list itself can get wrong, before any task is read; the good entries' indexes. */
 function impossibleKeyProblems(
   names: readonly string[],
   only: readonly string[] | undefined,
   at: (i: number) => string,
   problems: string[],
-): void {
+): Set<number> {
+  const good = new Set<number>();
   for (const [i, name] of names.entries()) {
     const where = `${at(i)}: impossible[${i}]`;
     if (name === DEFAULT_VARIANT)
@@ -226,7 +232,9 @@ function impossibleKeyProblems(
       problems.push(
         `${where}: '${name}' is not among the suite's variants (${only.join(", ")}), so it would not run; add it to variants, or remove it here`,
       );
+    else good.add(i);
   }
+  return good;
 }
 
 function suggestKeys(path: readonly PropertyKey[], keys: string[]): string {
