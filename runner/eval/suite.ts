@@ -371,9 +371,10 @@ async function loadTasks(
 }
 
 /**
- * Every variant against the first possible one (file-name order): a possible variant must judge
- * alike in everything, an impossible one must share the front matter (grants, limits, assets) and
- * differ in what is judged (else it is as possible as the other).
+ * Every variant against the first possible one (file-name order; the first of all when none is
+ * possible): a possible variant must judge alike in everything, an impossible one must share the
+ * front matter (grants, limits, assets) and differ in what is judged from a possible reference
+ * (else it is as possible as that one); two impossible variants may be impossible differently.
  */
 function variantProblems(parsed: { variant: SuiteVariant; sam: SamDocument }[], problems: string[]): void {
   const first = parsed.find((p) => !p.variant.impossible) ?? parsed[0];
@@ -388,10 +389,10 @@ function variantProblems(parsed: { variant: SuiteVariant; sam: SamDocument }[], 
     if (front) refused("front matter", front);
     const checks = firstDifference(judged(first.sam), judged(other.sam));
     const expectation = firstDifference(expected(first.sam), expected(other.sam));
-    if (!other.variant.impossible || first.variant.impossible) {
+    if (!other.variant.impossible) {
       if (checks) refused("checks", checks);
       if (expectation) refused("Expectation", expectation);
-    } else if (!checks && !expectation)
+    } else if (!first.variant.impossible && !checks && !expectation)
       problems.push(
         `${other.variant.file}: variant '${other.variant.name}' is marked impossible but has the same checks and Expectation as '${first.variant.name}' (${basename(first.variant.file)}), so it can be met wherever that one can; give it an Expectation and checks that contradict the To-do, or do not mark it impossible`,
       );

@@ -139,6 +139,27 @@ describe("marking a variant impossible", () => {
   });
 });
 
+describe("a task with only impossible variants", () => {
+  it("they share the front matter and may be impossible in different ways", async () => {
+    const root = suiteWithImpossible("contra");
+    const echo = join(root, "suite", "echo");
+    const contra = readFileSync(join(echo, "task.contra.md"), "utf8");
+    writeFileSync(
+      join(echo, "task.nl.md"),
+      contra.replace("holds 42", "holds 43").replace("-qx 42", "-qx 43"),
+    );
+    writeFileSync(join(root, "all.yaml"), "tasks: [suite/echo]\nimpossible: [contra, nl]\n");
+    const suite = await loadSuite(join(root, "all.yaml"), mkdtempSync(join(tmpdir(), "scifi-home-")));
+    expect(suite.tasks[0]?.variants.map((v) => v.impossible)).toEqual([true, true]);
+    writeFileSync(join(echo, "task.nl.md"), contra.replace("iterations: 1", "iterations: 2"));
+    expect(await problems(join(root, "all.yaml"))).toEqual([
+      expect.stringMatching(
+        /task\.nl\.md: impossible variant 'nl' must have the same front matter as 'contra'/,
+      ),
+    ]);
+  });
+});
+
 const hand: Suite = {
   name: "hand",
   source: "/suites/hand.yaml",
