@@ -10,7 +10,7 @@ import { writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
-import { withIntegrity } from "./integrity-stats.ts";
+import { impossibleCsv, summarizeEval } from "./impossible.ts";
 import { writeEvalReport } from "./page.ts";
 import {
   type EvalPlan,
@@ -21,7 +21,7 @@ import {
   readPlan,
   writePlan,
 } from "./plan.ts";
-import { summarize, summaryCsv } from "./statistics.ts";
+import { summaryCsv } from "./statistics.ts";
 import { absoluteSpec, loadSuite, type SuiteModel } from "./suite.ts";
 import type { EvalSummary } from "./summary.ts";
 import { firstDifference, taskFiles } from "./task-files.ts";
@@ -147,13 +147,14 @@ export function writeSummary(
   stoppedByBudget: boolean,
 ): EvalSummary {
   const trials = [...results.values()];
-  const summary = withIntegrity(plan, summarize(plan, trials, { stoppedByBudget }), trials);
+  const summary = summarizeEval(plan, trials, { stoppedByBudget });
   const files = evalFiles(evalDir);
   writeJsonAtomic(files.summary, summary, { mode: 0o644 });
   // The CSVs are derived and rewritten whole; a rename keeps a reader from seeing half of one.
   for (const [file, text] of [
     [files.csv, summaryCsv(summary)],
     [files.variantsCsv, variantTableCsv(summary.variantTable)],
+    ...(summary.impossible ? [[files.impossibleCsv, impossibleCsv(summary.impossible)] as const] : []),
   ] as const) {
     writeFileAtomic(file, text, { tempFile: `${file}.tmp` });
   }

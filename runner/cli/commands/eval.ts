@@ -68,11 +68,13 @@ export function register(program: Command): void {
       }
       const { writeEvalReport } = await import("../../eval/page.ts");
       const { loadEvalPageInput } = await import("../../eval/page-load.ts");
-      const { comparisonsText, variantTableText } = await import("../../eval/terminal.ts");
+      const { comparisonsText, impossibleText, variantTableText } = await import("../../eval/terminal.ts");
       // The page's path first (scripts read the first line), then the variant table and the comparisons.
       process.stdout.write(`${writeEvalReport(dir)}\n`);
       const { summary } = loadEvalPageInput(dir);
-      process.stdout.write(`\n${variantTableText(summary)}${comparisonsText(summary)}`);
+      process.stdout.write(
+        `\n${variantTableText(summary)}${comparisonsText(summary)}${impossibleText(summary)}`,
+      );
       process.exitCode = EXIT.ok;
     });
   command
@@ -211,7 +213,7 @@ async function trialCommand(evalId: string, trialId: string, backend: string | u
 }
 
 function table(summary: import("../../eval/summary.ts").EvalSummary): string {
-  const { comparisonsText, variantTableText } = terminal;
+  const { comparisonsText, impossibleText, variantTableText } = terminal;
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const lines = summary.groups.map((g) => {
     const model = visible(g.scripted ? `${g.model} [SCRIPTED]` : g.model);
@@ -223,7 +225,7 @@ function table(summary: import("../../eval/summary.ts").EvalSummary): string {
     `eval ${summary.evalId}: ${t.pass} pass, ${t.fail} fail, ${t.error} error, ${t.pending} pending of ${t.planned}; USD ${summary.budget.spentUsd.toFixed(4)}`,
     ...lines,
     "",
-  ].join("\n")}${variantTableText(summary)}${comparisonsText(summary)}`;
+  ].join("\n")}${variantTableText(summary)}${comparisonsText(summary)}${impossibleText(summary)}`;
 }
 
 class UsageError extends Error {}
