@@ -31,7 +31,8 @@ type Reply = Record<string, unknown>;
 
 /** The files a lazy agent may not touch: the SAM files and the check assets (they are restored anyway). */
 export function protectedFiles(sam: SamDocument, taskDir: string): Set<string> {
-  const kept = new Set<string>(sam.metadata.checkAssets);
+  // task.md too: an audit of a variant (task.nl.md) runs the copy's task.md.
+  const kept = new Set<string>([...sam.metadata.checkAssets, "task.md"]);
   kept.add(relative(taskDir, sam.file));
   for (const node of nodes(sam.root)) kept.add(relative(taskDir, node.source.file));
   for (const sub of sam.metadata.subtasks) kept.add(sub);

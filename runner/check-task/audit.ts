@@ -8,10 +8,20 @@
 // The result is cached under <home>/check-task/ by the content hash of the task folder (and of the
 // solution), the backend and this audit's version: a second audit of the same task costs a read.
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import { readHistory } from "../memory/history.ts";
+import { homePaths } from "../paths.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { AGENT_WORDS, type LazyAgent, lazyScript, nodes, solutionCalls } from "./agents.ts";
 import { hashFolder } from "./content-hash.ts";
@@ -62,6 +72,8 @@ export interface Finding {
   /** The checks it is about (their ids), empty when no check judged at all. */
   checks: string[];
   text: string;
+  /** The run behind it (its folder: `scifi report` of it shows every check's output). */
+  run: string;
 }
 
 export interface AuditReport {
@@ -204,6 +216,20 @@ export async function auditTask(taskDirIn: string, options: AuditOptions): Promi
   return report;
 }
 
+/**
+ * Where the audits' runs live: a home of their own under the user's (`<home>/check-task/home`),
+ * so the lazy agents' runs are apart from the user's runs, task-group memory and global memory,
+ * with the user's site policy and skill library (a link to it) for the same grants and gate.
+ */
+export function auditHome(home: string): string {
+  const own = join(home, "check-task", "home");
+  mkdirSync(own, { recursive: true });
+  const skills = homePaths(home).skills;
+  const link = homePaths(own).skills;
+  if (existsSync(skills) && !existsSync(link)) symlinkSync(skills, link);
+  return own;
+}
+
 interface AuditContext {
   taskDir: string;
   samName: string;
@@ -236,8 +262,11 @@ async function runAudit(
     expect: step.expect,
   };
   try {
+    const { sitePolicyPath } = await import("../policy/site.ts");
+    const policy = sitePolicyPath(c.home);
     const result = await runTask({
-      home: c.home,
+      home: auditHome(c.home),
+      ...(existsSync(policy) ? { sitePolicy: policy } : {}),
       task: join(copy, "task.md"),
       backend: c.backend,
       model: `scripted:${script}`,
@@ -291,6 +320,7 @@ export function findingsOf(run: AuditRun, checks: readonly string[]): Finding[] 
       {
         audit: run.audit,
         checks: [],
+        run: run.runDir,
         text: `${run.audit}: the audit's run did not end with a verdict (${run.status}: ${run.reason}); run it again, or see ${run.runDir || "the error above"}`,
       },
     ];
@@ -301,10 +331,11 @@ export function findingsOf(run: AuditRun, checks: readonly string[]): Finding[] 
       {
         audit: run.audit,
         checks: failed.map((c) => c.id),
+        run: run.runDir,
         text:
           failed.length > 0
-            ? `solution: the solution fails check${failed.length === 1 ? "" : "s"} ${failed.map((c) => `${c.id} (exit ${c.exitCode})`).join(", ")}: no agent can pass this task as its checks stand (run ${run.runId})`
-            : `solution: the solution's run ended ${run.status}: ${run.reason} (run ${run.runId})`,
+            ? `solution: the solution fails check${failed.length === 1 ? "" : "s"} ${failed.map((c) => `${c.id} (exit ${c.exitCode})`).join(", ")}: no agent can pass this task as its checks stand`
+            : `solution: the solution's run ended ${run.status}: ${run.reason}`,
       },
     ];
   }
@@ -321,5 +352,5 @@ export function findingsOf(run: AuditRun, checks: readonly string[]): Finding[] 
     constants: "constants: an agent that writes constants into the files the Expectation names passes",
     solution: "solution",
   };
-  return [{ audit: run.audit, checks: passed, text: `${lead[run.audit]}: ${judged} (run ${run.runId})` }];
+  return [{ audit: run.audit, checks: passed, text: `${lead[run.audit]}: ${judged}`, run: run.runDir }];
 }

@@ -16,7 +16,7 @@ export function auditText(report: AuditReport): string {
         ? "passed"
         : `${a.status}${failed.length > 0 ? ` (failed: ${failed.join(", ")})` : ""}`;
     lines.push(
-      `  ${a.audit.padEnd(width)}  ${a.ok ? "ok     " : "FINDING"}  must ${a.expect}, ${visible(how)}${a.runId ? `  run ${a.runId}` : ""}`,
+      `  ${a.audit.padEnd(width)}  ${a.ok ? "ok     " : "FINDING"}  must ${a.expect}, ${visible(how)}${a.runDir ? `  ${visible(a.runDir)}` : ""}`,
     );
   }
   if (report.findings.length === 0) {

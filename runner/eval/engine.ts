@@ -10,6 +10,8 @@ import { writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
+import { auditTasks } from "./audits.ts";
+import { withFlags } from "./flags.ts";
 import { withIntegrity } from "./integrity-stats.ts";
 import { writeEvalReport } from "./page.ts";
 import {
@@ -41,6 +43,8 @@ export interface StartEvalOptions {
   budgetUsd?: number;
   slurm?: boolean;
   backend?: string;
+  /** Audit each task's checks before its trials (default true; `--no-audit`: false, recorded). */
+  audit?: boolean;
   cwd?: string;
 }
 
@@ -77,6 +81,7 @@ export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string
     budgetUsd: o.budgetUsd ?? suite.budgetUsd ?? null,
     engine: o.slurm ? "slurm" : "local",
     backend: o.backend ?? (o.slurm ? "auto" : "docker"),
+    ...(o.audit === false ? { audit: false } : {}),
   });
   for (const task of plan.tasks) {
     // A folder a live run works in is mid-change (and, as root, lent to the sandbox user): its
@@ -147,7 +152,12 @@ export function writeSummary(
   stoppedByBudget: boolean,
 ): EvalSummary {
   const trials = [...results.values()];
-  const summary = withIntegrity(plan, summarize(plan, trials, { stoppedByBudget }), trials);
+  const summary = withFlags(
+    evalDir,
+    plan,
+    withIntegrity(plan, summarize(plan, trials, { stoppedByBudget }), trials),
+    trials,
+  );
   const files = evalFiles(evalDir);
   writeJsonAtomic(files.summary, summary, { mode: 0o644 });
   // The CSVs are derived and rewritten whole; a rename keeps a reader from seeing half of one.
@@ -197,6 +207,11 @@ async function driveLocked(o: DriveOptions): Promise<EvalOutcome> {
   const ran: string[] = [];
   writeSummary(evalDir, plan, results, false);
   if (plan.engine === "local" && todo.length > 0) await pruneOrphans(o.home, plan.backend);
+  // Each task's checks are audited before its trials (cached by content: a second eval reads them).
+  if (plan.audit === true && todo.length > 0) {
+    await auditTasks({ home: o.home, evalDir, plan, log });
+    writeSummary(evalDir, plan, results, false);
+  }
   const queue = [...todo];
   const next = (): PlannedTrial | undefined => {
     if (queue.length === 0) return undefined;

@@ -55,6 +55,8 @@ export const evalPlanSchema = z.strictObject({
   concurrency: z.number().int().min(1),
   engine: z.enum(["local", "slurm"]),
   backend: z.string(),
+  /** The tasks' checks are audited before the trials (scifi check-task); false: --no-audit; absent in older evals. */
+  audit: z.boolean().optional(),
   trials: z.array(trialSchema),
 });
 export type EvalPlan = z.infer<typeof evalPlanSchema>;
@@ -87,6 +89,8 @@ export interface PlanOptions {
   budgetUsd: number | null;
   engine: "local" | "slurm";
   backend: string;
+  /** Audit each task's checks before its trials (default true; false: --no-audit). */
+  audit?: boolean;
   now?: Date;
 }
 
@@ -128,6 +132,7 @@ export function makePlan(o: PlanOptions): EvalPlan {
     concurrency: o.concurrency,
     engine: o.engine,
     backend: o.backend,
+    audit: o.audit ?? true,
     trials,
   };
 }

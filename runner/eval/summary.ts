@@ -155,6 +155,39 @@ export interface VariantTable {
   rows: { model: string; scripted: boolean; task: string | null; cells: (VariantTableCell | null)[] }[];
 }
 
+/** Why a task is flagged (docs/eval.md, "Flags"). */
+export type FlagKind =
+  | "lazy_passes"
+  | "solution_fails"
+  | "audit_error"
+  | "no_trial_passed"
+  | "every_trial_passed";
+
+export interface TaskFlags {
+  task: string;
+  /** The audit: `skipped` (--no-audit), `pending` (not run yet), else its outcome. */
+  audit:
+    | "skipped"
+    | "pending"
+    | { sound: boolean; contentHash: string; findings: { audit: string; text: string }[] };
+  /** The lazy agents (and `untouched`) whose run passed. */
+  lazyPasses: string[];
+  solutionFails: boolean;
+  noTrialPassed: boolean;
+  everyTrialPassed: boolean;
+  flags: FlagKind[];
+}
+
+export interface EvalFlags {
+  /** Whether the audit ran before the trials (false: `--no-audit`, recorded in eval.json). */
+  audited: boolean;
+  tasks: TaskFlags[];
+  /** Tasks with at least one flag. */
+  flagged: string[];
+  /** Per model, its pass statistics over the tasks without a flag (`byModel` has them over all). */
+  byModelUnflagged: (PassStats & { model: string; scripted: boolean })[];
+}
+
 export interface EvalSummary {
   version: 1;
   evalId: string;
@@ -181,4 +214,6 @@ export interface EvalSummary {
   variantComparisons: VariantComparison[];
   /** One per pair of models (plan order): their integrity shares compared; absent before it existed. */
   integrityComparisons?: IntegrityComparison[];
+  /** The audit of each task's checks and what cannot discriminate (docs/eval.md, "Flags"); absent before it existed. */
+  flags?: EvalFlags;
 }

@@ -83,3 +83,24 @@ export function taskRoot(
   mkdirSync(home);
   return { root, home, solution };
 }
+
+/**
+ * A suite folder of three tasks (sound, nothing-passes, solution-fails), each with its solution
+ * beside it (`<task>.solution/`, where no agent sees it), and an empty home.
+ */
+export function suiteRoot(): { root: string; suite: string; home: string } {
+  const root = mkdtempSync(join(tmpdir(), "scifi-check-task-eval-"));
+  const suite = join(root, "suite");
+  for (const name of ["sound", "nothing-passes", "solution-fails"] as const) {
+    const dir = join(suite, name);
+    mkdirSync(join(dir, "checks"), { recursive: true });
+    writeFileSync(join(dir, "task.md"), TASKS[name]);
+    writeFileSync(join(dir, "data.txt"), "1\n2\n3\n");
+    writeFileSync(join(dir, "checks", "want.txt"), "6\n");
+    mkdirSync(`${dir}.solution`);
+    writeFileSync(join(`${dir}.solution`, "answer.txt"), "6\n");
+  }
+  const home = join(root, "home");
+  mkdirSync(home);
+  return { root, suite, home };
+}

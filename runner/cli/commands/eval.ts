@@ -20,6 +20,8 @@ interface EvalFlags {
   resume?: string;
   retryErrors?: boolean;
   json?: boolean;
+  /** `--no-audit` sets it false (commander's negation); default true. */
+  audit?: boolean;
 }
 
 export function register(program: Command): void {
@@ -47,6 +49,10 @@ export function register(program: Command): void {
       "with --resume: also run again the trials that ended in an infrastructure error",
     )
     .option("--json", "print the summary as JSON on stdout at the end")
+    .option(
+      "--no-audit",
+      "do not audit each task's checks before its trials (scifi check-task); recorded in eval.json",
+    )
     .action(async (suite: string | undefined, flags: EvalFlags) => {
       process.exitCode = await evalCommand(suite, flags);
     });
@@ -68,11 +74,11 @@ export function register(program: Command): void {
       }
       const { writeEvalReport } = await import("../../eval/page.ts");
       const { loadEvalPageInput } = await import("../../eval/page-load.ts");
-      const { comparisonsText, variantTableText } = await import("../../eval/terminal.ts");
+      const { comparisonsText, flagsText, variantTableText } = await import("../../eval/terminal.ts");
       // The page's path first (scripts read the first line), then the variant table and the comparisons.
       process.stdout.write(`${writeEvalReport(dir)}\n`);
       const { summary } = loadEvalPageInput(dir);
-      process.stdout.write(`\n${variantTableText(summary)}${comparisonsText(summary)}`);
+      process.stdout.write(`\n${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}`);
       process.exitCode = EXIT.ok;
     });
   command
@@ -115,9 +121,16 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
   try {
     let outcome: Awaited<ReturnType<typeof engine.driveEval>>;
     if (flags.resume) {
-      if (flags.models || flags.repeats || flags.concurrency || flags.slurm || flags.backend)
+      if (
+        flags.models ||
+        flags.repeats ||
+        flags.concurrency ||
+        flags.slurm ||
+        flags.backend ||
+        flags.audit === false
+      )
         return usage(
-          "--resume runs the eval's own plan (eval.json); give no --models, --repeats, --concurrency, --slurm or --backend with it (only --budget-usd may change)",
+          "--resume runs the eval's own plan (eval.json); give no --models, --repeats, --concurrency, --slurm, --backend or --no-audit with it (only --budget-usd may change)",
         );
       log(`resuming eval ${flags.resume}`);
       outcome = await engine.resumeEval({
@@ -144,6 +157,7 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
         ...optional("budgetUsd", number("--budget-usd", flags.budgetUsd, false, 0)),
         slurm: flags.slurm === true,
         ...(flags.backend ? { backend: flags.backend } : {}),
+        audit: flags.audit !== false,
         log,
         onCreated: (dir, plan) => {
           evalId = plan.evalId;
@@ -211,7 +225,7 @@ async function trialCommand(evalId: string, trialId: string, backend: string | u
 }
 
 function table(summary: import("../../eval/summary.ts").EvalSummary): string {
-  const { comparisonsText, variantTableText } = terminal;
+  const { comparisonsText, flagsText, variantTableText } = terminal;
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const lines = summary.groups.map((g) => {
     const model = visible(g.scripted ? `${g.model} [SCRIPTED]` : g.model);
@@ -223,7 +237,7 @@ function table(summary: import("../../eval/summary.ts").EvalSummary): string {
     `eval ${summary.evalId}: ${t.pass} pass, ${t.fail} fail, ${t.error} error, ${t.pending} pending of ${t.planned}; USD ${summary.budget.spentUsd.toFixed(4)}`,
     ...lines,
     "",
-  ].join("\n")}${variantTableText(summary)}${comparisonsText(summary)}`;
+  ].join("\n")}${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}`;
 }
 
 class UsageError extends Error {}
