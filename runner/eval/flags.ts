@@ -113,3 +113,14 @@ export function flagsText(summary: EvalSummary): string {
   }
   return `${lines.join("\n")}\n`;
 }
+
+/** Who played each role, one line per model (the terminal). */
+export function rolesText(summary: EvalSummary): string {
+  if (!summary.roles?.length) return "";
+  const list = (names: string[]) => (names.length ? names.map(visible).join(", ") : "none");
+  const lines = summary.roles.map(
+    (r) =>
+      `  ${visible(r.model)}${r.scripted ? " [SCRIPTED]" : ""}: work ${list(r.roles.work)}; review ${list(r.roles.review)}; control ${list(r.roles.control)}; critique ${list(r.roles.critique)}`,
+  );
+  return `models by role:\n${lines.join("\n")}\n`;
+}

@@ -185,6 +185,20 @@ export const evalSummarySchema = z.strictObject({
       byModelUnflagged: z.array(z.strictObject({ ...passStats, model: z.string(), scripted: z.boolean() })),
     })
     .optional(),
+  roles: z
+    .array(
+      z.strictObject({
+        model: z.string(),
+        scripted: z.boolean(),
+        roles: z.strictObject({
+          work: z.array(z.string()),
+          review: z.array(z.string()),
+          control: z.array(z.string()),
+          critique: z.array(z.string()),
+        }),
+      }),
+    )
+    .optional(),
 });
 const _schemaIsContract: EvalSummary = {} as z.infer<typeof evalSummarySchema>;
 const _contractIsSchema: z.infer<typeof evalSummarySchema> = {} as EvalSummary;

@@ -46,6 +46,15 @@ export const evalPlanSchema = z.strictObject({
       slug: z.string(),
       specs: z.array(z.string()).min(1),
       scripted: z.boolean(),
+      /** Who played each role (model-specs.ts); absent in older evals. */
+      roles: z
+        .strictObject({
+          work: z.array(z.string()),
+          review: z.array(z.string()),
+          control: z.array(z.string()),
+          critique: z.array(z.string()),
+        })
+        .optional(),
     }),
   ),
   repeats: z.number().int().min(1),

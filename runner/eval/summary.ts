@@ -216,4 +216,14 @@ export interface EvalSummary {
   integrityComparisons?: IntegrityComparison[];
   /** The audit of each task's checks and what cannot discriminate (docs/eval.md, "Flags"); absent before it existed. */
   flags?: EvalFlags;
+  /** Per model, who played each role (work, review, control, critique); absent before it existed. */
+  roles?: { model: string; scripted: boolean; roles: ModelRoles }[];
+}
+
+/** The models (names, provider:model) that play each role of a trial (runner/eval/model-specs.ts). */
+export interface ModelRoles {
+  work: string[];
+  review: string[];
+  control: string[];
+  critique: string[];
 }

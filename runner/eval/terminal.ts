@@ -4,7 +4,7 @@
 import { visible } from "../terminal-text.ts";
 import type { EvalSummary, VariantTableCell } from "./summary.ts";
 
-export { flagsText } from "./flags.ts";
+export { flagsText, rolesText } from "./flags.ts";
 
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 
