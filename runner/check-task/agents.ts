@@ -72,7 +72,7 @@ export function expectationFiles(sam: SamDocument): string[] {
   for (const node of nodes(sam.root)) {
     for (const item of node.items) {
       for (const text of [item.text, ...item.checks.map((c) => c.command)]) {
-        for (const m of text.matchAll(pathLike)) {
+        for (const m of text.replaceAll("/task/", " ").matchAll(pathLike)) {
           const name = m[1] ?? "";
           // Not a path the agent writes: a URL's host, a version number, a Python module call.
           if (/^\d+(\.\d+)+$/.test(name) || name.includes("..")) continue;
@@ -114,7 +114,7 @@ export function lazyScript(
   sam: SamDocument,
   taskDir: string,
   solution?: string,
-): { text: string; firstPassSteps: number } {
+): { text: string; firstPassSteps: number; firstPassCalls: number } {
   const kept = protectedFiles(sam, taskDir);
   const order = nodes(sam.root);
   const work = workReplies(agent, sam, taskDir, kept, solution);
@@ -149,6 +149,7 @@ export function lazyScript(
   return {
     text: `# Scripted model (labelled scripted): scifi check-task's lazy agent '${agent}', written for\n# ${sam.file}: ${AGENT_WORDS[agent]}.\n${stringify(script)}`,
     firstPassSteps: work.length,
+    firstPassCalls: work.reduce((n, r) => n + ((r.tool_calls as unknown[] | undefined)?.length ?? 0), 0),
   };
 }
 

@@ -272,7 +272,17 @@ async function runAudit(
       model: `scripted:${script}`,
       // The agent's first pass takes exactly its scripted steps (the nothing agent's one text
       // step ends its pass at the limit, with no claim); one iteration per node of the SAM.
-      limits: { stepsPerPass: lazy.firstPassSteps, iterations: nodes(c.sam.root).length },
+      limits: {
+        stepsPerPass: lazy.firstPassSteps,
+        toolCallsPerPass: Math.max(lazy.firstPassCalls, 1),
+        iterations: nodes(c.sam.root).length,
+      },
+      // A request the SAM makes a person approve (`approval: [finish]`, a deletion) is approved
+      // here: the audit runs on its own copy, and the worst case for the checks is a yes.
+      approvalPrompt: async () => ({
+        approved: true,
+        note: "scifi check-task: approved for the audit's own run on a copy of the task folder",
+      }),
       retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
     });
     const checks = readChecks(result.dir);
