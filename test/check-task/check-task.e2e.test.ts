@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AuditReport } from "../../runner/check-task/audit.ts";
 import { runScifi } from "../helpers/cli.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../loop/harness.ts";
 import { taskRoot } from "./tasks.ts";
 
 const T = 240_000;
@@ -95,6 +95,33 @@ describe("scifi check-task (Docker)", () => {
       expect(r.report?.findings[0]?.text).toMatch(
         /^solution: the solution fails check root\/check-1 \(exit 1\): no agent can pass this task as its checks stand/,
       );
+    },
+    T,
+  );
+
+  it(
+    "an imported Harbor task with its solution/ (solve.sh run by the solution agent): sound",
+    async () => {
+      const harbor = join(REPO, "test", "fixtures", "harbor", "word-count");
+      const out = join(ws.root, "word-count");
+      const imported = await runScifi(ws.home, ["import", "harbor", harbor, "-o", out], 120_000);
+      expect(imported.code, imported.stderr).toBe(0);
+      const r = await runScifi(
+        ws.home,
+        ["check-task", out, "--solution", join(harbor, "solution"), "--json"],
+        T,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as AuditReport;
+      // The hidden tests pass only after solve.sh wrote counts.txt; the constants agent's counts.txt
+      // passes the run stage (it exists) and fails the compare stage.
+      expect(report.audits.map((a) => [a.audit, a.status])).toEqual([
+        ["untouched", "failed"],
+        ["solution", "passed"],
+        ["nothing", "failed"],
+        ["empty", "failed"],
+        ["constants", "failed"],
+      ]);
     },
     T,
   );
