@@ -134,7 +134,9 @@ export async function auditTask(taskDirIn: string, options: AuditOptions): Promi
     throw new AuditInputError(`task folder ${taskDir} does not exist: give the folder that holds task.md`);
   const samFile = join(taskDir, samName);
   if (!existsSync(samFile))
-    throw new AuditInputError(`${samFile} does not exist: a task folder holds task.md (or give --sam)`);
+    throw new AuditInputError(
+      `${samFile} does not exist: a task folder holds task.md (or give the SAM file itself, e.g. task.nl.md)`,
+    );
   const solution = options.solution ? resolve(options.solution) : undefined;
   if (solution && (!existsSync(solution) || !statSync(solution).isDirectory()))
     throw new AuditInputError(
@@ -165,7 +167,8 @@ export async function auditTask(taskDirIn: string, options: AuditOptions): Promi
     try {
       const report = JSON.parse(readFileSync(cacheFile, "utf8")) as AuditReport;
       if (report.version === AUDIT_VERSION && report.contentHash === contentHash)
-        return { ...report, cached: true };
+        // The same content elsewhere (a copy of the folder) is the same audit, shown for this folder.
+        return { ...report, task: basename(taskDir), taskDir, sam: samFile, cached: true };
     } catch {
       // A torn or foreign cache file: audit again and write it anew.
     }
