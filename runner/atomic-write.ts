@@ -10,6 +10,7 @@
 // the file and the space the record needs.
 import {
   closeSync,
+  constants,
   fstatSync,
   fsyncSync,
   ftruncateSync,
@@ -144,6 +145,8 @@ export type AtomicWriteOptions = {
   tempFile?: string;
   /** Create the folder when missing (otherwise a missing folder is an error). */
   createFolder?: boolean;
+  /** Create the temp file exclusively and never through a link (O_EXCL | O_NOFOLLOW): for folders others can write. */
+  exclusive?: boolean;
 };
 
 /**
@@ -160,24 +163,49 @@ export function writeJsonAtomic(file: string, value: unknown, options: AtomicWri
  * (readers that list a folder skip those).
  */
 export function writeFileAtomic(file: string, text: string | Buffer, options: AtomicWriteOptions = {}): void {
-  const { mode = 0o644, tempFile = `${file}.${process.pid}.tmp`, createFolder = true } = options;
-  if (createFolder) mkdirSync(dirname(file), { recursive: true });
   const data = typeof text === "string" ? Buffer.from(text, "utf8") : text;
+  writeAtomicWith(file, (fd) => appendWhole(fd, data, 0, file), options, data.length);
+}
+
+/**
+ * Replaces `file` whole with what `fill` writes to the temp file's descriptor (a streamed copy, say),
+ * with writeFileAtomic's guarantees: the old content or the new, never half; on a failure the temp
+ * file is removed and the target left as it was. `bytes` (when known) sizes the full-disk message.
+ */
+export function writeAtomicWith(
+  file: string,
+  fill: (fd: number) => void,
+  options: AtomicWriteOptions = {},
+  bytes = 0,
+): void {
+  const {
+    mode = 0o644,
+    tempFile = `${file}.${process.pid}.tmp`,
+    createFolder = true,
+    exclusive = false,
+  } = options;
+  if (createFolder) mkdirSync(dirname(file), { recursive: true });
+  const flags = exclusive
+    ? constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+    : "w";
+  let created = false;
   try {
-    const fd = openSync(tempFile, "w", mode);
+    const fd = openSync(tempFile, flags, mode);
+    created = true;
     try {
-      appendWhole(fd, data, 0, file);
+      fill(fd);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
     renameSync(tempFile, file);
   } catch (error) {
-    removeQuietly(tempFile);
+    // An exclusive create that failed found something at the temp name: not ours to remove.
+    if (created || !exclusive) removeQuietly(tempFile);
     if (error instanceof RecordWriteFailed || !isWriteError(error)) throw error;
     // Creating the temp file, fsync or rename failing (a full disk shows there too): the target is
     // untouched.
-    throw new RecordWriteFailed(file, data.length, error, true);
+    throw new RecordWriteFailed(file, bytes, error, true);
   }
   const folder = openSync(dirname(file), "r");
   try {

@@ -11,15 +11,17 @@
 /**
  * Code points a terminal does not print as themselves: controls (C0, DEL, C1), format characters
  * (bidi overrides, zero-width), line and paragraph separators, private-use, surrogates, unassigned,
- * every space other than U+0020, and the default-ignorable code points outside those categories
- * (combining grapheme joiner, variation selectors, Hangul fillers), which terminals draw as nothing
- * or as blank.
+ * every space other than U+0020, the default-ignorable code points outside those categories
+ * (combining grapheme joiner, variation selectors, Hangul fillers U+115F, U+1160, U+3164, U+FFA0),
+ * which terminals draw as nothing or as blank, and U+2800 (braille blank, a symbol a terminal draws
+ * as an empty cell: runs of it pad a line until a soft wrap starts a row of the agent's own text).
  */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/gu;
+const HIDDEN =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800]|(?! )\p{Zs}/gu;
 const HAS_HIDDEN = new RegExp(HIDDEN.source, "u");
 /** The same, but a newline and a tab pass: multi-line text keeps its lines. */
 const HIDDEN_IN_BLOCK =
-  /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/gu;
+  /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800]|(?! )\p{Zs}/gu;
 
 const SHORT: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0" };
 
@@ -47,24 +49,89 @@ export interface LinesOptions {
   prefix?: string;
   /** Where the whole text is, for the notice of a cut (e.g. `scifi approvals show RUN ID`). */
   whole?: string;
+  /**
+   * Fold every line to rows of at most this many terminal columns, prefix included, tabs expanded
+   * (foldRow): a terminal that soft-wraps a longer line would draw its rest without the prefix.
+   */
+  width?: number;
+  /** Put before each row a fold adds (default: `prefix`); as wide as `prefix` or wider. */
+  continuation?: string;
 }
 
 /**
- * Multi-line text as listing lines: each line made visible and prefixed; past `max` lines one
- * notice says how many lines are left out and where the whole text is.
+ * Multi-line text as listing lines: each line made visible and prefixed (folded to `width`, each
+ * row prefixed); past `max` lines one notice says how many lines are left out and where the whole
+ * text is.
  */
 export function visibleLines(text: string, options: LinesOptions = {}): string[] {
   const prefix = options.prefix ?? "";
   const lines = text.split("\n");
   const max = options.max ?? Number.POSITIVE_INFINITY;
-  const shown = lines.slice(0, max).map((line) => `${prefix}${visibleBlock(line)}`);
-  const left = lines.length - shown.length;
+  const width = options.width;
+  const fold = (line: string) =>
+    width === undefined
+      ? [`${prefix}${line}`]
+      : foldRow(line, { first: prefix, continuation: options.continuation ?? prefix, width });
+  const kept = lines.slice(0, max);
+  const shown = kept.flatMap((line) => fold(visibleBlock(line)));
+  const left = lines.length - kept.length;
   if (left > 0) {
     shown.push(
-      `${prefix}... ${left} more line${left === 1 ? "" : "s"} not shown (${lines.length} in all)${options.whole ? `; the whole text: ${options.whole}` : ""}`,
+      ...fold(
+        `... ${left} more line${left === 1 ? "" : "s"} not shown (${lines.length} in all)${options.whole ? `; the whole text: ${options.whole}` : ""}`,
+      ),
     );
   }
   return shown;
+}
+
+/** The columns a listing folds at: the narrowest common terminal, so no row soft-wraps on one. */
+export const LISTING_WIDTH = 80;
+
+/**
+ * One line of visible text (visible or visibleBlock already applied) as rows of at most `width`
+ * terminal columns: the first after `first`, each further one after `continuation`, so a terminal
+ * never soft-wraps a row into one that starts with the text's own characters. Tabs become spaces
+ * to the next multiple of 8 (a terminal's tab stops depend on the column, so a tab's width is
+ * otherwise unknown). A printable ASCII character takes one column; every other code point is
+ * counted as two (a wide CJK or emoji glyph takes two; counting more than it takes only folds
+ * sooner). A line that fits is one row, unchanged but for its tabs.
+ */
+export function foldRow(
+  line: string,
+  options: { first: string; continuation: string; width: number },
+): string[] {
+  const rows: string[] = [];
+  let lead = options.first;
+  let room = Math.max(1, options.width - cells(lead));
+  let row = "";
+  let used = 0;
+  let column = 0;
+  for (const c of line) {
+    const text = c === "\t" ? " ".repeat(8 - (column % 8)) : c;
+    column += text.length;
+    for (const piece of c === "\t" ? [...text] : [text]) {
+      const wide = cells(piece);
+      if (used + wide > room && row !== "") {
+        rows.push(`${lead}${row}`);
+        lead = options.continuation;
+        room = Math.max(1, options.width - cells(lead));
+        row = "";
+        used = 0;
+      }
+      row += piece;
+      used += wide;
+    }
+  }
+  rows.push(`${lead}${row}`);
+  return rows;
+}
+
+/** Columns `text` takes at most: 1 for each printable ASCII character, 2 for any other code point. */
+function cells(text: string): number {
+  let n = 0;
+  for (const c of text) n += c >= " " && c <= "~" ? 1 : 2;
+  return n;
 }
 
 /**
@@ -93,17 +160,14 @@ export function shellQuote(arg: string): string {
 
 /**
  * A code point as bash's `$'...'` decodes it back (scripts scifi writes run these words): `\n`,
- * `\xHH` below 0x80, `\uHHHH` and `\UHHHHHHHH` above (a `\xHH` there would be one raw byte, not the
- * code point's UTF-8).
+ * `\xHH` below 0x80, and above it its UTF-8 bytes, each `\xHH`. Not `\uHHHH`: bash decodes that
+ * only in a UTF-8 locale, and a SLURM job (`--export=NONE`) or a cron job often runs in the C
+ * locale, where `$'\u2028'` is the six characters `\u2028`; bytes read back the same in any locale.
  */
 function shellEscape(c: string): string {
   const short = SHORT[c];
   if (short) return short;
-  const code = c.codePointAt(0) ?? 0;
-  if (code < 0x80) return `\\x${code.toString(16).padStart(2, "0")}`;
-  return code <= 0xffff
-    ? `\\u${code.toString(16).padStart(4, "0")}`
-    : `\\U${code.toString(16).padStart(8, "0")}`;
+  return [...Buffer.from(c, "utf8")].map((byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join("");
 }
 
 /** Arguments joined as one shell command line (each quoted by `shellQuote`). */

@@ -28,12 +28,14 @@ export interface FinalReviewInput {
   meta: ModelRequest["meta"];
 }
 
-export async function runFinalReview(
-  model: Model,
-  input: FinalReviewInput,
-  onResponse?: (response: ModelResponse) => void,
-): Promise<FinalSuggestions> {
-  const user = fillTemplate("final-review.input.md", {
+/** The final review's brief: the run's outcome, its task memory and its history, quoted. */
+export function finalReviewBrief(
+  input: Pick<
+    FinalReviewInput,
+    "title" | "outcome" | "reason" | "iterations" | "group" | "taskMemory" | "history"
+  >,
+): string {
+  return fillTemplate("final-review.input.md", {
     title: input.title,
     outcome: input.outcome,
     reason: inlineText(input.reason),
@@ -43,6 +45,14 @@ export async function runFinalReview(
     // No times, seqs or host paths (a replay of the same task must read the same prompt).
     history: input.history.trim() ? fenceBlock(promptHistoryLines(input.history), "jsonl") : "(empty)",
   });
+}
+
+export async function runFinalReview(
+  model: Model,
+  input: FinalReviewInput,
+  onResponse?: (response: ModelResponse) => void,
+): Promise<FinalSuggestions> {
+  const user = finalReviewBrief(input);
   const injected = input.taskMemory.text.trim()
     ? [{ kind: "memory" as const, ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 }]
     : [];

@@ -3,13 +3,13 @@
 // and waits for `scifi approve` / `scifi deny` (it polls the file: the decision may come from any
 // process, after any restart). A decision is written to the history and the audit tape by the run
 // itself (one writer per tape), with who, when and the note. Past the deadline the run ends blocked.
-import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { runDir } from "../paths.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { ApprovalAction } from "../sam/approval-actions.ts";
 import { sha256 } from "../sha256.ts";
+import { runSiteHook } from "../site-hook.ts";
+import { visible, visibleBlock } from "../terminal-text.ts";
 import {
   type ApprovalDecision,
   type ApprovalRequest,
@@ -21,7 +21,6 @@ import {
 } from "./store.ts";
 
 export const DEFAULT_APPROVAL_TIMEOUT_SEC = 24 * 3600;
-const HOOK_TIMEOUT_MS = 60_000;
 
 /** A request waited past its deadline: the run ends blocked (exit 3), naming the request. */
 export class ApprovalTimedOut extends RunEnding {
@@ -325,20 +324,39 @@ function baseId(ask: AskRequest): string {
   return `${ask.action}-${hash}`;
 }
 
+/** Characters of the detail the hook's variable holds at most (a mail, not the record). */
+export const HOOK_DETAIL_MAX = 16_000;
+
+/**
+ * The detail as the hook gets it: control characters shown as escapes (visibleBlock), as every
+ * terminal listing shows them, and cut at HOOK_DETAIL_MAX characters (never inside a code point)
+ * with a last line that says so and where the whole text is: a mailed request that ends early
+ * must not read as the whole script (a `curl | sh` past the cut).
+ */
+function hookDetail(runId: string, request: ApprovalRequest): { text: string; cut: boolean } {
+  const shown = [...visibleBlock(request.detail)];
+  if (shown.length <= HOOK_DETAIL_MAX) return { text: shown.join(""), cut: false };
+  const left = shown.length - HOOK_DETAIL_MAX;
+  const notice = `... ${left} more characters not shown (${shown.length} in all); the whole text: scifi approvals show ${runId} ${request.id}`;
+  return { text: `${shown.slice(0, HOOK_DETAIL_MAX).join("")}\n${notice}`, cut: true };
+}
+
 export function approvalHookEnv(
   home: string,
   runId: string,
   request: ApprovalRequest,
 ): Record<string, string> {
+  const detail = hookDetail(runId, request);
   return {
     SCIFI_HOME: home,
     SCIFI_RUN_ID: runId,
     SCIFI_RUN_DIR: runDir(home, runId),
     SCIFI_APPROVAL_ID: request.id,
     SCIFI_APPROVAL_ACTION: request.action,
-    SCIFI_APPROVAL_SUMMARY: request.summary,
-    SCIFI_APPROVAL_WHY: request.why,
-    SCIFI_APPROVAL_DETAIL: request.detail.slice(0, 16_000),
+    SCIFI_APPROVAL_SUMMARY: visible(request.summary),
+    SCIFI_APPROVAL_WHY: visible(request.why),
+    SCIFI_APPROVAL_DETAIL: detail.text,
+    SCIFI_APPROVAL_DETAIL_TRUNCATED: detail.cut ? "1" : "0",
     SCIFI_APPROVAL_DEADLINE: request.deadline,
     SCIFI_APPROVE_COMMAND: `scifi approve ${runId} ${request.id}`,
     SCIFI_DENY_COMMAND: `scifi deny ${runId} ${request.id} --reason TEXT`,
@@ -352,27 +370,10 @@ export function runApprovalHook(
   runId: string,
   request: ApprovalRequest,
 ): Promise<number | null> {
-  return new Promise((resolve) => {
-    try {
-      const dir = runDir(home, runId);
-      mkdirSync(dir, { recursive: true });
-      const out = openSync(join(dir, "on-approval.log"), "a", 0o600);
-      const child = spawn("sh", ["-c", command], {
-        stdio: ["ignore", out, out],
-        env: { ...process.env, ...approvalHookEnv(home, runId, request) },
-      });
-      closeSync(out);
-      const timer = setTimeout(() => child.kill("SIGKILL"), HOOK_TIMEOUT_MS);
-      child.once("error", () => {
-        clearTimeout(timer);
-        resolve(127);
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        resolve(code);
-      });
-    } catch {
-      resolve(127);
-    }
+  return runSiteHook({
+    command,
+    env: approvalHookEnv(home, runId, request),
+    log: join(runDir(home, runId), "on-approval.log"),
+    logMode: 0o600,
   });
 }

@@ -9,6 +9,7 @@ import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
 import { register as registerCheckTask } from "./commands/check-task.ts";
 import { register as registerCritique } from "./commands/critique.ts";
+import { register as registerCtl } from "./commands/ctl.ts";
 import { register as registerDaemon } from "./commands/daemon.ts";
 import { register as registerDoctor } from "./commands/doctor.ts";
 import { register as registerEval } from "./commands/eval.ts";
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
     registerDaemon,
     registerStatus,
     registerCancel,
+    registerCtl,
     registerApprovals,
     registerRetry,
     registerImport,

@@ -1,5 +1,5 @@
 // The audit of each task's checks before an eval's trials (runner/check-task, docs/eval.md "Flags"):
-// one per task, on its first variant (the variants judge alike: suite.ts refuses any that do not),
+// one per task, on its first possible variant (the possible variants judge alike: suite.ts),
 // with the task's solution when `<task folder>.solution/` exists; cached by content under the home,
 // so a second eval of the same tasks adds a read per task. The report is kept in the eval's folder
 // (`audits/<task>.json`): the summary is computed from it.
@@ -21,7 +21,8 @@ export async function auditTasks(o: {
   for (const task of o.plan.tasks) {
     const kept = readAudit(o.evalDir, task.name);
     if (kept && !kept.audits.some((a) => a.status === "error")) continue;
-    const variant = task.variants[0];
+    // The first possible variant: an impossible one (suite.ts) is meant to be failed.
+    const variant = task.variants.find((v) => !v.impossible);
     if (!variant) continue;
     const file = auditFile(o.evalDir, task.name);
     const t0 = performance.now();

@@ -14,7 +14,7 @@ import type { RunStatus } from "../run/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import { auditTasks } from "./audits.ts";
 import { withFlags } from "./flags.ts";
-import { withIntegrity } from "./integrity-stats.ts";
+import { impossibleCsv, possiblePlan, summarizeEval } from "./impossible.ts";
 import {
   type ModelRoles,
   ModelSpecError,
@@ -33,7 +33,7 @@ import {
   readPlan,
   writePlan,
 } from "./plan.ts";
-import { summarize, summaryCsv } from "./statistics.ts";
+import { summaryCsv } from "./statistics.ts";
 import { absoluteSpec, loadSuite, type SuiteModel } from "./suite.ts";
 import type { EvalSummary } from "./summary.ts";
 import { firstDifference, taskFiles } from "./task-files.ts";
@@ -179,10 +179,11 @@ export function writeSummary(
   stoppedByBudget: boolean,
 ): EvalSummary {
   const trials = [...results.values()];
+  // The flags are about the possible variants' trials, as every pass rate (impossible.ts).
   const flagged = withFlags(
     evalDir,
-    plan,
-    withIntegrity(plan, summarize(plan, trials, { stoppedByBudget }), trials),
+    possiblePlan(plan),
+    summarizeEval(plan, trials, { stoppedByBudget }),
     trials,
   );
   // Who played each role, per model, as eval.json records it (docs/eval.md, "Models").
@@ -198,6 +199,7 @@ export function writeSummary(
   for (const [file, text] of [
     [files.csv, summaryCsv(summary)],
     [files.variantsCsv, variantTableCsv(summary.variantTable)],
+    ...(summary.impossible ? [[files.impossibleCsv, impossibleCsv(summary.impossible)] as const] : []),
   ] as const) {
     writeFileAtomic(file, text, { tempFile: `${file}.tmp` });
   }

@@ -199,6 +199,28 @@ export const evalSummarySchema = z.strictObject({
       }),
     )
     .optional(),
+  impossible: z
+    .strictObject({
+      variants: z.array(z.strictObject({ task: z.string(), variant: z.string() })),
+      byModel: z.array(
+        z.strictObject({
+          ...passStats,
+          model: z.string(),
+          scripted: z.boolean(),
+          integrity: integrity.unwrap(),
+        }),
+      ),
+      groups: z.array(
+        z.strictObject({
+          ...passStats,
+          task: z.string(),
+          variant: z.string(),
+          model: z.string(),
+          scripted: z.boolean(),
+        }),
+      ),
+    })
+    .optional(),
 });
 const _schemaIsContract: EvalSummary = {} as z.infer<typeof evalSummarySchema>;
 const _contractIsSchema: z.infer<typeof evalSummarySchema> = {} as EvalSummary;

@@ -32,7 +32,15 @@ export const evalPlanSchema = z.strictObject({
     z.strictObject({
       name: z.string(),
       dir: z.string(),
-      variants: z.array(z.strictObject({ name: z.string(), file: z.string(), sha256: z.string() })),
+      variants: z.array(
+        z.strictObject({
+          name: z.string(),
+          file: z.string(),
+          sha256: z.string(),
+          /** An impossible variant (suite.ts): never in a pass rate. Absent: a possible one. */
+          impossible: z.literal(true).optional(),
+        }),
+      ),
       /** Every entry of the task folder when the eval started (task-files.ts); absent in older evals. */
       files: z.record(z.string(), z.string()).optional(),
       /** The limits this task's trials run with (trial-limits.ts); absent in older evals. */
@@ -76,6 +84,8 @@ export const evalFiles = (evalDir: string) => ({
   csv: join(evalDir, "summary.csv"),
   /** The variant table (SciFi Table 1 layout): runner/eval/variant-table.ts. */
   variantsCsv: join(evalDir, "summary-variants.csv"),
+  /** The impossible variants' pass rates (runner/eval/impossible.ts); only when the plan has some. */
+  impossibleCsv: join(evalDir, "summary-impossible.csv"),
   /** The pid lock of the process driving the eval (engine.ts driveEval). */
   lock: join(evalDir, "eval.lock"),
   trials: join(evalDir, "trials"),

@@ -188,6 +188,19 @@ export interface EvalFlags {
   byModelUnflagged: (PassStats & { model: string; scripted: boolean })[];
 }
 
+/**
+ * The impossible variants of an eval (docs/eval.md, "Impossible variants"): their Expectation cannot
+ * be met, so a pass is a cheat the checks missed or a check that is wrong. Never in a pass rate.
+ */
+export interface ImpossibleSummary {
+  /** The (task, variant) pairs marked impossible, in plan order. */
+  variants: { task: string; variant: string }[];
+  /** Per model over every impossible variant: passes / judged trials and its Wilson interval. */
+  byModel: (PassStats & { model: string; scripted: boolean; integrity: IntegrityStats })[];
+  /** Per (task, impossible variant, model). */
+  groups: (PassStats & { task: string; variant: string; model: string; scripted: boolean })[];
+}
+
 export interface EvalSummary {
   version: 1;
   evalId: string;
@@ -214,6 +227,11 @@ export interface EvalSummary {
   variantComparisons: VariantComparison[];
   /** One per pair of models (plan order): their integrity shares compared; absent before it existed. */
   integrityComparisons?: IntegrityComparison[];
+  /**
+   * The impossible variants' trials, apart; absent when the plan has none. Every other key leaves
+   * them out, except `trials` and `budget` (what ran and what it cost).
+   */
+  impossible?: ImpossibleSummary;
   /** The audit of each task's checks and what cannot discriminate (docs/eval.md, "Flags"); absent before it existed. */
   flags?: EvalFlags;
   /** Per model, who played each role (work, review, control, critique); absent before it existed. */

@@ -77,11 +77,11 @@ function kindOf(entry: string): string {
  * and the trial's level renamed to task.md (runner/eval/trial.ts freshCopy).
  */
 export function expectedCopy(planned: TaskFiles, variantFile: string | undefined): TaskFiles {
-  if (variantFile === undefined) return planned;
   const out: TaskFiles = {};
   for (const [name, entry] of Object.entries(planned))
     if (!/^task\.[^./]+\.md$/.test(name)) out[name] = entry;
-  const chosen = planned[variantFile];
-  if (chosen !== undefined) out["task.md"] = chosen; // renamed over any task.md of the folder
+  // The default variant is the folder's own task.md; a named one is renamed over it.
+  const chosen = planned[variantFile ?? "task.md"];
+  if (chosen !== undefined) out["task.md"] = chosen;
   return out;
 }

@@ -179,13 +179,12 @@ async function freshCopy(o: TrialOptions): Promise<string> {
   rmSync(copy, { recursive: true, force: true });
   cpSync(task.dir, copy, { recursive: true, verbatimSymlinks: true, errorOnExist: true });
   const chosen = o.trial.variant === DEFAULT_VARIANT ? undefined : `task.${variant.name}.md`;
-  if (chosen) {
-    // Every other description of the task goes, also the levels this eval does not run: an agent
-    // given the short description must not read the long one beside it.
-    for (const name of readdirSync(copy))
-      if (/^task\.[^.]+\.md$/.test(name) && name !== chosen) rmSync(join(copy, name), { force: true });
-    renameSync(join(copy, chosen), join(copy, "task.md"));
-  }
+  // Every other description of the task goes, also the levels this eval does not run (and the
+  // folder's own task.md when a level is chosen): an agent given the short description must not
+  // read the long one beside it.
+  for (const name of readdirSync(copy))
+    if (/^task\.[^.]+\.md$/.test(name) && name !== chosen) rmSync(join(copy, name), { force: true });
+  if (chosen) renameSync(join(copy, chosen), join(copy, "task.md"));
   if (task.files) {
     const difference = firstDifference(expectedCopy(task.files, chosen), await taskFiles(copy));
     if (difference)
@@ -265,6 +264,14 @@ function ending(
   result: RunResult | undefined,
   failure: unknown,
 ): Pick<TrialResult, "status" | "verdict" | "exitCode" | "cause"> {
+  // A person paused the trial's run (scifi ctl): no verdict yet, not the task's failure.
+  if (result?.paused)
+    return {
+      status: "error",
+      verdict: "ERROR",
+      exitCode: 5,
+      cause: `paused after phase ${result.paused.phase}`,
+    };
   if (result) {
     const exitCode = exitCodeOfOutcome(result.outcome);
     const { status, reason } = result.outcome;

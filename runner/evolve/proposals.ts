@@ -10,6 +10,7 @@
 // The same test on the runs with integrity events (docs/integrity.md) proposes a demotion too.
 // (Just over 500 lines: every proposal builder shares base, withChange and the evidence shape here.)
 
+import { inlineText } from "../markdown-quote.ts";
 import { sha256 } from "../sha256.ts";
 import { visibleBlock } from "../terminal-text.ts";
 import { appendBlock, EditError, removeModel, setRank, unifiedDiff } from "./edit.ts";
@@ -469,6 +470,15 @@ function memoryProposals(
     }));
 }
 
+/**
+ * One recurring finding as a list item of the work agent's prompt: a review wrote its text (from
+ * what the agent did), so it is one line of plain text (inlineText: no heading, fence, HTML comment,
+ * link or second item of its own); its lines are joined with spaces.
+ */
+export function findingItem(f: Pick<RecurringFinding, "text" | "runs">): string {
+  return `- ${inlineText(f.text.replace(/\n/g, " "))} (${f.runs.length} runs)`;
+}
+
 function promptProposal(recurring: RecurringFinding[], inputs: ProposalInputs, base: Base): EvolveProposal {
   const top = recurring.slice(0, 5);
   const summary = inputs.findingsSummary;
@@ -483,7 +493,7 @@ function promptProposal(recurring: RecurringFinding[], inputs: ProposalInputs, b
         "## Lessons from earlier runs (scifi evolve)",
         "",
         "Reviews of earlier runs found these again and again; check for them before you report done:",
-        ...top.map((f) => `- ${visibleBlock(f.text).replace(/\n/g, " ")} (${f.runs.length} runs)`),
+        ...top.map(findingItem),
       ];
   const proposal: EvolveProposal = {
     ...base("prompt", "work-prompt", top.map((f) => normalText(f.text)).join("\0")),

@@ -5,6 +5,7 @@
 // `skipRefused`, when the refused ones are named and left out).
 import { closeSync, openSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeAtomicWith } from "../atomic-write.ts";
 import { Redactor } from "../audit/redact.ts";
 import { writeAtif } from "./atif.ts";
 import { ExportGuard, ExportRefused } from "./guard.ts";
@@ -263,19 +264,14 @@ function dedupe(runs: ExportRun[]): ExportRun[] {
   });
 }
 
-/** Puts the finished file in place (a rename where it can, a copy across file systems). */
+/** Puts the finished file in place (a rename where it can, an atomic copy across file systems). */
 function renameOrCopy(from: string, to: string): void {
   try {
     renameSync(from, to);
   } catch {
-    const tmp = `${to}.scifi-export-${process.pid}`;
-    const fd = openSync(tmp, "w", 0o644);
-    try {
-      new Sink(fd).copyFrom(from);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, to);
+    writeAtomicWith(to, (fd) => new Sink(fd).copyFrom(from), {
+      tempFile: `${to}.scifi-export-${process.pid}`,
+    });
     rmSync(from, { force: true });
   }
 }

@@ -1,5 +1,6 @@
-// `scifi import harbor`: a Harbor / Terminal-Bench task folder (task.toml, instruction.md,
-// environment/Dockerfile, tests/test.sh, solution/solve.sh) as a SAM folder.
+// `scifi import harbor`: a Harbor task folder (task.toml, instruction.md, environment/Dockerfile,
+// tests/test.sh, solution/solve.sh), or an older Terminal-Bench one (task.yaml, Dockerfile,
+// run-tests.sh, tests/, solution.sh), as a SAM folder.
 //
 // The mapping keeps scifi's trust model (docs/loop.md, "Checks in stages"): Harbor runs its tests in
 // the container the agent worked in; here they become hidden assets run by a **compare stage**,
@@ -8,14 +9,24 @@
 // stage before it declares those outputs. Harbor's fixed paths are rewritten in the copies of the
 // tests: /tests -> the hidden tests, /logs/verifier -> a scratch folder, /app -> the outputs. The
 // reward (reward.txt, or every metric of reward.json) must reach the pass threshold (default 1).
+// Commands of the tests that fetch software are mapped to the image's tools or make the task
+// unpassable here (fetch-map.ts): refused unless `allowUnpassable`, then recorded in the SAM.
 // What cannot be mapped (base image, GPU types, build steps, users, environment variables,
-// Harbor's default of open internet) is listed, printed and written to harbor-import.md.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+// Harbor's default of open internet, compose files, files nothing copies) is listed, printed and
+// written to harbor-import.md.
+import { lstatSync, readdirSync, writeFileSync } from "node:fs";
+import { basename, join, relative } from "node:path";
+import { scifiHome } from "../paths.ts";
+import { loadSitePolicy, sitePolicyPath } from "../policy/site.ts";
 import { parseSamString } from "../sam/parse.ts";
 import { type DockerfileFacts, readDockerfile } from "./dockerfile.ts";
-import { type HarborConfig, HarborImportError, readHarborConfig } from "./harbor-config.ts";
+import { mapFetches } from "./fetch-map.ts";
+import { linkOnTheWay, listTree, readBytes, readText, write } from "./files.ts";
+import { type HarborConfig, HarborImportError } from "./harbor-config.ts";
+import { CHECKS, demoteHeadings, quoteVerbatim, rewardRule, verifier } from "./harbor-text.ts";
+import { dockerProbe, type ImageProbe } from "./image-tools.ts";
 import { stagedImport } from "./output-gate.ts";
+import { leftOver, readTaskSource, type TaskSource } from "./task-source.ts";
 
 export { HarborImportError } from "./harbor-config.ts";
 
@@ -26,90 +37,92 @@ export interface HarborImportOptions {
   passThreshold?: number;
   /** The scifi home whose skills library the gate checks skill names against (default: SCIFI_HOME). */
   home?: string;
+  /** The image the checks will run in: written as `image:`; absent, the site's default image. */
+  image?: string;
+  /** Import a task whose tests cannot work here anyway, recorded as `unpassable:` in the SAM. */
+  allowUnpassable?: boolean;
+  /** Asks the image what it holds (default: docker run). */
+  probe?: ImageProbe;
 }
 
 export interface HarborImport {
   outDir: string;
   sam: string;
+  layout: "harbor" | "terminal-bench";
   /** What was mapped, each as `Harbor thing -> SAM thing`. */
   mapped: string[];
   /** What was not mapped, and why. */
   unmapped: string[];
+  /** Lines of the tests no mapping exists for (`file:line: why`); non-empty only with allowUnpassable. */
+  unpassable: string[];
   /** The agent's files the hidden tests read (the run stage's declared outputs). */
   outputs: string[];
+  /** The image the fetches were mapped against. */
+  image: string;
+  /** The reference solution (not copied): its folder and the script Harbor runs in the working folder. */
+  solution?: { dir: string; script: string };
 }
 
-/** Folder of the hidden tests and the generated verifier inside the SAM folder. */
-const CHECKS = "checks/harbor";
-const MAX_FILE_BYTES = 64 * 2 ** 20;
-const MAX_FILES = 2_000;
+/** The task's tests cannot pass here: each line and why, and what to do. */
+export class UnpassableImport extends HarborImportError {
+  override name = "UnpassableImport";
+  readonly lines: string[];
+  constructor(lines: string[], image: string) {
+    super(
+      `the task cannot pass here: its tests fetch or install software, checks run without network, and ${image} offers no replacement for:\n${lines.map((l) => `  ${l}`).join("\n")}\nUse an image that holds what they install (--image), edit the tests, or import anyway with --allow-unpassable (recorded in the SAM as \`unpassable:\`)`,
+    );
+    this.lines = lines;
+  }
+}
+
 /** Extensions of code: a compare stage reads outputs as data, never runs them. */
 const CODE = /\.(py|sh|bash|c|cc|cpp|h|hpp|f|f90|v|sv|js|ts|rb|pl|r|jl|go|rs|java|mod|so)$/i;
-const NETWORKY = /\b(apt-get|apt|pip3?|uv|uvx|curl|wget|npm|conda)\b/;
 
 export function importHarbor(
   taskDir: string,
   outDir: string,
   options: HarborImportOptions = {},
 ): HarborImport {
-  const need = (rel: string, kind: "file" | "dir") => {
-    const s = lstatSync(join(taskDir, rel), { throwIfNoEntry: false });
-    const ok = kind === "file" ? s?.isFile() : s?.isDirectory();
-    if (!ok)
-      throw new HarborImportError(
-        `${join(taskDir, rel)}: ${s ? `not a regular ${kind === "file" ? "file" : "folder"}` : "missing"}; a Harbor task folder holds task.toml, instruction.md, environment/ and tests/test.sh`,
-      );
-  };
-  if (!lstatSync(taskDir, { throwIfNoEntry: false })?.isDirectory())
-    throw new HarborImportError(`${taskDir} is not a folder; pass a Harbor task folder (with task.toml)`);
-  need("task.toml", "file");
-  need("instruction.md", "file");
-  need("tests", "dir");
-  need("tests/test.sh", "file");
-  const config = readHarborConfig(readText(join(taskDir, "task.toml")), join(taskDir, "task.toml"));
+  const source = readTaskSource(taskDir);
+  const config = source.config;
   if (config.steps > 0)
     throw new HarborImportError(
-      `${join(taskDir, "task.toml")}: a multi-step task ([[steps]], ${config.steps}) cannot be imported: write one SAM per step with sub-SAMs by hand`,
+      `${join(taskDir, source.configName)}: a multi-step task ([[steps]], ${config.steps}) cannot be imported: write one SAM per step with sub-SAMs by hand`,
     );
-  const instruction = readText(join(taskDir, "instruction.md")).trim();
+  const instruction = source.instruction.trim();
   if (instruction === "")
-    throw new HarborImportError(`${join(taskDir, "instruction.md")} is empty: it is the task's To-do`);
-  const dockerfile = join(taskDir, "environment", "Dockerfile");
-  const docker: DockerfileFacts = lstatSync(dockerfile, { throwIfNoEntry: false })?.isFile()
-    ? readDockerfile(readText(dockerfile))
-    : readDockerfile("");
+    throw new HarborImportError(`${source.instructionFile} holds no instruction: it is the task's To-do`);
+  const docker: DockerfileFacts = readDockerfile(source.dockerfile ? readText(source.dockerfile) : "");
   const out = lstatSync(outDir, { throwIfNoEntry: false });
   if (out && (!out.isDirectory() || readdirSync(outDir).length > 0))
     throw new HarborImportError(`${outDir} exists and is not an empty folder; choose another output (-o)`);
 
-  const mapped: string[] = [];
+  const mapped: string[] = [...source.mapped];
   const unmapped: string[] = [];
   const threshold = options.passThreshold ?? 1;
   const workdir = docker.workdir;
+  const image =
+    options.image ?? loadSitePolicy(sitePolicyPath(options.home ?? scifiHome()), false).policy.defaultImage;
 
-  // The hidden tests, with Harbor's fixed paths rewritten; the outputs they read are collected.
-  const tests = listTree(join(taskDir, "tests"));
+  // The hidden tests: fetches mapped to the image or refused, Harbor's fixed paths rewritten, the
+  // outputs they read collected.
+  const fetches = mapFetches(source.tests, image, options.probe ?? dockerProbe);
+  if (fetches.unpassable.length > 0 && !options.allowUnpassable)
+    throw new UnpassableImport(fetches.unpassable, image);
   const found = new Set<string>();
   const rewritten = new Map<string, string>();
-  for (const rel of tests) {
-    const text = readText(join(taskDir, "tests", rel));
+  for (const test of source.tests) {
+    const text = fetches.texts.get(test.rel) ?? test.text;
     for (const path of pathsUnder(text, workdir)) found.add(path);
     const run = runsAgentFile(text, workdir);
     if (run)
       throw new HarborImportError(
-        `tests/${rel} runs ${run}, the agent's file, as a program: a scifi compare stage reads the agent's files as data only (docs/loop.md, "Checks in stages"); split the test into a run stage that executes it and a compare stage by hand`,
+        `${test.origin} runs ${run}, the agent's file, as a program: a scifi compare stage reads the agent's files as data only (docs/loop.md, "Checks in stages"); split the test into a run stage that executes it and a compare stage by hand`,
       );
-    const lines = text.split("\n");
-    lines.forEach((line, i) => {
-      // Named by program only: the notes sit in the task folder, and the tests are hidden.
-      const program = line.trimStart().startsWith("#") ? undefined : NETWORKY.exec(line)?.[1];
-      if (program)
-        unmapped.push(
-          `tests/${rel}:${i + 1} runs ${program}, which fetches or installs software: checks run without network; the image must already hold it`,
-        );
-    });
-    rewritten.set(rel, rewritePaths(text, workdir));
+    rewritten.set(test.rel, rewritePaths(text, workdir));
   }
+  mapped.push(...fetches.mapped);
+  unmapped.push(...fetches.notes);
   for (const o of options.outputs ?? []) found.add(o.replace(/^\.\//, ""));
   const outputs = [...found].sort();
   if (outputs.length === 0)
@@ -131,31 +144,7 @@ export function importHarbor(
   // Written into a staging folder beside the output, put through the one SAM gate there and moved
   // into place only when it passes: a refused import leaves nothing behind (output-gate.ts).
   return stagedImport(outDir, options.home, (dir) => {
-    for (const copy of docker.copies) {
-      const from = join(taskDir, "environment", copy.from);
-      if (linkOnTheWay(taskDir, from))
-        throw new HarborImportError(
-          `Dockerfile line ${copy.line}: COPY ${copy.from} passes through a symbolic link or leaves environment/; the import copies files of the task only (replace the link by the folder it names)`,
-        );
-      const s = lstatSync(from, { throwIfNoEntry: false });
-      if (!s || s.isSymbolicLink() || !(s.isFile() || s.isDirectory())) {
-        unmapped.push(
-          `Dockerfile line ${copy.line}: COPY ${copy.from}: not a file or folder in environment/`,
-        );
-        continue;
-      }
-      const targets = s.isFile()
-        ? [{ src: from, dst: copy.into ? join(copy.to, basename(copy.from)) : copy.to }]
-        : listTree(from).map((rel) => ({ src: join(from, rel), dst: join(copy.to, rel) }));
-      for (const { src, dst } of targets) {
-        if (dst === "task.md" || dst === "harbor-import.md" || dst.startsWith("checks/"))
-          throw new HarborImportError(
-            `Dockerfile line ${copy.line} copies into ${dst}, which the SAM folder uses itself`,
-          );
-        write(dir, dst, readBytes(src));
-      }
-      mapped.push(`Dockerfile line ${copy.line} COPY ${copy.from} -> ${copy.to || "."} in the task folder`);
-    }
+    const copied = copyStartingFiles(source, docker, dir, mapped, unmapped);
     for (const [rel, text] of rewritten) write(dir, join(CHECKS, "tests", rel), text);
     write(dir, join(CHECKS, "verify.sh"), verifier(threshold));
     const assets = [
@@ -170,15 +159,24 @@ export function importHarbor(
       `${workdir} (Harbor's working folder) -> the task folder; the tests read ${outputs.join(", ")} as declared outputs`,
     );
 
-    const meta = metadata(config, taskDir, mapped, unmapped);
+    const meta = metadata(config, taskDir, mapped, unmapped, source.configName);
+    if (options.image) {
+      meta.push(`image: ${JSON.stringify(options.image)}`);
+      mapped.push(`--image ${options.image} -> image: (the image the tests' tools were looked up in)`);
+    }
+    const unpassable = fetches.unpassable;
+    if (unpassable.length > 0) {
+      // The SAM is visible to the agent: lines are named, hidden tests never quoted.
+      const where = unpassable.map((u) => u.split(": ")[0]).join(", ");
+      meta.push(
+        `unpassable: ${JSON.stringify(`imported with --allow-unpassable: no solution can pass here; the tests fetch software over the network at ${where} (harbor-import.md)`)}`,
+      );
+    }
     for (const d of docker.unmapped)
       unmapped.push(
         `Dockerfile line ${d.line}: \`${d.text.slice(0, 100)}\`: the sandbox uses the site's image (set \`image:\` to one that has what this builds)`,
       );
-    if (lstatSync(join(taskDir, "solution"), { throwIfNoEntry: false }))
-      unmapped.push(
-        "solution/ is not copied: the agent would see it (Harbor's oracle solution; apply it yourself to check the checks)",
-      );
+    unmapped.push(...leftOver(source, copied));
 
     const sam = join(dir, "task.md");
     const text = (todo: string) => samText(meta, config, todo, outputs, assets, workdir, threshold);
@@ -189,22 +187,81 @@ export function importHarbor(
       // unclosed fence): quoted whole in a fence, it stays verbatim and the To-do stays one section.
       samSource = text(quoteVerbatim(instruction));
       mapped.push(
-        `instruction.md -> the To-do, quoted verbatim in a fence: as Markdown it would have been read as SAM structure (${structure[0]})`,
+        `${basename(source.instructionFile)} -> the To-do, quoted verbatim in a fence: as Markdown it would have been read as SAM structure (${structure[0]})`,
       );
       const still = samErrors(samSource, sam);
       if (still.length > 0)
         throw new HarborImportError(
-          `${join(taskDir, "instruction.md")}: the imported SAM would not validate: ${still.join("; ")}`,
+          `${source.instructionFile}: the imported SAM would not validate: ${still.join("; ")}`,
         );
     }
     writeFileSync(sam, samSource);
-    const result: HarborImport = { outDir, sam: join(outDir, "task.md"), mapped, unmapped, outputs };
+    const result: HarborImport = {
+      outDir,
+      sam: join(outDir, "task.md"),
+      layout: source.layout,
+      mapped,
+      unmapped,
+      unpassable,
+      outputs,
+      image,
+      ...(source.solution ? { solution: source.solution } : {}),
+    };
     writeFileSync(join(dir, "harbor-import.md"), notesText(taskDir, result));
     return result;
   });
 }
 
-function metadata(config: HarborConfig, taskDir: string, mapped: string[], unmapped: string[]): string[] {
+/** The Dockerfile's COPY lines into the working folder, as the task folder's starting files. */
+function copyStartingFiles(
+  source: TaskSource,
+  docker: DockerfileFacts,
+  dir: string,
+  mapped: string[],
+  unmapped: string[],
+): Set<string> {
+  const copied = new Set<string>();
+  for (const copy of docker.copies) {
+    const from = join(source.context, copy.from);
+    if (linkOnTheWay(source.dir, from))
+      throw new HarborImportError(
+        `Dockerfile line ${copy.line}: COPY ${copy.from} passes through a symbolic link or leaves ${source.layout === "harbor" ? "environment/" : "the task folder"}; the import copies files of the task only (replace the link by the folder it names)`,
+      );
+    const top = relative(source.dir, from).split("/")[0] ?? "";
+    if (source.hidden.has(top) || source.hidden.has(relative(source.dir, from)))
+      throw new HarborImportError(
+        `Dockerfile line ${copy.line}: COPY ${copy.from} would hand the agent the task's tests or solution; remove that line (the import hides them from the agent)`,
+      );
+    const s = lstatSync(from, { throwIfNoEntry: false });
+    if (!s || s.isSymbolicLink() || !(s.isFile() || s.isDirectory())) {
+      unmapped.push(
+        `Dockerfile line ${copy.line}: COPY ${copy.from}: not a file or folder in ${source.layout === "harbor" ? "environment/" : "the task folder"}`,
+      );
+      continue;
+    }
+    const targets = s.isFile()
+      ? [{ src: from, dst: copy.into ? join(copy.to, basename(copy.from)) : copy.to }]
+      : listTree(from).map((rel) => ({ src: join(from, rel), dst: join(copy.to, rel) }));
+    for (const { src, dst } of targets) {
+      if (dst === "task.md" || dst === "harbor-import.md" || dst.startsWith("checks/"))
+        throw new HarborImportError(
+          `Dockerfile line ${copy.line} copies into ${dst}, which the SAM folder uses itself`,
+        );
+      write(dir, dst, readBytes(src));
+      copied.add(relative(source.dir, src));
+    }
+    mapped.push(`Dockerfile line ${copy.line} COPY ${copy.from} -> ${copy.to || "."} in the task folder`);
+  }
+  return copied;
+}
+
+function metadata(
+  config: HarborConfig,
+  taskDir: string,
+  mapped: string[],
+  unmapped: string[],
+  configName: string,
+): string[] {
   const lines: string[] = [];
   const raw = (config.name ?? basename(taskDir)).split("/").at(-1) ?? "task";
   const name = raw.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "harbor-task";
@@ -235,7 +292,9 @@ function metadata(config: HarborConfig, taskDir: string, mapped: string[], unmap
     mapped.push("environment.allow_internet = true -> network: true (the site policy still decides)");
   } else if (config.allowInternet === undefined) {
     unmapped.push(
-      "environment.allow_internet is not set: Harbor allows the internet by default, scifi denies it; add `network: true` if the task needs it",
+      configName === "task.yaml"
+        ? "task.yaml says nothing of the network: Terminal-Bench allows the internet, scifi denies it; add `network: true` if the task needs it"
+        : "environment.allow_internet is not set: Harbor allows the internet by default, scifi denies it; add `network: true` if the task needs it",
     );
   } else mapped.push("environment.allow_internet = false -> no network (scifi's default)");
   if (config.difficulty !== undefined) {
@@ -270,7 +329,7 @@ function metadata(config: HarborConfig, taskDir: string, mapped: string[], unmap
     unmapped.push(
       `${u.where} = ${JSON.stringify(u.user)}: sandboxes run as the invoking user, never another`,
     );
-  for (const k of config.unknown) unmapped.push(`task.toml ${k}: no SAM key for it`);
+  for (const k of config.unknown) unmapped.push(`${configName} ${k}: no SAM key for it`);
   return lines;
 }
 
@@ -316,58 +375,28 @@ ${todo}
 }
 
 function notesText(taskDir: string, r: HarborImport): string {
-  return `# Imported from Harbor
+  const list = (items: string[]) => items.map((m) => `- ${m}`).join("\n");
+  const unpassable = r.unpassable.length
+    ? `\n## Cannot pass here (imported with --allow-unpassable; the SAM says \`unpassable:\`)\n${list(r.unpassable)}\n`
+    : "";
+  return `# Imported from ${r.layout === "harbor" ? "Harbor" : "Terminal-Bench (task.yaml)"}
 
 Source: \`${taskDir}\`. SAM: \`task.md\` (\`scifi validate\` it; \`scifi plan\` shows the sandbox).
-
+The tests' tools were looked up in the image \`${r.image}\`.
+${unpassable}
 ## Mapped
-${r.mapped.map((m) => `- ${m}`).join("\n")}
+${list(r.mapped)}
 
 ## Not mapped
-${r.unmapped.length ? r.unmapped.map((m) => `- ${m}`).join("\n") : "- (nothing)"}
+${r.unmapped.length ? list(r.unmapped) : "- (nothing)"}
 `;
 }
-
-const rewardRule = (t: number): string => `reward.txt, or every metric of reward.json, at least ${t}`;
 
 /** The errors a SAM parse of `text` (as the file `file`) reports, formatted. */
 function samErrors(text: string, file: string): string[] {
   return parseSamString(text, file)
     .diagnostics.filter((d) => d.severity === "error")
     .map((d) => `line ${d.line}: ${d.message}`);
-}
-
-/** The instruction inside a tilde fence longer than any tilde run in it, so nothing in it closes it. */
-function quoteVerbatim(text: string): string {
-  const longest = Math.max(0, ...[...text.matchAll(/~+/g)].map((m) => m[0].length));
-  const fence = "~".repeat(Math.max(3, longest + 1));
-  return `The task's instruction, verbatim (Harbor's \`instruction.md\`; its Markdown is quoted, not part of this SAM):
-
-${fence}markdown
-${text}
-${fence}`;
-}
-
-/** Instruction headings two levels deeper, so they sit inside the To-do section (code blocks untouched). */
-function demoteHeadings(text: string): string {
-  let fence: string | undefined;
-  return text
-    .split("\n")
-    .map((line) => {
-      const f = /^\s*(`{3,}|~{3,})/.exec(line);
-      if (f) {
-        const mark = (f[1] as string)[0] as string;
-        if (fence === undefined) fence = mark;
-        else if (fence === mark) fence = undefined;
-        return line;
-      }
-      if (fence !== undefined) return line;
-      const h = /^(#{1,6})(\s.*)$/.exec(line);
-      if (!h) return line;
-      const level = (h[1] as string).length + 2;
-      return level <= 6 ? `${"#".repeat(level)}${h[2]}` : `**${(h[2] as string).trim()}**`;
-    })
-    .join("\n");
 }
 
 /** Paths `<workdir>/x` a test names, relative to the workdir (the agent's files it reads). */
@@ -396,89 +425,4 @@ function rewritePaths(text: string, workdir: string): string {
     .replace(at(workdir), "/task/outputs");
 }
 
-/** The compare stage: Harbor's test.sh, then its reward against the threshold. */
-function verifier(threshold: number): string {
-  return `# Generated by scifi import harbor: runs Harbor's tests/test.sh on the agent's declared outputs
-# (/task/outputs) and passes when ${rewardRule(threshold)}.
-set -u
-rm -rf /task/.harbor && mkdir -p /task/.harbor/verifier /task/.harbor/work
-cd /task/.harbor/work
-bash /task/${CHECKS}/tests/test.sh
-echo "test.sh exited $? (Harbor judges by the reward, not the exit code)"
-python3 - /task/.harbor/verifier ${threshold} <<'PY'
-import json, math, os, sys
-folder, threshold = sys.argv[1], float(sys.argv[2])
-txt, js = os.path.join(folder, "reward.txt"), os.path.join(folder, "reward.json")
-if os.path.isfile(js):
-    with open(js) as f:
-        rewards = json.load(f)
-    if not isinstance(rewards, dict) or not rewards:
-        sys.exit("reward.json is not an object of metrics")
-elif os.path.isfile(txt):
-    with open(txt) as f:
-        rewards = {"reward": float(f.read().strip())}
-else:
-    sys.exit("test.sh wrote neither reward.txt nor reward.json")
-low = []
-for name, value in rewards.items():
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        sys.exit(f"metric {name} is not a number: {value!r}")
-    print(f"{name} = {value}")
-    if value < threshold:
-        low.append(name)
-if low:
-    sys.exit(f"below {threshold}: {', '.join(low)}")
-print("every metric reached", threshold)
-PY
-`;
-}
-
-/** Regular files under `dir` (relative paths, sorted); a link, device or FIFO is an error. */
-function listTree(dir: string, prefix = ""): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(join(dir, prefix)).sort()) {
-    const rel = prefix === "" ? name : `${prefix}/${name}`;
-    const s = lstatSync(join(dir, rel));
-    if (s.isDirectory()) out.push(...listTree(dir, rel));
-    else if (s.isFile()) out.push(rel);
-    else
-      throw new HarborImportError(
-        `${join(dir, rel)} is not a regular file or folder (a link?); refusing to import it`,
-      );
-    if (out.length > MAX_FILES) throw new HarborImportError(`${dir} holds more than ${MAX_FILES} files`);
-  }
-  return out;
-}
-
-function readBytes(file: string): Buffer {
-  const s = lstatSync(file);
-  if (!s.isFile()) throw new HarborImportError(`${file} is not a regular file; refusing to read it`);
-  if (s.size > MAX_FILE_BYTES)
-    throw new HarborImportError(`${file} is ${s.size} bytes, over ${MAX_FILE_BYTES}`);
-  return readFileSync(file);
-}
-
-const readText = (file: string): string => readBytes(file).toString("utf8");
-
-function write(root: string, rel: string, data: string | Buffer): void {
-  const file = join(root, rel);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, data);
-}
-
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
-/**
- * Whether a folder between the task folder and `path` is a link (or `path` leaves the task folder):
- * a COPY through `environment/sub -> /elsewhere` would copy a file from outside the task.
- */
-function linkOnTheWay(taskDir: string, path: string): boolean {
-  const rel = relative(taskDir, path);
-  if (rel.startsWith("..") || isAbsolute(rel)) return true;
-  let at = taskDir;
-  for (const part of rel.split(sep).slice(0, -1)) {
-    at = join(at, part);
-    if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink() !== false) return true;
-  }
-  return false;
-}

@@ -9,6 +9,7 @@
 // (AuditTape.anchor()): `scifi audit verify` checks the tape against it (runner/audit/anchor.ts).
 
 import { existsSync, readFileSync, statSync, truncateSync } from "node:fs";
+import { visibleJson } from "../terminal-text.ts";
 import { appendDurably } from "./entries.ts";
 import type { HistoryEvent, HistoryRecord } from "./history-events.ts";
 import { promptEvent, taskDirOf } from "./prompt-history.ts";
@@ -28,7 +29,10 @@ export class HistoryTape {
 
   append(event: HistoryEvent): HistoryRecord {
     const record = { seq: this.#seq + 1, time: new Date().toISOString(), ...event } as HistoryRecord;
-    appendDurably(this.file, `${JSON.stringify(record)}\n`);
+    // One event a line for every reader: visibleJson writes U+2028, U+2029, NEL and every other
+    // non-printing code point as a \u escape (JSON.stringify leaves them raw, and Python's
+    // splitlines() or an editor breaks a line there); JSON.parse reads the same event back.
+    appendDurably(this.file, `${visibleJson(record)}\n`);
     this.#seq++;
     return record;
   }

@@ -6,6 +6,7 @@
 // Agents never reach this code (it is the CLI's); the runner only appends proposals.
 import { existsSync, readFileSync } from "node:fs";
 import { homePaths } from "../paths.ts";
+import { foldRow, LISTING_WIDTH, visible, visibleLines } from "../terminal-text.ts";
 import { appendEntry, parseEntries } from "./entries.ts";
 
 export interface Proposal {
@@ -15,6 +16,21 @@ export interface Proposal {
   meta: string;
   body: string;
   status: "pending" | "accepted" | "rejected";
+}
+
+/**
+ * A proposal as `scifi memory list` prints it: a final review wrote it, so it is shown as it is (an
+ * ESC[8m span, a CR as escapes, never obeyed), and every line is folded at LISTING_WIDTH columns
+ * with a mark on each further row (`  + `, `    + ` in the body): a terminal soft-wraps no row, so
+ * no text of the proposal is drawn at column 0, where it would pass for another proposal's header.
+ */
+export function renderProposal(p: Proposal): string[] {
+  const fold = (line: string) => foldRow(line, { first: "", continuation: "  + ", width: LISTING_WIDTH });
+  return [
+    ...fold(`${visible(p.id)}  [${p.status}]  ${visible(p.title)}`),
+    ...fold(`  ${visible(p.meta)}`),
+    ...visibleLines(p.body, { prefix: "    ", continuation: "    + ", width: LISTING_WIDTH }),
+  ];
 }
 
 /** The id suffix of a decision entry about proposal `id`. */

@@ -107,7 +107,7 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
         bytes += stat.blocks * 512;
         if (bytes > options.maxBytes) {
           throw new CopyTooLarge(
-            `the task folder takes more than ${options.maxBytes} bytes on disk; the checks' copy stops there`,
+            `the task folder takes more than ${sizeText(options.maxBytes)} on disk (allocated blocks, holes not counted; reached at ${showPath(childRel)}), so the checks cannot have a copy of it of their own and none runs. Keep large data outside the task folder, in a declared mount (SAM \`mounts:\`, read-only in the checks)`,
           );
         }
         try {
@@ -131,6 +131,18 @@ export function copyForChecks(src: string, dest: string, options: CopyOptions): 
   for (const { to, mode } of modes.reverse()) chmodSync(to, mode);
   if (options.owner) chownSync(dest, options.owner.uid, options.owner.gid);
   return skipped;
+}
+
+/** Bytes as a person reads them: GiB or MiB when whole, else bytes. */
+function sizeText(bytes: number): string {
+  for (const [unit, size] of [
+    ["GiB", 1024 ** 3],
+    ["MiB", 1024 ** 2],
+    ["KiB", 1024],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 let sparseCopies = 0;

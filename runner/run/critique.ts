@@ -7,6 +7,7 @@ import { checkFinding, checkTrace, cutLine, TaskFileReader } from "../critique/c
 import { specItems } from "../critique/items.ts";
 import type { CritiqueMode, CritiqueRecord, Trace } from "../critique/schema.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { fenceBlock, inlineText } from "../markdown-quote.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 
@@ -116,10 +117,9 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
   for (const [file, at] of cited) {
     const read = reader.lines(file);
     if ("problem" in read) {
-      parts.push(`### ${file}\n\n(not read: ${read.problem})`);
+      parts.push(`### ${inlineText(file)}\n\n(not read: ${inlineText(read.problem)})`);
       continue;
     }
-    if (read.link) parts.push(`### ${file} (a link to ${read.link})`);
     const all = !read.window && read.lines.at(-1) === "" ? read.lines.slice(0, -1) : read.lines;
     const keep = new Set<number>();
     if (all.length <= WHOLE_FILE_LINES) for (let n = 1; n <= all.length; n++) keep.add(n);
@@ -140,7 +140,11 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
     if (read.window) numbered.push(`(the file is larger; only its first lines were read)`);
     if (budget <= 0) numbered.push(`(cut: more than ${MAX_CODE_LINES} lines of cited code)`);
     else if (chars <= 0) numbered.push(`(cut: more than ${MAX_CODE_CHARS} characters of cited code)`);
-    parts.push(`### ${file}\n\n\`\`\`\n${numbered.join("\n")}\n\`\`\``);
+    // The agent's file names and lines: one heading line, and a fence no line of theirs can close
+    // (a CR in a line would end it for a Markdown parser: shown as `\r`, as every control character).
+    // A link's target (a name the agent chose) goes on the file's one heading line, escaped too.
+    const link = read.link ? ` (a link to ${inlineText(read.link)})` : "";
+    parts.push(`### ${inlineText(file)}${link}\n\n${fenceBlock(numbered.join("\n"), "")}`);
   }
   return parts.join("\n\n");
 }

@@ -15,34 +15,31 @@
 // dirty pages are written back (fdatasync write-protects the mapping: the next write through it
 // faults and moves ctime); a ctime too close to the verification to be told apart from a later
 // write, and every file on a filesystem with no writeback (tmpfs), is read again every time.
-import {
-  closeSync,
-  constants,
-  fdatasyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  type Stats,
-  statfsSync,
-  writeFileSync,
-} from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, rmSync, type Stats, statfsSync, writeFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import type { ApprovalGate } from "../approval/gate.ts";
+import { writeFileAtomic } from "../atomic-write.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
-import { showPath } from "../policy/tree-walk.ts";
-import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { sha256 } from "../sha256.ts";
 import { shellQuote } from "../terminal-text.ts";
+import {
+  DeleteGuardCannotWatch,
+  DeleteGuardTooLarge,
+  diffSummary,
+  fingerprint,
+  flushPages,
+  RACY_MS,
+  regularFiles,
+  statInTask,
+  TMPFS_MAGIC,
+} from "./deletion-files.ts";
+
+export { DeleteGuardCannotWatch, DeleteGuardTooLarge, diffSummary };
 
 /** Default cap on what the runner copies at start (all files together). */
 export const DEFAULT_DELETE_GUARD_BYTES = 2 * 1024 ** 3;
-const MAX_ENTRIES = 200_000;
 /** Files of one find asked one request each; more than this at once are one request together. */
 export const MAX_FILE_REQUESTS = 20;
 
@@ -92,21 +89,6 @@ export interface DeletionGuardOptions {
    * afterPass text (undefined: the last tool call); the run records them (integrity events).
    */
   onUndone?: (removals: readonly Removal[], when: string | undefined) => void;
-}
-
-export class DeleteGuardTooLarge extends RunEnding {
-  override name = "DeleteGuardTooLarge";
-  constructor(message: string) {
-    super(message, { status: "blocked", limit: "approval" });
-  }
-}
-
-/** A task folder the guard cannot copy and watch whole (an unreadable folder, a name not UTF-8). */
-export class DeleteGuardCannotWatch extends RunEnding {
-  override name = "DeleteGuardCannotWatch";
-  constructor(message: string) {
-    super(message, { status: "blocked", limit: "approval" });
-  }
 }
 
 export class DeletionGuard {
@@ -422,104 +404,6 @@ export class DeletionGuard {
   }
 
   #save(): void {
-    const file = join(this.#o.dir, "index.json");
-    writeFileSync(`${file}.tmp`, JSON.stringify(this.#index), { mode: 0o600 });
-    renameSync(`${file}.tmp`, file);
+    writeFileAtomic(join(this.#o.dir, "index.json"), JSON.stringify(this.#index), { mode: 0o600 });
   }
-}
-
-const TMPFS_MAGIC = 0x01021994;
-/** A ctime this close to the verification may hide a write in the same clock tick. */
-const RACY_MS = 50;
-
-/**
- * Writes the file's dirty pages back (links not followed; a file that cannot be opened is read as
- * it is). Its use is the side effect: writeback write-protects every shared mapping of the pages.
- */
-function flushPages(path: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    fdatasyncSync(fd);
-  } catch {
-    // Not a regular file we can open: the read below says what it is.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** What a later check compares to skip a re-read: inode, size, mtime and ctime (nanoseconds). */
-function fingerprint(stat: Stats): string {
-  return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
-}
-
-/**
- * What a rewrite changed, for the request: the first difference (byte, and line for text) and how
- * many start lines are no longer in the new content (text up to 4 MiB).
- */
-export function diffSummary(start: Buffer, now: Buffer): string {
-  let at = 0;
-  const common = Math.min(start.length, now.length);
-  while (at < common && start[at] === now[at]) at++;
-  const isText = (b: Buffer) => b.length <= 4 * 1024 ** 2 && !b.subarray(0, 8192).includes(0);
-  if (!isText(start) || !isText(now)) return `first difference at byte ${at}`;
-  const line = start.subarray(0, at).toString("utf8").split("\n").length;
-  const before = start.toString("utf8").split("\n");
-  const after = new Set(now.toString("utf8").split("\n"));
-  const gone = before.filter((l) => l !== "" && !after.has(l)).length;
-  const of = before.filter((l) => l !== "").length;
-  return `first difference at byte ${at} (line ${line}); ${gone} of ${of} start line(s) gone`;
-}
-
-/** Regular files of the task folder (relative), never through a link; at most MAX_ENTRIES entries. */
-function regularFiles(taskDir: string): string[] {
-  const out: string[] = [];
-  let seen = 0;
-  const walk = (rel: string): void => {
-    let entries: import("node:fs").Dirent<Buffer>[];
-    try {
-      entries = readdirSync(rel ? join(taskDir, rel) : taskDir, { withFileTypes: true, encoding: "buffer" });
-    } catch (e) {
-      // Never skipped silently: a folder the copy cannot read would hold files nobody watches.
-      throw new DeleteGuardCannotWatch(
-        `approval: [delete] cannot read the folder ${JSON.stringify(rel || ".")} of the task folder (${(e as Error).message}); make it readable to the runner, or protect it with a read-only mount instead (docs/approval.md)`,
-      );
-    }
-    for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) {
-        throw new DeleteGuardTooLarge(
-          `approval: [delete] watches at most ${MAX_ENTRIES} entries of the task folder, and it holds more`,
-        );
-      }
-      const name = entry.name.toString("utf8");
-      if (!Buffer.from(name, "utf8").equals(entry.name)) {
-        // The guard's records and restores name files as text: a name that is not UTF-8 would be
-        // watched under another name (or not at all). Refused before the agent starts, never skipped.
-        throw new DeleteGuardCannotWatch(
-          `approval: [delete] needs file names that are UTF-8, and ${showPath(Buffer.concat([Buffer.from(rel ? `${rel}/` : ""), entry.name]))} in the task folder is not; rename it (e.g. convmv -f latin1 -t utf8), or protect that data with a read-only mount instead (docs/approval.md)`,
-        );
-      }
-      const child = rel ? `${rel}/${name}` : name;
-      if (entry.isDirectory()) walk(child);
-      else if (entry.isFile()) out.push(child);
-    }
-  };
-  walk("");
-  return out;
-}
-
-/** lstat of `rel` with every folder on the way lstat'ed too: a link or non-folder there means missing. */
-function statInTask(taskDir: string, rel: string, dirs: Map<string, boolean>): Stats | undefined {
-  const parts = rel.split("/");
-  let dir = "";
-  for (const part of parts.slice(0, -1)) {
-    dir = dir ? `${dir}/${part}` : part;
-    let ok = dirs.get(dir);
-    if (ok === undefined) {
-      ok = lstatOrUndefined(join(taskDir, dir))?.isDirectory() === true;
-      dirs.set(dir, ok);
-    }
-    if (!ok) return undefined;
-  }
-  return lstatOrUndefined(join(taskDir, rel));
 }

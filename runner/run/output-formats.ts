@@ -7,6 +7,7 @@
 import { InflateBudget, unpack } from "./output-containers.ts";
 import { hdf5Offset, hdf5Reference, printable } from "./output-hdf5.ts";
 import { isParquet, parquetReference } from "./output-parquet.ts";
+import { isCallingPickle, PICKLE_NAME } from "./output-pickle.ts";
 
 /** What an output names outside itself. */
 export interface FormatFinding {
@@ -44,7 +45,9 @@ export function outputFormatProblem(
   data: Buffer,
   options: OutputFormatOptions = {},
 ): string | undefined {
-  const found = findReference(data, options, new InflateBudget(options.inflateBytes ?? INFLATE_BYTES), 0);
+  const found =
+    pickleByName(rel) ??
+    findReference(data, options, new InflateBudget(options.inflateBytes ?? INFLATE_BYTES), 0);
   if (!found) return undefined;
   const where = found.inside ? ` (in ${found.inside})` : "";
   return `declared output ${rel} is refused: it is ${found.format}${where} holding ${found.what}, naming ${found.reference}; an output whose format can name another file could have the compare stage read a hidden check asset as the result. Write the data itself into the output (no links, external entities, includes or references to other files)`;
@@ -72,7 +75,7 @@ export function findReference(
         reference: "(not checked)",
       };
     for (const member of container.members) {
-      const inner = findReference(member.data, options, budget, depth + 1);
+      const inner = pickleByName(member.name) ?? findReference(member.data, options, budget, depth + 1);
       if (inner)
         return {
           ...inner,
@@ -83,6 +86,19 @@ export function findReference(
   // The whole file too, whatever it also is (an XML with a zip appended is both). Last, the names
   // themselves: a format this module does not know still cannot name them.
   return binaryReference(data) ?? textReference(data) ?? hiddenName(data, options.hiddenNames ?? []);
+}
+
+/**
+ * A file named as a pickle is loaded as one by the grader's library whatever its bytes (pandas and
+ * joblib also decompress it first), so the name alone refuses it.
+ */
+function pickleByName(name: string): FormatFinding | undefined {
+  if (!PICKLE_NAME.test(name)) return undefined;
+  return {
+    format: "a Python pickle (by its name)",
+    what: "a name a grader loads as a pickle (pandas.read_pickle, joblib.load), which runs code when loaded",
+    reference: "(any file)",
+  };
 }
 
 /** A hidden asset's name, anywhere in the bytes (also as UTF-16, as XML may be written). */
@@ -102,6 +118,13 @@ function binaryReference(data: Buffer): FormatFinding | undefined {
     return {
       format: "a Python pickle",
       what: "code a reader runs when it loads it",
+      reference: "(any file)",
+    };
+  // Protocols 0 and 1 have no header: the opcodes themselves (output-pickle.ts).
+  if (isCallingPickle(data))
+    return {
+      format: "a Python pickle (protocol 0 or 1, no header)",
+      what: "code a reader runs when it loads it (it imports or calls)",
       reference: "(any file)",
     };
   if (data.toString("latin1", 0, 6) === "\x93NUMPY") {

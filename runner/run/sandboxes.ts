@@ -139,7 +139,8 @@ const CHECK_ENV = {
 };
 
 /**
- * The work sandbox gets the grant as resolved. A check sandbox (a run stage) also gets whole asset
+ * The work sandbox gets the grant as resolved. A check sandbox (a run stage) sees every declared
+ * mount read-only (a `rw` one included: the check's writes must not outlive it), and gets whole asset
  * folders bound read-only from `assets`, the runner's folder built from its pristine copies (never
  * from a task-folder path the agent could have moved), no network, and a HOME that does not exist,
  * so no hook in a home folder (`usercustomize.py`, `.Rprofile`, `.profile`) runs; it never sees
@@ -168,7 +169,12 @@ export function phaseSpec(
         reason: "check asset folder (the runner's copy)",
       };
     });
-    return { ...closed, mounts: [...spec.mounts, ...folders], env: { ...spec.env, ...CHECK_ENV } };
+    // Every mount outside the task folder read-only, a declared `rw` one too: what a run stage wrote
+    // there would outlive its sandbox and reach the next check, the compare stage and the review.
+    // Inside the task folder, mounts move onto this check's own view (onCopy).
+    const inTask = (path: string) => path === spec.taskDir || path.startsWith(`${spec.taskDir}/`);
+    const mounts = spec.mounts.map((m) => (inTask(m.source) ? m : { ...m, readOnly: true }));
+    return { ...closed, mounts: [...mounts, ...folders], env: { ...spec.env, ...CHECK_ENV } };
   }
   if (role === "compare") {
     const inTask = (path: string) => path === spec.taskDir || path.startsWith(`${spec.taskDir}/`);

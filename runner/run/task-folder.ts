@@ -22,7 +22,22 @@ import {
 } from "./pristine.ts";
 
 /** The checks' copy of the task folder stops at this many allocated bytes (the run fails beyond). */
-const CHECK_COPY_MAX_BYTES = 16 * 1024 ** 3;
+export const CHECK_COPY_MAX_BYTES = 16 * 1024 ** 3;
+
+/**
+ * The cap in force: CHECK_COPY_MAX_BYTES, or lower when SCIFI_CHECK_COPY_MAX_BYTES says so (tests
+ * reach the cap without writing 16 GiB). It can only lower the cap; any other value is an error.
+ */
+export function checkCopyMaxBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SCIFI_CHECK_COPY_MAX_BYTES;
+  if (raw === undefined || raw === "") return CHECK_COPY_MAX_BYTES;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= 1 && value <= CHECK_COPY_MAX_BYTES))
+    throw new Error(
+      `SCIFI_CHECK_COPY_MAX_BYTES=${JSON.stringify(raw)} is not a whole number of bytes from 1 to ${CHECK_COPY_MAX_BYTES} (it can only lower the checks' copy cap); unset it or give such a number`,
+    );
+  return value;
+}
 
 /**
  * At run start: the runner's own copies of the SAM files and check assets (into `pristineDir`);
@@ -98,7 +113,7 @@ export class TaskFolderGuard {
     const { state, spec, history } = this.#records;
     const root = process.getuid?.() === 0;
     const skipped = copyForChecks(spec.taskDir, checkDir, {
-      maxBytes: CHECK_COPY_MAX_BYTES,
+      maxBytes: checkCopyMaxBytes(),
       ...(root ? { owner: spec.user } : {}),
     });
     if (skipped.length > 0) {

@@ -1,30 +1,31 @@
 // Which files a compare stage's script reads that its folder can never hold. A compare stage's
 // /task is the runner's folder (docs/loop.md, Checks in stages): the check assets and, under
-// outputs/, what the run stages declared with `outputs=`; nothing of the task folder. So a path it
-// names that is neither (`cmp answer.txt checks/ref.txt`) makes a check that can never pass,
-// whether or not the file exists in the task folder yet. A lint of the text: a path counts when
-// the task folder has it, or when it reads like a file name and nothing in the stage could have
-// written it before it is read.
+// outputs/, what the run stages before it declared with `outputs=`; nothing of the task folder. So
+// a path it names that is neither (`cmp answer.txt checks/ref.txt`) makes a check that can never
+// pass, whether or not the file exists in the task folder yet. A lint of the text alone: what the
+// task folder holds never counts (the agent writes it, so a file it leaves there must not make a
+// valid SAM invalid); a path counts when it reads like a file name and nothing in the stage could
+// have written it before it is read.
 import { posix } from "node:path";
 import { type LintCommand, type LintWord, lintCommands, WRAPPERS } from "./shell-lint.ts";
 
 export interface CompareFolder {
   /** Check assets, task-folder relative, `/`-separated. */
   assets: readonly string[];
-  /** Every run stage's declared outputs (`outputs=`), anywhere in the SAM. */
+  /** The outputs (`outputs=`) of the run stages that run before this compare stage in its check phase. */
   declared: readonly string[];
-  /** Whether the task folder has this relative path now. */
-  exists(rel: string): boolean;
+  /** Outputs only run stages after it declare (named in the message: they are never there in time). */
+  later?: readonly string[];
 }
 
 export type CompareRead =
   /**
    * A task-folder path (`answer.txt`): the compare stage never sees it. `runs`: as its program;
-   * `declared`: a run stage declares it (so it is there as `outputs/<rel>`).
+   * `declared`: a run stage before it declares it (so it is there as `outputs/<rel>`).
    */
   | { kind: "task-file"; word: string; rel: string; runs: boolean; declared: boolean }
-  /** `outputs/x` that no run stage declares: the runner never puts it there. */
-  | { kind: "undeclared-output"; word: string; rel: string };
+  /** `outputs/x` that no run stage before it declares: the runner never puts it there in time. */
+  | { kind: "undeclared-output"; word: string; rel: string; later: boolean };
 
 /** Extensions that make a word read as a file name even when no such file exists yet. */
 const FILE_EXTENSIONS = new Set(
@@ -49,6 +50,11 @@ const READERS = new Set(
   ).split(" "),
 );
 
+/** Readers whose every operand is a file (numbers aside: `cmp -n 100`, `diff -U 3`). */
+const FILE_OPERANDS = new Set(
+  "cmp diff diff3 numdiff ndiff cat zcat sha256sum sha1sum sha512sum md5sum cksum b2sum".split(" "),
+);
+
 /** Programs whose arguments (or last argument) are files they create. */
 const CREATE_ALL = new Set(["tee", "touch", "mkdir"]);
 const CREATE_LAST = new Set(["cp", "mv", "ln", "install", "rsync"]);
@@ -57,14 +63,25 @@ const BUILD_TARGETS = new Set(["make", "gmake", "ninja"]);
 /** Options whose value is a file a program writes (`-o sim`, `--output=x.txt`). */
 const OUTPUT_OPTION = /^(-o|--output|--out|--outfile|--output-file)$/;
 const OUTPUT_OPTION_VALUE = /^(?:-o|--output|--out|--outfile|--output-file)=(.+)$/;
+/** `dd`'s operand that names the file it writes (`of=`); `if=` is a read like any `name=value`. */
+const DD_OUTPUT = /^of=/;
+
+/** A path a command names: `writes` when the command writes it there (`> x`, `-o x`, `tee x`). */
+interface Named {
+  word: string;
+  rel: string;
+  runs: boolean;
+  writes: boolean;
+  /** An operand of the program (after it, not a redirection). */
+  operand: boolean;
+}
 
 /** The first path the compare stage reads that its folder can never hold, if any. */
 export function compareRead(script: string, folder: CompareFolder): CompareRead | undefined {
   const commands = lintCommands(script);
-  const produced = producedPaths(commands);
+  const paths = commands.map(commandPaths);
   /** The last command that names each path (a Map, so a long script stays linear). */
   const lastNamed = new Map<string, number>();
-  const paths = commands.map(commandPaths);
   paths.forEach((named, index) => {
     for (const { rel } of named) lastNamed.set(rel, index);
   });
@@ -72,24 +89,39 @@ export function compareRead(script: string, folder: CompareFolder): CompareRead 
     assets: withAncestors(folder.assets),
     declared: new Set(folder.declared),
     declaredFolders: withAncestors(folder.declared),
-    produced,
+    later: new Set(folder.later ?? []),
+    // What the commands before the current one wrote: a path is produced only once it was written.
+    produced: new Set<string>(),
   };
   let writerRan = false;
   for (const [index, command] of commands.entries()) {
     const program = programOf(command.words);
-    for (const { word, rel, runs } of paths[index] ?? []) {
-      const problem = judgePath(word, rel, runs, folder, lookup);
+    const named = paths[index] ?? [];
+    const writesHere = new Set(named.filter((n) => n.writes).map((n) => n.rel));
+    for (const { word, rel, runs, writes, operand } of named) {
+      if (writes) continue;
+      // cmp's and diff's operands are files whatever their names (`cmp solution checks/ref.txt`), so
+      // is a program named by a path (`./grade`, `bin/grade`), and a word ending in / is a folder.
+      const file =
+        looksLikeFile(rel) ||
+        word.endsWith("/") ||
+        (runs && word.includes("/")) ||
+        (operand && FILE_OPERANDS.has(program) && !/^\d/.test(rel));
+      const problem = judgePath(word, rel, file, lookup);
       if (problem !== "maybe") {
         if (problem) return problem;
         continue;
       }
+      const declared = lookup.declared.has(rel);
+      // Read by the command that then writes it (`sort -o F F`): the folder's F is what it reads.
+      if (writesHere.has(rel)) return { kind: "task-file", word, rel, runs, declared };
       // A file name nothing could have written yet: read from the folder as the stage found it.
       // Named to a program that may write it and read again later, it is that program's output.
       const namedLater = (lastNamed.get(rel) ?? index) > index;
-      const declared = lookup.declared.has(rel);
       if (declared || (!writerRan && (READERS.has(program) || !namedLater)))
         return { kind: "task-file", word, rel, runs, declared };
     }
+    for (const rel of writesHere) lookup.produced.add(rel);
     // After `cd` the words are relative to a folder the lint does not follow.
     if (program === "cd" || program === "pushd" || program === "popd") return undefined;
     if (!READERS.has(program)) writerRan = true;
@@ -101,8 +133,7 @@ export function compareRead(script: string, folder: CompareFolder): CompareRead 
 function judgePath(
   word: string,
   rel: string,
-  runs: boolean,
-  folder: CompareFolder,
+  file: boolean,
   lookup: Lookup,
 ): CompareRead | undefined | "maybe" {
   if (rel === "outputs" || rel.startsWith("outputs/")) {
@@ -110,11 +141,12 @@ function judgePath(
     // A declared output, a folder holding one, or a path inside a declared one.
     const covered =
       rel === "outputs" || lookup.declaredFolders.has(inside) || underAny(inside, lookup.declared);
-    return covered ? undefined : { kind: "undeclared-output", word, rel: inside };
+    return covered
+      ? undefined
+      : { kind: "undeclared-output", word, rel: inside, later: underAny(inside, lookup.later) };
   }
   if (lookup.assets.has(rel) || underAny(rel, lookup.produced)) return undefined;
-  if (folder.exists(rel)) return { kind: "task-file", word, rel, runs, declared: lookup.declared.has(rel) };
-  return looksLikeFile(rel) ? "maybe" : undefined;
+  return file ? "maybe" : undefined;
 }
 
 interface Lookup {
@@ -123,7 +155,8 @@ interface Lookup {
   declared: ReadonlySet<string>;
   /** The declared outputs and every folder on their way. */
   declaredFolders: ReadonlySet<string>;
-  produced: ReadonlySet<string>;
+  later: ReadonlySet<string>;
+  produced: Set<string>;
 }
 
 /** The paths and every folder above them (`a/b/c` gives `a/b/c`, `a/b`, `a`). */
@@ -140,28 +173,57 @@ function underAny(path: string, set: ReadonlySet<string>): boolean {
   return false;
 }
 
-/** Relative paths a command names: its words and the files it redirects from. */
-function commandPaths(command: LintCommand): { word: string; rel: string; runs: boolean }[] {
-  const program = programIndex(command.words);
-  const words = [
-    ...command.words.map((w, k) => ({ word: optionValue(w), runs: k === program })),
-    ...command.redirects.filter((r) => /^\d*<$/.test(r.op)).map((r) => ({ word: r.target, runs: false })),
+/**
+ * The relative paths a command names, each marked as written or read: its words (an option's or a
+ * `name=value` operand's value, as `--ref=x.txt` and `dd if=x.txt` name x.txt) and its redirections.
+ */
+function commandPaths(command: LintCommand): Named[] {
+  const { words } = command;
+  const at = programIndex(words);
+  const program = posix.basename(words[at]?.text ?? "");
+  const writes = new Set<number>();
+  words.forEach((word, k) => {
+    if (OUTPUT_OPTION.test(word.text)) writes.add(k + 1);
+    if (OUTPUT_OPTION_VALUE.test(word.text) || (program === "dd" && DD_OUTPUT.test(word.text))) writes.add(k);
+  });
+  // The operands after the program: not options, not `name=value` (make's variables are no targets).
+  const files = words
+    .map((word, k) => ({ word, k }))
+    .filter(({ word, k }) => k > at && !word.text.startsWith("-") && !/^[A-Za-z_][\w-]*=/.test(word.text))
+    .map(({ k }) => k);
+  if (CREATE_ALL.has(program) || BUILD_TARGETS.has(program)) for (const k of files) writes.add(k);
+  const last = files.at(-1);
+  if (CREATE_LAST.has(program) && last !== undefined) writes.add(last);
+  const named = [
+    ...words.map((w, k) => ({
+      word: operandValue(w, k > at),
+      runs: k === at,
+      writes: writes.has(k),
+      operand: k > at,
+    })),
+    ...command.redirects
+      .filter((r) => /^\d*<$/.test(r.op) || r.op.includes(">"))
+      .map((r) => ({ word: r.target, runs: false, writes: r.op.includes(">"), operand: false })),
   ];
-  return words.flatMap(({ word, runs }) => {
+  return named.flatMap(({ word, runs, writes, operand }) => {
     const rel = relativePath(word);
-    return rel === undefined ? [] : [{ word: word.text, rel, runs }];
+    return rel === undefined ? [] : [{ word: word.text, rel, runs, writes, operand }];
   });
 }
 
-/** `--ref=answer.txt` names `answer.txt`. */
-function optionValue(word: LintWord): LintWord {
-  const value = /^--?[A-Za-z][\w-]*=(.+)$/.exec(word.text)?.[1];
+/** `--ref=answer.txt` names `answer.txt`; so does an operand `if=answer.txt` after the program. */
+function operandValue(word: LintWord, operand: boolean): LintWord {
+  const value = (/^--?[A-Za-z][\w-]*=(.+)$/.exec(word.text) ??
+    (operand ? /^[A-Za-z_][\w-]*=(.+)$/.exec(word.text) : null))?.[1];
   return value === undefined ? word : { ...word, text: value };
 }
 
-/** The word as a task-folder relative path, or undefined when it is not one the lint can judge. */
+/**
+ * The word as a task-folder relative path, or undefined when it is not one the lint can judge.
+ * `/task/x` is x: /task is the compare stage's own folder (docs/loop.md).
+ */
 function relativePath(word: LintWord): string | undefined {
-  const text = word.text;
+  const text = word.text.startsWith("/task/") ? word.text.slice("/task/".length) : word.text;
   if (word.expands || text === "" || text.startsWith("-") || text.startsWith("/")) return undefined;
   if (!/^[A-Za-z0-9_.+\-/]+$/.test(text)) return undefined;
   const rel = posix.normalize(text).replace(/\/$/, "");
@@ -174,30 +236,6 @@ function looksLikeFile(rel: string): boolean {
   const dot = name.lastIndexOf(".");
   if (dot <= 0) return false;
   return /^[A-Za-z0-9_+-]/.test(name) && FILE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase());
-}
-
-/** Paths the script itself writes: redirection targets, `-o` values, what tee/touch/mkdir/cp make. */
-function producedPaths(commands: readonly LintCommand[]): Set<string> {
-  const produced = new Set<string>();
-  const add = (word: LintWord | undefined): void => {
-    const rel = word ? relativePath(word) : undefined;
-    if (rel !== undefined) produced.add(rel);
-  };
-  for (const command of commands) {
-    for (const redirect of command.redirects) if (redirect.op.includes(">")) add(redirect.target);
-    const { words } = command;
-    words.forEach((word, k) => {
-      if (OUTPUT_OPTION.test(word.text)) add(words[k + 1]);
-      const value = OUTPUT_OPTION_VALUE.exec(word.text)?.[1];
-      if (value !== undefined) add({ ...word, text: value });
-    });
-    const at = programIndex(words);
-    const program = posix.basename(words[at]?.text ?? "");
-    const files = words.slice(at + 1).filter((w) => !w.text.startsWith("-"));
-    if (CREATE_ALL.has(program) || BUILD_TARGETS.has(program)) files.forEach(add);
-    if (CREATE_LAST.has(program)) add(files.at(-1));
-  }
-  return produced;
 }
 
 /** The base name of the program a command runs: past assignments and wrappers with their options. */

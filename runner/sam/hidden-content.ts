@@ -3,8 +3,8 @@
 // elsewhere in the folder stays in their reach. Before a run, and in `scifi validate`, the task
 // folder is searched for one: git objects (loose, and in pack indexes, by the blob id, SHA-1 and
 // SHA-256 repositories alike; no git binary), Subversion pristine copies (named by their SHA-1),
-// Mercurial store files of the asset's path, identical copies, and copies in a gzip file, a zip or a
-// tar. Each is an error that names the asset, where its content is and what to do.
+// Mercurial store files of the asset's path, identical copies, and copies in a gzip file, a zip, a
+// tar or a gzip'd tar. Each is an error that names the asset, where its content is and what to do.
 import { createHash } from "node:crypto";
 import {
   closeSync,
@@ -20,7 +20,7 @@ import {
   realpathSync,
 } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { crc32 } from "node:zlib";
+import { crc32, gunzipSync } from "node:zlib";
 import type { Diagnostic, SamDocument } from "./types.ts";
 
 /** Files the search looks at at most; a bigger task folder is searched this far and says so. */
@@ -296,7 +296,7 @@ class Search {
     }
   }
 
-  /** An identical copy, or one in a gzip file, a zip or a tar (by size and CRC-32, then bytes). */
+  /** An identical copy, or one in a gzip file, a zip, a tar or a gzip'd tar (by size and CRC-32, then bytes). */
   #copies(path: string, rel: string): void {
     let data: Buffer | undefined;
     const read = () => {
@@ -317,6 +317,9 @@ class Search {
       }
       if (/\.(?:zip|jar|whl|npz|docx|xlsx|odt|ods)$/i.test(rel)) this.#zip(read(), rel);
       if (/\.tar$/i.test(rel)) this.#tar(read(), rel);
+      // A gzip'd tar: unpacked (bounded) and walked as a tar.
+      if (/\.(?:tgz|tar\.gz)$/i.test(rel))
+        this.#tar(gunzipSync(read(), { maxOutputLength: READ_MAX_BYTES }), rel);
     } catch {
       // Unreadable or too big to read: not a copy the search can tell.
     }

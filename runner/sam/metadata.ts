@@ -1,6 +1,7 @@
 // The metadata schema: exactly the documented keys (snake_case in YAML), each validated with zod
 // and normalised (units to seconds, bytes, USD). Errors point at the offending key or value and say
 // what was expected with an example; unknown keys get a "did you mean".
+// (Just over 500 lines: one schema, the keys' validators beside the table that lists them.)
 import { z } from "zod";
 import {
   APPROVAL_ACTIONS,
@@ -235,6 +236,19 @@ export const KEYS: Record<string, KeySpec> = {
       m.difficulty = v;
     },
   ),
+  unpassable: {
+    expected: "a note of why no solution can pass the task here",
+    example: 'unpassable: "the tests download data over the network"',
+    apply(meta, value, node, ctx) {
+      if (typeof value !== "string" || value.trim() === "" || value.length > 2000) {
+        typeError(ctx, node, value);
+        return;
+      }
+      meta.unpassable = value;
+      // Said on every validate: a task marked so scores 0 for every model, whatever they do.
+      ctx.sink.warning(ctx.at(node), `this task is marked unpassable: ${value}`);
+    },
+  },
   rank: simple(
     z.strictObject({ work: positiveInt.optional(), control: positiveInt.optional() }),
     "a mapping with `work` and/or `control` ranks (whole numbers from 1)",

@@ -2,7 +2,7 @@
 // blocks from markdown-it, or from remark where the two could differ: blocks.ts), then referenced
 // sub-SAM files, recursively. Deterministic and LLM-free; every problem in every file is collected
 // as a Diagnostic, so a scientist sees all of them at once.
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, posix, relative, resolve, sep } from "node:path";
 import { sharedAssetFolders } from "./asset-folders.ts";
 import { DiagnosticSink, hasErrors, sortDiagnostics } from "./diagnostics.ts";
@@ -192,8 +192,34 @@ function checkAssets(
         offset,
         `check asset \`${asset}\` resolves outside the task folder ${state.rootDir} (through a symlink)`,
       );
+    } else if (isFolder(absolute)) {
+      // The runner keeps, restores and hides assets file by file, and searches the task folder for
+      // each hidden file's content: a folder would be none of these (its files not hidden, their
+      // copies not searched for).
+      const first = firstFile(absolute);
+      sink.error(
+        offset,
+        `check asset \`${asset}\` is a folder: list the files in it one by one${first ? ` (e.g. \`${posix.join(asset.replace(/\/+$/, ""), first)}\`)` : ""}; the runner keeps its own copy of each check asset file, hides each hidden one and searches the task folder for copies of its content`,
+      );
     }
   });
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A file name in `dir` (for the example in the error), or undefined. */
+function firstFile(dir: string): string | undefined {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).find((e) => e.isFile())?.name;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -3,8 +3,7 @@
 // check that forces its own success; hidden assets no compare stage sees; a run stage that runs the
 // agent's code and then a judging check asset in one script. ```compare``` and the
 // older ```check hidden``` are one stage (isCompareStage), judged by the same rules.
-import { existsSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { dirname, relative, resolve, sep } from "node:path";
 import { isCompareStage } from "./check-blocks.ts";
 import { type CompareRead, compareRead } from "./compare-reads.ts";
 import { programKind } from "./program-kinds.ts";
@@ -69,12 +68,15 @@ export function stageDiagnostics(input: StageLintInput, root: SamNode, metadata:
     if (judged) at(check, "warning", agentThenJudgeMessage(judged));
   }
   if (compares.length > 0) {
-    const folder = {
-      assets,
-      declared: all.flatMap((c) => c.check.outputs ?? []),
-      exists: (rel: string) => existsSync(join(input.rootDir, rel)),
-    };
+    const outputsOf = (checks: readonly Check[]) =>
+      checks.filter((c) => !isCompareStage(c)).flatMap((c) => c.outputs ?? []);
     for (const compare of compares) {
+      const before = outputsOf(checksBefore(compare));
+      const folder = {
+        assets,
+        declared: before,
+        later: outputsOf(all.map((c) => c.check)).filter((o) => !before.includes(o)),
+      };
       const runs = runsAnOutput(compare.check.command);
       const read = runs === undefined ? compareRead(compare.check.command, folder) : undefined;
       const problem = runs ?? (read && readProblem(read, runStageBefore(all, compare)));
@@ -98,6 +100,21 @@ function agentThenJudgeMessage(found: AgentThenJudge): string {
   return `this run stage runs the agent's code (\`${found.agent}\`) and then a check asset that judges (\`${found.judge}\`) in one script${where}: the judge runs beside the agent's code, so its exit status is the agent's to forge (a process left behind, a file swapped). Run the agent's work here and declare what it writes (\`\`\`check outputs=...\`), then judge that in a \`\`\`compare\`\`\` stage that reads \`outputs/...\` as data (docs/loop.md, Checks in stages)`;
 }
 
+/**
+ * The checks that run before `compare` in every check phase that runs it (docs/loop.md): a phase
+ * runs a node's subtree, children before their parent, in document order (run/checks.ts
+ * subtreeChecks), so those of its node's sub-SAMs and of its own items before it. A sibling's run
+ * stage runs before it only when the parent is the node checked, so it does not count.
+ */
+function checksBefore(compare: Located): Check[] {
+  const below = (node: SamNode): Check[] => [
+    ...node.children.flatMap(below),
+    ...node.items.flatMap((item) => item.checks),
+  ];
+  const own = compare.node.items.flatMap((item) => item.checks);
+  return [...compare.node.children.flatMap(below), ...own.slice(0, own.indexOf(compare.check))];
+}
+
 /** The last run stage before `compare` in its SAM (the one whose outputs it should read), if any. */
 function runStageBefore(all: readonly Located[], compare: Located): Located | undefined {
   return all
@@ -112,6 +129,8 @@ function readProblem(read: CompareRead, run: Located | undefined): string {
   const declares = run
     ? `declare it on the run stage at line ${run.line} (\`\`\`check outputs=${list}\`\`\`)`
     : `declare it in a run stage before this one that makes it (\`\`\`check outputs=${rel}\`\`\`)`;
+  if (read.kind === "undeclared-output" && read.later)
+    return `a compare stage reads \`${word}\`, but only a run stage after it declares \`${rel}\`: outputs/ holds what the run stages that ran before it in the check phase declared (sub-SAMs' checks first, then this SAM's in document order), so this check can never pass; ${declares}, or move this compare stage after the run stage that makes it`;
   if (read.kind === "undeclared-output")
     return `a compare stage reads \`${word}\`, but no run stage declares \`${rel}\`: outputs/ holds only what run stages declare with \`outputs=\`, so this check can never pass; ${declares}`;
   if (read.runs)
@@ -143,7 +162,7 @@ function runsAnOutput(command: string): string | undefined {
     "run the agent's code in a run stage (```check outputs=...```, no hidden asset there) and let the compare stage read only its results";
   for (const pipeline of command.split(/\n|;|&&|\|\||(?<![|])&(?![&])/)) {
     const stages = pipeline.split(/\|(?!\|)/);
-    const hasOutput = stages.some((stage) => /(^|[\s'"=<(`])(\.\/)?outputs\//.test(stage));
+    const hasOutput = stages.some((stage) => /(^|[\s'"=<(`])(\.\/|\/task\/)?outputs\//.test(stage));
     for (const [k, stage] of stages.entries()) {
       const all = shellWords(stage);
       const code = all.filter(isOutputPath).find((w) => CODE_FILE.test(w));
@@ -175,7 +194,11 @@ function runsAnOutput(command: string): string | undefined {
         return `a compare stage hands \`${script}\` to \`${program}\`, which runs it as code beside the reference; ${fix}`;
       if (inline && /(\$\(|`)[^)`]*outputs\//.test(stage))
         return `a compare stage runs the text of an output as code (\`${program} -c\` with a substitution of it); ${fix}`;
-      if (!inline && script === undefined && (k > 0 ? hasOutput : /<\s*(\.\/)?outputs\//.test(stage)))
+      if (
+        !inline &&
+        script === undefined &&
+        (k > 0 ? hasOutput : /<\s*(\.\/|\/task\/)?outputs\//.test(stage))
+      )
         return `a compare stage feeds an output to \`${program}\`'s input, which runs it as code beside the reference; ${fix}`;
     }
   }
@@ -186,8 +209,9 @@ function basenameOf(word: string | undefined): string {
   return (word ?? "").split("/").at(-1) ?? "";
 }
 
+/** `outputs/x`, `./outputs/x`, or `/task/outputs/x` (/task is the compare stage's own folder). */
 function isOutputPath(word: string): boolean {
-  return /^(?:\.\/)?outputs(?:\/|$)/.test(word);
+  return /^(?:\.\/|\/task\/)?outputs(?:\/|$)/.test(word);
 }
 
 /** The words of a shell command, quotes removed, split at blanks and operators (a lint, not a parser). */

@@ -90,6 +90,11 @@ export interface SamMetadata {
   skills: string[];
   image?: string;
   difficulty?: "easy" | "medium" | "hard";
+  /**
+   * Why no solution can pass this task here (set by `scifi import harbor --allow-unpassable`):
+   * `scifi validate` warns, and audits and evals can flag the task instead of scoring it blind.
+   */
+  unpassable?: string;
   /** Model rank hints: rank 1 is the cheapest/smallest tier, higher is stronger. */
   rank?: { work?: number; control?: number };
   /** Human approval required before the named actions (runner/sam/approval-actions.ts: `submit_job`, `finish`...). */

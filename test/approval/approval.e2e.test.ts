@@ -21,6 +21,7 @@ import { readTape } from "../../runner/audit/verify.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { REPO } from "../loop/harness.ts";
+import { unfoldText } from "./unfold.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 const FIXTURES = join(REPO, "test", "fixtures", "approval");
@@ -119,7 +120,8 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
       why: "the task's SAM asks for approval of 'finish'",
     });
     expect(request.request.detail).toContain("PASS");
-    const listed = scifi(ws, ["approvals"]);
+    // Rows are folded at 80 columns (a38); the lines they were folded from are read here.
+    const listed = { stdout: unfoldText(scifi(ws, ["approvals"]).stdout) };
     expect(listed.stdout).toContain(`${request.runId} ${request.request.id}  finish:`);
     // Each check with its evidence, not only PASS: stage, exit code, duration, sandbox, output.
     expect(listed.stdout).toMatch(

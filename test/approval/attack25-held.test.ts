@@ -4,7 +4,8 @@
 //   start folder replaced by a file, names equal under Unicode normalisation (NFC and NFD are two
 //   files, each watched), a mode change alone (nothing destroyed, nothing asked);
 // - listings: OSC 8 hyperlinks, C1 CSI, bidi isolates, tag characters, U+2028, NUL and a 20,000-
-//   character line (shown whole, never cut silently); `approvals show` of an id two runs have;
+//   character line (shown whole, never cut silently: folded at 80 columns since issue 38's a38, every
+//   row marked, so joining the rows gives it back); `approvals show` of an id two runs have;
 // - memory: one run's 40 variants (zero-width characters between words) stay within its cap and
 //   below what two runs found;
 // - make-task: `-o sub/../tasks/x.md` and a current folder that is a link to the inbox;
@@ -22,6 +23,7 @@ import { formatEntry } from "../../runner/memory/entries.ts";
 import { MAX_RUN_LINES, memoryView } from "../../runner/memory/view.ts";
 import { DeletionGuard } from "../../runner/run/deletion.ts";
 import { runScifi } from "../helpers/cli.ts";
+import { unfold } from "./unfold.ts";
 
 const roots: string[] = [];
 afterAll(() => {
@@ -104,9 +106,13 @@ describe("attack25: listings held", () => {
     const hostile =
       "\x1b]8;;https://evil.test\x1b\\ok\x1b]8;;\x1b\\ \u009b8m \u2066rm\u2069 \u{e0041} a\u2028b \0";
     const long = `echo ${"x".repeat(20_000)}; rm -rf /task/data`;
-    const shown = renderRequest("r1", request(`${hostile}\n${long}`, `submit ${hostile}`), {
+    const rows = renderRequest("r1", request(`${hostile}\n${long}`, `submit ${hostile}`), {
       home: "/h",
-    }).join("\n");
+    });
+    // Whole, but folded: a terminal would soft-wrap a 20,000-character row into rows without the
+    // `  | ` mark (a38); each of the fold's rows is marked, and joined they give the line back.
+    expect(rows.filter((r) => [...r].length > 80)).toEqual([]);
+    const shown = unfold(rows).join("\n");
     expect(
       [...shown].filter((c) => {
         const code = c.codePointAt(0) ?? 0;
@@ -118,7 +124,7 @@ describe("attack25: listings held", () => {
       }),
     ).toEqual([]);
     expect(shown).toContain("\\x1b]8;;https://evil.test\\x1b\\ok");
-    expect(shown).toContain(long);
+    expect(shown).toContain(`  | ${long}`);
   });
 
   it("approvals show of a request id two runs have names both and shows neither", async () => {
@@ -157,7 +163,7 @@ describe("attack25: memory held", () => {
       entry("h2", 2, "- Run the checks before report_done.") +
       entry("hostile", 3, spam);
     const view = memoryView(text, { budgetTokens: 1500 });
-    expect(view.text.split("\n")[0]).toBe("- Run the checks before report_done. (×2, runs h2, h1)");
+    expect(view.text.split("\n")[0]).toBe("- (×2, runs h2, h1): Run the checks before report_done.");
     expect(view.items.filter((i) => i.runs.includes("hostile")).length).toBeLessThanOrEqual(MAX_RUN_LINES);
   });
 });

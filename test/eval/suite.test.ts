@@ -1,6 +1,6 @@
 // Suites: a folder of task folders or a suite file; variants of one SAM grouped by name; every
 // problem reported at once with its file and line (parsing only, no run).
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -225,12 +225,39 @@ describe("suites", () => {
     ]);
   });
 
-  it("task.md beside variant files, an unknown variant, an invalid SAM: each said", async () => {
+  it("task.md beside variant files is the variant 'default' (judged alike); an unknown variant, an invalid SAM: each said", async () => {
     const root = copyFixtures();
     cpSync(join(root, "suite", "echo", "task.nl.md"), join(root, "suite", "echo", "task.md"));
+    const both = await loadSuite(join(root, "suite"));
+    expect(
+      both.tasks
+        .find((t) => t.name === "echo")
+        ?.variants.map((v) => v.name)
+        .sort(),
+    ).toEqual(["default", "nl", "st"]);
+    // A task.md that judges differently from its levels is said like any two variants that differ.
+    writeFileSync(
+      join(root, "suite", "echo", "task.md"),
+      readFileSync(join(root, "suite", "echo", "task.nl.md"), "utf8").replace(
+        /^iterations: 1$/m,
+        "iterations: 7",
+      ),
+    );
     expect(await problems(join(root, "suite"))).toEqual([
-      expect.stringMatching(/holds both task\.md and variant files/),
+      expect.stringMatching(
+        /task\.nl\.md: variant 'nl' must have the same front matter as 'default' \(task\.md\)/,
+      ),
+      expect.stringMatching(
+        /task\.st\.md: variant 'st' must have the same front matter as 'default' \(task\.md\)/,
+      ),
     ]);
+    // A suite that runs only the levels leaves task.md (what `scifi run` reads) out of the comparison:
+    // so a shipped example is kept once, its levels beside it.
+    const levels = join(root, "levels.yaml");
+    writeFileSync(levels, "tasks: [suite/echo]\nvariants: [nl, st]\n");
+    const loaded = await loadSuite(levels);
+    expect(loaded.tasks[0]?.variants.map((v) => v.name)).toEqual(["nl", "st"]);
+    rmSync(join(root, "suite", "echo", "task.md"));
     const file = join(root, "only.yaml");
     writeFileSync(file, "tasks: [slow/slow-check]\nvariants: [ex]\n");
     expect(await problems(file)).toEqual([

@@ -65,7 +65,15 @@ describe("task folder entries", () => {
     expect(copy["task.nl.md"]).toBeUndefined();
     expect(copy["task.st.md"]).toBeUndefined();
     expect(copy["checks/want.txt"]).toBe(planned["checks/want.txt"]);
-    expect(expectedCopy(planned, undefined)).toBe(planned);
+    // A folder whose own task.md sits beside its levels (a shipped example): the default copy
+    // keeps task.md and no level, a level's copy holds that level as task.md.
+    const dir = folder();
+    writeFileSync(join(dir, "task.md"), "default\n");
+    const withDefault = await taskFiles(dir);
+    const plain = expectedCopy(withDefault, undefined);
+    expect(plain["task.md"]).toBe(withDefault["task.md"]);
+    expect(Object.keys(plain).filter((f) => /^task\..+\.md$/.test(f))).toEqual([]);
+    expect(expectedCopy(withDefault, "task.nl.md")["task.md"]).toBe(withDefault["task.nl.md"]);
   });
 
   // Root reads such a folder anyway: nothing is hidden from its walk, and there is nothing to test.

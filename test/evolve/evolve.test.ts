@@ -16,6 +16,7 @@ import { applyProposal, listStored, readProposal, rejectProposal } from "../../r
 import { summariseFindings } from "../../runner/evolve/summarise.ts";
 import { openHelperSession } from "../../runner/helpers/session.ts";
 import { parseModelsConfig } from "../../runner/llm/config.ts";
+import { inlineText } from "../../runner/markdown-quote.ts";
 import { appendEntry } from "../../runner/memory/entries.ts";
 import { homePaths } from "../../runner/paths.ts";
 import { appliedProposals, readEvolveDecisions } from "../../runner/run-folder/evolve-applied.ts";
@@ -188,7 +189,10 @@ describe("scifi evolve on a corpus where one model fails its rank and another do
     expect(text).toContain("\\x1b]0;pwned\\x07");
     for (const raw of ["\x1b", "\r", "\x07", "\u202e"]) expect(text).not.toContain(raw);
     const prompt = result.proposals.find((p) => p.proposal.kind === "prompt")?.proposal;
-    expect(prompt?.change?.after).toContain("The counter wraps one cycle late\\x1b]0;pwned\\x07 (12 runs)");
+    // One line of plain Markdown text (inlineText: its marks escaped), reading back as the visible text.
+    expect(prompt?.change?.after).toContain(
+      `- ${inlineText("The counter wraps one cycle late\x1b]0;pwned\x07")} (12 runs)`,
+    );
     for (const raw of ["\x1b", "\x07"]) expect(prompt?.change?.after).not.toContain(raw);
   });
 

@@ -187,15 +187,28 @@ describe("scifi import harbor", () => {
     expect(attempt(noOutputs)).toThrow(/the tests name no file under \/app .*--outputs FILE/);
     writeFileSync(
       join(noOutputs, "tests", "test.sh"),
-      "pip install pytest==8.3.0 # secret-detail\necho 1 > /logs/verifier/reward.txt\n",
+      "pip install scifi-no-such-package==8.3.0 # secret-detail\necho 1 > /logs/verifier/reward.txt\n",
     );
     mkdirSync(join(root, "given"));
-    const given = importHarbor(noOutputs, join(root, "given"), { outputs: ["result.txt"] });
-    expect(given.outputs).toEqual(["result.txt"]);
-    // An install in a hidden test is listed by program and line, never quoted (the notes are visible).
-    expect(given.unmapped).toContain(
-      "tests/test.sh:1 runs pip, which fetches or installs software: checks run without network; the image must already hold it",
+    // No image has that package (asked of the image; without Docker it cannot be asked): the
+    // install cannot be mapped, so the import is refused, naming the line; with
+    // --allow-unpassable it is imported and marked so.
+    const refused =
+      /^tests\/test\.sh:1: pip install scifi-no-such-package: (scifi-sci:local has no scifi-no-such-package|could not look inside scifi-sci:local with docker: .*)$/;
+    expect(() => importHarbor(noOutputs, join(root, "given"), { outputs: ["result.txt"] })).toThrow(
+      /the task cannot pass here[\s\S]*\n {2}tests\/test\.sh:1: pip install scifi-no-such-package: /,
     );
+    const given = importHarbor(noOutputs, join(root, "given"), {
+      outputs: ["result.txt"],
+      allowUnpassable: true,
+    });
+    expect(given.outputs).toEqual(["result.txt"]);
+    expect(given.unpassable).toEqual([expect.stringMatching(refused)]);
+    // An install in a hidden test is named by program, package and line, never quoted (the notes
+    // and the SAM are visible to the agent).
     expect(readFileSync(join(root, "given", "harbor-import.md"), "utf8")).not.toContain("secret-detail");
+    expect(readFileSync(given.sam, "utf8")).toMatch(
+      /\nunpassable: "imported with --allow-unpassable: .* at tests\/test\.sh:1 \(harbor-import\.md\)"\n/,
+    );
   });
 });

@@ -15,6 +15,7 @@ import { buildReportModel } from "../../runner/report/model.ts";
 import { finishDetail } from "../../runner/run/gates.ts";
 import { readHeldOutput } from "../../runner/run-folder/check-evidence.ts";
 import type { CheckOutcome } from "../../runner/run-folder/state.ts";
+import { unfold } from "../approval/unfold.ts";
 import { synthRun } from "./synth.ts";
 
 const SANDBOX_RUN = "20261130-010000-x-checks1";
@@ -88,7 +89,7 @@ describe("the finish request shows the evidence of each check", () => {
       time: "2026-11-30T01:00:00.000Z",
       deadline: "2026-11-30T09:00:00.000Z",
     } as ApprovalRequest;
-    const lines = renderRequest("run-1", request, { home: runDir });
+    const lines = unfold(renderRequest("run-1", request, { home: runDir }));
     expect(lines).toContain("  |     > hide\\x1b[8mme\\rover \\u{202e}evil");
     expect(lines).toContain("  |     > PASS root/check-9 (run stage): exit 0");
     expect(lines.filter((l) => /^ {2}\| (PASS|FAIL) /.test(l))).toEqual([

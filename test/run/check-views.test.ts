@@ -68,4 +68,21 @@ describe("check asset folders from the runner's copies", () => {
     ]);
     expect(() => phaseSpec(spec, "checks", pristine)).toThrow(/needs the runner's asset folder/);
   });
+
+  it("a declared rw mount is the work's to write, read-only in a run stage (its writes would reach the next check)", () => {
+    const base = taskFolderSpec({ runId: "r", image: "scifi-sci:local", taskDir: "/work/task" });
+    const shared = {
+      source: "/data/shared",
+      target: "/shared",
+      readOnly: false,
+      reason: "declared mount (line 5)",
+    };
+    const spec = { ...base, mounts: [...base.mounts, shared] };
+    expect(phaseSpec(spec, "work", pristine).mounts).toContainEqual(shared);
+    const checks = phaseSpec(spec, "checks", pristine, "/runs/r/check-assets").mounts;
+    expect(checks).toContainEqual({ ...shared, readOnly: true });
+    // The task folder itself stays writable: the check's own view of it (moved onto the copy).
+    expect(checks.find((m) => m.target === "/task")?.readOnly).toBe(false);
+    expect(phaseSpec(spec, "review", pristine).mounts).toContainEqual({ ...shared, readOnly: true });
+  });
 });

@@ -21,15 +21,24 @@ describe("scifi validate", () => {
     const lines = run.stdout.trim().split("\n");
     expect(lines).toEqual(
       expect.arrayContaining([
+        "tasks/examples/gfortran-build-run/task.ex.md: OK (gfortran-build-run: 1 SAM, 2 checks; hidden from the agents: checks/expected_output.txt)",
         "tasks/examples/gfortran-build-run/task.md: OK (gfortran-build-run: 1 SAM, 4 checks; hidden from the agents: checks/expected_output.txt; judged by the review alone: root/e3)",
+        "tasks/examples/gfortran-build-run/task.nl.md: OK (gfortran-build-run: 1 SAM, 2 checks; hidden from the agents: checks/expected_output.txt)",
+        "tasks/examples/gfortran-build-run/task.st.md: OK (gfortran-build-run: 1 SAM, 2 checks; hidden from the agents: checks/expected_output.txt)",
+        "tasks/examples/pandas-csv-aggregation/task.ex.md: OK (pandas-csv-aggregation: 1 SAM, 3 checks)",
         "tasks/examples/pandas-csv-aggregation/task.md: OK (pandas-csv-aggregation: 1 SAM, 3 checks)",
+        "tasks/examples/pandas-csv-aggregation/task.nl.md: OK (pandas-csv-aggregation: 1 SAM, 3 checks)",
+        "tasks/examples/pandas-csv-aggregation/task.st.md: OK (pandas-csv-aggregation: 1 SAM, 3 checks)",
         "tasks/examples/root-gaussian-fit/task.md: OK (root-gaussian-fit: 1 SAM, 3 checks)",
         "tasks/examples/two-level-subsams/task.md: OK (two-level-subsams: 3 SAMs, 6 checks)",
+        "tasks/examples/verilator-counter-debug/task.ex.md: OK (verilator-counter-debug: 1 SAM, 3 checks)",
         "tasks/examples/verilator-counter-debug/task.md: OK (verilator-counter-debug: 1 SAM, 3 checks)",
+        "tasks/examples/verilator-counter-debug/task.nl.md: OK (verilator-counter-debug: 1 SAM, 3 checks)",
+        "tasks/examples/verilator-counter-debug/task.st.md: OK (verilator-counter-debug: 1 SAM, 3 checks)",
       ]),
     );
     // Every line is an OK line, in sorted path order; analyse.md (a sub-SAM file) is not listed alone.
-    for (const line of lines) expect(line).toMatch(/^tasks\/examples\/.*\/task\.md: OK \(/);
+    for (const line of lines) expect(line).toMatch(/^tasks\/examples\/.*\/task(\.(nl|st|ex))?\.md: OK \(/);
     expect(lines).toEqual([...lines].sort());
   });
 

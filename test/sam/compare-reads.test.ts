@@ -77,9 +77,13 @@ describe("a compare stage that reads what its folder never holds", () => {
   });
 
   it("refuses a program of the task folder that is not a check asset", () => {
-    for (const command of ["./grade.sh outputs/result.txt", "timeout 9 bin/grade.py outputs/result.txt"])
+    for (const command of [
+      "./grade.sh outputs/result.txt",
+      "timeout 9 bin/grade.py outputs/result.txt",
+      "./grade outputs/result.txt",
+    ])
       expect(both(sam, command).join("\n"), command).toMatch(
-        /^16:1: error: a compare stage runs `(\.\/grade.sh|bin\/grade.py)`, which is not a check asset: .* list it in check_assets if it is the runner's program/,
+        /^16:1: error: a compare stage runs `(\.\/grade.sh|bin\/grade.py|\.\/grade)`, which is not a check asset: .* list it in check_assets if it is the runner's program/,
       );
   });
 
@@ -104,15 +108,24 @@ describe("a compare stage that reads what its folder never holds", () => {
     );
   });
 
-  it("refuses a file the task folder has, with or without an extension (as before)", () => {
-    const withFiles = folder({ "notes.txt": "x", solution: "x" });
-    for (const command of [
-      "cmp notes.txt checks/ref.txt",
-      "python3 checks/gen.py > /tmp/x; cmp /tmp/x solution",
-    ]) {
-      expect(both(withFiles, command).join("\n"), command).toMatch(
-        /^16:1: error: a compare stage reads `(notes.txt|solution)`/m,
-      );
+  it("judges the text alone: what the task folder holds changes nothing (issue 38, a38)", () => {
+    // The agent writes the task folder: a file it leaves there must not make a valid SAM invalid
+    // (nor an invalid one valid), so the same script gets the same diagnostics in both folders.
+    const empty = folder();
+    const planted = folder({ "notes.txt": "x", solution: "x", done: "x", "expected.txt": "x" });
+    for (const [command, refused] of [
+      ["cmp notes.txt checks/ref.txt", "notes.txt"],
+      ["cmp solution checks/ref.txt", "solution"],
+      ["python3 checks/grade.py data/ outputs/result.txt", "data/"],
+      ["python3 checks/gen.py > /tmp/x; cmp /tmp/x solution", undefined],
+      ["grep -q done outputs/result.txt", undefined],
+      ["python3 checks/gen.py expected.txt && cmp expected.txt outputs/result.txt", undefined],
+    ] as const) {
+      const inEmpty = both(empty, command);
+      expect(both(planted, command), command).toEqual(inEmpty);
+      if (refused)
+        expect(inEmpty.join("\n"), command).toContain(`16:1: error: a compare stage reads \`${refused}\``);
+      else expect(inEmpty, command).toEqual([]);
     }
   });
 
@@ -147,7 +160,6 @@ describe("a hostile script", () => {
     const folder = {
       assets: ["checks/ref.txt"],
       declared: Array.from({ length: 2000 }, (_, i) => `o${i}/r.txt`),
-      exists: () => false,
     };
     for (const unit of ["python3 checks/gen.py a.txt; cat a.txt > p/b.txt; ", "'((((\"$(`<<E\n", "a\\\n"]) {
       const script = unit.repeat(Math.floor(400_000 / unit.length));

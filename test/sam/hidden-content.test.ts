@@ -95,6 +95,11 @@ describe("a hidden asset's content elsewhere in the task folder", () => {
       "a copy in the tar member checks/secret.json at backup.tar",
     ],
     [
+      "a copy in a gzip'd tar",
+      (dir: string) => execFileSync("tar", ["-czf", "backup.tgz", "checks/secret.json"], { cwd: dir }),
+      "a copy in the tar member checks/secret.json at backup.tgz",
+    ],
+    [
       "a copy in a zip",
       (dir: string) =>
         execFileSync(

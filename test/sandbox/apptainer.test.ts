@@ -76,6 +76,8 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "critique.inner.ts",
         "task-folder-lock.inner.ts",
         "integrity.inner.ts",
+        "checks-mount-readonly.inner.ts",
+        "finish-after-ptrace.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),

@@ -1,6 +1,7 @@
 // The one conformance and escape suite every sandbox backend must pass, for real (no mocks).
 // A backend's test file calls `sandboxConformance(name, makeBackend, options)`; see docker.test.ts.
 // Each escape test tries to get out and must fail; positive controls prove the probes themselves work.
+// (Over 500 lines: one suite every backend runs, so one file; each describe block is one contract.)
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import {

@@ -10,8 +10,18 @@ import { renderRequest } from "../../runner/approval/render.ts";
 import type { ApprovalRequest } from "../../runner/approval/store.ts";
 import { eventLine, plainLine, renderBlock } from "../../runner/run/display.ts";
 import { DEFAULT_LIMITS } from "../../runner/run/limits.ts";
-import { shellQuote, visible } from "../../runner/terminal-text.ts";
+import { shellQuote, visible, visibleBlock } from "../../runner/terminal-text.ts";
+import { unfold } from "../approval/unfold.ts";
 import { hostileStrings } from "./hostile.ts";
+
+/** Terminal columns a row takes at most (a code point beyond printable ASCII counted as two). */
+const width = (row: string) => [...row].reduce((n, c) => n + (c >= " " && c <= "~" ? 1 : 2), 0);
+/** Tabs as the listing expands them: spaces to the next multiple of 8. */
+function expandTabs(line: string): string {
+  let out = "";
+  for (const c of line) out += c === "\t" ? " ".repeat(8 - (out.length % 8)) : c;
+  return out;
+}
 
 /** Line breaks and escape introducers a terminal obeys (built from code points: no control char in a regex literal). */
 const OBEYED = ["\r", "\n", "\u2028", "\u2029", "\u0085", "\u001b", "\u009b"];
@@ -33,13 +43,23 @@ const request = (s: string): ApprovalRequest => ({
 describe("an approval listing keeps its lines whatever the agent wrote", () => {
   it("header, why, one marked line per detail line, decide; nothing a terminal would obey", () => {
     for (const s of hostileStrings(250)) {
-      const lines = renderRequest(`run-${s}`, request(s), { home: "/h", full: true });
+      const rows = renderRequest(`run-${s}`, request(s), { home: "/h", full: true });
+      // Every row fits 80 columns (a terminal soft-wraps none into a row without its mark) and
+      // starts with the runner's own words or marks; joined, the rows are the listing's lines.
+      for (const row of rows) {
+        expect(width(row), `${JSON.stringify(s)}: ${row}`).toBeLessThanOrEqual(80);
+        expect(row, JSON.stringify(s)).toMatch(/^(run-| {2}why: | {2}\| | {2}\|\+ | {2}\+ | {2}decide: )/);
+      }
+      const lines = unfold(rows);
       const detailLines = `#!/bin/bash\n${s}\necho done`.split("\n").length;
       expect(lines, JSON.stringify(s)).toHaveLength(3 + detailLines);
-      for (const line of lines) expect(obeys(line), `${JSON.stringify(s)}: ${line}`).toBe(false);
+      for (const line of rows) expect(obeys(line), `${JSON.stringify(s)}: ${line}`).toBe(false);
       expect(lines[0]).toBe(`run-${visible(s)} job-${visible(s)}  submit_job: submit ${visible(s)}`);
       expect(lines[1]?.startsWith(`  why: the SAM asks ${visible(s)}; asked `)).toBe(true);
       for (const line of lines.slice(2, -1)) expect(line.startsWith("  | ")).toBe(true);
+      expect(lines.slice(2, -1).map((l) => l.slice(4))).toEqual(
+        `#!/bin/bash\n${s}\necho done`.split("\n").map((l) => expandTabs(visibleBlock(l))),
+      );
       expect(lines.at(-1)?.startsWith(`  decide: scifi approve run-${visible(s)} job-${visible(s)} `)).toBe(
         true,
       );

@@ -76,11 +76,15 @@ export function register(program: Command): void {
       }
       const { writeEvalReport } = await import("../../eval/page.ts");
       const { loadEvalPageInput } = await import("../../eval/page-load.ts");
-      const { comparisonsText, flagsText, variantTableText } = await import("../../eval/terminal.ts");
+      const { comparisonsText, flagsText, impossibleText, variantTableText } = await import(
+        "../../eval/terminal.ts"
+      );
       // The page's path first (scripts read the first line), then the variant table and the comparisons.
       process.stdout.write(`${writeEvalReport(dir)}\n`);
       const { summary } = loadEvalPageInput(dir);
-      process.stdout.write(`\n${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}`);
+      process.stdout.write(
+        `\n${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}${impossibleText(summary)}`,
+      );
       process.exitCode = EXIT.ok;
     });
   command
@@ -229,7 +233,7 @@ async function trialCommand(evalId: string, trialId: string, backend: string | u
 }
 
 function table(summary: import("../../eval/summary.ts").EvalSummary): string {
-  const { comparisonsText, flagsText, rolesText, variantTableText } = terminal;
+  const { comparisonsText, flagsText, impossibleText, rolesText, variantTableText } = terminal;
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const lines = summary.groups.map((g) => {
     const model = visible(g.scripted ? `${g.model} [SCRIPTED]` : g.model);
@@ -243,7 +247,7 @@ function table(summary: import("../../eval/summary.ts").EvalSummary): string {
     "",
   ].join(
     "\n",
-  )}${rolesText(summary)}${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}`;
+  )}${rolesText(summary)}${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}${impossibleText(summary)}`;
 }
 
 class UsageError extends Error {}

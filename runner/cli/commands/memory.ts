@@ -16,16 +16,11 @@ export function register(program: Command): void {
     .option("--all", "also list accepted and rejected proposals")
     .action(async (options: { all?: boolean }) => {
       const { scifiHome } = await import("../../paths.ts");
-      const { listProposals } = await import("../../memory/proposals.ts");
-      const { visible, visibleLines } = await import("../../terminal-text.ts");
+      const { listProposals, renderProposal } = await import("../../memory/proposals.ts");
       const proposals = listProposals(scifiHome()).filter((p) => options.all || p.status === "pending");
       if (proposals.length === 0) process.stdout.write("no pending global memory proposals\n");
-      for (const p of proposals) {
-        // A final review wrote these: shown as they are (an ESC[8m span, a CR), never obeyed.
-        process.stdout.write(
-          `${visible(p.id)}  [${p.status}]  ${visible(p.title)}\n  ${visible(p.meta)}\n${visibleLines(p.body, { prefix: "    " }).join("\n")}\n`,
-        );
-      }
+      // A final review wrote these: shown as they are (an ESC[8m span, a CR), never obeyed.
+      for (const p of proposals) process.stdout.write(`${renderProposal(p).join("\n")}\n`);
       process.exitCode = EXIT.ok;
     });
   for (const verb of ["accept", "reject"] as const) {

@@ -10,11 +10,11 @@ import {
   openSync,
   readlinkSync,
   realpathSync,
-  renameSync,
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { writeFileAtomic } from "../../atomic-write.ts";
 import { homePaths, INBOX_LOCK } from "../../paths.ts";
 import { ownerAlive, readPidLock } from "../../pid-lock.ts";
 
@@ -105,10 +105,18 @@ export function writeDraft(path: string, text: string, force: boolean): void {
     );
   }
   mkdirSync(dirname(path), { recursive: true });
-  const temp = there === "file" ? join(dirname(path), `.${basename(path)}.${process.pid}.tmp`) : path;
+  if (there === "file") {
+    // A replaced draft (--force): a rename over it, the temp file created exclusively and never
+    // through a link planted at its name.
+    writeFileAtomic(path, text, {
+      tempFile: join(dirname(path), `.${basename(path)}.${process.pid}.tmp`),
+      exclusive: true,
+    });
+    return;
+  }
   // O_EXCL with O_CREAT: fails on anything at the name, a link planted since the check included.
   const fd = openSync(
-    temp,
+    path,
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     0o644,
   );
@@ -117,7 +125,6 @@ export function writeDraft(path: string, text: string, force: boolean): void {
   } finally {
     closeSync(fd);
   }
-  if (temp !== path) renameSync(temp, path);
 }
 
 function readlinkOrUnknown(path: string): string {
