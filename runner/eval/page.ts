@@ -11,6 +11,7 @@ import { stackedBars } from "../report/charts.ts";
 import { type Html, html } from "../report/escape.ts";
 import { percent, seconds, tokenShort, usd } from "../report/format.ts";
 import { pageAssets, pageShell } from "../report/page.ts";
+import { flagsSection } from "./flags-page.ts";
 import { impossibleSection } from "./impossible-page.ts";
 import { integrityTables } from "./integrity-page.ts";
 import { type EvalPageInput, type LoadedTrial, loadEvalPageInput } from "./page-load.ts";
@@ -63,6 +64,7 @@ export function renderEvalReport(input: EvalPageInput, evalDir: string): string 
 <p id="eval-budget">Spent ${usd(summary.budget.spentUsd)}${summary.budget.usd === null ? " (no budget set)" : ` of a ${usd(summary.budget.usd)} budget`}${summary.budget.stoppedByBudget ? html` · <strong class="missing">the budget ran out: the eval stopped scheduling trials</strong>` : ""}</p>
 <p>Models: ${summary.models.map((m, i) => html`${i ? ", " : ""}${label(m)}`)}</p>
 ${scripted.size ? html`<p class="note" id="scripted-note">Models labelled <span class="scripted">scripted</span> answer from a script (scifi's scripted model): their numbers measure the runner and the checks, not a language model.</p>` : ""}
+${flagsSection(summary, label)}
 <h2>Comparisons</h2>
 ${comparisonsSection(summary, label, scripted)}
 <h2>Plots</h2>

@@ -54,6 +54,15 @@ export const evalPlanSchema = z.strictObject({
       slug: z.string(),
       specs: z.array(z.string()).min(1),
       scripted: z.boolean(),
+      /** Who played each role (model-specs.ts); absent in older evals. */
+      roles: z
+        .strictObject({
+          work: z.array(z.string()),
+          review: z.array(z.string()),
+          control: z.array(z.string()),
+          critique: z.array(z.string()),
+        })
+        .optional(),
     }),
   ),
   repeats: z.number().int().min(1),
@@ -63,6 +72,8 @@ export const evalPlanSchema = z.strictObject({
   concurrency: z.number().int().min(1),
   engine: z.enum(["local", "slurm"]),
   backend: z.string(),
+  /** The tasks' checks are audited before the trials (scifi check-task); false: --no-audit; absent in older evals. */
+  audit: z.boolean().optional(),
   trials: z.array(trialSchema),
 });
 export type EvalPlan = z.infer<typeof evalPlanSchema>;
@@ -97,6 +108,8 @@ export interface PlanOptions {
   budgetUsd: number | null;
   engine: "local" | "slurm";
   backend: string;
+  /** Audit each task's checks before its trials (default true; false: --no-audit). */
+  audit?: boolean;
   now?: Date;
 }
 
@@ -138,6 +151,7 @@ export function makePlan(o: PlanOptions): EvalPlan {
     concurrency: o.concurrency,
     engine: o.engine,
     backend: o.backend,
+    audit: o.audit ?? true,
     trials,
   };
 }

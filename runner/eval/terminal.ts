@@ -4,6 +4,8 @@
 import { visible } from "../terminal-text.ts";
 import type { EvalSummary, VariantTableCell } from "./summary.ts";
 
+export { flagsText, rolesText } from "./flags.ts";
+
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 
 function cellText(c: VariantTableCell | null): string {
