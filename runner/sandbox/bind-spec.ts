@@ -22,12 +22,16 @@ export function bindablePath(path: string, why: string): string {
       path,
       `a bind needs an absolute path (${why}); a relative one is resolved in whatever folder the engine runs in`,
     );
-  const bad = UNBINDABLE.exec(path);
-  if (bad)
+  const bad = UNBINDABLE.exec(path)?.[0];
+  if (bad !== undefined) {
+    const shown = /\p{Cc}/u.test(bad)
+      ? `U+${bad.codePointAt(0)?.toString(16).toUpperCase().padStart(4, "0")}`
+      : `'${bad}'`;
     throw new PathRefused(
       path,
-      `Apptainer and Docker cannot bind a path containing ${JSON.stringify(bad[0])} (${why}): ':' and ',' separate binds and their parts, '"' and '\\' quote and escape, and a control character is not a path to bind; rename or move it (e.g. \`mv '${path}' <a name without them>\`)`,
+      `Apptainer and Docker cannot bind a path containing ':' or ',' (they separate binds and their parts), '"' or '\\' (quote and escape) or a control character; this one holds ${shown} (${why}): rename or move it`,
     );
+  }
   return path;
 }
 
