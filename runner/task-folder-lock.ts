@@ -9,7 +9,7 @@
 //   cron job without it, two TMPDIRs) meet the same lock;
 // - the home's: keyed by the folder's real path, in `<home>/.scifi/task-locks`, which a shared home
 //   carries to every node of a cluster (an owner on another host counts as live).
-// A folder inside, or around, a folder a live run holds is refused too (nestedHolder): a run of a
+// A folder inside, or around, a folder a live run holds is refused too (refuseNested): a run of a
 // project and a run of one of its sub-folders (a sub-SAM alone) would work on the sub-folder at once.
 // Neither is reachable by the agent: no sandbox mounts the runtime folder or the home's `.scifi`.
 // Runs of one folder by two different users are not coordinated (each has its own runtime
