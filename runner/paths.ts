@@ -57,6 +57,8 @@ export const runFiles = (runDir: string) => ({
   pristine: join(runDir, "pristine"),
   /** Held by the one process driving the run (runner/run/run-lock.ts). */
   lock: join(runDir, "run.lock"),
+  /** A person's decisions on the run (`scifi ctl`): one file each, written atomically (runner/run/control.ts). */
+  control: join(runDir, "control"),
 });
 
 export function runDir(home: string, runId: string): string {

@@ -70,7 +70,8 @@ export function requeue(record: TaskRecord, home: string): TaskRecord {
   return record;
 }
 
-export type RequestAction = "cancel" | "retry";
+/** `resume`: a paused task (`scifi ctl <run> resume`) goes back into the queue to continue its run. */
+export type RequestAction = "cancel" | "retry" | "resume";
 
 export interface ControlRequest {
   key: string;
@@ -87,6 +88,15 @@ export function writeRequest(home: string, key: string, action: RequestAction): 
   // Whole or not at all: the daemon never reads a half-written request (it skips *.tmp).
   writeFileAtomic(file, JSON.stringify(request), { tempFile: `${file}.tmp` });
   return file;
+}
+
+/** A paused task queued again to continue its run from the checkpoint the pause wrote. */
+export function resumePaused(record: TaskRecord): void {
+  const attempt = record.attempts.at(-1);
+  record.state = "queued";
+  if (attempt?.runId) record.resumeRunId = attempt.runId;
+  record.reason = "resumed by the operator (scifi ctl resume)";
+  record.queuedAt = new Date().toISOString();
 }
 
 /** Takes (reads and deletes) every pending request, oldest first. */
@@ -111,6 +121,8 @@ export function takeRequests(home: string): ControlRequest[] {
 export function refusal(record: TaskRecord, action: RequestAction): string | undefined {
   if (action === "cancel" && FINAL_STATES.has(record.state))
     return `task ${record.key} already ended (${record.state}); nothing to cancel`;
+  if (action === "resume" && record.state !== "paused")
+    return `task ${record.key} is ${record.state}; resume applies to a paused task`;
   if (action === "retry" && !FINAL_STATES.has(record.state))
     return `task ${record.key} is ${record.state}; retry applies to a task that ended (cancel it first)`;
   return undefined;

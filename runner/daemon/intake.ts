@@ -3,7 +3,7 @@
 // task's record, and a look at the queue when something may start.
 import { copyFileSync } from "node:fs";
 import type { DaemonCore, Live } from "./context.ts";
-import { type ControlRequest, newRecord, refusal, requeue } from "./control.ts";
+import { type ControlRequest, newRecord, refusal, requeue, resumePaused } from "./control.ts";
 import { clearRejection, type InboxEntry, sha256File } from "./inbox.ts";
 import { removeTask, type TaskRecord } from "./records.ts";
 
@@ -94,6 +94,13 @@ export class Intake {
       core.log("request_refused", { task: record.key, action: request.action, reason: refused });
       return;
     }
+    if (request.action === "resume") {
+      resumePaused(record);
+      core.save(record);
+      core.log("resume_requested", { task: record.key, run: record.resumeRunId });
+      core.schedule();
+      return;
+    }
     if (request.action === "retry") {
       requeue(record, core.home);
       core.save(record);
@@ -105,8 +112,11 @@ export class Intake {
       this.#cancel(record, live);
       return;
     }
+    record.reason =
+      record.state === "paused"
+        ? "cancelled by the operator while paused (its run keeps its checkpoint)"
+        : "cancelled by the operator before it ran";
     record.state = "cancelled";
-    record.reason = "cancelled by the operator before it ran";
     delete record.resumeRunId;
     core.save(record);
     core.log("cancelled", { task: record.key });

@@ -2,7 +2,7 @@
 // task's status file shows the result; with none, change the status file directly (the next
 // daemon start picks a retried task up).
 import { basename, dirname } from "node:path";
-import { type RequestAction, refusal, requeue, writeRequest } from "./control.ts";
+import { type RequestAction, refusal, requeue, resumePaused, writeRequest } from "./control.ts";
 import { FOLDER_SAM } from "./inbox.ts";
 import { liveOwner } from "./lock.ts";
 import { isWorkerOf, signalWorker, waitForExit } from "./process.ts";
@@ -51,7 +51,10 @@ export async function operate(
     writeRequest(home, key, action);
     return { record: await waitForChange(home, record, action, timeoutMs), via: "daemon" };
   }
-  if (action === "retry") {
+  if (action === "resume") {
+    // The next daemon start schedules it.
+    resumePaused(record);
+  } else if (action === "retry") {
     requeue(record, home);
   } else {
     const attempt = lastAttempt(record);
@@ -61,8 +64,11 @@ export async function operate(
       await waitForExit(attempt.pid, attempt.runId);
     }
     if (attempt) delete attempt.pid;
+    record.reason =
+      record.state === "paused"
+        ? "cancelled by the operator while paused (its run keeps its checkpoint)"
+        : "cancelled by the operator (no daemon was running)";
     record.state = "cancelled";
-    record.reason = "cancelled by the operator (no daemon was running)";
     delete record.resumeRunId;
   }
   writeTask(home, record);
@@ -78,7 +84,8 @@ async function waitForChange(
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const now = readTask(home, before.key);
-    // A cancel is done once the task ended; a retry once the daemon re-queued (or already started) it.
+    // A cancel is done once the task ended; a retry or a resume once the daemon re-queued (or
+    // already started) it.
     const acted =
       action === "cancel" ? FINAL_STATES.has(now?.state ?? "running") : now?.updatedAt !== before.updatedAt;
     if (now && acted) return now;

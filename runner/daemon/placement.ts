@@ -6,6 +6,7 @@ import { type DaemonCore, errorText, type Live, now } from "./context.ts";
 import { finishTask } from "./ending.ts";
 import { jobLogTail, type PlacedJob, submitPlaced, watchPlaced } from "./placed.ts";
 import type { Attempt, TaskRecord } from "./records.ts";
+import { readRunState } from "./spend.ts";
 
 export class SlurmPlacement {
   readonly #core: DaemonCore;
@@ -59,8 +60,16 @@ export class SlurmPlacement {
     if (!status) return; // the daemon stopped: the job runs on, the next start adopts it
     attempt.endedAt = now();
     const outcome = status.run?.outcome;
+    const paused = !outcome && attempt.runId ? readRunState(core.home, attempt.runId)?.paused : undefined;
     if (outcome) finishTask(core, record, outcome.status as TaskRecord["state"], outcome.reason);
-    else if (live.cancelling)
+    else if (paused && !live.cancelling) {
+      // Paused (scifi ctl): no slot held; `resume` queues it again (it continues on this host).
+      record.state = "paused";
+      record.reason = `paused after phase ${paused.phase} (${paused.reason}); continue it with 'scifi ctl ${attempt.runId} resume'`;
+      core.save(record);
+      core.log("paused", { task: record.key, run: attempt.runId, job: job.jobId, phase: paused.phase });
+      core.schedule();
+    } else if (live.cancelling)
       finishTask(core, record, "cancelled", `cancelled by the operator (scancel ${job.jobId})`);
     else
       finishTask(

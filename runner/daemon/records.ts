@@ -19,7 +19,16 @@ export const daemonPaths = (home: string) => {
   };
 };
 
-export type TaskState = "queued" | "running" | "passed" | "failed" | "blocked" | "rejected" | "cancelled";
+export type TaskState =
+  | "queued"
+  | "running"
+  /** `scifi ctl <run> pause` took: no worker, no slot; `scifi ctl <run> resume` queues it again. */
+  | "paused"
+  | "passed"
+  | "failed"
+  | "blocked"
+  | "rejected"
+  | "cancelled";
 
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set([
   "passed",

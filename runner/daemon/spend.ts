@@ -10,6 +10,8 @@ export interface RunStateView {
   iteration: number;
   outcome?: { status: "passed" | "failed" | "blocked"; reason: string };
   spent: { usd: number; tokens: number };
+  /** Set while the run is paused (scifi ctl). */
+  paused?: { at: string; phase: string; reason: string };
 }
 
 export function readRunState(home: string, runId: string): RunStateView | undefined {

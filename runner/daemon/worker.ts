@@ -54,6 +54,10 @@ async function main(): Promise<number> {
       onReport: (report) =>
         process.stdout.write(report.file ? `report: ${report.file}\n` : `report: ${report.error}\n`),
     });
+    if (result.paused) {
+      process.stdout.write(`paused after phase ${result.paused.phase}: ${visible(result.paused.reason)}\n`);
+      return EXIT.paused;
+    }
     process.stdout.write(`${result.outcome.status}: ${visible(result.outcome.reason)}\n`);
     return exitCodeOfOutcome(result.outcome);
   } catch (error) {

@@ -187,6 +187,14 @@ export class Workers {
     if (state?.phase === "ended" && state.outcome) {
       record.state = state.outcome.status;
       record.reason = state.outcome.reason;
+    } else if (state?.paused && !live.cancelling) {
+      // Paused (scifi ctl): the slot is free; `scifi ctl <run> resume` queues it again.
+      record.state = "paused";
+      record.reason = `paused after phase ${state.paused.phase} (${state.paused.reason}); continue it with 'scifi ctl ${attempt.runId} resume'`;
+      core.save(record);
+      core.log("paused", { task: record.key, run: attempt.runId, phase: state.paused.phase });
+      core.schedule();
+      return;
     } else if (live.cancelling) {
       record.state = "cancelled";
       record.reason = "cancelled by the operator while it ran (checkpoint kept)";

@@ -264,6 +264,14 @@ function ending(
   result: RunResult | undefined,
   failure: unknown,
 ): Pick<TrialResult, "status" | "verdict" | "exitCode" | "cause"> {
+  // A person paused the trial's run (scifi ctl): no verdict yet, not the task's failure.
+  if (result?.paused)
+    return {
+      status: "error",
+      verdict: "ERROR",
+      exitCode: 5,
+      cause: `paused after phase ${result.paused.phase}`,
+    };
   if (result) {
     const exitCode = exitCodeOfOutcome(result.outcome);
     const { status, reason } = result.outcome;

@@ -26,6 +26,7 @@ import {
 } from "./context-window.ts";
 import { Gateway, type GatewayEntry, type RetryOptions } from "./gateway.ts";
 import type { Provider } from "./providers/provider.ts";
+import type { Purse } from "./purse.ts";
 import { ModelError } from "./types.ts";
 
 export interface CreateModelOptions {
@@ -34,9 +35,11 @@ export interface CreateModelOptions {
   retry?: Partial<RetryOptions>;
   /** Per-run caps; override the config's. `spent`: what the run spent before this process (resume). */
   budget?: { usd?: number; tokens?: number; spent?: { usd: number; tokens: number } };
+  /** The run's purse (shared with its budget check); wins over `budget`. */
+  purse?: Purse;
   random?: () => number;
   /** The run's wall-time deadline (ms since the epoch): a long retry-after is waited for only up to it. */
-  deadline?: number;
+  deadline?: number | (() => number);
   /** What the gateway waits for (a long retry-after), for the live display; `undefined` when over. */
   onNotice?: (notice: string | undefined) => void;
   /** Sleep and clock of the gateway (tests scale time). */
@@ -249,6 +252,7 @@ function gatewayOptions(audit: AuditTape, options: CreateModelOptions) {
     audit,
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.budget ? { budget: options.budget } : {}),
+    ...(options.purse ? { purse: options.purse } : {}),
     ...(options.random ? { random: options.random } : {}),
     ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
     ...(options.onNotice ? { onNotice: options.onNotice } : {}),

@@ -2,6 +2,8 @@
 // rank (round-robin among equals), retries transient failures with exponential backoff + jitter
 // honouring retry-after, falls back to another model of the same rank, enforces per-model and
 // per-run budgets, and writes one audit record per call (attempts, usage, cost, errors included).
+// (Just over 500 lines: one class whose call path, candidates -> try -> succeed or fail -> charge,
+// reads top to bottom in one place; what it charges lives in purse.ts.)
 import type { AuditTape } from "../audit/tape.ts";
 import type { TapeAttempt } from "../audit/types.ts";
 import { freezeDeep } from "../frozen.ts";
@@ -9,6 +11,7 @@ import { costUsd, type Prices } from "./config.ts";
 import { ProviderError } from "./errors.ts";
 import type { Provider, ProviderResult } from "./providers/provider.ts";
 import { parseStructured } from "./providers/structured.ts";
+import { Purse } from "./purse.ts";
 import { ScriptError } from "./scripted/script.ts";
 import { tapeRequest } from "./tape-request.ts";
 import {
@@ -55,6 +58,8 @@ export interface GatewayOptions {
   retry?: Partial<RetryOptions>;
   /** The run's budget; `spent` is what earlier processes of the run spent (a resume continues it). */
   budget?: { usd?: number; tokens?: number; spent?: { usd: number; tokens: number } };
+  /** The run's purse (runner/llm/purse.ts), shared with the run's budget check; wins over `budget`. */
+  purse?: Purse;
   /** Jitter source (tests pin it). */
   random?: () => number;
   /** Called on close (stops a scripted server). */
@@ -62,8 +67,9 @@ export interface GatewayOptions {
   /**
    * The run's wall-time deadline (ms since the epoch, `Date.now()` scale). A retry-after longer
    * than `maxDelayMs` is waited for only when it ends before this; without it, it is waited for.
+   * A function is asked each time (the run's clock: a walltime changed mid-run moves it).
    */
-  deadline?: number;
+  deadline?: number | (() => number);
   /** Told what the gateway waits for (a long retry-after), and `undefined` when the wait is over. */
   onNotice?: (notice: string | undefined) => void;
   /** Sleep and clock (tests scale time). */
@@ -102,25 +108,26 @@ export class Gateway implements Model {
   readonly roles: ReadonlySet<string> | undefined;
   readonly #audit: AuditTape;
   readonly #retry: RetryOptions;
-  readonly #budget: { usd?: number; tokens?: number };
+  /** The run's one count of spend and its caps (shared with the run when it hands one in). */
+  readonly #purse: Purse;
   readonly #random: () => number;
   readonly #onClose: (() => Promise<void>) | undefined;
-  readonly #deadline: number | undefined;
+  readonly #deadline: number | (() => number) | undefined;
   readonly #onNotice: ((notice: string | undefined) => void) | undefined;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #now: () => number;
   readonly #state = new Map<string, EntryState>();
   readonly #roundRobin = new Map<string, number>();
-  readonly #spent: Spent = { usd: 0, tokens: 0, calls: 0 };
+  #calls = 0;
 
   constructor(entries: GatewayEntry[], options: GatewayOptions) {
     if (entries.length === 0) throw new NoModelAvailable("the gateway has no models configured");
     this.entries = entries;
     this.#audit = options.audit;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.#budget = options.budget ?? {};
-    this.#spent.usd = options.budget?.spent?.usd ?? 0;
-    this.#spent.tokens = options.budget?.spent?.tokens ?? 0;
+    const { spent, ...caps } = options.budget ?? {};
+    this.#purse = options.purse ?? new Purse(caps, spent);
+    this.#purse.chargedByGateway = true;
     this.#random = options.random ?? Math.random;
     this.#onClose = options.onClose;
     this.#deadline = options.deadline;
@@ -134,7 +141,12 @@ export class Gateway implements Model {
   }
 
   get spent(): Readonly<Spent> {
-    return { ...this.#spent };
+    return { usd: this.#purse.usd, tokens: this.#purse.tokens, calls: this.#calls };
+  }
+
+  /** The run's wall-time deadline as the gateway sees it now (ms since the epoch), if it has one. */
+  deadlineAt(): number | undefined {
+    return typeof this.#deadline === "function" ? this.#deadline() : this.#deadline;
   }
 
   get audit(): AuditTape {
@@ -264,7 +276,8 @@ export class Gateway implements Model {
         const long = retryable && error.retryAfterMs !== undefined ? delayMs : undefined;
         const asked = long !== undefined ? askedFor(long, error.status) : undefined;
         if (long !== undefined && isLast) {
-          const left = this.#deadline !== undefined ? this.#deadline - this.#now() : undefined;
+          const deadline = this.deadlineAt();
+          const left = deadline !== undefined ? deadline - this.#now() : undefined;
           if (left === undefined || long <= left) {
             attempts.push(
               attempt(entry, "retry", error.reason, error.message, latencyMs, error.status, long),
@@ -403,9 +416,8 @@ export class Gateway implements Model {
   #charge(entry: GatewayEntry, usage: Usage, cost: number): void {
     const state = this.#stateOf(entry);
     state.spentUsd += cost;
-    this.#spent.usd += cost;
-    this.#spent.tokens += usage.input + usage.output + usage.cacheWrite + usage.cacheRead;
-    this.#spent.calls++;
+    this.#purse.charge(cost, usage.input + usage.output + usage.cacheWrite + usage.cacheRead);
+    this.#calls++;
     if (entry.budgetUsd !== undefined && state.spentUsd >= entry.budgetUsd && !state.disabled) {
       state.disabled = true;
       this.#audit.append({
@@ -417,13 +429,7 @@ export class Gateway implements Model {
   }
 
   #checkRunBudget(request: ModelRequest): void {
-    const { usd, tokens } = this.#budget;
-    const over =
-      usd !== undefined && this.#spent.usd >= usd
-        ? `the run's budget of ${usd} USD is spent (${this.#spent.usd.toFixed(4)} USD)`
-        : tokens !== undefined && this.#spent.tokens >= tokens
-          ? `the run's budget of ${tokens} tokens is spent (${this.#spent.tokens} tokens)`
-          : undefined;
+    const over = this.#purse.over();
     if (!over) return;
     this.#audit.append({
       kind: "event",

@@ -74,6 +74,24 @@ export type HistoryEvent =
       address?: string;
     }
   | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
+  | {
+      /**
+       * A person's decision on the running run (`scifi ctl`, runner/run/control.ts): limits changed,
+       * a pause asked for or taken, a resume; `refused` when the run could not apply it.
+       */
+      type: "control";
+      iteration: number;
+      action: "limits" | "pause" | "paused" | "resume";
+      /** The decision file in the run folder's control/ (absent for `paused`, the run's own). */
+      decision?: string;
+      by?: string;
+      /** Limits as they were and as they are now (only those the decision named). */
+      from?: Record<string, number>;
+      to?: Record<string, number>;
+      refused?: string;
+      /** The phase a pause stopped after. */
+      phase?: string;
+    }
   | { type: "iteration_start"; iteration: number }
   | { type: "iteration_end"; iteration: number; passed: boolean; reason?: string; audit?: AuditHead }
   | {

@@ -207,6 +207,8 @@ function noteText(event: HistoryRecord): string {
       return `Direction changed: ${event.from} → ${event.to}`;
     case "assets_changed":
       return `SAM files and check assets that differ from what the last run of this task folder (${event.since}) captured: ${event.files.map((f) => `${f.rel} (${f.was === "(none)" ? "new" : f.now === "(none)" ? "gone" : `sha256 ${f.was.slice(0, 12)}… → ${f.now.slice(0, 12)}…`})`).join(", ")}. A person's edit, or something an earlier run left behind`;
+    case "control":
+      return controlNote(event);
     case "resumed":
       return `Resumed from phase ${event.fromPhase} (${event.discardedEvents} events discarded)`;
     case "memory_view":
@@ -220,6 +222,19 @@ function noteText(event: HistoryRecord): string {
     default:
       return event.type;
   }
+}
+
+/** A person's `scifi ctl` decision as the report says it. */
+function controlNote(event: Extract<HistoryRecord, { type: "control" }>): string {
+  const who = event.by ? ` by ${event.by}` : "";
+  if (event.refused) return `Control (${event.action})${who} refused: ${event.refused}`;
+  if (event.action === "limits") {
+    const changes = Object.keys(event.to ?? {}).map((k) => `${k} ${event.from?.[k]} → ${event.to?.[k]}`);
+    return `Limits changed${who}: ${changes.join(", ")}`;
+  }
+  if (event.action === "pause") return `Pause asked${who}; taken at the next phase boundary`;
+  if (event.action === "paused") return `Paused after phase ${event.phase ?? "?"} (sandboxes stopped)`;
+  return `Resume asked${who}`;
 }
 
 function phase(view: PhaseView, ctx: RenderContext): Html {

@@ -183,6 +183,7 @@ function addHistoryEvent(
     case "assets_changed":
     case "direction_change":
     case "resumed":
+    case "control":
     case "memory_view":
     case "sandbox_died":
       get(event.iteration).notes.push(event);

@@ -165,8 +165,18 @@ export interface RunState {
   outcome?: Outcome;
   /** Spend at the checkpoint; `at` is when it was taken (a resume adds what the tape holds after it). */
   spent: { tokens: number; usd: number; elapsedMs: number; at?: string };
-  /** The limits this run was started with (defaults, options, SAM requests). */
+  /**
+   * The run's limits: those it was started with (defaults, options, SAM requests), as `scifi ctl
+   * <run> limits` changed them since.
+   */
   limits: LimitConfig;
+  /**
+   * Set while the run is paused (`scifi ctl <run> pause`, taken after phase `phase`); a resume
+   * clears it. The run holds no process and no sandbox then.
+   */
+  paused?: { at: string; phase: Phase; reason: string };
+  /** The last `scifi ctl` decision file (runner/run/control.ts) this run applied; later ones are new. */
+  controlApplied?: string;
   /** History tape length (bytes) at this checkpoint: a resume cuts the tape back to it. */
   historyBytes: number;
   /**

@@ -21,8 +21,6 @@ import type { ApprovalGate } from "../approval/gate.ts";
 import { writeFileAtomic } from "../atomic-write.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../policy/host-paths.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
-import { showPath } from "../policy/tree-walk.ts";
-import { RunEnding } from "../run-ending.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { sha256 } from "../sha256.ts";
 import { shellQuote } from "../terminal-text.ts";

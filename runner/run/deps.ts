@@ -5,6 +5,7 @@ import type { ApprovalGate } from "../approval/gate.ts";
 import type { AuditTape } from "../audit/tape.ts";
 import type { CritiqueMode } from "../critique/schema.ts";
 import type { RunExtension } from "../extension/run-extension.ts";
+import type { Purse } from "../llm/purse.ts";
 import type { Model } from "../llm/types.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import type { LimitConfig, Outcome, RunState } from "../run-folder/state.ts";
@@ -14,10 +15,14 @@ import type { RunStatus } from "./status.ts";
 
 export interface RunDeps {
   backend: SandboxBackend;
-  /** Opens the gateway for this run; every call goes to `audit`. */
+  /**
+   * Opens the gateway for this run; every call goes to `audit`. The gateway charges the run's purse
+   * and checks its caps, waits a long retry-after only up to the clock's deadline, and every call
+   * without a signal of its own gets the run's stop signal (a cancel, the deadline).
+   */
   openModel(
     audit: AuditTape,
-    budget: { usd: number; tokens: number; spent: { usd: number; tokens: number } },
+    run: { purse: Purse; deadline: () => number; signal: AbortSignal },
   ): Promise<Model & { close(): Promise<void> }>;
   /** Default-deny policy: the spec granted to this SAM. */
   resolveSpec(
@@ -48,6 +53,7 @@ export interface RunDeps {
   onStatus?: (status: RunStatus) => void;
   /** Called once the run folder exists. */
   onCreated?: (dir: string) => void;
+  /** The caller's cancel (its reason a RunCancelled): one input of the run's stop (limits.ts RunStop). */
   signal?: AbortSignal;
   /** Checked once the grant is resolved, before anything is written (a scripted model's script). */
   preflight?: () => Promise<void>;
@@ -66,7 +72,10 @@ export interface StartOptions {
 export interface RunResult {
   runId: string;
   dir: string;
+  /** Meaningful only when `paused` is absent: a paused run has no outcome yet. */
   outcome: Outcome;
+  /** Set when the run paused (`scifi ctl <run> pause`) instead of ending. */
+  paused?: NonNullable<RunState["paused"]>;
   iterations: number;
   spent: RunState["spent"];
 }

@@ -1,6 +1,8 @@
 // Hard limits, enforced by the orchestrator between model calls (CodeScribe's lesson: prompted
 // limits are ignored). Nothing the model says can raise them; a rejected call becomes an error
 // text the model can act on.
+import { Purse } from "../llm/purse.ts";
+import { RunEnding } from "../run-ending.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
 import type { ToolEffect } from "../tools/tool.ts";
 
@@ -103,42 +105,187 @@ export class PassLimits {
   }
 }
 
-/** Run-wide budgets: wall time, tokens, money. */
+/**
+ * Run-wide budgets: wall time, tokens, money, checked before every model call. A view on the run's
+ * clock and purse (one owner each): it counts nothing of its own.
+ */
 export class RunBudget {
   readonly config: LimitConfig;
-  readonly startedAt: number;
-  tokens: number;
-  usd: number;
+  readonly clock: RunClock;
+  readonly purse: Purse;
 
   constructor(
     config: LimitConfig,
     spent: { tokens: number; usd: number; elapsedMs: number } = { tokens: 0, usd: 0, elapsedMs: 0 },
+    owners?: { clock: RunClock; purse: Purse },
   ) {
     this.config = config;
-    this.tokens = spent.tokens;
-    this.usd = spent.usd;
-    this.startedAt = Date.now() - spent.elapsedMs;
+    this.clock = owners?.clock ?? new RunClock(config, spent.elapsedMs);
+    this.purse = owners?.purse ?? new Purse(config, spent);
   }
 
+  get tokens(): number {
+    return this.purse.tokens;
+  }
+
+  get usd(): number {
+    return this.purse.usd;
+  }
+
+  get startedAt(): number {
+    return this.clock.startedAt;
+  }
+
+  /** A response's spend, unless the gateway already charged the purse (it does for every call it makes). */
   add(tokens: number, usd: number): void {
-    this.tokens += tokens;
-    this.usd += usd;
+    if (!this.purse.chargedByGateway) this.purse.charge(usd, tokens);
   }
 
   elapsedMs(): number {
-    return Date.now() - this.startedAt;
+    return this.clock.elapsedMs();
   }
 
   /** The exhausted budget, or undefined. Checked before every model call. */
   exhausted(): string | undefined {
-    if (this.elapsedMs() >= this.config.walltimeSec * 1000)
-      return `wall time limit reached (${this.config.walltimeSec} s)`;
+    if (this.clock.leftMs() <= 0) return `wall time limit reached (${this.config.walltimeSec} s)`;
     if (this.tokens >= this.config.tokens)
       return `token limit reached (${this.tokens} of ${this.config.tokens})`;
     if (this.usd >= this.config.usd)
       return `budget limit reached (USD ${this.usd.toFixed(4)} of ${this.config.usd})`;
     return undefined;
   }
+}
+
+/** The longest a timer waits in one go (Node's limit); a later deadline re-arms it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The run's clock: the one owner of its wall time. The deadline, the time a command or a model call
+ * may still take, and the abort at the deadline all come from here, and follow a walltime changed
+ * mid-run (`scifi ctl <run> limits --walltime`). `config` is the run's live limits (state.limits).
+ */
+export class RunClock {
+  readonly config: LimitConfig;
+  readonly startedAt: number;
+  readonly #controller = new AbortController();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(config: LimitConfig, elapsedMs = 0) {
+    this.config = config;
+    this.startedAt = Date.now() - elapsedMs;
+  }
+
+  elapsedMs(): number {
+    return Date.now() - this.startedAt;
+  }
+
+  /** The wall-time deadline, ms since the epoch. */
+  deadline(): number {
+    return this.startedAt + this.config.walltimeSec * 1000;
+  }
+
+  leftMs(): number {
+    return Math.max(0, this.deadline() - Date.now());
+  }
+
+  /** Aborted at the deadline (reason: WallTimeReached): every running command is killed then. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Starts the deadline's timer (once per process that drives the run). */
+  start(): void {
+    if (this.#controller.signal.aborted) return;
+    clearTimeout(this.#timer);
+    const left = this.leftMs();
+    this.#timer = setTimeout(
+      () => {
+        if (this.leftMs() > 0) return this.start();
+        this.#controller.abort(new WallTimeReached(this.config.walltimeSec));
+      },
+      Math.min(left, MAX_TIMER_MS),
+    );
+    this.#timer.unref();
+  }
+
+  /** A new walltime (seconds): the deadline, the timer and the time left move with it. */
+  setWalltime(seconds: number): void {
+    this.config.walltimeSec = seconds;
+    if (this.#timer !== undefined) this.start();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+/** The run's wall time ran out (the clock's abort reason): the run ends failed. */
+export class WallTimeReached extends RunEnding {
+  override name = "WallTimeReached";
+  constructor(walltimeSec: number) {
+    super(`wall time limit reached (${walltimeSec} s)`, { status: "failed", limit: "walltime" });
+  }
+}
+
+/**
+ * The run's stop: one signal that every phase, command and model call listens to, aborted by a
+ * cancel (the caller's signal) or the clock's deadline, with the reason; and a pause asked for, which
+ * the driver takes at the next phase boundary (nothing in flight is cut short by it).
+ */
+export class RunStop {
+  readonly signal: AbortSignal;
+  #pause: string | undefined;
+
+  constructor(clock: RunClock, cancel?: AbortSignal) {
+    this.signal = cancel ? AbortSignal.any([cancel, clock.signal]) : clock.signal;
+  }
+
+  /** Why the run must end now (a cancel, the deadline), or undefined. */
+  ending(): RunEnding | undefined {
+    const reason: unknown = this.signal.aborted ? this.signal.reason : undefined;
+    return reason instanceof RunEnding ? reason : undefined;
+  }
+
+  pause(reason: string): void {
+    this.#pause ??= reason;
+  }
+
+  /** A pause not yet taken is withdrawn (`scifi ctl <run> resume` before the boundary came). */
+  unpause(): void {
+    this.#pause = undefined;
+  }
+
+  /** The pause asked for (its reason), taken at the next phase boundary. */
+  get pauseRequested(): string | undefined {
+    return this.#pause;
+  }
+}
+
+/** A run's limits, one owner each, made once per run (start or resume) and handed to the phases. */
+export interface RunLimits {
+  /** The live limit values (state.limits): a change is checkpointed with the state. */
+  config: LimitConfig;
+  clock: RunClock;
+  purse: Purse;
+  stop: RunStop;
+  budget: RunBudget;
+}
+
+export function runLimits(
+  config: LimitConfig,
+  spent: { tokens: number; usd: number; elapsedMs: number },
+  cancel?: AbortSignal,
+): RunLimits {
+  const clock = new RunClock(config, spent.elapsedMs);
+  const purse = new Purse(config, spent);
+  return {
+    config,
+    clock,
+    purse,
+    stop: new RunStop(clock, cancel),
+    budget: new RunBudget(config, spent, { clock, purse }),
+  };
 }
 
 /** Stable key of a call: tool name plus canonical JSON of its input (key order ignored). */

@@ -40,3 +40,9 @@ export function refuseLiveRun(folder: RunFolder): void {
 // The task folder's lock lives at the root (runner/task-folder-lock.ts): the eval, the daemon and
 // `scifi submit` look at it too.
 export { lockTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
+
+/** True when a live process (or one on another host, which cannot be checked) holds the run's lock. */
+export function runDriven(folder: RunFolder): boolean {
+  const owner = readPidLock<RunLockOwner>(folder.files.lock);
+  return owner !== undefined && (owner.host !== hostname() || ownerAlive(owner));
+}

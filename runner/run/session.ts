@@ -10,7 +10,6 @@ import { RUN_END_EVENT } from "../audit/types.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import type { HistoryTape } from "../memory/history.ts";
 import { fileSize, readHistory } from "../memory/history.ts";
-import type { IntegrityCall } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { outcomeOfEnding, RunEnding } from "../run-ending.ts";
 import type { RunFolder } from "../run-folder/folder.ts";
@@ -20,6 +19,7 @@ import type { SamDocument, SamNode } from "../sam/types.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { Tampering } from "./checks.ts";
 import type { RunContext, RunRecords } from "./context.ts";
+import type { RunControl } from "./control.ts";
 import { type PassEvent, totalTokens } from "./conversation.ts";
 import type { RunDeps } from "./deps.ts";
 import { RunGates } from "./gates.ts";
@@ -27,10 +27,9 @@ import {
   INTEGRITY_AUDIT_EVENT,
   type IntegrityInput,
   IntegrityRecorder,
-  quoted,
-  refusedAssetWrites,
+  ToolCallIntegrity,
 } from "./integrity.ts";
-import type { RunBudget } from "./limits.ts";
+import type { RunBudget, RunClock, RunLimits, RunStop } from "./limits.ts";
 import { PhaseSandboxes } from "./sandboxes.ts";
 import type { RunStatus } from "./status.ts";
 import type { TaskFolderGuard } from "./task-folder.ts";
@@ -47,6 +46,12 @@ export class RunSession implements RunContext {
   readonly deps: RunDeps;
   readonly model: Model & { close(): Promise<void> };
   readonly budget: RunBudget;
+  /** The run's clock (deadline, time left), one per run (limits.ts). */
+  readonly clock: RunClock;
+  /** The run's stop: cancel, deadline and pause in one (limits.ts); phases listen to its signal. */
+  readonly stop: RunStop;
+  /** A person's decisions (scifi ctl), polled at each phase boundary too. */
+  readonly control: RunControl;
   readonly audit: AuditTape;
   /** Tool settings of this run; each phase adds its own sandbox. */
   readonly toolContext: Omit<ToolContext, "sandbox">;
@@ -55,18 +60,18 @@ export class RunSession implements RunContext {
   readonly taskFolder: TaskFolderGuard;
   readonly gates: RunGates;
   readonly integrity: IntegrityRecorder;
-  /** The tool call running now, and the role that made it (integrity events name it). */
-  #call: { role: string; call: IntegrityCall } | undefined;
+  /** The tool call running now (integrity events name it) and its own result's refusals. */
+  readonly #calls: ToolCallIntegrity;
 
   constructor(
     records: RunRecords,
     deps: RunDeps,
     live: {
       model: Model & { close(): Promise<void> };
-      budget: RunBudget;
+      limits: RunLimits;
       audit: AuditTape;
-      signal: AbortSignal;
       taskFolder: TaskFolderGuard;
+      control: RunControl;
     },
   ) {
     this.home = records.home;
@@ -78,19 +83,30 @@ export class RunSession implements RunContext {
     this.history = records.history;
     this.deps = deps;
     this.model = live.model;
-    this.budget = live.budget;
+    this.budget = live.limits.budget;
+    this.clock = live.limits.clock;
+    this.stop = live.limits.stop;
+    this.control = live.control;
     this.audit = live.audit;
+    const clock = this.clock;
     this.toolContext = {
       allowCommands: records.sam.metadata.allowCommands,
       bashTimeoutMs: records.limits.bashTimeoutSec * 1000,
+      // A command gets no more than the run's wall time has left (the clock, after any change).
+      timeLeftMs: () => clock.leftMs(),
       maxOutputChars: records.limits.toolOutputChars,
-      signal: live.signal,
+      signal: this.stop.signal,
     };
     this.status = initialStatus(records);
     this.taskFolder = live.taskFolder;
     this.taskFolder.onIntegrity = (input) => this.recordIntegrity(input);
     const already = readHistory(records.folder.files.history).filter((e) => e.type === "integrity").length;
     this.integrity = new IntegrityRecorder((event) => this.history.append(event), already);
+    this.#calls = new ToolCallIntegrity(
+      () => this.audit.head()?.seq ?? -1,
+      () => this.state.pristine,
+      (input) => this.recordIntegrity(input),
+    );
     for (const extension of deps.extensions ?? []) extension.onIntegrity?.((n) => this.recordIntegrity(n));
     this.gates = new RunGates(this);
     this.sandboxes = new PhaseSandboxes(this, (spec, role) => this.gates.network(spec, role));
@@ -149,7 +165,7 @@ export class RunSession implements RunContext {
    * or none; a tool call's is also marked on the audit tape for `scifi audit show`.
    */
   recordIntegrity(input: IntegrityInput): void {
-    const current = this.#call;
+    const current = this.#calls.current;
     const call = input.call === null ? undefined : (input.call ?? current?.call);
     // Outside a tool call, what a defence finds is the work agent's doing (only its code writes).
     const role = input.role ?? current?.role ?? "work";
@@ -175,37 +191,9 @@ export class RunSession implements RunContext {
     }
   }
 
-  /** Refusals a tool call's own result shows: the allowlist's, a write to a protected file. */
-  #toolIntegrity(event: Extract<PassEvent, { type: "tool" }>): void {
-    if (event.refused) {
-      this.recordIntegrity({
-        kind: "allowlist_refused",
-        attempted: `${event.name} ${quoted(commandOf(event.input))}`,
-        rule: event.refused.rule,
-        action: `refused before it ran: ${event.refused.detail}`,
-      });
-    }
-    // A refusal inside a command that went on (`a > checks/x; b`) counts too: no `ok` test.
-    if (event.output === undefined) return;
-    const path = pathOf(event.input);
-    const hit = refusedAssetWrites(event.output, this.state.pristine, path);
-    if (hit.length === 0) return;
-    this.recordIntegrity({
-      kind: "asset_write",
-      attempted: `${event.name} wrote, moved or removed ${hit.join(", ")}: ${quoted(commandOf(event.input))}`,
-      rule: "SAM files and check assets are read-only to agents (bound read-only)",
-      action: "the sandbox refused it; the runner's copies are put back before the checks",
-    });
-  }
-
   onPassEvent(event: PassEvent): void {
-    if (event.type === "tool_start") {
-      this.#call = {
-        role: event.role,
-        call: { seq: this.audit.head()?.seq ?? -1, id: event.id, tool: event.name },
-      };
-      return;
-    }
+    this.#calls.onPassEvent(event);
+    if (event.type === "tool_start") return;
     if (event.type === "limit") {
       this.limit(event.limit, event.detail);
     } else if (event.type === "context") {
@@ -227,8 +215,6 @@ export class RunSession implements RunContext {
         toolCallsLeft: event.limits.toolCallsLeft(),
       });
     } else if (event.type === "tool") {
-      if (!event.rejected) this.#toolIntegrity(event);
-      this.#call = undefined;
       this.emit({
         toolCalls: event.limits.toolCalls,
         lastTool: `${event.name}${event.ok ? "" : " (failed)"}`,
@@ -281,6 +267,22 @@ export class RunSession implements RunContext {
     });
   }
 
+  /**
+   * The pause asked for is taken (at a phase boundary, after the last checkpoint): on the history,
+   * on disk; the run's process then leaves as at any exit (sandboxes stopped, task folder restored).
+   */
+  pause(reason: string): void {
+    const { state } = this;
+    state.paused = { at: new Date().toISOString(), phase: state.phase, reason };
+    this.history.append({
+      type: "control",
+      iteration: state.iteration,
+      action: "paused",
+      phase: state.phase,
+    });
+    this.checkpoint(state.phase);
+  }
+
   /** The run is over (the first outcome set stays): `run_end` on the history, last checkpoint. */
   end(outcome: Outcome): void {
     const { state } = this;
@@ -310,19 +312,6 @@ export class AgentWorkAlive extends RunEnding {
       { status: "failed", limit: "jobs" },
     );
   }
-}
-
-/** The command or path of a tool call's input, for an integrity record. */
-function commandOf(input: unknown): string {
-  if (typeof input !== "object" || input === null) return "";
-  const i = input as Record<string, unknown>;
-  const value = i.command ?? i.path ?? i.pattern;
-  return typeof value === "string" ? value : JSON.stringify(input);
-}
-
-function pathOf(input: unknown): string | undefined {
-  const path = typeof input === "object" && input !== null ? (input as { path?: unknown }).path : undefined;
-  return typeof path === "string" ? path : undefined;
 }
 
 function initialStatus(records: RunRecords): RunStatus {

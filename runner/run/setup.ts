@@ -22,7 +22,6 @@ import type { RunDeps, RunResult } from "./deps.ts";
 import { InvalidInput } from "./errors.ts";
 import { type HelperFolder, withHelperMounts } from "./helper-mounts.ts";
 import { changesTracker } from "./run-end-records.ts";
-import { effectiveLimits } from "./sam-limits.ts";
 import { resumeRun, startRun } from "./start.ts";
 import type { RunStatus } from "./status.ts";
 
@@ -125,12 +124,11 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   const model = options.model ?? defaultModel(options.home);
   const runId = options.runId ?? newRunId(sam.metadata.name);
   const inputs = await runInputs(options);
-  const wallLeftMs = effectiveLimits(sam, options.limits).walltimeSec * 1000;
   return aroundLoop(inputs, sam, runId, undefined, async (run) =>
     startRun(
       { home: options.home, sam, limits: options.limits, runId, model },
       {
-        ...(await run.deps(backend, model, wallLeftMs)),
+        ...(await run.deps(backend, model)),
         preflight: () => checkScript(model),
         onCreated: (dir) => {
           run.created(dir);
@@ -181,9 +179,8 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
   const sam = readSamJson(folder);
   options.onRunId?.(state.runId, folder.dir);
   const inputs = await runInputs(options);
-  const wallLeftMs = state.limits.walltimeSec * 1000 - state.spent.elapsedMs;
   return aroundLoop(inputs, sam, runId, folder.dir, async (run) =>
-    resumeRun(options.home, runId, await run.deps(backend, model, wallLeftMs)),
+    resumeRun(options.home, runId, await run.deps(backend, model)),
   );
 }
 
@@ -207,7 +204,7 @@ async function runInputs(options: RunTaskOptions): Promise<RunInputs> {
 /** What the loop gets from the pieces a start and a resume share. */
 interface AroundLoop {
   /** The run's dependencies, composed once for a start or a resume. */
-  deps(backend: RunDeps["backend"], model: string, wallLeftMs: number): Promise<RunDeps>;
+  deps(backend: RunDeps["backend"], model: string): Promise<RunDeps>;
   /** Tells the change tracker where the run folder is. */
   created(dir: string): void;
 }
@@ -231,9 +228,9 @@ async function aroundLoop(
   return changes.around(options, () =>
     endingExtensions(extensions, () =>
       loop({
-        deps: async (backend, model, wallLeftMs) => ({
+        deps: async (backend, model) => ({
           ...(approvals ? { approval: approvals } : {}),
-          ...(await deps(inputs, onStatus, backend, model, sam, extensions, wallLeftMs)),
+          ...(await deps(inputs, onStatus, backend, model, sam, extensions)),
         }),
         created: (dir) => changes.created(dir),
       }),
@@ -327,7 +324,8 @@ async function endingExtensions(
   let outcome: RunEnd | undefined;
   try {
     const result = await run();
-    outcome = result.outcome;
+    // A paused run has not ended: its extensions are told so (as for a run that stopped).
+    outcome = result.paused ? undefined : result.outcome;
     return result;
   } finally {
     for (const extension of extensions) await extension.end?.(outcome);
@@ -349,8 +347,6 @@ async function deps(
   model: string,
   sam: SamDocument,
   extensions: readonly RunExtension[],
-  /** Wall time the run has left when the loop opens the gateway (at its start). */
-  wallLeftMs: number,
 ): Promise<RunDeps> {
   const { resolveSpec } = await import("../policy/resolve.ts");
   const { createModel } = await import("../llm/create-model.ts");
@@ -363,16 +359,16 @@ async function deps(
     // Every grant resolution adds the offered domain packs' helper folders, read-only (skills.ts).
     resolveSpec: async (sam, runId, grant) =>
       withHelperMounts(await resolveSpec(sam, site, { home: options.home, runId, ...grant }), helpers),
-    openModel: async (audit: AuditTape, budget) => {
+    openModel: async (audit: AuditTape, run) => {
       const opened = await createModel(model, audit, {
-        budget,
+        purse: run.purse,
         home: options.home,
-        // The loop opens the gateway as the run starts (or resumes): its wall-time deadline.
-        deadline: Date.now() + Math.max(0, wallLeftMs),
+        // The run's clock: a walltime changed mid-run (scifi ctl) moves it.
+        deadline: run.deadline,
         ...(onStatus ? { onNotice: (notice) => last && onStatus({ ...last, notice }) } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
       });
-      return options.signal ? abortableBy(opened, options.signal) : opened;
+      return abortableBy(opened, run.signal);
     },
     skills,
     memoryTokens: site.memoryTokens,
@@ -458,9 +454,9 @@ function defaultModel(home: string): string {
 }
 
 /**
- * The model with the run's signal on every call that brings none of its own (the pre-scan, final
- * review, tracer and critique calls), so a cancel ends an in-flight call at once instead of after
- * it returns. Methods are bound to the model itself (its private fields do not see a proxy).
+ * The model with the run's stop signal on every call that brings none of its own (the pre-scan,
+ * final review, tracer and critique calls), so a cancel or the deadline ends an in-flight call at
+ * once instead of after it returns. Methods are bound to the model itself (its private fields do not see a proxy).
  */
 function abortableBy<M extends object & { complete: Model["complete"] }>(model: M, signal: AbortSignal): M {
   return new Proxy(model, {

@@ -16,10 +16,11 @@ import {
 } from "../run-folder/folder.ts";
 import { type RunState, readState, writeState } from "../run-folder/state.ts";
 import type { RunRecords } from "./context.ts";
+import { RunControl } from "./control.ts";
 import type { RunDeps, RunResult, StartOptions } from "./deps.ts";
 import { drive } from "./driver.ts";
 import { assetsSinceLastRun } from "./last-assets.ts";
-import { RunBudget } from "./limits.ts";
+import { runLimits } from "./limits.ts";
 import { hideAssets } from "./pristine.ts";
 import { lockRun, lockTaskFolder } from "./run-lock.ts";
 import { clampRank, effectiveLimits, rankRange } from "./sam-limits.ts";
@@ -61,7 +62,8 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
       attempts: {},
       completeNodes: [],
       workRank: clampRank(sam.metadata.rank?.work ?? 1, rankRange(sam)),
-      spent: { tokens: 0, usd: 0, elapsedMs: 0 },
+      // `at`: when the clock started, so `scifi ctl` can tell the time used before the first phase ends.
+      spent: { tokens: 0, usd: 0, elapsedMs: 0, at: new Date().toISOString() },
       limits,
       historyBytes: 0,
       resumes: 0,
@@ -125,6 +127,10 @@ async function resumeLocked(
   // ...but what the runner blocked is evidence (trust.md rule 15): those events come back after the resume.
   const blocked = before.slice(history.length).filter((e) => e.type === "integrity");
   state.resumes++;
+  // A paused run continues: the pause was taken (its decision applied), the run drives on; the
+  // `scifi ctl <run> resume` decision, if that is how it came back, goes on the history as the
+  // control polls it.
+  delete state.paused;
   // The recorded spec is evidence, never input: every sandbox start resolves the grant again and
   // compares it with this (grant.ts).
   const spec = readSpecJson(folder);
@@ -149,41 +155,41 @@ async function resumeLocked(
 }
 
 /**
- * Opens the live pieces (tape, gateway, wall-time deadline), drives the run, and closes them, the
- * hidden assets going back into the task folder whatever happened.
+ * Opens the live pieces (tape, gateway, the run's limits, its control), drives the run, and closes
+ * them, the hidden assets going back into the task folder whatever happened.
  */
 async function runSession(records: RunRecords, deps: RunDeps): Promise<RunResult> {
-  const { state, limits } = records;
-  const budget = new RunBudget(limits, state.spent);
+  const { state } = records;
+  // The run's clock, purse and stop: one owner each, made here once and handed to every phase. The
+  // limits are the state's own object, so a change (scifi ctl) is checkpointed with it.
+  const limits = runLimits(records.limits, state.spent, deps.signal);
+  const control = new RunControl(records.folder.files.control, state, records.history, limits);
   const audit = new AuditTape(records.folder.files.audit, { runId: state.runId });
   const taskFolder = new TaskFolderGuard(records);
   let model: RunSession["model"] | undefined;
   // Wall time is also enforced inside the sandbox: at the deadline every running command (a tool
-  // call, a check) is killed, whatever the agent's files do; the next budget check ends the run.
-  const wall = new AbortController();
-  const deadline = setTimeout(
-    () => wall.abort(),
-    Math.max(0, limits.walltimeSec * 1000 - budget.elapsedMs()),
-  );
-  deadline.unref();
-  const signal = deps.signal ? AbortSignal.any([deps.signal, wall.signal]) : wall.signal;
+  // call, a check) and model call is aborted, whatever the agent's files do, and the run ends.
+  limits.clock.start();
   try {
-    // One count of money and tokens: the gateway checks the run's caps before every call (every
-    // role), starting from what the run has really spent, earlier processes included.
+    // Decisions made while no process drove the run (a paused run's new limits) apply first.
+    control.start();
+    // One count of money and tokens: the gateway charges the run's purse and checks its caps before
+    // every call (every role), starting from what the run has really spent, earlier processes included.
     model = await deps.openModel(audit, {
-      usd: limits.usd,
-      tokens: limits.tokens,
-      spent: { usd: budget.usd, tokens: budget.tokens },
+      purse: limits.purse,
+      deadline: () => limits.clock.deadline(),
+      signal: limits.stop.signal,
     });
-    const session = new RunSession(records, deps, { model, budget, audit, signal, taskFolder });
+    const session = new RunSession(records, deps, { model, limits, audit, taskFolder, control });
     session.emit({});
     session.gates.attach();
     for (const extension of deps.extensions ?? [])
       extension.onAudit?.((event, data) => audit.append({ kind: "event", event, data }));
     await drive(session);
   } finally {
-    clearTimeout(deadline);
-    state.spent = { tokens: budget.tokens, usd: budget.usd, elapsedMs: budget.elapsedMs() };
+    control.stop();
+    limits.clock.stop();
+    state.spent = { tokens: limits.purse.tokens, usd: limits.purse.usd, elapsedMs: limits.clock.elapsedMs() };
     await model?.close().catch(() => undefined);
     audit.close();
     // Every exit: nothing of the agent's still runs, the SAM files and assets are compared and put
@@ -223,6 +229,7 @@ function resultOf(folder: RunFolder, state: RunState): RunResult {
     runId: state.runId,
     dir: folder.dir,
     outcome: state.outcome ?? { status: "failed", reason: "the run stopped without an outcome" },
+    ...(state.paused && !state.outcome ? { paused: state.paused } : {}),
     iterations: state.iteration,
     spent: state.spent,
   };

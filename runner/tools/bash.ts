@@ -2,7 +2,7 @@
 // anything runs; output is capped (head and tail) by defineTool and by the sandbox.
 import { z } from "zod";
 import { checkCommand } from "./allowlist.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool, type ToolContext } from "./tool.ts";
 
 /** Output beyond this per stream is dropped by the sandbox (its tail is then lost, and we say so). */
 const COLLECT_BYTES = 8 * 1024 * 1024;
@@ -31,7 +31,7 @@ export const bashTool = defineTool({
           refused: { rule: "the SAM's allow_commands", detail: verdict.reason },
         };
     }
-    const timeoutMs = Math.min(timeout_sec ? timeout_sec * 1000 : ctx.bashTimeoutMs, ctx.bashTimeoutMs);
+    const timeoutMs = commandTimeoutMs(ctx, timeout_sec);
     // Collect generously so the head-and-tail cap (defineTool) sees the real tail of long output.
     // The run's signal (a wall-time deadline, a cancel) kills the command in the sandbox too.
     const result = await ctx.sandbox.exec(command, {
@@ -48,3 +48,12 @@ export const bashTool = defineTool({
     return { ok: !result.timedOut && result.exitCode === 0, output: parts.join("\n") };
   },
 });
+
+/** A command's timeout: what it asked, at most the bash limit and the wall time the run has left. */
+export function commandTimeoutMs(
+  ctx: Pick<ToolContext, "bashTimeoutMs" | "timeLeftMs">,
+  askedSec?: number,
+): number {
+  const asked = askedSec ? askedSec * 1000 : ctx.bashTimeoutMs;
+  return Math.max(1, Math.min(asked, ctx.bashTimeoutMs, ctx.timeLeftMs?.() ?? Number.POSITIVE_INFINITY));
+}

@@ -16,6 +16,8 @@ export interface ToolContext {
   allowCommands?: readonly string[];
   /** Default and maximum bash timeout (ms). */
   bashTimeoutMs: number;
+  /** The run's wall time left (ms, the run's clock): no command is given more. */
+  timeLeftMs?: () => number;
   /** Characters of tool output the model sees (head and tail kept). */
   maxOutputChars: number;
   signal?: AbortSignal;

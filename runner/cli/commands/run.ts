@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { formatBytes, RecordWriteFailed } from "../../atomic-write.ts";
 import { readTape } from "../../audit/verify.ts";
-import { EXIT, exitCodeOfOutcome } from "../../exit-codes.ts";
+import { EXIT, exitCodeOfResult } from "../../exit-codes.ts";
 import { readHistory } from "../../memory/history.ts";
 import type { HistoryRecord } from "../../memory/history-events.ts";
 import { runFiles } from "../../paths.ts";
@@ -15,7 +15,7 @@ import { readSamJson } from "../../run-folder/folder.ts";
 import type { SamNode } from "../../sam/types.ts";
 import { visible } from "../../terminal-text.ts";
 
-interface RunFlags {
+export interface RunFlags {
   backend?: string;
   model?: string;
   modelsConfig?: string;
@@ -116,7 +116,13 @@ async function terminalApproval(
   }
 }
 
-async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
+function pausedLine(result: import("../../run/deps.ts").RunResult): string {
+  const paused = result.paused;
+  return `PAUSED after phase ${paused?.phase} (${visible(paused?.reason ?? "")}); sandboxes stopped.\nrun ${result.runId}: continue it with 'scifi ctl ${result.runId} resume' (or 'scifi run --resume ${result.runId}')\nrecords: ${result.dir}/\n`;
+}
+
+/** `scifi run` (also `scifi ctl <run> resume` of a direct run: the same `--resume` path). */
+export async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
   // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
   const { exitCodeOf, InvalidInput, runErrorKind } = await import("../../run/errors.ts");
@@ -157,7 +163,16 @@ async function runCommand(task: string | undefined, flags: RunFlags): Promise<nu
       },
     });
     display.done();
-    const code = exitCodeOfOutcome(result.outcome);
+    const code = exitCodeOfResult(result);
+    if (result.paused) {
+      // Not an outcome: the run waits, checkpointed, for `scifi ctl <run> resume`.
+      process.stdout.write(pausedLine(result));
+      if (flags.json)
+        process.stdout.write(
+          `${JSON.stringify({ verdict: "paused", reason: result.paused.reason, exitCode: code, runId: result.runId, paths: { records: result.dir } })}\n`,
+        );
+      return code;
+    }
     if (flags.json) {
       process.stderr.write(summary(result, flags.model) + reportLine(report));
       process.stdout.write(

@@ -71,7 +71,7 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
             sandbox,
             node,
             checks: [planned],
-            signal: session.toolContext.signal,
+            signal: session.stop.signal,
             // Pass or fail only for the agents: the output may quote the reference.
             onCheck: (outcome) => record(taskFolder.withheld(outcome)),
           }),
@@ -89,7 +89,7 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
           node,
           checks: [planned],
           notice,
-          signal: session.toolContext.signal,
+          signal: session.stop.signal,
           afterCheck: (outcome, planned) => collectOutputs(outcome, planned, outputs, viewDir),
           onCheck: record,
         }),

@@ -88,7 +88,7 @@ function failedCritique(
 ): CritiqueRecord {
   // What ends any run still ends this one: a full disk, a spent budget, a cancel, a changed grant, tampering.
   const ends = [RecordWriteFailed, BudgetExceeded, GrantChanged, Tampering];
-  if (ends.some((kind) => error instanceof kind) || session.deps.signal?.aborted) throw error;
+  if (ends.some((kind) => error instanceof kind) || session.stop.signal.aborted) throw error;
   return {
     version: 1,
     iteration: session.state.iteration,
@@ -188,7 +188,7 @@ async function traceConversation(
     textReply: "answer",
     blockerNudge: () => "The runner: your tool calls keep failing. Answer now with the JSON trace.",
     onEvent: (event) => session.onPassEvent(event),
-    signal: session.deps.signal,
+    signal: session.stop.signal,
   });
   if (exit.type === "budget") throw new BudgetExceeded(exit.reason);
   return exit.type === "answer"

@@ -110,7 +110,7 @@ function reviewNode(session: RunSession, node: SamNode, checks: CheckOutcome[]):
         textReply: "answer",
         blockerNudge: () => "The runner: your tool calls keep failing. Answer now with the JSON verdict.",
         onEvent: (event: PassEvent) => session.onPassEvent(event),
-        signal: session.deps.signal,
+        signal: session.stop.signal,
       });
       // A spent budget ends the run as such, never as a bad verdict that starts another paid iteration.
       if (exit.type === "budget") throw new BudgetExceeded(exit.reason);

