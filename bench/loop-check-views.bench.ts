@@ -80,7 +80,7 @@ function report(engine: string, m: CheckViewsResult, target: number, where: stri
       value: s(median(m.manyViewMs)),
       unit: "s",
       maxValue: 1.0,
-      note: `a copy (check-copy.ts), made and removed; ${m.manyViewMs.length} rounds, ${where}`,
+      note: `view: ${m.viewKind} (check-view.ts), made and removed; ${m.manyViewMs.length} rounds, ${where}`,
     },
   ];
 }

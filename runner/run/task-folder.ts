@@ -7,7 +7,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { visible } from "../terminal-text.ts";
-import { copyForChecks, removeCopy } from "./check-copy.ts";
+import { type CheckView, dropCheckView, makeCheckView, VIEW_KINDS, type ViewKind } from "./check-view.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "./delivered.ts";
@@ -23,6 +23,24 @@ import {
 
 /** The checks' copy of the task folder stops at this many allocated bytes (the run fails beyond). */
 const CHECK_COPY_MAX_BYTES = 16 * 1024 ** 3;
+
+/**
+ * The view kinds to try (check-view.ts): SCIFI_CHECK_VIEW names one or a comma-separated list
+ * (`copy` forces the copy, as a site whose file system refuses overlays may want).
+ */
+function viewKinds(): ViewKind[] {
+  const asked = process.env.SCIFI_CHECK_VIEW?.split(",")
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (!asked || asked.length === 0) return [...VIEW_KINDS];
+  const unknown = asked.filter((k) => !VIEW_KINDS.includes(k as ViewKind));
+  if (unknown.length > 0) {
+    throw new Error(
+      `SCIFI_CHECK_VIEW: unknown view kind ${unknown.map((k) => JSON.stringify(k)).join(", ")}; use ${VIEW_KINDS.join(", ")} (comma-separated, tried in order)`,
+    );
+  }
+  return asked as ViewKind[];
+}
 
 /**
  * At run start: the runner's own copies of the SAM files and check assets (into `pristineDir`);
@@ -93,14 +111,20 @@ export class TaskFolderGuard {
     return join(this.#records.folder.dir, "checks-copy");
   }
 
-  /** The task folder as the work left it, in a folder of the run's own (one run stage's view). */
-  copyForChecks(checkDir: string): void {
+  /**
+   * The task folder as the work left it, in a view of the run's own (one run stage's): copy-on-write
+   * where it can be mounted, else a copy (check-view.ts). Which one, and why not the others, the
+   * checks' outcomes say (phases/checks.ts).
+   */
+  copyForChecks(checkDir: string): CheckView {
     const { state, spec, history } = this.#records;
     const root = process.getuid?.() === 0;
-    const skipped = copyForChecks(spec.taskDir, checkDir, {
+    const view = makeCheckView(spec.taskDir, checkDir, {
       maxBytes: CHECK_COPY_MAX_BYTES,
+      kinds: viewKinds(),
       ...(root ? { owner: spec.user } : {}),
     });
+    const skipped = view.skipped;
     if (skipped.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: skipped });
       this.onIntegrity({
@@ -109,13 +133,15 @@ export class TaskFolderGuard {
         call: null,
         attempted: `special files (FIFOs, sockets, devices) in the task folder: ${skipped.map((r) => JSON.stringify(r)).join(", ")}`,
         rule: "the checks read regular files and folders only (trust.md rule 4)",
-        action: "left out of the checks' copy of the task folder",
+        action: "left out of the checks' view of the task folder",
       });
     }
+    return view;
   }
 
+  /** A view (or any folder the checks used) unmounted if mounted, and removed. */
   dropChecksCopy(checkDir: string): void {
-    removeCopy(checkDir);
+    dropCheckView(checkDir);
   }
 
   /** Records what the checks judged (delivered.ts): the task folder as it is after them. */
