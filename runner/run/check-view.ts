@@ -120,10 +120,15 @@ function tryMount(
       // the metadata up, not the file.
       const base = ["-t", "overlay", "overlay", "-o"];
       const tail = ["nosuid,nodev", viewDir];
-      try {
-        run("mount", [...base, `${layerOptions},metacopy=on,redirect_dir=on,index=off`, "-o", ...tail]);
-      } catch {
-        run("mount", [...base, layerOptions, "-o", ...tail]);
+      // redirect_dir: a folder of the lower layer can be renamed in the view (else EXDEV).
+      const extras = [",metacopy=on,redirect_dir=on,index=off", ",redirect_dir=on", ""];
+      for (const [i, extra] of extras.entries()) {
+        try {
+          run("mount", [...base, `${layerOptions}${extra}`, "-o", ...tail]);
+          break;
+        } catch (error) {
+          if (i === extras.length - 1) throw error;
+        }
       }
     } else {
       run("fuse-overlayfs", ["-o", `${layerOptions},nosuid,nodev${root ? ",allow_other" : ""}`, viewDir]);
