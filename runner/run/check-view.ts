@@ -42,6 +42,11 @@ export interface CheckView {
 export interface ViewOptions extends CopyOptions {
   /** The kinds to try, in order (default VIEW_KINDS); `copy` is always the last resort. */
   kinds?: readonly ViewKind[];
+  /**
+   * The engine that binds the view runs as another user than the runner (the Docker daemon): a
+   * FUSE mount of a runner that is not root is then usable only with `allow_other`.
+   */
+  engineIsOtherUser?: boolean;
 }
 
 /** Where a view's upper and work folders go: beside the view, named after it. */
@@ -93,11 +98,15 @@ function tryMount(
   options: ViewOptions,
 ): string | undefined {
   const root = process.getuid?.() === 0;
+  const allowOther = root || options.engineIsOtherUser === true;
   if (kind === "fuse-overlayfs") {
     try {
       accessSync("/dev/fuse", constants.R_OK | constants.W_OK);
     } catch {
       return "/dev/fuse is missing or not usable";
+    }
+    if (!root && allowOther && !userAllowOther()) {
+      return "the sandbox engine runs as another user, and /etc/fuse.conf lacks user_allow_other (without it no one else reads the runner's FUSE mount)";
     }
   }
   const layers = layersDir(viewDir);
@@ -131,12 +140,25 @@ function tryMount(
         }
       }
     } else {
-      run("fuse-overlayfs", ["-o", `${layerOptions},nosuid,nodev${root ? ",allow_other" : ""}`, viewDir]);
+      run("fuse-overlayfs", [
+        "-o",
+        `${layerOptions},nosuid,nodev${allowOther ? ",allow_other" : ""}`,
+        viewDir,
+      ]);
     }
   } catch (error) {
     return messageOf(error);
   }
   return undefined;
+}
+
+/** Whether /etc/fuse.conf lets a user that is not root mount with allow_other. */
+function userAllowOther(): boolean {
+  try {
+    return /^\s*user_allow_other\s*$/m.test(readFileSync("/etc/fuse.conf", "utf8"));
+  } catch {
+    return false;
+  }
 }
 
 /** Paths this long (bytes, the view's path included) are left out of a view, as the copy does. */

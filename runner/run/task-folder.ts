@@ -122,6 +122,7 @@ export class TaskFolderGuard {
     const view = makeCheckView(spec.taskDir, checkDir, {
       maxBytes: CHECK_COPY_MAX_BYTES,
       kinds: viewKinds(),
+      engineIsOtherUser: state.backend === "docker",
       ...(root ? { owner: spec.user } : {}),
     });
     const skipped = view.skipped;

@@ -108,6 +108,25 @@ export function checkViewSuite(): void {
       });
     }
 
+    for (const kind of kinds.filter((k) => k === "fuse-overlayfs" && !root)) {
+      it(`${kind}: for an engine running as another user (Docker), only with user_allow_other`, () => {
+        const task = taskFolder("task-other-user");
+        const view = join(base, "view-other-user");
+        const made = makeCheckView(task, view, { maxBytes: 1024 ** 3, engineIsOtherUser: true });
+        const allowed = /^\s*user_allow_other\s*$/m.test(
+          existsSync("/etc/fuse.conf") ? readFileSync("/etc/fuse.conf", "utf8") : "",
+        );
+        if (allowed) {
+          expect(made.kind).toBe(kind);
+          expect(readFileSync("/proc/self/mountinfo", "utf8")).toMatch(/allow_other/);
+        } else {
+          expect(made.kind).toBe("copy");
+          expect(made.notUsed.join()).toContain("user_allow_other");
+        }
+        dropCheckView(view);
+      });
+    }
+
     it("falls back to the copy, saying why, when no overlay can be mounted", () => {
       const task = taskFolder("task-fallback");
       // A comma in the path cannot be carried in mount options: every overlay kind is refused.
