@@ -1,8 +1,8 @@
 // A run stage's view of the task folder (runner/run/check-view.ts), on the real mounts where it runs:
 // the kernel overlay (a root runner), fuse-overlayfs where installed, and the copy. Each view shows
 // the task folder as the work left it; what a check writes, removes or renames lands in the view's
-// own upper layer, never in the task folder or the next view; special files and set-id bits are
-// gone from it; dropping it unmounts and removes everything, a leftover mount too.
+// own upper layer, never in the task folder or the next view; special files are gone from it and
+// set-id bits do nothing there; dropping it unmounts and removes everything, a leftover mount too.
 import { execFileSync } from "node:child_process";
 import {
   existsSync,
@@ -48,6 +48,14 @@ function taskFolder(name: string): string {
   return task;
 }
 
+/** The per-mount options of the mount at `dir` (mountinfo's sixth field). */
+function mountOptions(dir: string): string[] {
+  const line = readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .find((l) => l.split(" ")[4] === dir);
+  return line?.split(" ")[5]?.split(",") ?? [];
+}
+
 function listing(dir: string): string[] {
   return execFileSync("find", [dir, "-mindepth", "1", "-printf", "%P %y %m %s\n"], { encoding: "utf8" })
     .split("\n")
@@ -78,10 +86,12 @@ export function checkViewSuite(): void {
         expect(made.kind).toBe(kind);
         expect(made.notUsed).toEqual([]);
         expect(readFileSync(join(view, "src", "deep", "data.txt"), "utf8")).toBe("42\n");
-        // The FIFO is left out and listed; the set-id bit is cleared.
+        // The FIFO is left out and listed; a set-id bit does nothing: the copy clears it, an
+        // overlay is mounted nosuid.
         expect(made.skipped).toEqual(["pipe"]);
         expect(existsSync(join(view, "pipe"))).toBe(false);
-        expect(statSync(join(view, "tool")).mode & 0o7777).toBe(0o755);
+        if (kind === "copy") expect(statSync(join(view, "tool")).mode & 0o7777).toBe(0o755);
+        else expect(mountOptions(view)).toContain("nosuid");
         // A check writes, removes and renames in its view.
         writeFileSync(join(view, "src", "deep", "data.txt"), "0\n");
         writeFileSync(join(view, "planted.py"), "print('pass')\n");
