@@ -22,7 +22,9 @@ import {
   realpathSync,
   rmSync,
 } from "node:fs";
-import { join } from "node:path";
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
+import { ownerAlive, type PidLockOwner, readPidLock } from "../pid-lock.ts";
 import { showPath } from "../policy/tree-walk.ts";
 import { type CopyOptions, copyForChecks, removeCopy } from "./check-copy.ts";
 
@@ -88,6 +90,31 @@ export function dropCheckView(viewDir: string): void {
   }
   removeCopy(viewDir);
   removeCopy(layersDir(viewDir));
+}
+
+/** The folder name of a run stage's view in a run folder (task-folder.ts `checksCopyDir`). */
+export const VIEW_FOLDER = "checks-copy";
+
+/**
+ * Views left mounted under `<home>/runs/` by runs whose driver is gone (SIGKILL, a crash: no
+ * cleanup ran), unmounted and removed; their paths. A run whose lock (`run.lock`) names a live
+ * process, or a process on another host, or that is in `liveRunIds`, is kept.
+ */
+export function pruneCheckViews(home: string, liveRunIds: ReadonlySet<string> = new Set()): string[] {
+  const runs = `${resolve(home, "runs")}/`;
+  const removed: string[] = [];
+  for (const at of new Set([runs, `${realOrSelf(runs.slice(0, -1))}/`])) {
+    for (const dir of mountPoints()) {
+      if (!dir.startsWith(at)) continue;
+      const [runId, folder, ...rest] = dir.slice(at.length).split("/");
+      if (!runId || folder !== VIEW_FOLDER || rest.length > 0 || liveRunIds.has(runId)) continue;
+      const owner = readPidLock<PidLockOwner>(join(at, runId, "run.lock"));
+      if (owner && (owner.host !== hostname() || ownerAlive(owner))) continue;
+      dropCheckView(dir);
+      removed.push(dir);
+    }
+  }
+  return removed;
 }
 
 /** Why `kind` did not mount, or undefined when it did. */
@@ -231,22 +258,34 @@ function sanitize(taskDir: string, viewDir: string): string[] {
   return skipped;
 }
 
-/** The mounts at `dir` (innermost last), by file system type, from this process's mount table. */
-function mountsAt(dir: string): string[] {
+/** This process's mount table: mount point and file system type, in mount order. */
+function mountTable(): { dir: string; fsType: string }[] {
   let table: string;
   try {
     table = readFileSync("/proc/self/mountinfo", "utf8");
   } catch {
     return [];
   }
-  const found: string[] = [];
-  for (const line of table.split("\n")) {
-    const fields = line.split(" ");
-    const dash = fields.indexOf("-");
-    if (dash < 0 || unescapeMount(fields[4] ?? "") !== dir) continue;
-    found.push(fields[dash + 1] ?? "");
-  }
-  return found.reverse();
+  return table
+    .split("\n")
+    .map((line) => line.split(" "))
+    .filter((fields) => fields.indexOf("-") > 0)
+    .map((fields) => ({
+      dir: unescapeMount(fields[4] ?? ""),
+      fsType: fields[fields.indexOf("-") + 1] ?? "",
+    }));
+}
+
+function mountPoints(): Set<string> {
+  return new Set(mountTable().map((m) => m.dir));
+}
+
+/** The mounts at `dir` (innermost first), by file system type. */
+function mountsAt(dir: string): string[] {
+  return mountTable()
+    .filter((m) => m.dir === dir)
+    .map((m) => m.fsType)
+    .reverse();
 }
 
 function realOrSelf(path: string): string {

@@ -7,7 +7,14 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { visible } from "../terminal-text.ts";
-import { type CheckView, dropCheckView, makeCheckView, VIEW_KINDS, type ViewKind } from "./check-view.ts";
+import {
+  type CheckView,
+  dropCheckView,
+  makeCheckView,
+  VIEW_FOLDER,
+  VIEW_KINDS,
+  type ViewKind,
+} from "./check-view.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "./delivered.ts";
@@ -108,7 +115,7 @@ export class TaskFolderGuard {
 
   /** Where a run stage's view of the task folder goes (in the run folder; only that stage's sandbox mounts it). */
   get checksCopyDir(): string {
-    return join(this.#records.folder.dir, "checks-copy");
+    return join(this.#records.folder.dir, VIEW_FOLDER);
   }
 
   /**

@@ -15,10 +15,16 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { dropCheckView, layersDir, makeCheckView, type ViewKind } from "../../runner/run/check-view.ts";
+import {
+  dropCheckView,
+  layersDir,
+  makeCheckView,
+  pruneCheckViews,
+  type ViewKind,
+} from "../../runner/run/check-view.ts";
 
 const root = process.getuid?.() === 0;
 const hasFuse = (() => {
@@ -134,6 +140,38 @@ export function checkViewSuite(): void {
           expect(made.notUsed.join()).toContain("user_allow_other");
         }
         dropCheckView(view);
+      });
+    }
+
+    for (const kind of kinds.filter((k) => k !== "copy")) {
+      it(`${kind}: scifi sandbox prune unmounts the views of dead runs, never a live run's`, () => {
+        const task = taskFolder(`task-prune-${kind}`);
+        const home = join(base, `home-${kind}`);
+        const lock = (runId: string, pid: number) =>
+          writeFileSync(
+            join(home, "runs", runId, "run.lock"),
+            JSON.stringify({ pid, host: hostname(), startedAt: new Date().toISOString() }),
+          );
+        for (const runId of ["dead", "live"]) {
+          mkdirSync(join(home, "runs", runId), { recursive: true });
+          makeCheckView(task, join(home, "runs", runId, "checks-copy"), {
+            maxBytes: 1024 ** 3,
+            kinds: [kind],
+          });
+        }
+        // A pid no process has (past pid_max), and this test's own.
+        lock("dead", 2 ** 22 + 1);
+        lock("live", process.pid);
+        const removed = pruneCheckViews(home);
+        expect(removed).toEqual([join(home, "runs", "dead", "checks-copy")]);
+        const mounts = readFileSync("/proc/self/mountinfo", "utf8");
+        expect(mounts).not.toContain(join(home, "runs", "dead", "checks-copy"));
+        expect(existsSync(join(home, "runs", "dead", "checks-copy"))).toBe(false);
+        expect(mounts).toContain(join(home, "runs", "live", "checks-copy"));
+        expect(readFileSync(join(home, "runs", "live", "checks-copy", "src", "main.c"), "utf8")).toContain(
+          "main",
+        );
+        dropCheckView(join(home, "runs", "live", "checks-copy"));
       });
     }
 
