@@ -47,6 +47,8 @@ export interface CheckViewsResult {
   manyFiles: number;
   /** How the views were made (check-view.ts), and why not the kinds before it. */
   viewKind: string;
+  /** Per round: of isolatedMs, the time spent making and dropping the three checks' views (ms). */
+  viewsMs: number[];
 }
 
 export async function measureCheckViews(options: CheckViewsOptions): Promise<CheckViewsResult> {
@@ -62,7 +64,9 @@ export async function measureCheckViews(options: CheckViewsOptions): Promise<Che
       manyViewMs: [],
       manyFiles: options.manyFiles ?? 100_000,
       viewKind: "",
+      viewsMs: [],
     };
+    let viewsMs = 0;
     const mustPass = (outcomes: { passed: boolean; output?: string }[], side: string) => {
       const failed = outcomes.filter((o) => !o.passed);
       if (failed.length > 0) throw new Error(`bench checks failed (${side}): ${failed[0]?.output}`);
@@ -86,11 +90,13 @@ export async function measureCheckViews(options: CheckViewsOptions): Promise<Che
     const root = process.getuid?.() === 0;
     const one = async (planned: PlannedCheck, runId: string) => {
       // As the run does (task-folder.ts): a root runner gives the view to the sandbox's user.
+      const t0 = performance.now();
       const made = makeCheckView(spec.taskDir, view, {
         maxBytes: VIEW_BYTES,
         ...(root ? { owner: spec.user } : {}),
       });
       result.viewKind = [made.kind, ...made.notUsed.map((why) => `(not ${why})`)].join(" ");
+      viewsMs += performance.now() - t0;
       buildCheckAssets(assets, pristineDir, pristine);
       const sandbox = await options.backend.start({
         ...phaseSpec({ ...spec, taskDir: view, mounts: onTask(spec, view) }, "checks", pristine, assets),
@@ -100,12 +106,16 @@ export async function measureCheckViews(options: CheckViewsOptions): Promise<Che
         mustPass(await runChecks({ sandbox, node, checks: [planned] }), "isolated");
       } finally {
         await sandbox.stop();
+        const t1 = performance.now();
         dropCheckView(view);
+        viewsMs += performance.now() - t1;
       }
     };
     const isolated = async (round: number) => {
       const t0 = performance.now();
+      viewsMs = 0;
       for (const [i, planned] of checks.entries()) await one(planned, `${spec.runId}-iso-${round}-${i}`);
+      result.viewsMs.push(viewsMs);
       return performance.now() - t0;
     };
     await shared(-1); // warm-up: page cache, image, engine
