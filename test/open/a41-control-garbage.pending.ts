@@ -11,11 +11,16 @@
 // `{"limits":{"usd":null}}` passes the re-check (`null < 0` is false) and makes the purse's cap
 // null: the next budget check reads "budget limit reached (USD 0.0000 of null)" and the run fails;
 // `{"walltimeSec":"abc"}` makes the deadline NaN, so the wall-time check never fires.
+// `scifi ctl` itself writes one: `--budget-usd` of 310 nines parses to Infinity (parseUsd), passes
+// every check, exits 0 ("usd 1 → Infinity"), and JSON writes it as `"usd": null` (above).
+// The live form (a run's process dying mid-phase, every resume failing on the same file):
+// a41-garbage-live.e2e.pending.ts.
 // Suggested fix: validate each decision with a zod schema (action matching the file name, limits
 // positive finite numbers, iterations an integer) and record a file that fails as a `control`
 // event with `refused` (never throw from poll); and let the timer's poll catch what it throws.
 // Move to test/run/ once fixed.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -23,6 +28,7 @@ import { HistoryTape, readHistory } from "../../runner/memory/history.ts";
 import { RunControl } from "../../runner/run/control.ts";
 import { DEFAULT_LIMITS, runLimits } from "../../runner/run/limits.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
+import { REPO } from "../loop/harness.ts";
 
 function live() {
   const dir = mkdtempSync(join(tmpdir(), "a41-garbage-"));
@@ -54,4 +60,39 @@ describe("a41: a control file that is whole JSON but no decision", () => {
     const events = readHistory(join(run.dir, "history.jsonl")).filter((e) => e.type === "control");
     expect(events).toMatchObject([{ action: "limits", refused: expect.any(String) }]);
   });
+});
+
+it("a41: scifi ctl refuses a --budget-usd that is no finite amount (it would be written as null)", () => {
+  const home = mkdtempSync(join(tmpdir(), "a41-inf-"));
+  const dir = join(home, "runs", "r-idle");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "state.json"),
+    JSON.stringify({
+      version: 1,
+      runId: "r-idle",
+      phase: "work",
+      iteration: 1,
+      attempts: { root: 1 },
+      spent: { tokens: 0, usd: 0, elapsedMs: 1000, at: new Date().toISOString() },
+      limits: { ...DEFAULT_LIMITS, usd: 1 },
+      resumes: 0,
+    }),
+  );
+  let code = 0;
+  try {
+    execFileSync(
+      process.execPath,
+      [join(REPO, "bin/scifi.js"), "ctl", "r-idle", "limits", "--budget-usd", "9".repeat(310)],
+      {
+        env: { ...process.env, SCIFI_HOME: home },
+        stdio: "pipe",
+      },
+    );
+  } catch (error) {
+    code = (error as { status: number }).status;
+  }
+  expect(code).toBe(2);
+  const control = join(dir, "control");
+  expect(readdirSync(dir).includes("control") ? readdirSync(control) : []).toEqual([]);
 });
