@@ -1,7 +1,10 @@
 // Attacks on issue 41's `scifi ctl` on live runs that held (attacker a41; real Docker, a priced
 // scripted model served from this process: labelled, no real LLM): three processes resuming one
-// paused run at once, and SIGTERM to `scifi run` while a pause it was asked for is still pending.
+// paused run at once, SIGTERM to `scifi run` while a pause it was asked for is still pending, and a
+// wall time lowered under a command the agent meant to outlive the deadline.
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readHistory } from "../../runner/memory/history.ts";
@@ -76,6 +79,48 @@ describe.skipIf(!hasEngine("docker"))("a41 held: ctl on live runs (docker, scrip
       expect(readState(run.runDir).paused).toMatchObject({ phase: "prescan" });
       expect(containersOf(run.runId)).toEqual([]);
       execFileSync(process.execPath, [CLI, "status"], { env: { ...process.env, SCIFI_HOME: home } });
+    } finally {
+      await model.close();
+    }
+  }, 600_000);
+});
+
+describe.skipIf(!hasEngine("docker"))("a41 held: a command in flight when ctl moves the deadline", () => {
+  it("walltime lowered under a running `sleep 120`: the command is cut at the new deadline, the run fails on it", async () => {
+    ensureImage();
+    const { ScriptedServer } = await import("../../runner/llm/scripted/server.ts");
+    const script = join(mkdtempSync(join(tmpdir(), "a41-sleep-")), "sleep.yaml");
+    writeFileSync(
+      script,
+      [
+        "# Scripted (labelled): the agent starts a command meant to outlive the run's deadline.",
+        "prescan:",
+        '  - json: { node: root, rank: 1, skills: [], context: "", plan: "wait", direction: "wait" }',
+        "work:",
+        '  - tool_calls: [{ name: bash, input: { command: "sleep 120" } }]',
+        "  - tool_calls: [{ name: report_done, input: { claim: waited, summary: waited } }]",
+        "",
+      ].join("\n"),
+    );
+    const model = await ScriptedServer.start(script);
+    try {
+      const { home, task, models } = pricedTask(model.baseURL);
+      const run = await startRun(home, [task, "--models-config", models]);
+      await waitFor(() => (containersOf(run.runId).length > 0 ? true : undefined), 120_000);
+      // The sleep is running: give the run 20 s more than it has used.
+      await new Promise((r) => setTimeout(r, 3000));
+      const used = readState(run.runDir).spent.elapsedMs;
+      const since = Date.now() - Date.parse(readState(run.runDir).spent.at ?? new Date().toISOString());
+      const walltime = Math.ceil((used + since) / 1000) + 20;
+      const t0 = Date.now();
+      const lowered = await cli(home, ["ctl", run.runId, "limits", "--walltime", `${walltime}s`]);
+      expect(lowered.code, lowered.stderr).toBe(0);
+      const exit = await run.exit;
+      expect(exit.code, run.out()).toBe(1);
+      expect(Date.now() - t0).toBeLessThan(60_000);
+      const state = readState(run.runDir);
+      expect(state.outcome?.reason).toMatch(/wall time limit reached/);
+      expect(containersOf(run.runId)).toEqual([]);
     } finally {
       await model.close();
     }
