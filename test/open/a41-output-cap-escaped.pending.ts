@@ -17,8 +17,15 @@
 // character's escaped JSON bytes while cutting); recall's output the same way.
 // Move to test/run/ once fixed.
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createModel } from "../../runner/llm/create-model.ts";
 import { estimateTokens, OUTPUT_SHARE, outputCap } from "../../runner/run/context-budget.ts";
+import { runPass } from "../../runner/run/conversation.ts";
+import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/limits.ts";
+import { reportDoneTool } from "../../runner/tools/report-done.ts";
+import { defineTool } from "../../runner/tools/tool.ts";
 import { capText } from "../../runner/tools/truncate.ts";
+import { calls, freshRun, writeScript } from "../llm/helpers.ts";
 
 describe("a41: one capped tool output holds at most a quarter of the budget, whatever its characters", () => {
   const budget = 8000;
@@ -32,4 +39,53 @@ describe("a41: one capped tool output holds at most a quarter of the budget, wha
     // A little slack for the cut marker's own text.
     expect(estimateTokens(output)).toBeLessThanOrEqual(OUTPUT_SHARE * budget + 50);
   });
+});
+
+// The same in a pass (scripted model with a window, labelled): a command prints control bytes
+// (as `cat` of a binary file does). Today the agent sees only the placeholder, and `recall` of it
+// returns the same over-budget text, elided again: it can read none of it.
+const binaryTool = defineTool({
+  name: "dump",
+  effect: "exec",
+  description: new URL("../run/context-budget-emit.md", import.meta.url),
+  input: z.strictObject({ chars: z.number().int().min(1) }),
+  async execute({ chars }) {
+    return { ok: true, output: `BIN:${"\u0001".repeat(chars)}` };
+  },
+});
+
+it("a41: a capped binary output is readable by the agent, directly or through recall", async () => {
+  const file = writeScript(
+    [
+      "context_window: 12000",
+      "work:",
+      "  - tool_calls: [{ name: dump, input: { chars: 100000 } }]",
+      "  - tool_calls: [{ name: recall, input: { id: toolu_scripted_1_0 } }]",
+      "  - tool_calls: [{ name: report_done, input: { claim: read, summary: read } }]",
+    ].join("\n"),
+  );
+  const run = freshRun();
+  const model = await createModel(`scripted:${file}`, run.tape);
+  try {
+    const result = await runPass({
+      model,
+      tools: new Map([
+        [binaryTool.name, binaryTool],
+        [reportDoneTool.name, reportDoneTool],
+      ]),
+      toolContext: { sandbox: undefined as never, bashTimeoutMs: 1000, maxOutputChars: 50_000 },
+      limits: { ...DEFAULT_LIMITS },
+      budget: new RunBudget({ ...DEFAULT_LIMITS }),
+      request: { role: "work", kind: "work", rank: 1, system: "Work.", meta: { runId: "a41" } },
+      brief: "Dump, then report done.",
+      textReply: "nudge",
+      blockerNudge: () => "report a blocker",
+    });
+    expect(result.exit.type).toBe("done");
+    // Some request the model was sent held the output (or its recall) as text, not a placeholder.
+    const sent = calls(run.tapePath).map((c) => JSON.stringify(c.request.messages));
+    expect(sent.some((m) => m.includes("BIN:\\u0001"))).toBe(true);
+  } finally {
+    await (model as { close(): Promise<void> }).close();
+  }
 });
