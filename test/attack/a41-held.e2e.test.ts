@@ -1,9 +1,10 @@
 // Attacks on issue 41's `scifi ctl` on live runs that held (attacker a41; real Docker, a priced
 // scripted model served from this process: labelled, no real LLM): three processes resuming one
 // paused run at once, SIGTERM to `scifi run` while a pause it was asked for is still pending, and a
-// wall time lowered under a command the agent meant to outlive the deadline.
+// wall time lowered under a command the agent meant to outlive the deadline, and a hidden asset
+// across a pause and resume (put back while paused, hidden again from the resumed work pass).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -126,3 +127,99 @@ describe.skipIf(!hasEngine("docker"))("a41 held: a command in flight when ctl mo
     }
   }, 600_000);
 });
+
+describe.skipIf(!hasEngine("docker"))(
+  "a41 held: a pause puts the hidden asset back; the resume hides it again",
+  () => {
+    it("the agent's work pass after a resume cannot read the hidden asset", async () => {
+      ensureImage();
+      const { ScriptedServer } = await import("../../runner/llm/scripted/server.ts");
+      const root = mkdtempSync(join(tmpdir(), "a41-hidden-"));
+      const secret = "a41-secret-7f3c9e";
+      mkdirSync(join(root, "task", "checks"), { recursive: true });
+      writeFileSync(join(root, "task", "checks", "secret.txt"), `${secret}\n`);
+      writeFileSync(
+        join(root, "task", "task.md"),
+        [
+          "---",
+          "name: a41-hidden",
+          "iterations: 2",
+          "hidden_assets: [checks/secret.txt]",
+          "allow_commands: [echo, test, cat, ls, sleep]",
+          "---",
+          "# Write the answer",
+          "",
+          "## To-do",
+          "Write `answer.txt`.",
+          "",
+          "## Expectation",
+          "- `answer.txt` holds the hidden value.",
+          "  ```check timeout=30s outputs=answer.txt",
+          "  test -f answer.txt",
+          "  ```",
+          "  ```compare timeout=30s",
+          "  cmp outputs/answer.txt checks/secret.txt",
+          "  ```",
+          "",
+        ].join("\n"),
+      );
+      const prescan =
+        '  - json: { node: root, rank: 1, skills: [], context: "", plan: "write it", direction: "write it" }';
+      const review =
+        '  - json: { items: [{ id: root/e1, pass: false, evidence: "differs" }], findings: [], fixes: [], rank_adjustment: 0 }';
+      const script = join(root, "model.yaml");
+      writeFileSync(
+        script,
+        [
+          "# Scripted (labelled): iteration 1 writes a wrong answer (paused after it); iteration 2, after",
+          "# the resume, tries to read the hidden asset.",
+          "prescan:",
+          prescan,
+          prescan,
+          prescan,
+          "work:",
+          "  - delay_ms: 12000",
+          '    tool_calls: [{ name: bash, input: { command: "echo wrong > answer.txt" } }]',
+          "  - tool_calls: [{ name: report_done, input: { claim: written, summary: written } }]",
+          '  - tool_calls: [{ name: bash, input: { command: "ls -la checks; cat checks/secret.txt" } }]',
+          "  - tool_calls: [{ name: report_done, input: { claim: tried, summary: tried } }]",
+          "review:",
+          review,
+          review,
+          review,
+          "final_review:",
+          "  - json: { group_suggestions: [], global_suggestions: [] }",
+          "",
+        ].join("\n"),
+      );
+      const model = await ScriptedServer.start(script);
+      try {
+        const { home, models } = pricedTask(model.baseURL);
+        const task = join(root, "task", "task.md");
+        const run = await startRun(home, [task, "--models-config", models]);
+        await waitFor(() => (readState(run.runDir).phase === "prescan" ? true : undefined), 120_000);
+        // While the work pass runs, the hidden asset is out of the task folder.
+        expect(existsSync(join(root, "task", "checks", "secret.txt"))).toBe(false);
+        const pause = await cli(home, ["ctl", run.runId, "pause", "--wait"]);
+        expect(pause.code, pause.stderr).toBe(0);
+        expect((await run.exit).code, run.out()).toBe(5);
+        // Paused: the user's folder is whole again.
+        expect(readFileSync(join(root, "task", "checks", "secret.txt"), "utf8")).toBe(`${secret}\n`);
+
+        const resumed = await cli(home, ["ctl", run.runId, "resume"]);
+        expect(resumed.code, resumed.stdout + resumed.stderr).toBe(1);
+        const tape = readFileSync(join(run.runDir, "audit.jsonl"), "utf8");
+        // The resumed pass ran its `cat` (on the tape) and got no secret.
+        expect(tape).toContain("cat checks/secret.txt");
+        const workOutputs = tape
+          .split("\n")
+          .filter((l) => l.includes('"role":"work"'))
+          .join("\n");
+        expect(workOutputs).not.toContain(secret);
+        expect(readFileSync(join(root, "task", "checks", "secret.txt"), "utf8")).toBe(`${secret}\n`);
+      } finally {
+        await model.close();
+      }
+    }, 600_000);
+  },
+);
