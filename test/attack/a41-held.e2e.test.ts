@@ -2,8 +2,9 @@
 // scripted model served from this process: labelled, no real LLM): three processes resuming one
 // paused run at once, SIGTERM to `scifi run` while a pause it was asked for is still pending, and a
 // wall time lowered under a command the agent meant to outlive the deadline, and a hidden asset
-// across a pause and resume (put back while paused, hidden again from the resumed work pass).
-import { execFileSync } from "node:child_process";
+// across a pause and resume (put back while paused, hidden again from the resumed work pass);
+// SIGTERM to `scifi ctl <run> resume`, which is the resumed run.
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -217,6 +218,49 @@ describe.skipIf(!hasEngine("docker"))(
           .join("\n");
         expect(workOutputs).not.toContain(secret);
         expect(readFileSync(join(root, "task", "checks", "secret.txt"), "utf8")).toBe(`${secret}\n`);
+      } finally {
+        await model.close();
+      }
+    }, 600_000);
+  },
+);
+
+describe.skipIf(!hasEngine("docker"))(
+  "a41 held: SIGTERM to `scifi ctl <run> resume` (the resumed run)",
+  () => {
+    it("ends the resumed run as SIGTERM ends `scifi run`: exit 143, sandbox gone, resumable", async () => {
+      ensureImage();
+      const model = await server();
+      try {
+        const { home, task, models } = pricedTask(model.baseURL);
+        const run = await startRun(home, [task, "--models-config", models]);
+        await waitFor(() => (readState(run.runDir).phase === "prescan" ? true : undefined), 120_000);
+        // Paused after its work phase; the resumed run starts a sandbox for its checks.
+        const pause = await cli(home, ["ctl", run.runId, "pause"]);
+        expect(pause.code, pause.stderr).toBe(0);
+        expect((await run.exit).code).toBe(5);
+        expect(readState(run.runDir).paused).toBeDefined();
+
+        const resume = spawn(process.execPath, [CLI, "ctl", run.runId, "resume"], {
+          env: { ...process.env, SCIFI_HOME: home, SCIFI_CTL_POLL_MS: "200" },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        resume.stdout?.on("data", (d: Buffer) => {
+          out += d.toString();
+        });
+        resume.stderr?.on("data", (d: Buffer) => {
+          out += d.toString();
+        });
+        const exited = new Promise<number | null>((r) => resume.once("exit", (code) => r(code)));
+        await waitFor(() => (containersOf(run.runId).length > 0 ? true : undefined), 120_000);
+        resume.kill("SIGTERM");
+        expect(await exited, out).toBe(143);
+        expect(containersOf(run.runId)).toEqual([]);
+        const state = readState(run.runDir);
+        expect(state.outcome).toBeUndefined();
+        expect(state.phase).not.toBe("ended");
+        expect(out).toContain(`--resume ${run.runId}`);
       } finally {
         await model.close();
       }
