@@ -3,7 +3,7 @@
 // paused run at once, SIGTERM to `scifi run` while a pause it was asked for is still pending, and a
 // wall time lowered under a command the agent meant to outlive the deadline, and a hidden asset
 // across a pause and resume (put back while paused, hidden again from the resumed work pass);
-// SIGTERM to `scifi ctl <run> resume`, which is the resumed run.
+// SIGTERM to `scifi ctl <run> resume`, which is the resumed run; a replay of a paused and resumed run.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -267,3 +267,25 @@ describe.skipIf(!hasEngine("docker"))(
     }, 600_000);
   },
 );
+
+describe.skipIf(!hasEngine("docker"))("a41 held: replay of a paused and resumed run", () => {
+  it("answers every recorded call with the same verdict (no limits changed)", async () => {
+    ensureImage();
+    const model = await server();
+    try {
+      const { home, task, models } = pricedTask(model.baseURL);
+      const run = await startRun(home, [task, "--models-config", models]);
+      await waitFor(() => (readState(run.runDir).phase === "prescan" ? true : undefined), 120_000);
+      const pause = await cli(home, ["ctl", run.runId, "pause", "--wait"]);
+      expect(pause.code, pause.stderr).toBe(0);
+      expect((await run.exit).code).toBe(5);
+      const resumed = await cli(home, ["ctl", run.runId, "resume"]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const replay = await cli(home, ["run", task, "--model", `replay:${run.runId}`]);
+      expect(replay.code, replay.stderr).toBe(0);
+      expect(replay.stdout).toContain("PASSED");
+    } finally {
+      await model.close();
+    }
+  }, 600_000);
+});
