@@ -1,4 +1,4 @@
-// The context budget (runner/run/context-budget.ts) on long passes under small scripted windows,
+// The context budget (runner/run/session/context-budget.ts) on long passes under small scripted windows,
 // the model real over HTTP (the scripted server, Anthropic wire format with its prompt-cache
 // simulation), tools a local `emit` that returns large outputs (no sandbox: the runner's side is
 // what is measured). Targets (issue 41):
@@ -19,9 +19,9 @@ import { AuditTape } from "../runner/audit/tape.ts";
 import type { CallRecord } from "../runner/audit/types.ts";
 import { readTape } from "../runner/audit/verify.ts";
 import { createModel } from "../runner/llm/create-model.ts";
-import { ContextKeeper } from "../runner/run/context-budget.ts";
-import { runPass } from "../runner/run/conversation.ts";
-import { DEFAULT_LIMITS, RunBudget } from "../runner/run/limits.ts";
+import { ContextKeeper } from "../runner/run/session/context-budget.ts";
+import { runPass } from "../runner/run/session/conversation.ts";
+import { DEFAULT_LIMITS, RunBudget } from "../runner/run/session/limits.ts";
 import type { BenchResult } from "../scripts/bench.ts";
 import { defineToolSet } from "../test/run/context-budget-tools.ts";
 import { scaled } from "./size.ts";

@@ -90,7 +90,7 @@ export function makeRun(dir: string, calls: number): void {
       ]);
     }
   }
-  // The tape's own last word, as the runner writes it (run/session.ts end): an export requires it.
+  // The tape's own last word, as the runner writes it (run/session/session.ts end): an export requires it.
   tape.append({ kind: "event", event: RUN_END_EVENT, data: { outcome: "passed", reason: "bench" } });
   tape.close();
   const lines = readFileSync(join(dir, "audit.jsonl"), "utf8")

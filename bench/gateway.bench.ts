@@ -49,7 +49,7 @@ const TOOLS: ToolSpec[] = toolSpecs(workTools);
 const BRIEF = workBriefFor(
   readFileSync(join(ROOT, "tasks/examples/verilator-counter-debug/task.md"), "utf8"),
 );
-/** Real tool-output cap of a run (runner/run/limits.ts default). */
+/** Real tool-output cap of a run (runner/run/session/limits.ts default). */
 const TOOL_OUTPUT_CHARS = 20_000;
 
 function workBriefFor(sam: string): string {
@@ -163,7 +163,7 @@ function requestAt(history: Message[], step: number): ModelRequest {
     system: SYSTEM,
     tools: TOOLS,
     messages: history,
-    // The same two lines the loop sends (runner/run/conversation.ts).
+    // The same two lines the loop sends (runner/run/session/conversation.ts).
     workspaceContext: [
       `Step ${step + 1} of ${STEPS}; tool calls left in this pass: ${2 * STEPS - step}.`,
       `Run budget used: ${step * 7} of 2700 s, ${step * 9000} of 2000000 tokens, USD ${(step * 0.031).toFixed(4)} of 3.`,

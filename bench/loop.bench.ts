@@ -2,7 +2,7 @@
 // scripted model over HTTP answering instantly + sandbox exec) against a raw exec of the same
 // command in the same sandbox, measured in the same run. Target: ratio <= 1.15.
 // Integrity's cost per tool call (issue 39: "within 1.02x of before"): in the same passes, tool
-// calls with the session's per-call integrity recording (runner/run/integrity.ts ToolCallIntegrity:
+// calls with the session's per-call integrity recording (runner/run/session/integrity.ts ToolCallIntegrity:
 // the call named from the tape's head, its result scanned against 20 protected files) take turns
 // with calls without it, a command with a 7 KB output. The lower quartiles are compared: load from
 // other processes only adds time, so the lower part of each distribution is where a cost the
@@ -16,9 +16,9 @@ import { createModel } from "../runner/llm/create-model.ts";
 import { HistoryTape } from "../runner/memory/history.ts";
 import { resolveSpec } from "../runner/policy/resolve.ts";
 import { loadSitePolicy, sitePolicyPath } from "../runner/policy/site.ts";
-import { type PassEvent, runPass } from "../runner/run/conversation.ts";
-import { IntegrityRecorder, ToolCallIntegrity } from "../runner/run/integrity.ts";
-import { DEFAULT_LIMITS, RunBudget } from "../runner/run/limits.ts";
+import { type PassEvent, runPass } from "../runner/run/session/conversation.ts";
+import { IntegrityRecorder, ToolCallIntegrity } from "../runner/run/session/integrity.ts";
+import { DEFAULT_LIMITS, RunBudget } from "../runner/run/session/limits.ts";
 import type { PristineSet } from "../runner/run-folder/state.ts";
 import { parseSamSync } from "../runner/sam/parse.ts";
 import { getBackend } from "../runner/sandbox/registry.ts";

@@ -29,7 +29,7 @@ export const homePaths = (home: string) => ({
   evolve: join(home, "evolve"),
   /** The runner's own bookkeeping (locks, asset hashes). */
   internal: join(home, ".scifi"),
-  /** Per task folder, the SAM and asset hashes its last run captured (runner/run/last-assets.ts). */
+  /** Per task folder, the SAM and asset hashes its last run captured (runner/run/checks/last-assets.ts). */
   lastAssets: join(home, ".scifi", "last-assets"),
   /** Per task folder, the lock of the one run that uses it (runner/task-folder-lock.ts). */
   taskLocks: join(home, ".scifi", "task-locks"),
@@ -55,9 +55,9 @@ export const runFiles = (runDir: string) => ({
   memory: join(runDir, "memory.md"),
   /** The runner's copies of SAM files and check assets, put back before every check phase. */
   pristine: join(runDir, "pristine"),
-  /** Held by the one process driving the run (runner/run/run-lock.ts). */
+  /** Held by the one process driving the run (runner/run/task-folder/run-lock.ts). */
   lock: join(runDir, "run.lock"),
-  /** A person's decisions on the run (`scifi ctl`): one file each, written atomically (runner/run/control.ts). */
+  /** A person's decisions on the run (`scifi ctl`): one file each, written atomically (runner/run/session/control.ts). */
   control: join(runDir, "control"),
 });
 

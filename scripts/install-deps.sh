@@ -4,7 +4,7 @@
 # .ci/run installs what the image builds need first and the rest alongside them.)
 set -euo pipefail
 packages=(docker.io debootstrap debian-archive-keyring xz-utils slurm-wlm munge chromium ca-certificates acl nodejs)
-# nodejs: Debian's own (older than 22.18), the system Node bin/scifi.js relaunches from (test/loop/launcher.e2e.test.ts).
+# nodejs: Debian's own (older than 22.18), the system Node bin/scifi.js relaunches from (test/run/launcher.e2e.test.ts).
 if [ $# -gt 0 ]; then
   for p in "$@"; do
     [[ " ${packages[*]} " == *" $p "* ]] ||

@@ -75,9 +75,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ["tools"],
   ["extension"],
   ["jobs"],
-  // critique: the trace and finding formats and their host-side citation checks; agents, report and run read them.
-  ["critique"],
   ["agents"],
+  // critique: the trace and finding formats, the critique agents' calls and pass, the citation
+  // checks; the report, the run's critique phase and `scifi critique` read them.
+  ["critique"],
   ["report"],
   ["import"],
   ["run"],

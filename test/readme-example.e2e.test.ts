@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "./helpers/engines.ts";
 import { readmeScript } from "./helpers/readme.ts";
-import { ensureImage, REPO, workspace } from "./loop/harness.ts";
+import { ensureImage, REPO, workspace } from "./run/harness.ts";
 
 const exec = promisify(execFile);
 

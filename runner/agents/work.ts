@@ -1,5 +1,5 @@
 // Work agent: its system prompt and the brief it starts each pass with. The step loop that runs its
-// tool calls under enforced limits is the orchestrator's (runner/run/conversation.ts runPass).
+// tool calls under enforced limits is the orchestrator's (runner/run/session/conversation.ts runPass).
 import { fenceBlock } from "../markdown-quote.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { PrescanPlan } from "./prescan.ts";

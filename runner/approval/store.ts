@@ -29,7 +29,7 @@ export interface ApprovalRequest {
   deadline: string;
   /**
    * `false`: the run does not wait for this request and goes on (a host asked for at run time,
-   * runner/run/approve-hosts.ts); past its deadline it is timed out and nothing ends. Absent: the
+   * runner/run/gates/approve-hosts.ts); past its deadline it is timed out and nothing ends. Absent: the
    * run waits.
    */
   waits?: false;

@@ -34,7 +34,7 @@ export function renderTranscript(summary: TapeSummary): string {
 }
 
 /**
- * The run's integrity events (runner/run/integrity.ts writes an `integrity` event naming the call)
+ * The run's integrity events (runner/run/session/integrity.ts writes an `integrity` event naming the call)
  * as marks under the call whose tool call a defence refused, undid or overrode.
  */
 function integrityMarks(summary: TapeSummary): Map<number, string[]> {

@@ -3,7 +3,7 @@
 //
 // One writer per run: the run loop owns the AuditTape and all LLM calls of the run go through it
 // (writes are synchronous, so concurrent calls inside one process still produce a valid chain).
-// The run lock (runner/run/run-lock.ts) keeps a second process off a live run; two processes
+// The run lock (runner/run/task-folder/run-lock.ts) keeps a second process off a live run; two processes
 // appending to the same tape would break the chain, and `verifyTape` would report it.
 //
 // A record is written whole or not at all: a failed or short write (a full disk) is cut back to the

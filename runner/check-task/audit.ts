@@ -148,7 +148,7 @@ export async function auditTask(taskDirIn: string, options: AuditOptions): Promi
   try {
     sam = await loadSam(samFile, options.home);
   } catch (error) {
-    const { InvalidInput } = await import("../run/errors.ts");
+    const { InvalidInput } = await import("../run/session/errors.ts");
     const { formatDiagnostic } = await import("../sam/diagnostics.ts");
     if (!(error instanceof InvalidInput)) throw error;
     throw new AuditInputError(error.message, error.diagnostics.map(formatDiagnostic).join("\n"));

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../atomic-write.ts";
-import { DEFAULT_LIMITS } from "../run/limits.ts";
+import { DEFAULT_LIMITS } from "../run/session/limits.ts";
 import { clearRejection, type InboxEntry, sha256File, validateSam, writeRejection } from "./inbox.ts";
 import { daemonPaths, FINAL_STATES, type TaskRecord } from "./records.ts";
 

@@ -6,7 +6,7 @@
 // Exit codes as `scifi run` (runner/exit-codes.ts, exitCodeOf).
 import { parseArgs } from "node:util";
 import { EXIT, exitCodeOfOutcome } from "../exit-codes.ts";
-import { exitCodeOf, InvalidInput } from "../run/errors.ts";
+import { exitCodeOf, InvalidInput } from "../run/session/errors.ts";
 import { runTask } from "../run/setup.ts";
 import { RunCancelled } from "../run-ending.ts";
 import { ownSignals as takeSignals } from "../sandbox/live.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
 import { loadModelsConfig, ModelsConfigError } from "../llm/config.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
-import type { RunStatus } from "../run/status.ts";
+import type { RunStatus } from "../run/session/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import { auditTasks } from "./audits.ts";
 import { withFlags } from "./flags.ts";

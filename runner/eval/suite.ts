@@ -12,8 +12,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSyn
 import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
-import { DEFAULT_LIMITS } from "../run/limits.ts";
-import { samLimitRequests } from "../run/sam-limits.ts";
+import { DEFAULT_LIMITS } from "../run/session/limits.ts";
+import { samLimitRequests } from "../run/session/sam-limits.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
 import { closest } from "../sam/suggest.ts";
 import type { SamDocument } from "../sam/types.ts";

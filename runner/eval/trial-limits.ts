@@ -3,7 +3,7 @@
 // budget_usd: docs/loop.md). A suite value that a task's SAM sets differently would be dropped
 // without a word for that task, so the suite is refused instead, naming both; the limits every
 // task's trials run with are recorded in eval.json (`tasks[].limits`).
-import { DEFAULT_LIMITS } from "../run/limits.ts";
+import { DEFAULT_LIMITS } from "../run/session/limits.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
 
 /** What of a suite task (suite.ts SuiteTask, which imports this file) the limits need. */

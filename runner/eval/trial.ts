@@ -11,8 +11,8 @@ import { writeJsonAtomic } from "../atomic-write.ts";
 import { exitCodeOfOutcome } from "../exit-codes.ts";
 import { readHistory } from "../memory/history.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
-import type { RunResult } from "../run/deps.ts";
-import type { RunStatus } from "../run/status.ts";
+import type { RunResult } from "../run/session/deps.ts";
+import type { RunStatus } from "../run/session/status.ts";
 import { refuseBusyTaskFolder } from "../task-folder-lock.ts";
 import {
   type AttemptOwner,

@@ -166,7 +166,7 @@ function passesOf(history: HistoryRecord[], calls: CallRecord[]): PassFacts[] {
   for (const h of history) {
     if (h.type === "check")
       checks.set(`${h.iteration}\0${h.node}`, (checks.get(`${h.iteration}\0${h.node}`) ?? 0) + 1);
-    // The runner writes `blocker` (runner/run/conversation.ts); `blocked` kept for older records.
+    // The runner writes `blocker` (runner/run/session/conversation.ts); `blocked` kept for older records.
     if (h.type === "work_end" && (h.exit === "blocker" || h.exit === "blocked")) blockedWork.add(h.iteration);
   }
   const verdictOf = new Set<number>();

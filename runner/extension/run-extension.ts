@@ -32,7 +32,7 @@ export interface RunExtension {
    */
   onAudit?(append: (event: string, data: Record<string, unknown>) => void): void;
   /**
-   * Allow rules a person added at run time (runner/run/approve-hosts.ts), joined to the host list
+   * Allow rules a person added at run time (runner/run/gates/approve-hosts.ts), joined to the host list
    * of every later sandbox that has one; asked at each sandbox start, after the grant comparison.
    */
   networkAllow?(): readonly string[];

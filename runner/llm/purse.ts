@@ -1,5 +1,5 @@
 // A run's purse: the one count of the money and tokens it has spent and the caps on them. Made once
-// per run (runner/run/limits.ts RunLimits) and read by the gateway (refuses a call once a cap is
+// per run (runner/run/session/limits.ts RunLimits) and read by the gateway (refuses a call once a cap is
 // reached) and the run's budget check alike, so the two never disagree; a resume starts it from what
 // the tape says was spent. A cap changed mid-run (`scifi ctl <run> limits`) applies to the next call.
 

@@ -163,7 +163,7 @@ export class RequestRefused extends ModelError implements EndsRun {
 /**
  * The provider refused the request as longer than the model's context window (Anthropic's "prompt
  * is too long", OpenAI's `context_length_exceeded`, vLLM's "maximum context length"): the caller
- * may compact its history and send it again once (runner/run/conversation.ts).
+ * may compact its history and send it again once (runner/run/session/conversation.ts).
  */
 export class ContextTooLong extends RequestRefused {
   override name = "ContextTooLong";

@@ -63,7 +63,7 @@ export type HistoryEvent =
       sandbox: string;
     } & ConnectionRecord)
   | {
-      /** The first connection through a host a person approved at run time (runner/run/approve-hosts.ts). */
+      /** The first connection through a host a person approved at run time (runner/run/gates/approve-hosts.ts). */
       type: "approved_host_used";
       /** The approval request that added it. */
       id: string;
@@ -76,7 +76,7 @@ export type HistoryEvent =
   | { type: "resumed"; fromPhase: string; iteration: number; discardedEvents: number }
   | {
       /**
-       * A person's decision on the running run (`scifi ctl`, runner/run/control.ts): limits changed,
+       * A person's decision on the running run (`scifi ctl`, runner/run/session/control.ts): limits changed,
        * a pause asked for or taken, a resume; `refused` when the run could not apply it.
        */
       type: "control";
@@ -105,7 +105,7 @@ export type HistoryEvent =
       addedSkills?: string[];
     }
   | {
-      /** The view of group or global memory the pre-scan got (runner/run/shared-memory.ts). */
+      /** The view of group or global memory the pre-scan got (runner/run/session/shared-memory.ts). */
       type: "memory_view";
       iteration: number;
       level: "group" | "global";
@@ -130,7 +130,7 @@ export type HistoryEvent =
       passed: boolean;
       exitCode: number;
       timedOut?: boolean;
-      /** Tail of the check's output (runner/run/checks.ts caps it). Older runs wrote `detail`. */
+      /** Tail of the check's output (runner/run/checks/checks.ts caps it). Older runs wrote `detail`. */
       output?: string;
       detail?: string;
       /** The sandbox it ran in (absent in older runs; its duration is in state.json's checks). */
@@ -167,7 +167,7 @@ export type HistoryEvent =
   | { type: "limit"; iteration: number; limit: string; detail: string }
   | {
       /**
-       * A pass's history compacted to stay inside the model's context window (runner/run/context-budget.ts):
+       * A pass's history compacted to stay inside the model's context window (runner/run/session/context-budget.ts):
        * at a compaction point, or after the provider refused a request as too long (`retried`).
        */
       type: "context";
@@ -192,7 +192,7 @@ export type HistoryEvent =
     }
   | { type: "asset_cleanup"; iteration: number; removed: string[] }
   | {
-      /** A defence refused, undid or overrode something an agent did (runner/run/integrity.ts). */
+      /** A defence refused, undid or overrode something an agent did (runner/run/session/integrity.ts). */
       type: "integrity";
       iteration: number;
       kind: IntegrityKind;

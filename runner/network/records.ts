@@ -1,5 +1,5 @@
 // Every run proxy's connection records, as they happen, to whoever listens: the run's history (a
-// RunExtension, runner/run/network-records.ts) picks those of its own sandboxes by their run id,
+// RunExtension, runner/run/session/network-records.ts) picks those of its own sandboxes by their run id,
 // which each proxy carries as data (SandboxSpec.runId), never read back from a sandbox's name.
 import type { ConnectionRecord } from "../memory/history-events.ts";
 import type { NetworkProxy } from "./proxy.ts";

@@ -26,7 +26,7 @@ export interface WorkReport {
   summary?: string;
 }
 
-/** One deterministic check's result (runner/run/checks.ts runs them). */
+/** One deterministic check's result (runner/run/checks/checks.ts runs them). */
 export interface CheckOutcome {
   id: string;
   itemId: string;
@@ -43,7 +43,7 @@ export interface CheckOutcome {
   /** The sandbox it ran in, by name (run, role, stage): which stage saw what. */
   sandbox?: string;
   /**
-   * A run stage's view of the task folder (runner/run/check-view.ts): `overlay` or `fuse-overlayfs`
+   * A run stage's view of the task folder (runner/run/checks/check-view.ts): `overlay` or `fuse-overlayfs`
    * (copy-on-write), or `copy`, then why the kinds before it were not used. Not on the history (it
    * reaches prompts, and the reasons name host paths).
    */
@@ -64,7 +64,7 @@ export interface RecordedVerdict {
   blocked?: { reason: string } | undefined;
 }
 
-/** The hard limits of one run (defaults in runner/run/limits.ts, which enforces them). */
+/** The hard limits of one run (defaults in runner/run/session/limits.ts, which enforces them). */
 export interface LimitConfig {
   /** Model steps (calls) per work pass. */
   stepsPerPass: number;
@@ -92,7 +92,7 @@ export interface LimitConfig {
   toolOutputChars: number;
 }
 
-/** One file of the runner's pristine copies (runner/run/pristine.ts takes and restores them). */
+/** One file of the runner's pristine copies (runner/run/task-folder/pristine.ts takes and restores them). */
 export interface PristineFile {
   /** Path relative to the task folder, `/`-separated. */
   rel: string;
@@ -181,7 +181,7 @@ export interface RunState {
    * clears it. The run holds no process and no sandbox then.
    */
   paused?: { at: string; phase: Phase; reason: string };
-  /** The last `scifi ctl` decision file (runner/run/control.ts) this run applied; later ones are new. */
+  /** The last `scifi ctl` decision file (runner/run/session/control.ts) this run applied; later ones are new. */
   controlApplied?: string;
   /** History tape length (bytes) at this checkpoint: a resume cuts the tape back to it. */
   historyBytes: number;

@@ -5,8 +5,8 @@
 // Between phases it reads a person's decisions (scifi ctl): a pause asked for is taken there.
 import { RunEnding } from "../run-ending.ts";
 import { nextPhase } from "./phases.ts";
-import type { RunSession } from "./session.ts";
-import { taskFolderProblem } from "./task-folder-problem.ts";
+import type { RunSession } from "./session/session.ts";
+import { taskFolderProblem } from "./task-folder/task-folder-problem.ts";
 
 export async function drive(session: RunSession): Promise<void> {
   while (session.state.phase !== "ended") {

@@ -9,7 +9,7 @@ import { endIteration } from "./phases/iteration-end.ts";
 import { beginIteration } from "./phases/prescan.ts";
 import { reviewPhase } from "./phases/review.ts";
 import { workPhase } from "./phases/work.ts";
-import type { RunSession } from "./session.ts";
+import type { RunSession } from "./session/session.ts";
 
 /** Runs one phase; returns the phase it completed (checkpointed by the driver). */
 export type PhaseStep = (session: RunSession) => Promise<Phase>;

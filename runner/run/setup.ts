@@ -18,12 +18,12 @@ import type { SitePolicy } from "../policy/site.ts";
 import type { LimitConfig, RunState } from "../run-folder/state.ts";
 import { newRunId } from "../run-id.ts";
 import type { SamDocument } from "../sam/types.ts";
-import type { RunDeps, RunResult } from "./deps.ts";
-import { InvalidInput } from "./errors.ts";
-import { type HelperFolder, withHelperMounts } from "./helper-mounts.ts";
-import { changesTracker } from "./run-end-records.ts";
+import type { RunDeps, RunResult } from "./session/deps.ts";
+import { InvalidInput } from "./session/errors.ts";
+import { changesTracker } from "./session/run-end-records.ts";
+import type { RunStatus } from "./session/status.ts";
 import { resumeRun, startRun } from "./start.ts";
-import type { RunStatus } from "./status.ts";
+import { type HelperFolder, withHelperMounts } from "./task-folder/helper-mounts.ts";
 
 export interface RunTaskOptions {
   home: string;
@@ -161,7 +161,7 @@ async function resumeTask(options: RunTaskOptions, runId: string): Promise<RunRe
   const backend = options.sandboxBackend ?? (await backendNamed(options.backend ?? state.backend));
   // A run still driven by a live process is refused before anything is touched, its sandbox too
   // (resumeRun takes the lock itself; this only checks it earlier).
-  const { refuseLiveRun } = await import("./run-lock.ts");
+  const { refuseLiveRun } = await import("./task-folder/run-lock.ts");
   refuseLiveRun(folder);
   // Every run folder this scifi writes has the SAM as parsed at its start; resuming without it would
   // prune sandboxes and then fail, so it is refused before anything is pruned.
@@ -277,12 +277,12 @@ async function extensionsFor(
   // A host list, or network: true (Apptainer goes through the run's proxy): every connection the
   // proxy sees or the capture catches goes on the history.
   if (sam.metadata.network || sam.metadata.networkHosts?.length) {
-    const { networkRecordsExtension } = await import("./network-records.ts");
+    const { networkRecordsExtension } = await import("./session/network-records.ts");
     own.push(networkRecordsExtension(runId));
   }
   // `network` in approval: a host not on the list can be asked for, and approved, at run time.
   if (sam.metadata.networkHosts?.length && approvals?.requires("network")) {
-    const { hostApprovalExtension } = await import("../run/approve-hosts.ts");
+    const { hostApprovalExtension } = await import("./gates/approve-hosts.ts");
     own.push(
       hostApprovalExtension({
         home: options.home,

@@ -15,17 +15,17 @@ import {
   readSpecJson,
 } from "../run-folder/folder.ts";
 import { type RunState, readState, writeState } from "../run-folder/state.ts";
-import type { RunRecords } from "./context.ts";
-import { RunControl } from "./control.ts";
-import type { RunDeps, RunResult, StartOptions } from "./deps.ts";
+import { assetsSinceLastRun } from "./checks/last-assets.ts";
 import { drive } from "./driver.ts";
-import { assetsSinceLastRun } from "./last-assets.ts";
-import { runLimits } from "./limits.ts";
-import { hideAssets } from "./pristine.ts";
-import { lockRun, lockTaskFolder } from "./run-lock.ts";
-import { clampRank, effectiveLimits, rankRange } from "./sam-limits.ts";
-import { RunSession } from "./session.ts";
-import { TaskFolderGuard, takePristine } from "./task-folder.ts";
+import type { RunRecords } from "./session/context.ts";
+import { RunControl } from "./session/control.ts";
+import type { RunDeps, RunResult, StartOptions } from "./session/deps.ts";
+import { runLimits } from "./session/limits.ts";
+import { clampRank, effectiveLimits, rankRange } from "./session/sam-limits.ts";
+import { RunSession } from "./session/session.ts";
+import { hideAssets } from "./task-folder/pristine.ts";
+import { lockRun, lockTaskFolder } from "./task-folder/run-lock.ts";
+import { TaskFolderGuard, takePristine } from "./task-folder/task-folder.ts";
 
 /** Start a new run of a parsed SAM. */
 export async function startRun(options: StartOptions, deps: RunDeps): Promise<RunResult> {

@@ -19,7 +19,7 @@ export const APPROVAL_ACTION_HELP: Readonly<Record<ApprovalAction, string>> = {
 
 /**
  * Actions named in the vocabulary that this version does not gate yet: naming one is an error, never
- * a silent no-op (trust.md rule 7). None at present (`delete` is enforced by runner/run/deletion.ts).
+ * a silent no-op (trust.md rule 7). None at present (`delete` is enforced by runner/run/gates/deletion.ts).
  */
 export const NOT_ENFORCED: ReadonlySet<ApprovalAction> = new Set([]);
 

@@ -102,7 +102,7 @@ function agentThenJudgeMessage(found: AgentThenJudge): string {
 
 /**
  * The checks that run before `compare` in every check phase that runs it (docs/loop.md): a phase
- * runs a node's subtree, children before their parent, in document order (run/checks.ts
+ * runs a node's subtree, children before their parent, in document order (run/checks/checks.ts
  * subtreeChecks), so those of its node's sub-SAMs and of its own items before it. A sibling's run
  * stage runs before it only when the parent is the node checked, so it does not count.
  */

@@ -72,7 +72,7 @@ export async function startGuarded(
     caller === 0 && !options.runsAsCaller
       ? await lendRecorded(spec.taskDir, spec.user).catch((error: unknown) => {
           // The cause is kept: a getfacl that failed on the agent's names is the task's failure
-          // (runner/run/task-folder-problem.ts), an engine that failed is not.
+          // (runner/run/task-folder/task-folder-problem.ts), an engine that failed is not.
           throw Object.assign(
             new SandboxError(`cannot lend the task folder to uid ${spec.user.uid}: ${messageOf(error)}`),
             { cause: error },

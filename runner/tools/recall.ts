@@ -1,5 +1,5 @@
 // recall: the full text of a tool output the runner elided to keep a pass inside the model's
-// context window (runner/run/context-budget.ts). Offered only to a pass that can compact.
+// context window (runner/run/session/context-budget.ts). Offered only to a pass that can compact.
 import { z } from "zod";
 import { defineTool } from "./tool.ts";
 

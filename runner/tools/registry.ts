@@ -31,7 +31,7 @@ export const workTools: ToolSet = toolSet([
 
 /**
  * The review agent: read-only tools. Its bash runs in a separate sandbox that sees
- * the task folder read-only (runner/run/sandboxes.ts phaseSpec), so nothing it runs can change the work.
+ * the task folder read-only (runner/run/session/sandboxes.ts phaseSpec), so nothing it runs can change the work.
  */
 export const reviewTools: ToolSet = toolSet([bashTool, readFileTool, globTool, grepTool]);
 /** The tracer's: reading only, nothing that executes (the agent's code never runs where it is judged). */

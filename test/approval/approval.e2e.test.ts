@@ -20,7 +20,7 @@ import { type ApprovalView, pendingApprovals, runApprovals } from "../../runner/
 import { readTape } from "../../runner/audit/verify.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 import { unfoldText } from "./unfold.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");

@@ -29,7 +29,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApprovalGate } from "../../runner/approval/gate.ts";
-import { DeletionGuard } from "../../runner/run/deletion.ts";
+import { DeletionGuard } from "../../runner/run/gates/deletion.ts";
 
 const roots: string[] = [];
 afterAll(() => {

@@ -21,7 +21,7 @@ import { type ApprovalRequest, decide, pendingApprovals } from "../../runner/app
 import { runMakeTask } from "../../runner/helpers/make-task/command.ts";
 import { formatEntry } from "../../runner/memory/entries.ts";
 import { MAX_RUN_LINES, memoryView } from "../../runner/memory/view.ts";
-import { DeletionGuard } from "../../runner/run/deletion.ts";
+import { DeletionGuard } from "../../runner/run/gates/deletion.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { unfold } from "./unfold.ts";
 

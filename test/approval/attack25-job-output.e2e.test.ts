@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 const FIXTURES = join(REPO, "test", "fixtures", "attack25");

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApprovalGate } from "../../runner/approval/gate.ts";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
-import { DeleteGuardTooLarge, DeletionGuard, MAX_FILE_REQUESTS } from "../../runner/run/deletion.ts";
+import { DeleteGuardTooLarge, DeletionGuard, MAX_FILE_REQUESTS } from "../../runner/run/gates/deletion.ts";
 
 const roots: string[] = [];
 afterAll(() => {

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ApprovalGate, type ApprovalRecord, ApprovalTimedOut } from "../../runner/approval/gate.ts";
 import { approvalsFile, decide, pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
 import { parseSitePolicy } from "../../runner/policy/site.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 const roots: string[] = [];

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { outputFormatProblem } from "../../runner/run/output-formats.ts";
+import { outputFormatProblem } from "../../runner/run/checks/output-formats.ts";
 
 /** A task folder with the reference (42.125) at checks/expected.txt and an out/ folder. */
 export function referenceTask(prefix: string): string {

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outputFormatProblem } from "../../runner/run/output-formats.ts";
+import { outputFormatProblem } from "../../runner/run/checks/output-formats.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, IMAGE } from "../loop/harness.ts";
+import { ensureImage, IMAGE } from "../run/harness.ts";
 
 const MAKE = `
 import h5py, io, numpy as np, pickle, tarfile, zipfile, gzip

@@ -8,7 +8,7 @@
 // commands are the LaTeX kernel's (source2e, ltfiles.dtx). Broke when found (the guard passed it); fixed since, so this passes: the guard passes all three.
 // Fix: refuse `input` in any command (`\\[@A-Za-z]*input`, case-insensitive) and `\csname`.
 import { describe, expect, it } from "vitest";
-import { outputFormatProblem } from "../../runner/run/output-formats.ts";
+import { outputFormatProblem } from "../../runner/run/checks/output-formats.ts";
 
 const REF = "/task/checks/expect\\string ed.txt"; // the name split, so the hidden-name search misses it
 const FORMS: [string, string][] = [

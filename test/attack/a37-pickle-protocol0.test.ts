@@ -4,7 +4,7 @@
 // all the same. This one calls getattr(pathlib.Path("/task/checks/expected\x2etxt"), "read_text")()
 // when loaded: the STRING opcode undoes the `\x2e` escape, so the reference's name is not in the
 // bytes either (the hidden-name search misses it). In scifi-sci:local the loaded result is the
-// hidden reference. Fixed: the guard walks the pickle opcodes (runner/run/output-pickle.ts) and
+// hidden reference. Fixed: the guard walks the pickle opcodes (runner/run/checks/output-pickle.ts) and
 // refuses a stream that imports or calls, headers or not; a name a grader loads as a pickle
 // (.pkl, .pickle, .joblib) is refused whatever its bytes.
 import { execFileSync } from "node:child_process";
@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { outputFormatProblem } from "../../runner/run/output-formats.ts";
+import { outputFormatProblem } from "../../runner/run/checks/output-formats.ts";
 import { hasEngine } from "../helpers/engines.ts";
 
 const output = Buffer.from(

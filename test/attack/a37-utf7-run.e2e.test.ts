@@ -4,7 +4,7 @@
 // out/result.xml as UTF-7 whose DOCTYPE declares an entity on the hidden /task/checks/expected.txt.
 // The output guard read only UTF-8/UTF-16, so the output was copied out and the grader read the
 // reference as the agent's sum. Fixed: an XML declaration naming an encoding the runner does not
-// read (UTF-7 here) refuses the output unread (runner/run/output-formats.ts asTexts), so the run
+// read (UTF-7 here) refuses the output unread (runner/run/checks/output-formats.ts asTexts), so the run
 // stage fails and the compare stage never gets it. The honest control (the sum, in plain XML)
 // passes; the lazy control (a wrong plain XML) fails the compare stage, so that stage does judge.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -14,8 +14,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { runTask } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { FIXTURES } from "../loop/adversarial/workspace.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { FIXTURES } from "../run/adversarial/workspace.ts";
+import { ensureImage } from "../run/harness.ts";
 
 const TASK_MD = [
   "---",

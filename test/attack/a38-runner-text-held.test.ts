@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { renderAgentJobScript } from "../../runner/jobs/batch-script.ts";
 import { renderPlacementScript } from "../../runner/jobs/placement.ts";
 import { formatEntry, parseEntries, promptMemory } from "../../runner/memory/entries.ts";
-import { failureMemoryBody } from "../../runner/run/memory-writes.ts";
+import { failureMemoryBody } from "../../runner/run/session/memory-writes.ts";
 import { mdToString, nodesOf, parseMarkdown } from "../text/hostile.ts";
 
 /** Text an agent would write to pass for the runner's: a second entry, headings, lists, fences. */

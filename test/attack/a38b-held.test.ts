@@ -18,7 +18,7 @@ import { reviewInput } from "../../runner/agents/review.ts";
 import { createLogger } from "../../runner/daemon/log.ts";
 import { SlurmClient } from "../../runner/jobs/slurm.ts";
 import { formatEntry, promptMemory } from "../../runner/memory/entries.ts";
-import { failureMemoryBody } from "../../runner/run/memory-writes.ts";
+import { failureMemoryBody } from "../../runner/run/session/memory-writes.ts";
 import { isCompareStage } from "../../runner/sam/check-blocks.ts";
 import { parseSamString } from "../../runner/sam/parse.ts";
 import type { Check, SamNode } from "../../runner/sam/types.ts";

@@ -22,7 +22,7 @@ import { renderReport } from "../../runner/report/html.ts";
 import { loadRun } from "../../runner/report/load.ts";
 import { buildReportModel } from "../../runner/report/model.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { type AttackRun, attackRun, toolOutputs } from "./a39-run.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");

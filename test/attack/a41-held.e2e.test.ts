@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, waitFor } from "../loop/harness.ts";
+import { ensureImage, fixture, waitFor } from "../run/harness.ts";
 import { CLI, cli, containersOf, pricedTask, readState, startRun } from "./a41-run.ts";
 
 async function server() {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { RunState } from "../../runner/run-folder/state.ts";
-import { REPO, waitFor } from "../loop/harness.ts";
+import { REPO, waitFor } from "../run/harness.ts";
 
 export const CLI = join(REPO, "bin", "scifi.js");
 const exec = promisify(execFile);

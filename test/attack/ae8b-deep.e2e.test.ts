@@ -1,5 +1,5 @@
 // AE-8b-1 (attacker session on AE-8, written from docs/eval.md and docs/loop.md). Was broken; now the
-// lending's failure on the agent's names ends the run failed (runner/run/task-folder-problem.ts).
+// lending's failure on the agent's names ends the run failed (runner/run/task-folder/task-folder-problem.ts).
 // Promise (docs/eval.md, pass/fail/error): "An agent cannot make its own failure an `error` by
 // ending its sandbox"; docs/loop.md "A sandbox that dies": "This never ends the run: an agent cannot
 // turn its failure into an infrastructure error"; docs/sandbox.md: walks of the task folder "use an
@@ -31,7 +31,7 @@ import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 import { evalStatus, probe } from "./ae8b-probe.ts";
 
 const DEEP = `python3 -c "

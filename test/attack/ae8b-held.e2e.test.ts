@@ -8,7 +8,7 @@
 // What broke is in test/open/ae8b-*.pending.ts (AE-8b-1..3).
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { evalStatus, type Probe, probe } from "./ae8b-probe.ts";
 
 const OK = "echo ok > out.txt; printf 'echo ok\\n' > run.sh; ";

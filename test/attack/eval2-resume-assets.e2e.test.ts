@@ -21,7 +21,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { resumeEval } from "../../runner/eval/engine.ts";
 import { evalFiles } from "../../runner/eval/plan.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, killChild, REPO, waitFor } from "../loop/harness.ts";
+import { ensureImage, killChild, REPO, waitFor } from "../run/harness.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 

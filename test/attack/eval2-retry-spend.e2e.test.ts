@@ -21,7 +21,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { resumeEval, runEval } from "../../runner/eval/engine.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { outTxtTask } from "./out-txt-task.ts";
 
 const TASK = outTxtTask("eval-retry-spend");

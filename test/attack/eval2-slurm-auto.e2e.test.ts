@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runEval } from "../../runner/eval/engine.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 
 const FIXTURES = join(REPO, "test", "eval", "fixtures");
 

@@ -30,7 +30,7 @@ import { readResults, resumeEval, runEval } from "../../runner/eval/engine.ts";
 import { evalFiles, readPlan } from "../../runner/eval/plan.ts";
 import { CLI, evalWorkspace, RETRY } from "../eval/eval-workspace.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 const exec = promisify(execFile);
 

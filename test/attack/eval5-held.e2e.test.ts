@@ -21,7 +21,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { evalFiles } from "../../runner/eval/plan.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO, waitFor } from "../loop/harness.ts";
+import { ensureImage, REPO, waitFor } from "../run/harness.ts";
 import { exited, oneTaskSuite, outTxtTask } from "./out-txt-task.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");

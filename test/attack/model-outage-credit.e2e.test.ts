@@ -24,7 +24,7 @@ import { runEval } from "../../runner/eval/engine.ts";
 import { evalFiles } from "../../runner/eval/plan.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { outTxtTask } from "./out-txt-task.ts";
 
 const TASK = outTxtTask("eval-credit");

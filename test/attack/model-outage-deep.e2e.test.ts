@@ -32,7 +32,7 @@ import { evalFiles } from "../../runner/eval/plan.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { outTxtTask } from "./out-txt-task.ts";
 
 /** `[[[ ... 1 ... ]]]`: 3,000 levels already stop the run (6 kB); 20,000 stand for a hostile model. */

@@ -24,7 +24,7 @@ import { verifyTape } from "../../runner/audit/verify.ts";
 import { appendEntry, parseEntries } from "../../runner/memory/entries.ts";
 import { HistoryTape, readHistory } from "../../runner/memory/history.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, lines, REPO, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, lines, REPO, workspace } from "../run/harness.ts";
 
 const exec = promisify(execFile);
 const isRoot = process.getuid?.() === 0;

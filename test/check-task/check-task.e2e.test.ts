@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AuditReport } from "../../runner/check-task/audit.ts";
 import { runScifi } from "../helpers/cli.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 import { taskRoot } from "./tasks.ts";
 
 const T = 240_000;

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { EvalPlan } from "../../runner/eval/plan.ts";
 import type { EvalSummary } from "../../runner/eval/summary.ts";
 import { runScifi } from "../helpers/cli.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { suiteRoot } from "./tasks.ts";
 
 const MODELS = join(import.meta.dirname, "models");

@@ -1,5 +1,5 @@
 // Attack on issue 38's "runner text the agent cannot forge" in the critique's prompt (the cited code
-// the critique agent reads: runner/run/critique.ts citedCode, runner/agents/critique.ts
+// the critique agent reads: runner/critique/critique-pass.ts citedCode, runner/critique/agent.ts
 // critiqueInput), found by attacker a38b. Fixed: each file is quoted with fenceBlock (CR shown as
 // `\r`), and a link's target is written escaped on the file's one heading line.
 // Doc promise: docs/trust.md rule 14 ("Agent text inside anything the runner writes (... prompts
@@ -20,10 +20,10 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { critiqueInput } from "../../runner/agents/critique.ts";
+import { critiqueInput } from "../../runner/critique/agent.ts";
 import { TaskFileReader } from "../../runner/critique/cite.ts";
+import { citedCode } from "../../runner/critique/critique-pass.ts";
 import type { Trace } from "../../runner/critique/schema.ts";
-import { citedCode } from "../../runner/run/critique.ts";
 import type { SamNode } from "../../runner/sam/types.ts";
 import { mdToString, nodesOf, parseMarkdown } from "../text/hostile.ts";
 

@@ -7,12 +7,12 @@
 // What happened (Docker, scripted, `critique: approve`, lhco-critique-one.yaml): the request's detail
 // is `- definition_mismatch at root/t4 (analysis.py:39, analysis.py:35): <the model's reason>`, the
 // line numbers and the model's claim, not the lines the runner verified (the record has them), so
-// the person decides on the model's word (runner/run/gates.ts acceptCritique).
+// the person decides on the model's word (runner/run/gates/gates.ts acceptCritique).
 import { readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, runScripted, workspace } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "held: the critique approval request (scripted)",

@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkCitation, TaskFileReader } from "../../runner/critique/cite.ts";
+import { citedCode } from "../../runner/critique/critique-pass.ts";
 import { effectiveCritiqueMode } from "../../runner/critique/mode.ts";
 import { type CritiqueRecord, CritiqueReply, Trace } from "../../runner/critique/schema.ts";
 import { renderCritiqueText } from "../../runner/critique/text.ts";
 import { critiqueSection } from "../../runner/report/critique-html.ts";
-import { citedCode } from "../../runner/run/critique.ts";
 import { parseSamString } from "../../runner/sam/parse.ts";
 
 const VETO = 'if any(j["btag"] > 0 for j in jets):';

@@ -24,7 +24,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, runScripted, workspace } from "../run/harness.ts";
 
 const homes: string[] = [];
 

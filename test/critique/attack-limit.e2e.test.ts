@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, runScripted, workspace } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "attack: block on the last iteration (scripted)",

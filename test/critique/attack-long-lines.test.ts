@@ -18,8 +18,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkTrace, TaskFileReader } from "../../runner/critique/cite.ts";
+import { citedCode } from "../../runner/critique/critique-pass.ts";
 import type { Trace } from "../../runner/critique/schema.ts";
-import { citedCode } from "../../runner/run/critique.ts";
 
 function wide(): { dir: string; trace: Trace } {
   const dir = mkdtempSync(join(tmpdir(), "scifi-ac-wide-"));

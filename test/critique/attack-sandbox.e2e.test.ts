@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, runScripted, workspace } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("attack: the tracer's sandbox (scripted)", { timeout: 240_000 }, () => {
   beforeAll(() => ensureImage());

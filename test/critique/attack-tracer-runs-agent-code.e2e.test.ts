@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../runner/audit/verify.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, runScripted, workspace } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "held: the tracer runs the agent's code (scripted)",

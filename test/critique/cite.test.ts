@@ -11,7 +11,7 @@ import { todoItems } from "../../runner/critique/items.ts";
 import { effectiveCritiqueMode } from "../../runner/critique/mode.ts";
 import { CritiqueReply, Trace } from "../../runner/critique/schema.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures");
 

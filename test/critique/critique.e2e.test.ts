@@ -12,7 +12,7 @@ import type { CritiqueRecord } from "../../runner/critique/schema.ts";
 import { runCritiqueCommand } from "../../runner/helpers/critique/command.ts";
 import { writeRunReport } from "../../runner/report/report.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, runScripted, workspace } from "../run/harness.ts";
 
 function withMode(sam: string, mode: string): void {
   writeFileSync(

@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { AuditTape } from "../../runner/audit/tape.ts";
+import { critiqueNode } from "../../runner/critique/critique-pass.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
-import { critiqueNode } from "../../runner/run/critique.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import type { Sandbox } from "../../runner/sandbox/types.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures");
 

@@ -8,7 +8,7 @@ import { readHistory } from "../../runner/memory/history.ts";
 import { runDir, runFiles } from "../../runner/paths.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import {
   containersOf,
   dropFolder,

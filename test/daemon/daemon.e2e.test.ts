@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseEntries } from "../../runner/memory/entries.ts";
 import { runDir, runFiles } from "../../runner/paths.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import {
   containersOf,
   dropFile,

@@ -9,7 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDir, runFiles } from "../../runner/paths.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 import {
   dropFile,
   dropFolder,

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskRecord } from "../../runner/daemon/records.ts";
 import { listTasks } from "../../runner/daemon/records.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 export const FIXTURES = join(REPO, "test", "daemon", "fixtures");
 export const SCRIPT = `scripted:${join(FIXTURES, "trivial.yaml")}`;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_JOBS_POLICY, loadJobsPolicy } from "../../runner/jobs/policy.ts";
 import { loadSitePolicy } from "../../runner/policy/site.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const EXAMPLE = join(REPO, "site-policy.example.yaml");
 

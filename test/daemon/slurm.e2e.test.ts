@@ -9,7 +9,7 @@ import type { TaskRecord } from "../../runner/daemon/records.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { runDir } from "../../runner/paths.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 import {
   type Home,
   makeHome,

@@ -10,7 +10,7 @@
 // Fixed: the Docker sandbox's PID 1 is root's without capabilities and the namespace's init, so no
 // signal of the agent reaches it (runner/sandbox/docker/options.ts IDLE_SH); a death the sandbox's
 // own may cause (an OOM, Apptainer's signal-taking init) fails the command, never the run
-// (runner/run/revive.ts). The crash script also sends TERM to PID 1 and fills /tmp.
+// (runner/run/session/revive.ts). The crash script also sends TERM to PID 1 and fills /tmp.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +20,7 @@ import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 
 const FIXTURE = join(REPO, "test", "eval", "fixtures", "attack");
 

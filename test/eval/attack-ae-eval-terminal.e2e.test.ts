@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 
 const FIXTURE = join(REPO, "test", "eval", "fixtures", "attack");
 

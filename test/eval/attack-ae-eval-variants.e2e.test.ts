@@ -16,7 +16,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { evalFiles } from "../../runner/eval/plan.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 
 const FIXTURE = join(REPO, "test", "eval", "fixtures", "attack");
 

@@ -25,7 +25,7 @@ import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { applyProposal } from "../../runner/evolve/store.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "attack");
 

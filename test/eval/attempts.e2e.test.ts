@@ -16,7 +16,7 @@ import { evalFiles, type PlannedTrial, readPlan } from "../../runner/eval/plan.t
 import { attemptOwner } from "../../runner/eval/trial.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { CLI, evalWorkspace, RETRY } from "./eval-workspace.ts";
 
 const exec = promisify(execFile);

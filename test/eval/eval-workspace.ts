@@ -4,7 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EvalSummary } from "../../runner/eval/summary.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 export const FIXTURES = join(import.meta.dirname, "fixtures");
 export const CLI = join(REPO, "bin", "scifi.js");

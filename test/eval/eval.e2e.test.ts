@@ -14,7 +14,7 @@ import { type EvalPlan, evalFiles } from "../../runner/eval/plan.ts";
 import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, killChild, waitFor } from "../loop/harness.ts";
+import { ensureImage, killChild, waitFor } from "../run/harness.ts";
 import { CLI, comparable, evalWorkspace, RETRY } from "./eval-workspace.ts";
 
 const exec = promisify(execFile);

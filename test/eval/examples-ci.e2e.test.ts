@@ -12,7 +12,7 @@ import type { EvalSummary } from "../../runner/eval/summary.ts";
 import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("the shipped example suite, CI cut (docker, scripted models)", () => {
   beforeAll(() => ensureImage(), 1_800_000);

@@ -13,7 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { loadSuite } from "../../runner/eval/suite.ts";
 import { parseScript } from "../../runner/llm/scripted/script.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const SUITE = join(REPO, "evals", "examples");
 const LEVELS = ["nl", "st", "ex"];

@@ -14,7 +14,7 @@ import { evalFiles } from "../../runner/eval/plan.ts";
 import type { EvalSummary } from "../../runner/eval/summary.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("impossible variants in scifi eval (docker, scripted models)", () => {
   beforeAll(() => ensureImage(), 1_800_000);

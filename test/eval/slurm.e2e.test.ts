@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runEval } from "../../runner/eval/engine.ts";
 import { evalFiles } from "../../runner/eval/plan.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { comparable } from "./eval-workspace.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createEval } from "../../runner/eval/engine.ts";
 import { readPlan } from "../../runner/eval/plan.ts";
 import { loadSuite, SuiteError } from "../../runner/eval/suite.ts";
-import { DEFAULT_LIMITS } from "../../runner/run/limits.ts";
+import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 

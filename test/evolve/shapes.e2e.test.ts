@@ -11,7 +11,7 @@ import { applyProposal } from "../../runner/evolve/store.ts";
 import { homePaths, runFiles } from "../../runner/paths.ts";
 import { writeRunReport } from "../../runner/report/report.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, runScripted, workspace } from "../run/harness.ts";
 import { modelRuns, writeRun } from "./corpus.ts";
 
 const lines = (file: string) =>

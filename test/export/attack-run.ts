@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { sealLineHashed, unsealLine } from "../../runner/audit/chain.ts";
 import { ExportFailed, runExport } from "../../runner/export/export.ts";
 import { runScifi } from "../helpers/cli.ts";
-import { adversarialWorkspace, runIn } from "../loop/adversarial/workspace.ts";
+import { adversarialWorkspace, runIn } from "../run/adversarial/workspace.ts";
 
 export const AUDIT_KEY = "ax-export-site-key-0123456789abcdef0123456789abcdef";
 /** Printed by the agent; secret only at export time (LAB_LATE_TOKEN). */

@@ -21,8 +21,8 @@ import type { TrialResult } from "../../runner/eval/trial-result.ts";
 import { runExport } from "../../runner/export/export.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { adversarialWorkspace, runIn } from "../loop/adversarial/workspace.ts";
-import { ensureImage, runScripted, workspace } from "../loop/harness.ts";
+import { adversarialWorkspace, runIn } from "../run/adversarial/workspace.ts";
+import { ensureImage, runScripted, workspace } from "../run/harness.ts";
 import { decodeSpans, type OtlpRequest, attributes as otlpAttributes } from "./otlp-decode.ts";
 
 /** A key of a known shape, in a file the agent reads: redacted on the tape already. */

@@ -69,7 +69,7 @@ function synthRun(iterations: number, steps: number): string {
       ]);
     }
   }
-  // The runner's closing record (runner/run/session.ts end): an export requires it.
+  // The runner's closing record (runner/run/session/session.ts end): an export requires it.
   tape.append({ kind: "event", event: RUN_END_EVENT, data: { outcome: "passed", reason: "ok" } });
   tape.close();
   const lines = readFileSync(join(dir, "audit.jsonl"), "utf8")

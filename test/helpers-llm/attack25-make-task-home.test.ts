@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runMakeTask } from "../../runner/helpers/make-task/command.ts";
 import { makeHome, type RunningDaemon, startDaemon, tasksByKey, waitFor } from "../daemon/harness.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const SCRIPT = `scripted:${join(REPO, "test", "fixtures", "helpers", "make-task", "repair.yaml")}`;
 const REQUEST =

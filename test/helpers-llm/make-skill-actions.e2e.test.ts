@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runMakeSkill } from "../../runner/helpers/make-skill/command.ts";
 import { readRun } from "../../runner/helpers/make-skill/runs.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, runScripted, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, runScripted, workspace } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("make-skill sees what the run did", () => {
   beforeAll(() => ensureImage(), 1_800_000);

@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeHome, type RunningDaemon, scifi, startDaemon, tasksByKey, waitFor } from "../daemon/harness.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const SCRIPT = `scripted:${join(REPO, "test", "fixtures", "helpers", "make-task", "repair.yaml")}`;
 const REQUEST =

@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { HarborImportError, importHarbor } from "../../runner/import/harbor.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const FIXTURE = join(REPO, "test", "fixtures", "harbor", "word-count");
 const root = mkdtempSync(join(tmpdir(), "ae-harbor-open-"));

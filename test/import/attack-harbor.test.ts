@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { importHarbor } from "../../runner/import/harbor.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const FIXTURE = join(REPO, "test", "fixtures", "harbor", "word-count");
 const root = mkdtempSync(join(tmpdir(), "ae-harbor-"));

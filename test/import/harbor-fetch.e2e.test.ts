@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 import { ensurePytestImage, PYTEST_IMAGE } from "./harbor-pytest-image.ts";
 import { runImported } from "./harbor-run.ts";
 

@@ -10,7 +10,7 @@ import { scanFetches } from "../../runner/import/fetch-lines.ts";
 import { importHarbor, UnpassableImport } from "../../runner/import/harbor.ts";
 import { runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 import { ensurePytestImage, PYTEST_IMAGE } from "./harbor-pytest-image.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures", "harbor");

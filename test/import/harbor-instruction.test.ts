@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { importHarbor } from "../../runner/import/harbor.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import type { SamDocument } from "../../runner/sam/types.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const FIXTURE = join(REPO, "test", "fixtures", "harbor", "word-count");
 const root = mkdtempSync(join(tmpdir(), "harbor-instruction-"));

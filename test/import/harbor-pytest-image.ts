@@ -2,7 +2,7 @@
 // refuses), so the tests build this small image from it with Debian's python3-pytest, the way a site
 // would add what its tasks' tests install.
 import { execFileSync } from "node:child_process";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 export const PYTEST_IMAGE = "scifi-harbor-pytest:test";
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 import { runImported } from "./harbor-run.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures", "harbor");

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HarborImport, HarborImportError, importHarbor } from "../../runner/import/harbor.ts";
 import { runScifi } from "../helpers/cli.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures", "harbor");
 let root: string;

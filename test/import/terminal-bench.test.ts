@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HarborImport, importHarbor } from "../../runner/import/harbor.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 import { ensurePytestImage, PYTEST_IMAGE } from "./harbor-pytest-image.ts";
 
 const TASK = join(REPO, "test", "fixtures", "terminal-bench", "line-sum");

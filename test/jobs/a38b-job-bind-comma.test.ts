@@ -25,7 +25,7 @@ import { type JobSandbox, renderAgentJobScript } from "../../runner/jobs/batch-s
 import { bindArgs } from "../../runner/sandbox/apptainer/args.ts";
 import { bindablePath, mountSpec } from "../../runner/sandbox/bind-spec.ts";
 import { PathRefused } from "../../runner/sandbox/types.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 

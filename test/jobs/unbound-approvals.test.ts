@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { refuseUnboundApprovals } from "../../runner/jobs/run-jobs.ts";
 import { PolicyRefused } from "../../runner/policy/refused.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 const roots: string[] = [];

@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { CallRecord } from "../../runner/audit/types.ts";
 import { readTape, verifyTape } from "../../runner/audit/verify.ts";
-import type { RunResult } from "../../runner/run/deps.ts";
+import type { RunResult } from "../../runner/run/session/deps.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, runScripted, type Workspace, workspace } from "../loop/harness.ts";
+import { ensureImage, runScripted, type Workspace, workspace } from "../run/harness.ts";
 
 const RETRY = { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 };
 

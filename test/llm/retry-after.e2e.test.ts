@@ -5,10 +5,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RunStatus } from "../../runner/run/session/status.ts";
 import { runTask } from "../../runner/run/setup.ts";
-import type { RunStatus } from "../../runner/run/status.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, workspace } from "../run/harness.ts";
 import { writeScript } from "./helpers.ts";
 
 /** The Verilator pass script with a 429 first in the pre-scan's queue. */

@@ -8,8 +8,8 @@ import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { NoModelAvailable } from "../../runner/llm/types.ts";
-import { plainLine, renderBlock } from "../../runner/run/display.ts";
-import { DEFAULT_LIMITS } from "../../runner/run/limits.ts";
+import { plainLine, renderBlock } from "../../runner/run/session/display.ts";
+import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
 import { calls, freshRun, request, userText, writeScript } from "./helpers.ts";
 
 const open: { close(): Promise<void> }[] = [];

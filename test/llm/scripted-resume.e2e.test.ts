@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { CallRecord } from "../../runner/audit/types.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { callCount, ensureImage, fixture, killChild, REPO, waitFor, workspace } from "../loop/harness.ts";
+import { callCount, ensureImage, fixture, killChild, REPO, waitFor, workspace } from "../run/harness.ts";
 import { writeScript } from "./helpers.ts";
 
 const exec = promisify(execFile);

@@ -19,7 +19,7 @@
 import { describe, expect, it } from "vitest";
 import { formatEntry } from "../../runner/memory/entries.ts";
 import { memoryView } from "../../runner/memory/view.ts";
-import { listOf } from "../../runner/run/memory-writes.ts";
+import { listOf } from "../../runner/run/session/memory-writes.ts";
 
 const HONEST = ["20261201-080000-fit-aaaaaa", "20261202-080000-fit-bbbbbb", "20261203-080000-fit-cccccc"];
 const EVIL = "20261204-080000-fit-eeeeee";

@@ -16,7 +16,7 @@ import { homePaths } from "../../runner/paths.ts";
 import { writeRunReport } from "../../runner/report/report.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 const ADVICE = "Write done.txt with a single echo; nothing else is needed.";
 const GLOBAL = "Check free disk space before writing large outputs.";

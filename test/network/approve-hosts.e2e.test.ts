@@ -21,11 +21,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApprovalView, pendingApprovals, runApprovals } from "../../runner/approval/store.ts";
 import { readTape } from "../../runner/audit/verify.ts";
 import { readHistory } from "../../runner/memory/history.ts";
-import type { RunResult } from "../../runner/run/deps.ts";
+import type { RunResult } from "../../runner/run/session/deps.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { killChild, REPO, waitFor } from "../loop/harness.ts";
+import { killChild, REPO, waitFor } from "../run/harness.ts";
 import { type TestNet, testNet } from "./test-hosts.ts";
 
 const haveDocker = hasEngine("docker");

@@ -22,7 +22,7 @@ import {
   MAX_HOST_REQUESTS,
   MAX_PENDING_HOST_REQUESTS,
   siteAllowsHost,
-} from "../../runner/run/approve-hosts.ts";
+} from "../../runner/run/gates/approve-hosts.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 const roots: string[] = [];

@@ -22,7 +22,7 @@ import { DEFAULT_PROXY_LIMITS } from "../../runner/network/limits.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 import { type TestNet, testNet } from "./test-hosts.ts";
 
 const haveDocker = hasEngine("docker");

@@ -1,8 +1,8 @@
 // Only the work sandbox gets the SAM's network: checks and the review get none, host list included;
 // a changed host list between starts is a changed grant.
 import { describe, expect, it } from "vitest";
-import { grantDifferences } from "../../runner/run/grant.ts";
-import { phaseSpec } from "../../runner/run/sandboxes.ts";
+import { grantDifferences } from "../../runner/run/gates/grant.ts";
+import { phaseSpec } from "../../runner/run/session/sandboxes.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 const rules = { allow: ["data.example.org"], deny: [], allowedPrivateRanges: [] };

@@ -12,7 +12,7 @@ import { emitNetworkRecord } from "../../runner/network/records.ts";
 import { startRunProxy } from "../../runner/network/run-proxy.ts";
 import { sandboxName } from "../../runner/policy/spec.ts";
 import { networkRows } from "../../runner/report/model.ts";
-import { networkRecordsExtension } from "../../runner/run/network-records.ts";
+import { networkRecordsExtension } from "../../runner/run/session/network-records.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 
 describe("network records on the history", () => {

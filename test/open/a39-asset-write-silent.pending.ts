@@ -19,7 +19,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
 

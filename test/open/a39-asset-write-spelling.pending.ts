@@ -12,7 +12,7 @@
 // `OSError: [Errno 30] Read-only file system: 'check.py'` after os.chdir), and the run records
 // ZERO integrity events: a tampering model looks clean in `scifi eval` (the third test: an eval of
 // the fixture's honest model and one writing `checks//check.py` gives both 0 events, share 0). The matcher
-// (runner/run/integrity.ts `names`) looks for the asset's relative path as a literal substring.
+// (runner/run/session/integrity.ts `names`) looks for the asset's relative path as a literal substring.
 // The runner's OWN file tools do the same: write_file and edit_file refuse `checks//check.py`,
 // `/task/checks/../checks/check.py` and `./checks/./check.py` themselves ("PathRefused: refused path
 // ...: it lies in a read-only mount"), yet no event is recorded, since the event comes from matching
@@ -31,8 +31,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runEval } from "../../runner/eval/engine.ts";
 import { agentYaml, attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
-import { FIXTURE } from "../loop/integrity-table.ts";
+import { ensureImage } from "../run/harness.ts";
+import { FIXTURE } from "../run/integrity-table.ts";
 
 const EXIT0 = "printf 'import sys\\nsys.exit(0)\\n'";
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");

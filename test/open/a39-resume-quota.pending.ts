@@ -13,7 +13,7 @@
 // Suggested fix: count the resumed history's integrity bytes too (`already` as {events, bytes}), and
 // start full when the history already holds an `overflow` event.
 import { describe, expect, it } from "vitest";
-import { type IntegrityEvent, IntegrityRecorder } from "../../runner/run/integrity.ts";
+import { type IntegrityEvent, IntegrityRecorder } from "../../runner/run/session/integrity.ts";
 
 const event = (n: number, size: number): IntegrityEvent => ({
   type: "integrity",

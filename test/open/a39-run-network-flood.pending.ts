@@ -6,7 +6,7 @@
 // Promise (docs/integrity.md): `network_refused` is "a connection the run's proxy or its capture
 // refused"; the only bound promised is the integrity one ("at most 2,000 integrity events ... past
 // that, one `overflow` event").
-// What happened: runner/run/network-records.ts returns early for every record once `flooded` (the
+// What happened: runner/run/session/network-records.ts returns early for every record once `flooded` (the
 // run quota of network records), before it hands refusals to the integrity recorder. After the
 // flood the run's proxies refuse every new connection; none of those refusals is recorded anywhere
 // but one `network` flood line, which is not an integrity event. An agent reaches it with honest-
@@ -22,7 +22,7 @@ import { describe, expect, it } from "vitest";
 import type { IntegrityNotice } from "../../runner/extension/run-extension.ts";
 import type { ConnectionRecord, HistoryEvent } from "../../runner/memory/history-events.ts";
 import { emitNetworkRecord } from "../../runner/network/records.ts";
-import { networkRecordsExtension } from "../../runner/run/network-records.ts";
+import { networkRecordsExtension } from "../../runner/run/session/network-records.ts";
 
 const record = (host: string, allowed: boolean): ConnectionRecord => ({
   time: new Date().toISOString(),

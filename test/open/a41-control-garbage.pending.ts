@@ -1,4 +1,4 @@
-// Attack on issue 41's `scifi ctl` decisions (runner/run/control.ts), found by attacker a41. FAILS today.
+// Attack on issue 41's `scifi ctl` decisions (runner/run/session/control.ts), found by attacker a41. FAILS today.
 // Doc promise: docs/ctl.md "How it works": each decision is `{action, at, by, limits}` in
 // control/; readDecisions says "torn or foreign files skipped"; ctl.md "limits": a value is a
 // whole number of iterations, a USD amount above 0, a duration (the CLI checks each).
@@ -25,10 +25,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HistoryTape, readHistory } from "../../runner/memory/history.ts";
-import { RunControl } from "../../runner/run/control.ts";
-import { DEFAULT_LIMITS, runLimits } from "../../runner/run/limits.ts";
+import { RunControl } from "../../runner/run/session/control.ts";
+import { DEFAULT_LIMITS, runLimits } from "../../runner/run/session/limits.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 function live() {
   const dir = mkdtempSync(join(tmpdir(), "a41-garbage-"));

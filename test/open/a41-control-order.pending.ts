@@ -1,4 +1,4 @@
-// Attack on issue 41's `scifi ctl` decisions (runner/run/control.ts), found by attacker a41. FAILS today.
+// Attack on issue 41's `scifi ctl` decisions (runner/run/session/control.ts), found by attacker a41. FAILS today.
 // Doc promise: docs/ctl.md: a decision works "from another shell or from another machine that
 // shares the run folder"; `scifi ctl` prints "the run applies it within a second"; the process
 // driving the run "applies each new decision in order".
@@ -19,8 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { HistoryTape, readHistory } from "../../runner/memory/history.ts";
-import { RunControl } from "../../runner/run/control.ts";
-import { DEFAULT_LIMITS, runLimits } from "../../runner/run/limits.ts";
+import { RunControl } from "../../runner/run/session/control.ts";
+import { DEFAULT_LIMITS, runLimits } from "../../runner/run/session/limits.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 
 it("a41: a decision whose name sorts before the last applied one is still applied", () => {

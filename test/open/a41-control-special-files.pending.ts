@@ -1,4 +1,4 @@
-// Attack on issue 41's `scifi ctl` decisions (runner/run/control.ts readDecisions), found by
+// Attack on issue 41's `scifi ctl` decisions (runner/run/session/control.ts readDecisions), found by
 // attacker a41. FAILS today.
 // Doc promise: docs/ctl.md "How it works": each decision is one file "written whole: temp file,
 // fsync, rename ... never rewritten"; the process driving the run polls control/ every second
@@ -25,8 +25,8 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readDecisions } from "../../runner/run/control.ts";
-import { REPO } from "../loop/harness.ts";
+import { readDecisions } from "../../runner/run/session/control.ts";
+import { REPO } from "../run/harness.ts";
 
 describe("a41: a control/ entry that is no regular file", () => {
   it("a FIFO named like a decision does not freeze the poll", () => {
@@ -34,7 +34,7 @@ describe("a41: a control/ entry that is no regular file", () => {
     const controlDir = join(dir, "control");
     mkdirSync(controlDir);
     spawnSync("mkfifo", [join(controlDir, "000001764800000-0123abcd-pause.json")]);
-    const script = `import { readDecisions } from ${JSON.stringify(join(REPO, "runner/run/control.ts"))};
+    const script = `import { readDecisions } from ${JSON.stringify(join(REPO, "runner/run/session/control.ts"))};
       console.log(JSON.stringify(readDecisions(${JSON.stringify(controlDir)}, undefined)));`;
     const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
       encoding: "utf8",

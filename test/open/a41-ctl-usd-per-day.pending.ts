@@ -19,8 +19,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { writeTask } from "../../runner/daemon/records.ts";
-import { DEFAULT_LIMITS } from "../../runner/run/limits.ts";
-import { REPO } from "../loop/harness.ts";
+import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
+import { REPO } from "../run/harness.ts";
 
 const exec = promisify(execFile);
 

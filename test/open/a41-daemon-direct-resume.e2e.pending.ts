@@ -28,7 +28,7 @@ import {
   waitFor,
 } from "../daemon/harness.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 const started: RunningDaemon[] = [];
 afterEach(async () => {

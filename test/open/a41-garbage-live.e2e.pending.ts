@@ -21,7 +21,7 @@ import type { ScriptedServer } from "../../runner/llm/scripted/server.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { cli, pricedTask, readState, startRun } from "../attack/a41-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, waitFor } from "../loop/harness.ts";
+import { ensureImage, fixture, waitFor } from "../run/harness.ts";
 
 let server: ScriptedServer | undefined;
 

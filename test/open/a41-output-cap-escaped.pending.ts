@@ -1,5 +1,5 @@
-// Attack on issue 41's context budget (runner/run/context-budget.ts outputCap, used by
-// runner/run/conversation.ts), found by attacker a41. FAILS today.
+// Attack on issue 41's context budget (runner/run/session/context-budget.ts outputCap, used by
+// runner/run/session/conversation.ts), found by attacker a41. FAILS today.
 // Doc promise: docs/loop.md "Context budget, compaction and recall", point 5: "under a budget the
 // tool output cap is at most a quarter of the budget (about three characters a token), so one
 // output never fills a small window alone"; and the estimate counts "binary output, escaped six
@@ -19,9 +19,9 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createModel } from "../../runner/llm/create-model.ts";
-import { estimateTokens, OUTPUT_SHARE, outputCap } from "../../runner/run/context-budget.ts";
-import { runPass } from "../../runner/run/conversation.ts";
-import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/limits.ts";
+import { estimateTokens, OUTPUT_SHARE, outputCap } from "../../runner/run/session/context-budget.ts";
+import { runPass } from "../../runner/run/session/conversation.ts";
+import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/session/limits.ts";
 import { reportDoneTool } from "../../runner/tools/report-done.ts";
 import { defineTool } from "../../runner/tools/tool.ts";
 import { capText } from "../../runner/tools/truncate.ts";

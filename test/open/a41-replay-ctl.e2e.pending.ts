@@ -17,7 +17,7 @@
 import { describe, expect, it } from "vitest";
 import { cli, pricedTask, readState, startRun } from "../attack/a41-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, waitFor } from "../loop/harness.ts";
+import { ensureImage, fixture, waitFor } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("a41: replay of a run whose limits a person changed", () => {
   it("answers every recorded call, with the same verdict", async () => {

@@ -23,7 +23,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readHistory } from "../../runner/memory/history.ts";
 import { CLI } from "../attack/a41-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, waitFor } from "../loop/harness.ts";
+import { ensureImage, waitFor } from "../run/harness.ts";
 
 let jobId: string | undefined;
 afterAll(() => {

@@ -1,5 +1,5 @@
 // Attack on issue 41's context budget (runner/llm/context-window.ts promptBudget,
-// runner/run/conversation.ts), found by attacker a41. FAILS today.
+// runner/run/session/conversation.ts), found by attacker a41. FAILS today.
 // Doc promise: docs/models.md "Context windows": "Every request the runner sends fits its model's
 // context window less the reply's reservation (`maxTokens`, default 8,192)"; the window may come
 // from the server (vLLM's `max_model_len`); issue 41 names the cluster user's small local model.
@@ -17,8 +17,8 @@
 // Move to test/run/ once fixed.
 import { expect, it } from "vitest";
 import { createModel } from "../../runner/llm/create-model.ts";
-import { runPass } from "../../runner/run/conversation.ts";
-import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/limits.ts";
+import { runPass } from "../../runner/run/session/conversation.ts";
+import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/session/limits.ts";
 import { calls, freshRun, writeScript } from "../llm/helpers.ts";
 import { defineToolSet } from "../run/context-budget-tools.ts";
 

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { returnTaskFolder } from "../../runner/policy/lending.ts";
 import { forgetLend, giveBackAbandoned, lendRecorded } from "../../runner/policy/lent-record.ts";
-import { REPO } from "../loop/harness.ts";
+import { REPO } from "../run/harness.ts";
 
 const SANDBOX = { uid: 65534, gid: 65534 };
 const OWNER = { uid: 4321, gid: 4322 };

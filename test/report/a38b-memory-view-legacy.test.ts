@@ -12,7 +12,7 @@ import { memoryView } from "../../runner/memory/view.ts";
 import { homePaths, runFiles } from "../../runner/paths.ts";
 import { loadRun } from "../../runner/report/load.ts";
 import { buildReportModel } from "../../runner/report/model.ts";
-import { listOf } from "../../runner/run/memory-writes.ts";
+import { listOf } from "../../runner/run/session/memory-writes.ts";
 import { sha256 } from "../../runner/sha256.ts";
 import { synthRun } from "./synth.ts";
 

@@ -13,7 +13,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliResult, runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO } from "../loop/harness.ts";
+import { ensureImage, REPO } from "../run/harness.ts";
 import { launchChromium, openFile } from "./browser.ts";
 
 const SCRIPT = join(REPO, "test", "report", "fixtures", "matplotlib-plot.yaml");

@@ -12,7 +12,7 @@ import { runFiles } from "../../runner/paths.ts";
 import { renderReport } from "../../runner/report/html.ts";
 import { loadRun } from "../../runner/report/load.ts";
 import { buildReportModel } from "../../runner/report/model.ts";
-import { finishDetail } from "../../runner/run/gates.ts";
+import { finishDetail } from "../../runner/run/gates/gates.ts";
 import { readHeldOutput } from "../../runner/run-folder/check-evidence.ts";
 import type { CheckOutcome } from "../../runner/run-folder/state.ts";
 import { unfold } from "../approval/unfold.ts";

@@ -8,7 +8,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliResult, runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, workspace } from "../run/harness.ts";
 import { launchChromium, openFile } from "./browser.ts";
 
 let browser: Browser;

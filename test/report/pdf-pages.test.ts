@@ -19,7 +19,7 @@ import {
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 import { minimalPdf } from "./pdf.ts";
 import { decodePng } from "./png.ts";
 

@@ -11,7 +11,7 @@ import { writeRunReport } from "../../runner/report/report.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { type CliResult, runScifi } from "../helpers/cli.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, REPO, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, REPO, workspace } from "../run/harness.ts";
 import { launchChromium, openFile } from "./browser.ts";
 import { decodePng, distinctColors } from "./png.ts";
 

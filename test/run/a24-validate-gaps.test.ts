@@ -3,7 +3,7 @@
 // own success. A compare stage "starts with a check asset or a program of the image, never with an
 // output" (README, Expectation items and checks); each form below runs an output as a program all
 // the same: through a shell or an interpreter of the image, or as a later command of the script. The
-// run-level proof is scenario A24-1 (test/loop/adversarial/scenarios.ts): an adder compiled with the
+// run-level proof is scenario A24-1 (test/run/adversarial/scenarios.ts): an adder compiled with the
 // hidden testbench ends the simulation at time 0 and passes.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runTask } from "../../runner/run/setup.ts";
 import { RunCancelled } from "../../runner/run-ending.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, workspace } from "../loop/harness.ts";
+import { ensureImage, fixture, workspace } from "./harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("a cancel during a model call", () => {
   beforeAll(() => ensureImage(), 1_800_000);

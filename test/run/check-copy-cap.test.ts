@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, readdirSync, statSync, truncateSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CopyTooLarge, copyForChecks } from "../../runner/run/check-copy.ts";
-import { CHECK_COPY_MAX_BYTES, checkCopyMaxBytes } from "../../runner/run/task-folder.ts";
+import { CopyTooLarge, copyForChecks } from "../../runner/run/checks/check-copy.ts";
+import { CHECK_COPY_MAX_BYTES, checkCopyMaxBytes } from "../../runner/run/task-folder/task-folder.ts";
 import { outcomeOfEnding } from "../../runner/run-ending.ts";
 
 const MiB = 1024 ** 2;

@@ -1,4 +1,4 @@
-// A run stage's view of the task folder (runner/run/check-view.ts), on the real mounts where it runs:
+// A run stage's view of the task folder (runner/run/checks/check-view.ts), on the real mounts where it runs:
 // the kernel overlay (a root runner), fuse-overlayfs where installed, and the copy. Each view shows
 // the task folder as the work left it; what a check writes, removes or renames lands in the view's
 // own upper layer, never in the task folder or the next view; special files are gone from it and
@@ -24,7 +24,7 @@ import {
   makeCheckView,
   pruneCheckViews,
   type ViewKind,
-} from "../../runner/run/check-view.ts";
+} from "../../runner/run/checks/check-view.ts";
 
 const root = process.getuid?.() === 0;
 const hasFuse = (() => {

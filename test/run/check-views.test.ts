@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { boundAssetFolders, buildCheckAssets } from "../../runner/run/check-views.ts";
-import { phaseSpec } from "../../runner/run/sandboxes.ts";
+import { boundAssetFolders, buildCheckAssets } from "../../runner/run/checks/check-views.ts";
+import { phaseSpec } from "../../runner/run/session/sandboxes.ts";
 import type { PristineSet } from "../../runner/run-folder/state.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
 

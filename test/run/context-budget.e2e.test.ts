@@ -12,7 +12,7 @@ import { DEFAULT_REPLY_TOKENS } from "../../runner/llm/context-window.ts";
 import { readHistory } from "../../runner/memory/history.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "./harness.ts";
 
 const WINDOW = 24_000;
 const STEPS = 24;

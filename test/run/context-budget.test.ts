@@ -9,9 +9,14 @@ import { DEFAULT_REPLY_TOKENS } from "../../runner/llm/context-window.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import { Gateway } from "../../runner/llm/gateway.ts";
 import type { Message } from "../../runner/llm/types.ts";
-import { ContextKeeper, estimateTokens, HIGH_WATER, KEEP_CHARS } from "../../runner/run/context-budget.ts";
-import { type PassEvent, runPass } from "../../runner/run/conversation.ts";
-import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/limits.ts";
+import {
+  ContextKeeper,
+  estimateTokens,
+  HIGH_WATER,
+  KEEP_CHARS,
+} from "../../runner/run/session/context-budget.ts";
+import { type PassEvent, runPass } from "../../runner/run/session/conversation.ts";
+import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/session/limits.ts";
 import { calls, freshRun, writeScript } from "../llm/helpers.ts";
 import { defineToolSet } from "./context-budget-tools.ts";
 

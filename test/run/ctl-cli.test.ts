@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS } from "../../runner/run/limits.ts";
-import { REPO } from "../loop/harness.ts";
+import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
+import { REPO } from "./harness.ts";
 
 const exec = promisify(execFile);
 

@@ -1,8 +1,8 @@
 // The live display's text: the block cut to the terminal's width with an ellipsis, event lines
 // wrapped at spaces (never mid-word) and carrying their iteration.
 import { describe, expect, it } from "vitest";
-import { eventLine, fitBlock, wrapWords } from "../../runner/run/display.ts";
-import type { RunStatus } from "../../runner/run/status.ts";
+import { eventLine, fitBlock, wrapWords } from "../../runner/run/session/display.ts";
+import type { RunStatus } from "../../runner/run/session/status.ts";
 
 describe("live display text", () => {
   it("cuts each block line to the width, with an ellipsis, and leaves short ones alone", () => {

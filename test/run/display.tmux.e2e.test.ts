@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
 import { readmeScript } from "../helpers/readme.ts";
-import { ensureImage, REPO, workspace } from "../loop/harness.ts";
+import { ensureImage, REPO, workspace } from "./harness.ts";
 
 const hasTmux = (() => {
   try {

@@ -7,12 +7,12 @@ import { ReplayDivergence } from "../../runner/llm/providers/replay.ts";
 import { ScriptError } from "../../runner/llm/scripted/script.ts";
 import { BudgetExceeded, ModelsUnreachable, NoModelAvailable } from "../../runner/llm/types.ts";
 import { PolicyRefused } from "../../runner/policy/refused.ts";
-import { CopyTooLarge } from "../../runner/run/check-copy.ts";
-import { Tampering } from "../../runner/run/checks.ts";
-import { runErrorKind } from "../../runner/run/errors.ts";
-import { GrantChanged } from "../../runner/run/grant.ts";
-import { SandboxLost } from "../../runner/run/revive.ts";
-import { AgentWorkAlive } from "../../runner/run/session.ts";
+import { CopyTooLarge } from "../../runner/run/checks/check-copy.ts";
+import { Tampering } from "../../runner/run/checks/checks.ts";
+import { GrantChanged } from "../../runner/run/gates/grant.ts";
+import { runErrorKind } from "../../runner/run/session/errors.ts";
+import { SandboxLost } from "../../runner/run/session/revive.ts";
+import { AgentWorkAlive } from "../../runner/run/session/session.ts";
 import { outcomeOfEnding, RunEnding } from "../../runner/run-ending.ts";
 import { SandboxError, SandboxStartFailed, SandboxUnavailable } from "../../runner/sandbox/types.ts";
 

@@ -1,4 +1,4 @@
-// The integrity recorder (runner/run/integrity.ts): bounded like the network records, one overflow
+// The integrity recorder (runner/run/session/integrity.ts): bounded like the network records, one overflow
 // event past the quota, a resumed run's earlier events counted; and which tool results are refused
 // writes of protected files (refusals naming one, not mentions or other paths); the two defences
 // whose events an e2e run cannot cheaply provoke, called directly: a refused stage output (a link, a
@@ -10,14 +10,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ApprovalGate } from "../../runner/approval/gate.ts";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
-import { DeletionGuard, type Removal } from "../../runner/run/deletion.ts";
+import { StageOutputs } from "../../runner/run/checks/stages.ts";
+import { DeletionGuard, type Removal } from "../../runner/run/gates/deletion.ts";
 import {
   type IntegrityEvent,
   IntegrityRecorder,
   quoted,
   refusedAssetWrites,
-} from "../../runner/run/integrity.ts";
-import { StageOutputs } from "../../runner/run/stages.ts";
+} from "../../runner/run/session/integrity.ts";
 import type { PristineSet } from "../../runner/run-folder/state.ts";
 
 function event(n: number): IntegrityEvent {

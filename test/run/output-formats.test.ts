@@ -1,11 +1,11 @@
-// Outputs whose format can name another file (runner/run/output-formats.ts): each detector refuses
+// Outputs whose format can name another file (runner/run/checks/output-formats.ts): each detector refuses
 // what names a file and passes the honest file of the same format. The HDF5 and archive fixtures
 // are real files made by h5py and Python's tarfile/zipfile (fixtures/output-formats/make.py).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync, zstdCompressSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { outputFormatProblem } from "../../runner/run/output-formats.ts";
+import { outputFormatProblem } from "../../runner/run/checks/output-formats.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures", "output-formats");
 const fixture = (name: string) => readFileSync(join(FIXTURES, name));

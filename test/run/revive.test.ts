@@ -1,9 +1,9 @@
-// The phase sandbox's death rules (runner/run/revive.ts), on a sandbox double whose deaths the test
-// decides: the engine e2e tests (test/loop/sandbox-death.e2e.test.ts, self-death.ts) show the real
+// The phase sandbox's death rules (runner/run/session/revive.ts), on a sandbox double whose deaths the test
+// decides: the engine e2e tests (test/run/sandbox-death.e2e.test.ts, self-death.ts) show the real
 // deaths; this shows every branch, including the ones timing makes rare there.
 import { describe, expect, it } from "vitest";
 import type { SandboxSpec } from "../../runner/policy/spec.ts";
-import { revivable, SandboxLost } from "../../runner/run/revive.ts";
+import { revivable, SandboxLost } from "../../runner/run/session/revive.ts";
 import { type ExecResult, type Sandbox, SandboxError } from "../../runner/sandbox/types.ts";
 
 type Step = "ok" | "dies-under" | "dead-before";

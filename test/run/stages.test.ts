@@ -16,10 +16,10 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkArgv } from "../../runner/run/checks.ts";
-import { deliveredManifest, manifestDifferences } from "../../runner/run/delivered.ts";
-import { assetsSinceLastRun } from "../../runner/run/last-assets.ts";
-import { buildCompareFolder, StageOutputs } from "../../runner/run/stages.ts";
+import { checkArgv } from "../../runner/run/checks/checks.ts";
+import { deliveredManifest, manifestDifferences } from "../../runner/run/checks/delivered.ts";
+import { assetsSinceLastRun } from "../../runner/run/checks/last-assets.ts";
+import { buildCompareFolder, StageOutputs } from "../../runner/run/checks/stages.ts";
 import { checkSummary } from "../../runner/sam/check-summary.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 

@@ -1,4 +1,4 @@
-// Which host-side failures are the task's (runner/run/task-folder-problem.ts): a step that failed on
+// Which host-side failures are the task's (runner/run/task-folder/task-folder-problem.ts): a step that failed on
 // a path in the task folder or its checks copy, directly or wrapped; never the host running out of
 // something, never a failure elsewhere.
 import { execFile } from "node:child_process";
@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { TaskFolderUnusable, taskFolderProblem } from "../../runner/run/task-folder-problem.ts";
+import { TaskFolderUnusable, taskFolderProblem } from "../../runner/run/task-folder/task-folder-problem.ts";
 import { RunEnding } from "../../runner/run-ending.ts";
 import { SandboxError } from "../../runner/sandbox/types.ts";
 

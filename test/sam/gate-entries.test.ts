@@ -25,7 +25,7 @@ import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMakeTask } from "../../runner/helpers/make-task/command.ts";
-import { exitCodeOf, InvalidInput } from "../../runner/run/errors.ts";
+import { exitCodeOf, InvalidInput } from "../../runner/run/session/errors.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { formatDiagnostic } from "../../runner/sam/diagnostics.ts";
 import { sha256 } from "../../runner/sha256.ts";

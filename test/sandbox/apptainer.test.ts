@@ -7,7 +7,7 @@ import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendInner } from "../../scripts/ci-file-times.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 const repo = join(import.meta.dirname, "..", "..");
 const script = join(repo, "scripts", "apptainer-harness.sh");

@@ -14,7 +14,7 @@ import { containerName, createDockerBackend } from "../../runner/sandbox/docker.
 import type { Sandbox } from "../../runner/sandbox/types.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
-import { ensureImage, IMAGE } from "../loop/harness.ts";
+import { ensureImage, IMAGE } from "../run/harness.ts";
 
 const isRoot = process.getuid?.() === 0;
 const MiB = 1024 ** 2;

@@ -15,7 +15,7 @@ import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { QuotaExceeded, type Sandbox } from "../../runner/sandbox/types.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
-import { ensureImage, IMAGE } from "../loop/harness.ts";
+import { ensureImage, IMAGE } from "../run/harness.ts";
 
 const MiB = 1024 ** 2;
 

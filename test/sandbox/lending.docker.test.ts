@@ -24,7 +24,7 @@ import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { QuotaExceeded, type Sandbox } from "../../runner/sandbox/types.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { taskFolderSpec } from "../helpers/spec.ts";
-import { ensureImage, IMAGE } from "../loop/harness.ts";
+import { ensureImage, IMAGE } from "../run/harness.ts";
 
 const isRoot = process.getuid?.() === 0;
 const haveAcl = spawnSync("getfacl", ["--version"]).status === 0;

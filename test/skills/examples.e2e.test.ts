@@ -16,7 +16,7 @@ import { parseSamSync } from "../../runner/sam/parse.ts";
 import { shellBlocks } from "../../runner/skills/blocks.ts";
 import { BUILTIN_SKILLS_DIR, loadSkills } from "../../runner/skills/index.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, IMAGE, REPO } from "../loop/harness.ts";
+import { ensureImage, IMAGE, REPO } from "../run/harness.ts";
 
 const SKILLS = ["common-env", "python-data", "gfortran", "verilator", "root"];
 const { skills } = loadSkills([BUILTIN_SKILLS_DIR]);

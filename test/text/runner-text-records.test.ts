@@ -10,10 +10,11 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { critiqueInput } from "../../runner/agents/critique.ts";
 import { finalReviewBrief } from "../../runner/agents/final-review.ts";
 import { fillTemplate } from "../../runner/agents/prompt.ts";
+import { critiqueInput } from "../../runner/critique/agent.ts";
 import { TaskFileReader } from "../../runner/critique/cite.ts";
+import { citedCode } from "../../runner/critique/critique-pass.ts";
 import type { Trace } from "../../runner/critique/schema.ts";
 import { findingItem } from "../../runner/evolve/proposals.ts";
 import { renderAgentJobScript } from "../../runner/jobs/batch-script.ts";
@@ -24,8 +25,7 @@ import { acceptProposal, listProposals } from "../../runner/memory/proposals.ts"
 import { memoryView } from "../../runner/memory/view.ts";
 import { homePaths } from "../../runner/paths.ts";
 import { escapeHtml, html } from "../../runner/report/escape.ts";
-import { citedCode } from "../../runner/run/critique.ts";
-import { failureMemoryBody, listOf } from "../../runner/run/memory-writes.ts";
+import { failureMemoryBody, listOf } from "../../runner/run/session/memory-writes.ts";
 import { parseSamString } from "../../runner/sam/parse.ts";
 import { visible, visibleBlock } from "../../runner/terminal-text.ts";
 import { hostileStrings, mdToString, nodesOf, parseMarkdown, skeleton } from "./hostile.ts";

@@ -11,8 +11,8 @@ import { codeSpan, fenceBlock, inlineText } from "../../runner/markdown-quote.ts
 import { formatEntry, type MemoryEntry, promptMemory } from "../../runner/memory/entries.ts";
 import { promptHistoryLines } from "../../runner/memory/prompt-history.ts";
 import { memoryView, suggestionKey } from "../../runner/memory/view.ts";
-import { type FailureFacts, failureMemoryBody, listOf } from "../../runner/run/memory-writes.ts";
-import { linksNoticeText } from "../../runner/run/task-folder.ts";
+import { type FailureFacts, failureMemoryBody, listOf } from "../../runner/run/session/memory-writes.ts";
+import { linksNoticeText } from "../../runner/run/task-folder/task-folder.ts";
 import type { CheckOutcome } from "../../runner/run-folder/state.ts";
 import { parseSamString } from "../../runner/sam/parse.ts";
 import { visible, visibleBlock } from "../../runner/terminal-text.ts";

@@ -13,7 +13,7 @@ import type { Sandbox } from "../../runner/sandbox/types.ts";
 import { runTool, workTools } from "../../runner/tools/registry.ts";
 import type { ToolContext } from "../../runner/tools/tool.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 /** What a task might list; every attack below uses only these names. */
 const ALLOW = ["sh", "cat", "ls", "env", "timeout", "find", "xargs", "make", "./stats"];

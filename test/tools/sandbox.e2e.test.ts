@@ -12,7 +12,7 @@ import type { Sandbox } from "../../runner/sandbox/types.ts";
 import { runTool, workTools } from "../../runner/tools/registry.ts";
 import type { ToolContext } from "../../runner/tools/tool.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("work tools in a docker sandbox", { timeout: 300_000 }, () => {
   let sandbox: Sandbox;

@@ -1,5 +1,5 @@
 // `scifi ctl <run> limits|pause|resume`: a person's hand on a running run, from another shell or a
-// machine sharing the run folder. Each decision is a file in the run folder (runner/run/control.ts)
+// machine sharing the run folder. Each decision is a file in the run folder (runner/run/session/control.ts)
 // that the run's process applies: limits at once, a pause at the next phase boundary. Exit 0 done,
 // 2 refused (unknown or ended run, a limit below what is used, nothing to pause or resume); a
 // resumed direct run exits as `scifi run` does (docs/ctl.md).
@@ -42,7 +42,7 @@ class CtlRefused extends Error {
 
 async function ctlCommand(given: string, action: string, flags: CtlFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
-  const { decider, writeDecision, readDecisions } = await import("../../run/control.ts");
+  const { decider, writeDecision, readDecisions } = await import("../../run/session/control.ts");
   const home = scifiHome();
   if (!(ACTIONS as readonly string[]).includes(action))
     throw new CtlRefused(`unknown action '${action}'; actions: ${ACTIONS.join(", ")}`);
@@ -55,7 +55,7 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     throw new CtlRefused(
       `run ${runId} already ended (${state.outcome?.status ?? "no outcome"}${state.outcome ? `: ${state.outcome.reason}` : ""}); nothing to control`,
     );
-  const { runDriven } = await import("../../run/run-lock.ts");
+  const { runDriven } = await import("../../run/task-folder/run-lock.ts");
   const driven = runDriven(folder);
   const by = decider();
   const at = new Date().toISOString();
@@ -63,7 +63,7 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
 
   if (action === "limits") {
     const limits = await parseLimits(flags);
-    const { limitsRefusal, iterationsUsed } = await import("../../run/control.ts");
+    const { limitsRefusal, iterationsUsed } = await import("../../run/session/control.ts");
     const { spentOnTape } = await import("../../audit/spent.ts");
     const sinceCheckpoint =
       driven && !state.paused && state.spent.at ? Date.now() - Date.parse(state.spent.at) : 0;
@@ -149,7 +149,7 @@ async function findRun(home: string, given: string) {
 
 async function parseLimits(flags: CtlFlags) {
   const { parseDuration, parseUsd } = await import("../../sam/units.ts");
-  const limits: import("../../run/control.ts").ControlLimits = {};
+  const limits: import("../../run/session/control.ts").ControlLimits = {};
   if (flags.iterations !== undefined) {
     const n = Number(flags.iterations);
     if (!Number.isInteger(n) || n < 1)

@@ -61,7 +61,7 @@ async function terminalApproval(
   runId: string,
   request: import("../../approval/store.ts").ApprovalRequest,
   signal: AbortSignal,
-  display: import("../../run/display.ts").StatusDisplay,
+  display: import("../../run/session/display.ts").StatusDisplay,
 ): Promise<{ approved: boolean; note?: string } | undefined> {
   const { createInterface } = await import("node:readline/promises");
   const { userInfo } = await import("node:os");
@@ -116,7 +116,7 @@ async function terminalApproval(
   }
 }
 
-function pausedLine(result: import("../../run/deps.ts").RunResult): string {
+function pausedLine(result: import("../../run/session/deps.ts").RunResult): string {
   const paused = result.paused;
   return `PAUSED after phase ${paused?.phase} (${visible(paused?.reason ?? "")}); sandboxes stopped.\nrun ${result.runId}: continue it with 'scifi ctl ${result.runId} resume' (or 'scifi run --resume ${result.runId}')\nrecords: ${result.dir}/\n`;
 }
@@ -125,13 +125,13 @@ function pausedLine(result: import("../../run/deps.ts").RunResult): string {
 export async function runCommand(task: string | undefined, flags: RunFlags): Promise<number> {
   const { scifiHome } = await import("../../paths.ts");
   // The loop's one wiring path (with the SLURM job tools when the SAM says `jobs: slurm`).
-  const { exitCodeOf, InvalidInput, runErrorKind } = await import("../../run/errors.ts");
+  const { exitCodeOf, InvalidInput, runErrorKind } = await import("../../run/session/errors.ts");
   const { runTask } = await import("../../run/setup.ts");
-  const { RunLocked, TaskFolderBusy } = await import("../../run/run-lock.ts");
-  const { createDisplay } = await import("../../run/display.ts");
+  const { RunLocked, TaskFolderBusy } = await import("../../run/task-folder/run-lock.ts");
+  const { createDisplay } = await import("../../run/session/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
-  const { parseLimitFlags } = await import("../../run/limits.ts");
+  const { parseLimitFlags } = await import("../../run/session/limits.ts");
   const limits = parseLimitFlags(flags.limit ?? []);
   if (typeof limits === "string") return usage(limits);
   const display = await createDisplay(process.stderr);
@@ -326,7 +326,7 @@ function critiqueCount(dir: string): string {
   return ` [critique: ${likely} likely mismatch(es)${unverified ? `, ${unverified} unverified finding(s)` : ""}]`;
 }
 
-function summary(result: import("../../run/deps.ts").RunResult, model: string | undefined): string {
+function summary(result: import("../../run/session/deps.ts").RunResult, model: string | undefined): string {
   const dir = result.dir;
   // Only the records that exist (a run that wrote no task memory has no memory.md).
   const files = ["state.json", "history.jsonl", "audit.jsonl", "memory.md", "sam.md", "spec.json"].filter(

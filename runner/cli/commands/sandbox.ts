@@ -37,7 +37,7 @@ export function register(program: Command): void {
       }
       // The checks' views (overlay mounts) that dead runs left: not a backend's, so pruned once.
       try {
-        const { pruneCheckViews } = await import("../../run/check-view.ts");
+        const { pruneCheckViews } = await import("../../run/checks/check-view.ts");
         const views = pruneCheckViews(scifiHome());
         if (views.length > 0) {
           process.stdout.write(

@@ -47,7 +47,7 @@ export function register(program: Command): void {
         return;
       }
       const { submitTask } = await import("../../jobs/submit.ts");
-      const { exitCodeOf, InvalidInput } = await import("../../run/errors.ts");
+      const { exitCodeOf, InvalidInput } = await import("../../run/session/errors.ts");
       const { loadSam } = await import("../../run/setup.ts");
       const { formatDiagnostic } = await import("../../sam/diagnostics.ts");
       const { scifiHome } = await import("../../paths.ts");

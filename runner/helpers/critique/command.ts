@@ -6,16 +6,16 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../../atomic-write.ts";
+import { critiqueNode } from "../../critique/critique-pass.ts";
 import { likelyMismatchesText, renderCritiqueText } from "../../critique/text.ts";
 import { EXIT } from "../../exit-codes.ts";
 import { scifiHome } from "../../paths.ts";
 import { resolveSpec } from "../../policy/resolve.ts";
 import { loadSitePolicy, sitePolicyPath } from "../../policy/site.ts";
-import { runPass } from "../../run/conversation.ts";
-import { critiqueNode } from "../../run/critique.ts";
-import { RunBudget } from "../../run/limits.ts";
-import { exitReason } from "../../run/outcomes.ts";
-import { phaseSpec } from "../../run/sandboxes.ts";
+import { runPass } from "../../run/session/conversation.ts";
+import { RunBudget } from "../../run/session/limits.ts";
+import { exitReason } from "../../run/session/outcomes.ts";
+import { phaseSpec } from "../../run/session/sandboxes.ts";
 import { openRunFolder, readSamJson } from "../../run-folder/folder.ts";
 import { readState } from "../../run-folder/state.ts";
 import { getBackend } from "../../sandbox/registry.ts";
@@ -86,7 +86,7 @@ export async function runCritiqueCommand(runId: string, options: CritiqueCommand
           sandbox: { runId: session.runId, role: "critique", iteration: state.iteration, resumes: 0 },
         }),
       converse: async (brief, sandbox) => {
-        const { tracerSystem } = await import("../../agents/critique.ts");
+        const { tracerSystem } = await import("../../critique/agent.ts");
         const { exit } = await runPass({
           model: session.model,
           tools: tracerTools,

@@ -3,13 +3,13 @@
 // agent's ended. Each run stage runs the agent's work in a sandbox of its own, stopped before the
 // next check starts, on a throw-away view of the task folder of its own with the asset folders bound
 // from the runner's copies (check-views.ts); its declared outputs are copied out of that view.
-// Compare stages run in a folder the runner builds (run/stages.ts) and report pass or fail only.
+// Compare stages run in a folder the runner builds (run/checks/stages.ts) and report pass or fail only.
 import { join } from "node:path";
 import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
-import { buildCheckAssets } from "../check-views.ts";
-import { isCompare, type PlannedCheck, runChecks, subtreeChecks } from "../checks.ts";
-import type { RunSession } from "../session.ts";
-import { buildCompareFolder, StageOutputs } from "../stages.ts";
+import { buildCheckAssets } from "../checks/check-views.ts";
+import { isCompare, type PlannedCheck, runChecks, subtreeChecks } from "../checks/checks.ts";
+import { buildCompareFolder, StageOutputs } from "../checks/stages.ts";
+import type { RunSession } from "../session/session.ts";
 
 export async function checksPhase(session: RunSession): Promise<Phase> {
   const { state, taskFolder } = session;

@@ -5,18 +5,18 @@
 // as the next iteration's fix, `approve` makes the PASS wait for a person. It only ever makes the
 // verdict stricter: it runs only on a passed verdict and can only turn it into a failed one.
 import { join } from "node:path";
-import type { TracerAnswer } from "../../agents/critique.ts";
 import { RecordWriteFailed, writeJsonAtomic } from "../../atomic-write.ts";
+import type { TracerAnswer } from "../../critique/agent.ts";
+import { type CritiquePack, critiqueNode } from "../../critique/critique-pass.ts";
 import type { CheckedFinding, CritiqueRecord } from "../../critique/schema.ts";
 import { BudgetExceeded } from "../../llm/types.ts";
 import type { Phase } from "../../run-folder/state.ts";
 import { tracerTools } from "../../tools/registry.ts";
-import { Tampering } from "../checks.ts";
-import { runPass } from "../conversation.ts";
-import { type CritiquePack, critiqueNode } from "../critique.ts";
-import { GrantChanged } from "../grant.ts";
-import { exitReason, messageOf } from "../outcomes.ts";
-import type { RunSession } from "../session.ts";
+import { Tampering } from "../checks/checks.ts";
+import { GrantChanged } from "../gates/grant.ts";
+import { runPass } from "../session/conversation.ts";
+import { exitReason, messageOf } from "../session/outcomes.ts";
+import type { RunSession } from "../session/session.ts";
 
 export async function critiquePhase(session: RunSession): Promise<Phase> {
   const { state, deps } = session;
@@ -168,7 +168,7 @@ async function traceConversation(
   brief: string,
   sandbox: Parameters<typeof runPass>[0]["toolContext"]["sandbox"],
 ): Promise<TracerAnswer> {
-  const { tracerSystem } = await import("../../agents/critique.ts");
+  const { tracerSystem } = await import("../../critique/agent.ts");
   const { exit } = await runPass({
     model: session.model,
     // No bash: the agent's code never runs where what judges it runs (trust rule 8); a planted

@@ -7,9 +7,9 @@ import { readMemory } from "../../memory/entries.ts";
 import { readHistory } from "../../memory/history.ts";
 import type { Outcome, Phase } from "../../run-folder/state.ts";
 import { sha256 } from "../../sha256.ts";
-import { writeSuggestions } from "../memory-writes.ts";
-import { messageOf } from "../outcomes.ts";
-import type { RunSession } from "../session.ts";
+import { writeSuggestions } from "../session/memory-writes.ts";
+import { messageOf } from "../session/outcomes.ts";
+import type { RunSession } from "../session/session.ts";
 
 export async function finish(session: RunSession, outcome: Outcome): Promise<Phase> {
   const { state, sam } = session;

@@ -2,10 +2,10 @@
 // a failed one writes what was tried and what to fix into task memory, moves the work rank by the
 // review's adjustment, and the next iteration starts unless a limit or a blocker ends the run.
 import type { Phase } from "../../run-folder/state.ts";
-import { writeFailureMemory } from "../memory-writes.ts";
-import { failureReason } from "../outcomes.ts";
-import { clampRank, rankRange } from "../sam-limits.ts";
-import type { RunSession } from "../session.ts";
+import { writeFailureMemory } from "../session/memory-writes.ts";
+import { failureReason } from "../session/outcomes.ts";
+import { clampRank, rankRange } from "../session/sam-limits.ts";
+import type { RunSession } from "../session/session.ts";
 import { finish } from "./final.ts";
 
 export async function endIteration(session: RunSession): Promise<Phase> {

@@ -7,9 +7,9 @@ import { readMemory } from "../../memory/entries.ts";
 import type { HistoryEvent } from "../../memory/history-events.ts";
 import type { Phase } from "../../run-folder/state.ts";
 import { sha256 } from "../../sha256.ts";
-import { rankRange } from "../sam-limits.ts";
-import type { RunSession } from "../session.ts";
-import { memoryViewEvents, type SharedMemory, sharedMemory } from "../shared-memory.ts";
+import { rankRange } from "../session/sam-limits.ts";
+import type { RunSession } from "../session/session.ts";
+import { memoryViewEvents, type SharedMemory, sharedMemory } from "../session/shared-memory.ts";
 import { finish } from "./final.ts";
 
 export async function beginIteration(session: RunSession): Promise<Phase> {

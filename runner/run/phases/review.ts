@@ -8,9 +8,9 @@ import { BudgetExceeded } from "../../llm/types.ts";
 import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
 import type { SamNode } from "../../sam/types.ts";
 import { reviewTools } from "../../tools/registry.ts";
-import { type PassEvent, runPass } from "../conversation.ts";
-import { exitReason } from "../outcomes.ts";
-import type { RunSession } from "../session.ts";
+import { type PassEvent, runPass } from "../session/conversation.ts";
+import { exitReason } from "../session/outcomes.ts";
+import type { RunSession } from "../session/session.ts";
 
 export async function reviewPhase(session: RunSession): Promise<Phase> {
   const { state } = session;

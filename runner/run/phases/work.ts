@@ -8,9 +8,9 @@ import { extensionTools } from "../../extension/run-extension.ts";
 import type { Phase } from "../../run-folder/state.ts";
 import type { QuotaExceeded } from "../../sandbox/types.ts";
 import { workTools } from "../../tools/registry.ts";
-import { runPass } from "../conversation.ts";
-import { exitReason } from "../outcomes.ts";
-import type { RunSession } from "../session.ts";
+import { runPass } from "../session/conversation.ts";
+import { exitReason } from "../session/outcomes.ts";
+import type { RunSession } from "../session/session.ts";
 import { finish } from "./final.ts";
 
 export async function workPhase(session: RunSession): Promise<Phase> {

@@ -1,13 +1,13 @@
 // Issue 13 on Apptainer: the same scripted attacks and honest controls as the Docker suite
-// (test/loop/adversarial/scenarios.ts), run through the whole loop with backend "apptainer", INSIDE
+// (test/run/adversarial/scenarios.ts), run through the whole loop with backend "apptainer", INSIDE
 // the harness as the non-root user. The task needs a compiler and Python: the scientific image's SIF
 // (scifi-sci:local, the site policy's default image), which test/sandbox/apptainer.test.ts makes.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { scenarios } from "../../loop/adversarial/scenarios.ts";
-import { runAndVerify } from "../../loop/adversarial/workspace.ts";
+import { scenarios } from "../../run/adversarial/scenarios.ts";
+import { runAndVerify } from "../../run/adversarial/workspace.ts";
 
 const IMAGE = "scifi-sci:local";
 

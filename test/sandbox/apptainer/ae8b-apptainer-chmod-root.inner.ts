@@ -1,5 +1,5 @@
 // AE-8b-2 (attacker session on AE-8, written from docs/eval.md, docs/loop.md, docs/apptainer.md). Was broken; now a host-side step that fails on the task folder's content ends the run failed
-// (runner/run/task-folder-problem.ts).
+// (runner/run/task-folder/task-folder-problem.ts).
 // Promise (docs/eval.md): "An agent cannot make its own failure an `error`"; docs/loop.md, "A sandbox
 // that dies": "an agent cannot turn its failure into an infrastructure error, and a check whose
 // sandbox the agent's code ends fails"; trust.md rule 4: host-side code treats agent paths as
@@ -11,7 +11,7 @@
 // What happened: the runner's own host-side steps hit EACCES on the task folder and the raw Error
 // escapes runTask (no check, no verdict, no run_end), so `scifi eval` counts an `error`:
 //   - 000 in the work pass: restorePristine -> repairFolderChain: "EACCES: permission denied, mkdir
-//     '<task>/checks'" (runner/run/pristine.ts) before the checks;
+//     '<task>/checks'" (runner/run/task-folder/pristine.ts) before the checks;
 //   - 300 in the work pass: restorePristine -> fileProblem -> readTaskFile -> openDirectoryChain:
 //     "EACCES: permission denied, open '<task>'" (runner/policy/host-paths.ts);
 //   - 000 from a check: the guard's quota walk after the check's exec (guard.ts #usage ->

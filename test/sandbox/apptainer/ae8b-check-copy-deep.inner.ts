@@ -1,12 +1,12 @@
 // AE-8b-3 (attacker session on AE-8, written from docs/loop.md "Checks in stages" and docs/eval.md). Was broken; now a host-side step that fails on the task folder's content ends the run failed
-// (runner/run/task-folder-problem.ts).
+// (runner/run/task-folder/task-folder-problem.ts).
 // Promise (docs/eval.md): "An agent cannot make its own failure an `error`"; docs/loop.md: a run
 // stage of a task with hidden assets runs "on a throw-away copy of it, `runs/<id>/checks-copy/`:
 // links copied as links, FIFOs and devices left out, sparse files kept sparse, at most 16 GiB";
 // docs/sandbox.md: walks "use an explicit stack ... so no depth stops them"; trust.md rule 4.
 // What the agent did (task with `hidden_assets`, Apptainer, where no lending runs first): it made a
 // chain of 2,100 nested folders `deep/d/d/.../d` in its work pass and reported done.
-// What happened: before the checks the runner copies the task folder (runner/run/check-copy.ts
+// What happened: before the checks the runner copies the task folder (runner/run/checks/check-copy.ts
 // copyForChecks) with path-based mkdirSync: "ENAMETOOLONG: name too long, mkdir
 // '<home>/runs/<id>/checks-copy/deep/d/d/...'" escapes runTask (history ends at work_end: no
 // check, no verdict, no run_end), so `scifi eval` counts an `error` and `--retry-errors` reruns it.

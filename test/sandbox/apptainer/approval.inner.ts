@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decide, pendingApprovals } from "../../../runner/approval/store.ts";
 import { runTask } from "../../../runner/run/setup.ts";
-import { REPO } from "../../loop/harness.ts";
+import { REPO } from "../../run/harness.ts";
 
 const FIXTURES = join(REPO, "test", "fixtures", "approval");
 process.env.SCIFI_APPROVAL_POLL_MS = "200";

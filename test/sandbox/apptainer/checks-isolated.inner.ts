@@ -1,13 +1,13 @@
 // Issue 37, item 1 on Apptainer: the checks-that-share-nothing scenarios of the Docker suite
-// (test/loop/adversarial/isolation-scenarios.ts), run through the whole loop with backend
+// (test/run/adversarial/isolation-scenarios.ts), run through the whole loop with backend
 // "apptainer", INSIDE the harness as the non-root user (the sandbox runs as the runner's own uid:
 // a process left by one check could ptrace the next if it outlived its instance).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { isolationScenarios } from "../../loop/adversarial/isolation-scenarios.ts";
-import { runAndVerify } from "../../loop/adversarial/workspace.ts";
+import { isolationScenarios } from "../../run/adversarial/isolation-scenarios.ts";
+import { runAndVerify } from "../../run/adversarial/workspace.ts";
 
 const IMAGE = "scifi-sci:local";
 

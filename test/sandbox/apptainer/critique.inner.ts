@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { readTape } from "../../../runner/audit/verify.ts";
 import type { CritiqueRecord } from "../../../runner/critique/schema.ts";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { runScripted, workspace } from "../../loop/harness.ts";
+import { runScripted, workspace } from "../../run/harness.ts";
 
 const IMAGE = "scifi-sci:local";
 

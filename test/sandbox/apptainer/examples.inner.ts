@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { runScripted, workspace } from "../../loop/harness.ts";
+import { runScripted, workspace } from "../../run/harness.ts";
 
 const IMAGE = "scifi-sci:local";
 

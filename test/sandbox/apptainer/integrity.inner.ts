@@ -1,5 +1,5 @@
 // Integrity events on Apptainer, INSIDE the harness as the non-root user: the same table as the
-// Docker suite (test/loop/integrity-table.ts: one task, one scripted agent per kind of attempt, an
+// Docker suite (test/run/integrity-table.ts: one task, one scripted agent per kind of attempt, an
 // honest control), run through the whole loop with backend "apptainer" and the run's proxy. The task
 // needs Python: the scientific image's SIF (scifi-sci:local), which test/sandbox/apptainer.test.ts makes.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApptainerBackend, sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { runRow, TABLE, verifyRow } from "../../loop/integrity-table.ts";
+import { runRow, TABLE, verifyRow } from "../../run/integrity-table.ts";
 
 const IMAGE = "scifi-sci:local";
 let root = "";

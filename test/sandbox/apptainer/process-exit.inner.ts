@@ -1,14 +1,14 @@
 // Every way a run ends also ends `scifi run` on Apptainer (issue 32), INSIDE the harness as the
 // non-root user: the real CLI, a scripted model, and the preload that says whether the process ended
-// by itself with nothing open (test/loop/process-exit.ts). The Docker twin is
-// test/loop/process-exit.e2e.test.ts.
+// by itself with nothing open (test/run/process-exit.ts). The Docker twin is
+// test/run/process-exit.e2e.test.ts.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
-import { fixture, workspace } from "../../loop/harness.ts";
-import { EXIT_BOUND_MS, exitScript, FIX_COUNTER, lastEvent, runCli, shown } from "../../loop/process-exit.ts";
+import { fixture, workspace } from "../../run/harness.ts";
+import { EXIT_BOUND_MS, exitScript, FIX_COUNTER, lastEvent, runCli, shown } from "../../run/process-exit.ts";
 
 const IMAGE = "scifi-sci:local";
 

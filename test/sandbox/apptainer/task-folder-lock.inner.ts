@@ -3,13 +3,13 @@
 // second `scifi run` of it from another SCIFI_HOME is refused, exit 2, naming the holder's run id;
 // so is a run of a sub-folder of it (a38b: nested folders); the holder then passes and the folder's
 // owners are as they were. The Docker twin, with lending as root and the eval, daemon and submit
-// ways in: test/loop/task-folder-lock.e2e.test.ts.
+// ways in: test/run/task-folder-lock.e2e.test.ts.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../../loop/harness.ts";
-import { HOLD, owners, type Ran, scifi, TASK } from "../../loop/task-folder-lock.ts";
+import { waitFor } from "../../run/harness.ts";
+import { HOLD, owners, type Ran, scifi, TASK } from "../../run/task-folder-lock.ts";
 
 describe("one run per task folder (apptainer, inside the harness)", { timeout: 300_000 }, () => {
   it("a second run from another home is refused naming the holder; owners as they were", async () => {
