@@ -1,4 +1,4 @@
-// Attack on issue 41's `scifi ctl` decisions (runner/run/control.ts), found by attacker a41. FAILS today.
+// Attack on issue 41's `scifi ctl` decisions (runner/run/control.ts), found by attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md: a decision works "from another shell or from another machine that
 // shares the run folder"; `scifi ctl` prints "the run applies it within a second"; the process
 // driving the run "applies each new decision in order".
@@ -13,7 +13,6 @@
 // Suggested fix: take as new every well-formed name not applied yet (keep the set of applied names,
 // or the folder's names at each poll, in state.json), applying new ones in name order; or let the
 // run, not the writer, order them (e.g. an append-only log under an exclusive lock).
-// Move to test/run/ once fixed.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

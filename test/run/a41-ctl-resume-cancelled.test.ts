@@ -1,5 +1,5 @@
 // Attack on `scifi ctl <run> resume` of a daemon task cancelled while paused
-// (runner/cli/commands/ctl.ts), found by attacker a41. FAILS today.
+// (runner/cli/commands/ctl.ts), found by attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md "Exit codes": 2 "refused: unknown or ended run, a limit below what is
 // used, nothing to pause or resume, bad flags"; "How it works": each decision is one file,
 // "never rewritten" (a decision written is one the run will apply).
@@ -10,7 +10,6 @@
 // decision stays in control/ and is applied by whatever resumes that run next.
 // Suggested fix: check the task's state (and everything else that can refuse) before writing the
 // decision; refuse with CtlRefused (exit 2).
-// Move to test/run/ once fixed.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,5 +1,5 @@
 // Attack on issue 41's `scifi ctl` decisions (runner/run/control.ts readDecisions), found by
-// attacker a41. FAILS today.
+// attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md "How it works": each decision is one file "written whole: temp file,
 // fsync, rename ... never rewritten"; the process driving the run polls control/ every second
 // and "applies each new decision"; readDecisions: "torn or foreign files skipped".
@@ -15,11 +15,10 @@
 //   then raises the agent's own budget.
 // - a `control` that is a file, not a folder (`touch runs/<id>/control`, a sync tool): readdirSync
 //   throws ENOTDIR out of poll, which (from the timer) is uncaught: the run's process dies, and
-//   every resume dies on it again (see a41-garbage-live.e2e.pending.ts for that path).
+//   every resume dies on it again (see test/attack/a41-garbage-live.e2e.test.ts for that path).
 // Suggested fix: never throw from poll (a control/ that is no folder: refuse on the history once);
 // open each name with O_NOFOLLOW | O_NONBLOCK, fstat it and skip (and record as
 // refused) anything that is not a regular file with one link, owned by the run's user.
-// Move to test/run/ once fixed.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

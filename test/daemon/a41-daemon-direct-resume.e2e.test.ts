@@ -1,6 +1,6 @@
 // Attack on issue 41's pause of a daemon task (runner/cli/commands/ctl.ts, runner/daemon/), found
 // by attacker a41 (real `scifi daemon`, real Docker, the scripted model: labelled, no real LLM).
-// FAILS today.
+// Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md: a paused daemon task "shows `paused` in `scifi status`"; `resume`
 // "continues a paused run"; "`scifi run --resume <run>` ... also continues a paused run"; daemon.md:
 // `running -> paused -> queued` when a person resumes it.
@@ -17,6 +17,8 @@ import { existsSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDir, runFiles } from "../../runner/paths.ts";
 import { readState } from "../attack/a41-run.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage } from "../loop/harness.ts";
 import {
   dropFolder,
   fixtureText,
@@ -26,9 +28,7 @@ import {
   startDaemon,
   tasksByKey,
   waitFor,
-} from "../daemon/harness.ts";
-import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+} from "./harness.ts";
 
 const started: RunningDaemon[] = [];
 afterEach(async () => {
