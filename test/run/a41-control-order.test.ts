@@ -50,3 +50,27 @@ it("a41: a decision whose name sorts before the last applied one is still applie
   expect(config.usd).toBe(5);
   expect(readHistory(join(dir, "history.jsonl")).filter((e) => e.type === "control")).toHaveLength(2);
 });
+
+it("a41 (fixed): a run whose state.json kept only the last name (older runs) applies only later ones", () => {
+  const dir = mkdtempSync(join(tmpdir(), "a41-order-old-"));
+  const controlDir = join(dir, "control");
+  mkdirSync(controlDir);
+  const config = { ...DEFAULT_LIMITS, usd: 1 };
+  const limits = runLimits(config, { tokens: 0, usd: 0, elapsedMs: 0 });
+  const history = new HistoryTape(join(dir, "history.jsonl"));
+  const body = (usd: number) => JSON.stringify({ action: "limits", at: "x", by: "a@b", limits: { usd } });
+  writeFileSync(join(controlDir, "000001764800000-aaaaaaaa-limits.json"), body(3));
+  writeFileSync(join(controlDir, "000001764800009-bbbbbbbb-limits.json"), body(4));
+  const state = {
+    iteration: 1,
+    attempts: { root: 1 },
+    limits: config,
+    controlApplied: "000001764800000-aaaaaaaa-limits.json",
+  } as unknown as RunState;
+  new RunControl(controlDir, state, history, limits).poll();
+  expect(config.usd).toBe(4);
+  expect(state.controlApplied).toEqual([
+    "000001764800000-aaaaaaaa-limits.json",
+    "000001764800009-bbbbbbbb-limits.json",
+  ]);
+});

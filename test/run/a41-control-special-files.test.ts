@@ -62,3 +62,53 @@ describe("a41: a control/ entry that is no regular file", () => {
     expect(() => readDecisions(join(dir, "control"), undefined)).not.toThrow();
   });
 });
+
+describe("a41 (fixed): the run's poll records what it skipped, once, and goes on", () => {
+  it("a FIFO and a link are refused on the history by name; a control/ file is recorded once", async () => {
+    const { HistoryTape, readHistory } = await import("../../runner/memory/history.ts");
+    const { RunControl } = await import("../../runner/run/control.ts");
+    const { DEFAULT_LIMITS, runLimits } = await import("../../runner/run/limits.ts");
+    const dir = mkdtempSync(join(tmpdir(), "a41-skip-"));
+    const controlDir = join(dir, "control");
+    mkdirSync(controlDir);
+    spawnSync("mkfifo", [join(controlDir, "000001764800000-0123abcd-pause.json")]);
+    writeFileSync(
+      join(dir, "elsewhere.json"),
+      JSON.stringify({ action: "limits", at: "x", by: "x", limits: { usd: 9 } }),
+    );
+    symlinkSync(join(dir, "elsewhere.json"), join(controlDir, "000001764800001-0123abcd-limits.json"));
+    const config = { ...DEFAULT_LIMITS, usd: 1 };
+    const limits = runLimits(config, { tokens: 0, usd: 0, elapsedMs: 0 });
+    const state = { iteration: 1, attempts: { root: 1 }, limits: config } as never;
+    const control = new RunControl(controlDir, state, new HistoryTape(join(dir, "h.jsonl")), limits);
+    control.poll();
+    control.poll();
+    expect(config.usd).toBe(1);
+    expect(limits.stop.pauseRequested).toBeUndefined();
+    const events = readHistory(join(dir, "h.jsonl")).filter((e) => e.type === "control");
+    expect(events).toMatchObject([
+      { action: "pause", decision: "000001764800000-0123abcd-pause.json", refused: "is not a regular file" },
+      {
+        action: "limits",
+        decision: "000001764800001-0123abcd-limits.json",
+        refused: "is a symbolic link, not a decision file",
+      },
+    ]);
+
+    const other = mkdtempSync(join(tmpdir(), "a41-notdir-run-"));
+    writeFileSync(join(other, "control"), "");
+    const again = new RunControl(
+      join(other, "control"),
+      state,
+      new HistoryTape(join(other, "h.jsonl")),
+      limits,
+    );
+    expect(() => {
+      again.poll();
+      again.poll();
+    }).not.toThrow();
+    expect(readHistory(join(other, "h.jsonl"))).toMatchObject([
+      { type: "control", action: "folder", refused: expect.stringContaining("is not a folder") },
+    ]);
+  });
+});
