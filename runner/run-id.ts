@@ -18,3 +18,11 @@ export function nameSlug(name: string): string {
       .slice(0, 40) || "task"
   );
 }
+
+/**
+ * A name a command may take as a run id or task key: letters, digits, `_`, `.`, `-`, and not `.`
+ * or `..` (those name the folder itself or its parent, never a run).
+ */
+export function isRunName(given: string): boolean {
+  return /^[\w.-]+$/.test(given) && given !== "." && given !== "..";
+}

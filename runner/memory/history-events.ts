@@ -81,7 +81,8 @@ export type HistoryEvent =
        */
       type: "control";
       iteration: number;
-      action: "limits" | "pause" | "paused" | "resume";
+      /** `folder`: control/ itself could not be read (not a folder), with `refused` saying why. */
+      action: "limits" | "pause" | "paused" | "resume" | "folder";
       /** The decision file in the run folder's control/ (absent for `paused`, the run's own). */
       decision?: string;
       by?: string;

@@ -181,8 +181,11 @@ export interface RunState {
    * clears it. The run holds no process and no sandbox then.
    */
   paused?: { at: string; phase: Phase; reason: string };
-  /** The last `scifi ctl` decision file (runner/run/session/control.ts) this run applied; later ones are new. */
-  controlApplied?: string;
+  /**
+   * The `scifi ctl` decision files (runner/run/session/control.ts) this run applied or refused, by name: any
+   * other is new, whatever its name sorts after. A string (older runs): the last one applied.
+   */
+  controlApplied?: string[] | string;
   /** History tape length (bytes) at this checkpoint: a resume cuts the tape back to it. */
   historyBytes: number;
   /**

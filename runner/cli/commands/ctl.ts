@@ -103,14 +103,26 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
 
   // resume
   if (!state.paused) {
+    // A pause asked for and not taken yet (the process may have ended before its boundary): the
+    // resume withdraws it, now or when the run is continued.
     const pending = readDecisions(dir, state.controlApplied).some((d) => d.decision.action === "pause");
-    if (!pending || !driven) throw new CtlRefused(`run ${runId} is not paused; nothing to resume`);
+    if (!pending) throw new CtlRefused(`run ${runId} is not paused; nothing to resume`);
     writeDecision(dir, { action: "resume", at, by });
-    process.stdout.write(`run ${runId}: the pause asked for is withdrawn before it was taken\n`);
+    process.stdout.write(
+      driven
+        ? `run ${runId}: the pause asked for is withdrawn before it was taken\n`
+        : `run ${runId}: the pending pause is withdrawn (its process ended before taking it); continue it with ${run.task ? `the daemon (task ${run.task.key} is ${run.task.state})` : `'scifi run --resume ${runId}'`}\n`,
+    );
     return EXIT.ok;
   }
   if (driven)
     throw new CtlRefused(`run ${runId} is paused but a process still holds it; wait for it to exit`);
+  if (run.task) {
+    // Everything that can refuse is asked before the decision is written: a decision is never taken back.
+    const { refusal } = await import("../../daemon/control.ts");
+    const refused = refusal(run.task, "resume");
+    if (refused) throw new CtlRefused(`run ${runId}: ${refused}`);
+  }
   writeDecision(dir, { action: "resume", at, by });
   if (run.task) {
     const { operate } = await import("../../daemon/operator.ts");
@@ -131,13 +143,14 @@ async function findRun(home: string, given: string) {
   const { openRunFolder } = await import("../../run-folder/folder.ts");
   const { readState } = await import("../../run-folder/state.ts");
   const { listTasks, readTask } = await import("../../daemon/records.ts");
+  const { isRunName } = await import("../../run-id.ts");
   const tasks = listTasks(home);
   let runId = given;
   // A daemon task key names its last attempt's run.
-  const byKey = /^[\w.-]+$/.test(given) ? readTask(home, given) : undefined;
+  const byKey = isRunName(given) ? readTask(home, given) : undefined;
   if (!existsSync(openRunFolder(home, given).files.state) && byKey?.attempts.at(-1)?.runId)
     runId = byKey.attempts.at(-1)?.runId ?? given;
-  if (!/^[\w.-]+$/.test(runId)) throw new CtlRefused(`'${given}' is not a run id`);
+  if (!isRunName(runId)) throw new CtlRefused(`'${given}' is not a run id`);
   const folder = openRunFolder(home, runId);
   if (!existsSync(folder.files.state))
     throw new CtlRefused(
@@ -158,13 +171,14 @@ async function parseLimits(flags: CtlFlags) {
   }
   if (flags.budgetUsd !== undefined) {
     const usd = parseUsd(flags.budgetUsd);
-    if (usd === undefined || usd <= 0)
+    // Finite too: 310 nines parse to Infinity, which a decision file would hold as null.
+    if (usd === undefined || !Number.isFinite(usd) || usd <= 0)
       throw new CtlRefused(`--budget-usd ${flags.budgetUsd}: give an amount in USD above 0, e.g. 2.50`);
     limits.usd = usd;
   }
   if (flags.walltime !== undefined) {
     const seconds = parseDuration(flags.walltime);
-    if (seconds === undefined)
+    if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0)
       throw new CtlRefused(`--walltime ${flags.walltime}: give a duration, e.g. 90m, 2h or 1:30:00`);
     limits.walltimeSec = seconds;
   }

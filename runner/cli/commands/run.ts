@@ -130,6 +130,10 @@ export async function runCommand(task: string | undefined, flags: RunFlags): Pro
   const { RunLocked, TaskFolderBusy } = await import("../../run/task-folder/run-lock.ts");
   const { createDisplay } = await import("../../run/session/display.ts");
   if (task && flags.resume) return usage("give either a task or --resume RUN, not both");
+  if (flags.resume) {
+    const owner = await daemonOwner(scifiHome(), flags.resume);
+    if (owner) return usage(owner);
+  }
   if (flags.model && flags.modelsConfig) return usage("give either --model or --models-config, not both");
   const { parseLimitFlags } = await import("../../run/session/limits.ts");
   const limits = parseLimitFlags(flags.limit ?? []);
@@ -295,6 +299,22 @@ function reportLine(report: { file?: string; index?: string; error?: string } | 
   if (!report) return "";
   if (report.error) return `report: not written (${report.error}); rebuild with: scifi report <run>\n`;
   return `report: ${report.file}${report.index ? ` (all runs: ${report.index})` : ""}\n`;
+}
+
+/**
+ * Why `--resume <run>` is not this command's to do: the run is a daemon task's that has not ended
+ * (queued, running or paused), so the daemon owns it; resumed here, the task's record would never
+ * learn its run went on.
+ */
+async function daemonOwner(home: string, runId: string): Promise<string | undefined> {
+  const { listTasks, FINAL_STATES } = await import("../../daemon/records.ts");
+  const task = listTasks(home).find((t) => t.attempts.at(-1)?.runId === runId);
+  if (!task || FINAL_STATES.has(task.state)) return undefined;
+  const how =
+    task.state === "paused"
+      ? `continue it with 'scifi ctl ${task.key} resume' (the daemon runs it again, or its next start does)`
+      : "the daemon drives it; 'scifi status' shows it, 'scifi cancel' stops it";
+  return `run ${runId} belongs to daemon task ${task.key} (${task.state}); ${how}`;
 }
 
 function usage(message: string): number {

@@ -5,9 +5,10 @@
 // phase boundary; each decision goes on the history. The run folder is the runner's: it is never
 // mounted into a sandbox, so the agent can neither read nor write a decision.
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
 import { writeJsonAtomic } from "../../atomic-write.ts";
 import type { HistoryTape } from "../../memory/history.ts";
 import type { LimitConfig, RunState } from "../../run-folder/state.ts";
@@ -20,6 +21,31 @@ export type ControlDecision =
   | { action: "limits"; at: string; by: string; limits: ControlLimits }
   | { action: "pause"; at: string; by: string }
   | { action: "resume"; at: string; by: string };
+
+// A decision file is read from disk, so it is checked like any input: a hand edit, another tool or
+// a future version's shape must not reach the clock or the purse (a null cap, a NaN deadline).
+const positive = z.number().finite().positive();
+const DecisionSchema = z.discriminatedUnion("action", [
+  z.object({
+    action: z.literal("limits"),
+    at: z.string(),
+    by: z.string(),
+    limits: z
+      .object({
+        iterations: positive.int().optional(),
+        walltimeSec: positive.optional(),
+        usd: positive.optional(),
+      })
+      .strict()
+      .refine((l) => Object.keys(l).length > 0, "names no limit"),
+  }),
+  z.object({ action: z.literal("pause"), at: z.string(), by: z.string() }),
+  z.object({ action: z.literal("resume"), at: z.string(), by: z.string() }),
+]) satisfies z.ZodType<ControlDecision>;
+
+const DECISION_NAME = /^\d{15}-[0-9a-f]{8}-(limits|pause|resume)\.json$/;
+/** A decision is a few hundred bytes; anything far larger is not one (and is not read whole). */
+const MAX_DECISION_BYTES = 64 * 1024;
 
 /** Who decided: the user and the host, as a shared run folder sees several. */
 export function decider(): string {
@@ -36,26 +62,118 @@ export function writeDecision(controlDir: string, decision: ControlDecision): st
   return name;
 }
 
-/** Decisions after `after` (a file name), in the order they were made; torn or foreign files skipped. */
+/** The decision file names a run has applied (or refused); an older state kept only the last one. */
+export type Applied = readonly string[] | string | undefined;
+
+function isApplied(name: string, applied: Applied): boolean {
+  if (applied === undefined) return false;
+  // Before the set: every name up to the last applied one was taken.
+  if (typeof applied === "string") return name <= applied;
+  return applied.includes(name);
+}
+
+/** What one look at control/ found: decisions to apply, and names that are no decision (why). */
+export interface DecisionScan {
+  decisions: { name: string; decision: ControlDecision }[];
+  refused: { name: string; action: "limits" | "pause" | "resume" | "folder"; why: string }[];
+}
+
+/**
+ * Every decision-named entry of control/ not applied yet, in name order. Never throws: a control
+ * that is no folder, an entry that is no regular file (a FIFO would block a read forever; a link
+ * would make a decision whatever its target holds now) or no valid decision is refused with why.
+ */
+export function scanDecisions(controlDir: string, applied: Applied): DecisionScan {
+  const scan: DecisionScan = { decisions: [], refused: [] };
+  let names: string[];
+  try {
+    const stat = lstatSync(controlDir, { throwIfNoEntry: false });
+    if (stat === undefined) return scan;
+    if (!stat.isDirectory()) {
+      scan.refused.push({
+        name: "control",
+        action: "folder",
+        why: `${controlDir} is not a folder; remove it so that scifi ctl decisions can reach the run`,
+      });
+      return scan;
+    }
+    names = readdirSync(controlDir).sort();
+  } catch (error) {
+    scan.refused.push({
+      name: "control",
+      action: "folder",
+      why: `cannot read ${controlDir}: ${message(error)}`,
+    });
+    return scan;
+  }
+  for (const name of names) {
+    const match = DECISION_NAME.exec(name);
+    if (!match || isApplied(name, applied)) continue;
+    const action = match[1] as "limits" | "pause" | "resume";
+    const read = readDecisionFile(join(controlDir, name));
+    if (typeof read === "string") {
+      scan.refused.push({ name, action, why: read });
+      continue;
+    }
+    const parsed = DecisionSchema.safeParse(read);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(whole)"}: ${i.message}`);
+      scan.refused.push({ name, action, why: `not a valid ${action} decision (${issues.join("; ")})` });
+    } else if (parsed.data.action !== action)
+      scan.refused.push({
+        name,
+        action,
+        why: `holds a ${parsed.data.action} decision under a ${action} name`,
+      });
+    else scan.decisions.push({ name, decision: parsed.data });
+  }
+  return scan;
+}
+
+/** Decisions not applied yet (by name), in name order; anything that is not one is skipped. */
 export function readDecisions(
   controlDir: string,
-  after: string | undefined,
+  applied: Applied,
 ): { name: string; decision: ControlDecision }[] {
-  if (!existsSync(controlDir)) return [];
-  const out: { name: string; decision: ControlDecision }[] = [];
-  for (const name of readdirSync(controlDir).sort()) {
-    if (!/^\d{15}-[0-9a-f]{8}-(limits|pause|resume)\.json$/.test(name)) continue;
-    if (after !== undefined && name <= after) continue;
-    try {
-      out.push({
-        name,
-        decision: JSON.parse(readFileSync(join(controlDir, name), "utf8")) as ControlDecision,
-      });
-    } catch {
-      // A file that is not a whole decision is not one.
-    }
+  return scanDecisions(controlDir, applied).decisions;
+}
+
+/** The file's JSON, or why it is no decision file: opened without following a link, nor blocking. */
+function readDecisionFile(file: string): unknown {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ELOOP" ? "is a symbolic link, not a decision file" : `cannot open it: ${message(error)}`;
   }
-  return out;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return "is not a regular file";
+    if (stat.nlink !== 1) return `is a regular file with ${stat.nlink} hard links; a decision has one`;
+    if (stat.size > MAX_DECISION_BYTES)
+      return `is ${stat.size} bytes; a decision is under ${MAX_DECISION_BYTES}`;
+    const buffer = Buffer.alloc(stat.size);
+    let got = 0;
+    while (got < stat.size) {
+      const n = readSync(fd, buffer, got, stat.size - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    try {
+      return JSON.parse(buffer.subarray(0, got).toString("utf8")) as unknown;
+    } catch {
+      return "is not whole JSON";
+    }
+  } catch (error) {
+    return `cannot read it: ${message(error)}`;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** What the run has used of each limit a person may change. */
@@ -93,6 +211,8 @@ export class RunControl {
   readonly #history: HistoryTape;
   readonly #limits: RunLimits;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** Why control/ could not be read, once recorded (so a lasting fault is not recorded each second). */
+  #folderRefused: string | undefined;
 
   constructor(dir: string, state: RunState, history: HistoryTape, limits: RunLimits) {
     this.#dir = dir;
@@ -104,7 +224,14 @@ export class RunControl {
   /** Polls every `everyMs` (SCIFI_CTL_POLL_MS, default 1 s) until stopped; the driver also polls at each boundary. */
   start(everyMs = Number(process.env.SCIFI_CTL_POLL_MS) || 1000): void {
     this.poll();
-    this.#timer = setInterval(() => this.poll(), everyMs);
+    // poll() does not throw by design; the guard keeps it so: a throw from a timer kills the process.
+    this.#timer = setInterval(() => {
+      try {
+        this.poll();
+      } catch (error) {
+        process.stderr.write(`scifi: reading ctl decisions failed (${message(error)}); retrying\n`);
+      }
+    }, everyMs);
     this.#timer.unref();
   }
 
@@ -113,12 +240,39 @@ export class RunControl {
     this.#timer = undefined;
   }
 
-  /** Applies every decision not applied yet, each recorded on the history. */
+  /**
+   * Applies every decision not applied yet (by name, not by order: a writer's clock may be behind),
+   * each recorded on the history; a file that is no decision is recorded as refused, once.
+   */
   poll(): void {
-    for (const { name, decision } of readDecisions(this.#dir, this.#state.controlApplied)) {
-      this.#apply(name, decision);
-      this.#state.controlApplied = name;
+    const { decisions, refused } = scanDecisions(this.#dir, this.#state.controlApplied);
+    for (const bad of refused) {
+      if (bad.action === "folder") {
+        // Not a file name: recorded once per process, looked at again at each poll.
+        if (this.#folderRefused === bad.why) continue;
+        this.#folderRefused = bad.why;
+      }
+      this.#history.append({
+        type: "control",
+        iteration: this.#state.iteration,
+        action: bad.action,
+        decision: bad.name,
+        refused: bad.why,
+      });
+      if (bad.action !== "folder") this.#markApplied(bad.name);
     }
+    if (refused.every((r) => r.action !== "folder")) this.#folderRefused = undefined;
+    for (const { name, decision } of decisions) {
+      this.#apply(name, decision);
+      this.#markApplied(name);
+    }
+  }
+
+  #markApplied(name: string): void {
+    const before = this.#state.controlApplied;
+    const applied = typeof before === "string" ? [before] : [...(before ?? [])];
+    applied.push(name);
+    this.#state.controlApplied = applied;
   }
 
   #apply(name: string, decision: ControlDecision): void {

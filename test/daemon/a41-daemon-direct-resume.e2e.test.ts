@@ -1,6 +1,6 @@
 // Attack on issue 41's pause of a daemon task (runner/cli/commands/ctl.ts, runner/daemon/), found
 // by attacker a41 (real `scifi daemon`, real Docker, the scripted model: labelled, no real LLM).
-// FAILS today.
+// Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md: a paused daemon task "shows `paused` in `scifi status`"; `resume`
 // "continues a paused run"; "`scifi run --resume <run>` ... also continues a paused run"; daemon.md:
 // `running -> paused -> queued` when a person resumes it.
@@ -17,6 +17,8 @@ import { existsSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDir, runFiles } from "../../runner/paths.ts";
 import { readState } from "../attack/a41-run.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage } from "../run/harness.ts";
 import {
   dropFolder,
   fixtureText,
@@ -26,9 +28,7 @@ import {
   startDaemon,
   tasksByKey,
   waitFor,
-} from "../daemon/harness.ts";
-import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../run/harness.ts";
+} from "./harness.ts";
 
 const started: RunningDaemon[] = [];
 afterEach(async () => {
@@ -43,7 +43,7 @@ afterEach(async () => {
 describe.skipIf(!hasEngine("docker"))("a41: a paused daemon task's run resumed directly", () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
-  it("the task does not stay paused once its run has ended", async () => {
+  it("is refused (exit 2, naming scifi ctl <task> resume); ctl resume then takes it to a pass", async () => {
     const h = makeHome();
     const daemon = startDaemon(h, ["--concurrency", "1"]);
     started.push(daemon);
@@ -62,17 +62,12 @@ describe.skipIf(!hasEngine("docker"))("a41: a paused daemon task's run resumed d
     const direct = scifi(h, ["run", "--resume", runId]);
     const dir = runDir(h.home, runId);
     const state = readState(dir);
-    // Either the direct resume is refused (the daemon owns the task) or the task follows its run.
-    if (direct.code === 0) {
-      expect(state.outcome?.status).toBe("passed");
-      await new Promise((r) => setTimeout(r, 5000));
-      const task = tasksByKey(h).get("a");
-      expect(task?.state, JSON.stringify(task)).toBe("passed");
-    } else {
-      expect(direct.code).toBe(2);
-      expect(state.paused).toBeDefined();
-      expect(scifi(h, ["ctl", "a", "resume"]).code).toBe(0);
-      await waitFor("task a passed", () => tasksByKey(h).get("a")?.state === "passed", 240_000);
-    }
+    // Refused (fix-41a): the daemon owns the task's run; the message names the way that does resume it.
+    expect(direct.code, direct.stderr).toBe(2);
+    expect(direct.stderr).toContain("scifi ctl a resume");
+    expect(state.paused).toBeDefined();
+    expect(state.outcome).toBeUndefined();
+    expect(scifi(h, ["ctl", "a", "resume"]).code).toBe(0);
+    await waitFor("task a passed", () => tasksByKey(h).get("a")?.state === "passed", 240_000);
   }, 600_000);
 });

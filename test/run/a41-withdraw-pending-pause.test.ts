@@ -1,4 +1,4 @@
-// Attack on `scifi ctl <run> resume` (runner/cli/commands/ctl.ts), found by attacker a41. FAILS today.
+// Attack on `scifi ctl <run> resume` (runner/cli/commands/ctl.ts), found by attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md: "A `resume` typed before a pause was taken withdraws the pause"; "A
 // change to a paused run (or one whose process died) applies when it resumes".
 // What happened: a pause was asked, then the run's process ended before the boundary (SIGTERM,
@@ -11,7 +11,6 @@
 // Suggested fix: with a pause pending and no live process, write the resume decision (it withdraws
 // the pause when the run resumes) and say so ("the pending pause is withdrawn; continue it with
 // scifi run --resume <run>"), exit 0.
-// Move to test/run/ once fixed.
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,7 +19,7 @@ import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { readDecisions, writeDecision } from "../../runner/run/session/control.ts";
 import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
-import { REPO } from "../run/harness.ts";
+import { REPO } from "./harness.ts";
 
 const exec = promisify(execFile);
 

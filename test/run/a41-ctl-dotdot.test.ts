@@ -1,4 +1,4 @@
-// Attack on `scifi ctl <run>` (runner/cli/commands/ctl.ts findRun), found by attacker a41. FAILS today.
+// Attack on `scifi ctl <run>` (runner/cli/commands/ctl.ts findRun), found by attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md: `<run>` is "a run id as under `<home>/runs/`" or a daemon task's
 // name; "any action on a run that ... does not exist [is] refused, exit 2".
 // What happened: the run id check is `/^[\w.-]+$/`, which `..` and `.` pass, and the folder is
@@ -9,7 +9,6 @@
 // `scifi run --resume ..`. No run is named `..`.
 // Suggested fix: use the run-id pattern the runner makes ids with (or refuse `.` and `..` and any
 // id that resolves outside `<home>/runs/`), in ctl and in every command that takes a run id.
-// Move to test/run/ once fixed.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,11 +16,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
-import { REPO } from "../run/harness.ts";
+import { REPO } from "./harness.ts";
 
 const exec = promisify(execFile);
 
-it.each([".."])("a41: scifi ctl %s is refused (no run is named so)", async (name) => {
+it.each(["..", "."])("a41: scifi ctl %s is refused (no run is named so)", async (name) => {
   const home = join(mkdtempSync(join(tmpdir(), "a41-dotdot-")), "home");
   mkdirSync(join(home, "runs"), { recursive: true });
   // A state.json at the home's top (a copied run folder's, say).

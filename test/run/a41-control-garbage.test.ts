@@ -1,4 +1,4 @@
-// Attack on issue 41's `scifi ctl` decisions (runner/run/session/control.ts), found by attacker a41. FAILS today.
+// Attack on issue 41's `scifi ctl` decisions (runner/run/session/control.ts), found by attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md "How it works": each decision is `{action, at, by, limits}` in
 // control/; readDecisions says "torn or foreign files skipped"; ctl.md "limits": a value is a
 // whole number of iterations, a USD amount above 0, a duration (the CLI checks each).
@@ -14,11 +14,10 @@
 // `scifi ctl` itself writes one: `--budget-usd` of 310 nines parses to Infinity (parseUsd), passes
 // every check, exits 0 ("usd 1 → Infinity"), and JSON writes it as `"usd": null` (above).
 // The live form (a run's process dying mid-phase, every resume failing on the same file):
-// a41-garbage-live.e2e.pending.ts.
+// test/attack/a41-garbage-live.e2e.test.ts.
 // Suggested fix: validate each decision with a zod schema (action matching the file name, limits
 // positive finite numbers, iterations an integer) and record a file that fails as a `control`
 // event with `refused` (never throw from poll); and let the timer's poll catch what it throws.
-// Move to test/run/ once fixed.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +27,7 @@ import { HistoryTape, readHistory } from "../../runner/memory/history.ts";
 import { RunControl } from "../../runner/run/session/control.ts";
 import { DEFAULT_LIMITS, runLimits } from "../../runner/run/session/limits.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
-import { REPO } from "../run/harness.ts";
+import { REPO } from "./harness.ts";
 
 function live() {
   const dir = mkdtempSync(join(tmpdir(), "a41-garbage-"));

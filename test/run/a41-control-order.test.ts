@@ -1,4 +1,4 @@
-// Attack on issue 41's `scifi ctl` decisions (runner/run/session/control.ts), found by attacker a41. FAILS today.
+// Attack on issue 41's `scifi ctl` decisions (runner/run/session/control.ts), found by attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md: a decision works "from another shell or from another machine that
 // shares the run folder"; `scifi ctl` prints "the run applies it within a second"; the process
 // driving the run "applies each new decision in order".
@@ -13,7 +13,6 @@
 // Suggested fix: take as new every well-formed name not applied yet (keep the set of applied names,
 // or the folder's names at each poll, in state.json), applying new ones in name order; or let the
 // run, not the writer, order them (e.g. an append-only log under an exclusive lock).
-// Move to test/run/ once fixed.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,4 +49,28 @@ it("a41: a decision whose name sorts before the last applied one is still applie
   control.poll();
   expect(config.usd).toBe(5);
   expect(readHistory(join(dir, "history.jsonl")).filter((e) => e.type === "control")).toHaveLength(2);
+});
+
+it("a41 (fixed): a run whose state.json kept only the last name (older runs) applies only later ones", () => {
+  const dir = mkdtempSync(join(tmpdir(), "a41-order-old-"));
+  const controlDir = join(dir, "control");
+  mkdirSync(controlDir);
+  const config = { ...DEFAULT_LIMITS, usd: 1 };
+  const limits = runLimits(config, { tokens: 0, usd: 0, elapsedMs: 0 });
+  const history = new HistoryTape(join(dir, "history.jsonl"));
+  const body = (usd: number) => JSON.stringify({ action: "limits", at: "x", by: "a@b", limits: { usd } });
+  writeFileSync(join(controlDir, "000001764800000-aaaaaaaa-limits.json"), body(3));
+  writeFileSync(join(controlDir, "000001764800009-bbbbbbbb-limits.json"), body(4));
+  const state = {
+    iteration: 1,
+    attempts: { root: 1 },
+    limits: config,
+    controlApplied: "000001764800000-aaaaaaaa-limits.json",
+  } as unknown as RunState;
+  new RunControl(controlDir, state, history, limits).poll();
+  expect(config.usd).toBe(4);
+  expect(state.controlApplied).toEqual([
+    "000001764800000-aaaaaaaa-limits.json",
+    "000001764800009-bbbbbbbb-limits.json",
+  ]);
 });

@@ -1,5 +1,5 @@
 // Attack on `scifi ctl <run> resume` of a daemon task cancelled while paused
-// (runner/cli/commands/ctl.ts), found by attacker a41. FAILS today.
+// (runner/cli/commands/ctl.ts), found by attacker a41. Failed before fix-41a (now passes).
 // Doc promise: docs/ctl.md "Exit codes": 2 "refused: unknown or ended run, a limit below what is
 // used, nothing to pause or resume, bad flags"; "How it works": each decision is one file,
 // "never rewritten" (a decision written is one the run will apply).
@@ -10,16 +10,15 @@
 // decision stays in control/ and is applied by whatever resumes that run next.
 // Suggested fix: check the task's state (and everything else that can refuse) before writing the
 // decision; refuse with CtlRefused (exit 2).
-// Move to test/run/ once fixed.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { writeTask } from "../../runner/daemon/records.ts";
 import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
-import { REPO } from "../run/harness.ts";
+import { REPO } from "./harness.ts";
 
 const exec = promisify(execFile);
 
@@ -73,4 +72,45 @@ it("a41: ctl resume of a cancelled task's paused run is refused, exit 2, nothing
   expect(r.out).toContain("cancelled");
   expect(r.code, r.out).toBe(2);
   expect(existsSync(join(dir, "control")) ? readdirSync(join(dir, "control")) : []).toEqual([]);
+});
+
+it("a41 (fixed): scifi run --resume of a paused daemon task's run is refused, exit 2, naming ctl resume", async () => {
+  const home = join(mkdtempSync(join(tmpdir(), "a41-owned-")), "home");
+  const runId = "20261204-030000-t-bbbbbb";
+  const dir = join(home, "runs", runId);
+  mkdirSync(dir, { recursive: true });
+  const paused = { at: "2026-12-04T03:00:00.000Z", phase: "work", reason: "paused by x@y" };
+  writeFileSync(
+    join(dir, "state.json"),
+    JSON.stringify({
+      version: 1,
+      runId,
+      phase: "work",
+      iteration: 1,
+      attempts: { root: 1 },
+      spent: { tokens: 0, usd: 0.2, elapsedMs: 60_000, at: new Date().toISOString() },
+      limits: { ...DEFAULT_LIMITS, usd: 1 },
+      resumes: 0,
+      paused,
+    }),
+  );
+  writeTask(home, {
+    version: 1,
+    key: "t",
+    kind: "file",
+    source: join(home, "tasks", "t"),
+    samFile: join(home, "tasks", "t"),
+    sha256: "0".repeat(64),
+    state: "paused",
+    gpus: 0,
+    budgetUsd: 1,
+    queuedAt: "2026-12-04T02:59:00.000Z",
+    updatedAt: "2026-12-04T03:00:00.000Z",
+    attempts: [{ n: 1, runId, startedAt: "2026-12-04T03:00:00.000Z", resumes: 0 }],
+  } as unknown as Parameters<typeof writeTask>[1]);
+  const r = await scifi(home, ["run", "--resume", runId]);
+  expect(r.code, r.out).toBe(2);
+  expect(r.out).toContain("daemon task t (paused)");
+  expect(r.out).toContain("scifi ctl t resume");
+  expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8"))).toMatchObject({ paused, resumes: 0 });
 });
