@@ -37,7 +37,10 @@ it("a file named .wh.<name> in the work does not hide <name> from a check's fuse
   writeFileSync(join(task, ".wh.secret.txt"), "");
   writeFileSync(join(task, "sub", "keep.txt"), "kept\n");
   writeFileSync(join(task, "sub", ".wh..wh..opq"), "");
-  const view = makeCheckView(task, join(base, "view"), { maxBytes: 1 << 30, kinds: ["fuse-overlayfs", "copy"] });
+  const view = makeCheckView(task, join(base, "view"), {
+    maxBytes: 1 << 30,
+    kinds: ["fuse-overlayfs", "copy"],
+  });
   // Whichever kind is used, the check must see what the work left.
   const check = execFileSync("bash", ["-c", "test -e secret.txt && echo present || echo gone"], {
     cwd: view.dir,
