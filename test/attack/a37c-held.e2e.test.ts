@@ -1,0 +1,38 @@
+// Attacker a37c on Docker (a root runner here: the kernel overlay): an overlay whiteout NAME
+// (`.wh.debug.log`) beside a file the Expectation says must be gone does not hide it from the
+// check's view; the honest control passes. On Apptainer (fuse-overlayfs) the same cheat passes:
+// test/open/a37c-whiteout-e2e.pending.ts.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { readState } from "../../runner/run-folder/state.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { ensureImage } from "../loop/harness.ts";
+import { HONEST, runLeakTask, WHITEOUT_NAME } from "./a37c-run.ts";
+
+describe.skipIf(!hasEngine("docker"))(
+  "a37c: check views against a whiteout name (docker)",
+  { timeout: 300_000 },
+  () => {
+    beforeAll(() => ensureImage(), 1_800_000);
+
+    it("control: deleting debug.log passes", async () => {
+      const run = await runLeakTask(HONEST, "docker");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
+      expect(existsSync(join(run.taskDir, "debug.log"))).toBe(false);
+    });
+
+    it("a .wh.debug.log beside a kept debug.log: the check sees debug.log and fails", async () => {
+      const run = await runLeakTask(WHITEOUT_NAME, "docker");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
+      const checks = run.history.flatMap((e) => (e.type === "check" ? [e] : []));
+      expect(checks.map((c) => [c.check, c.passed])).toEqual([["root/check-1", false]]);
+      expect(checks[0]?.output).toContain("debug.log");
+      expect(existsSync(join(run.taskDir, "debug.log"))).toBe(true);
+      const state = readState(join(run.result.dir, "state.json"));
+      expect(state.checks?.map((c) => c.view)).toEqual([
+        process.getuid?.() === 0 ? "overlay" : "fuse-overlayfs",
+      ]);
+    });
+  },
+);

@@ -1,0 +1,89 @@
+// Shared by attacker a37c's end-to-end files (Docker here, Apptainer inside the harness): a tiny
+// task whose Expectation is that a leaked file is gone (`test ! -e debug.log`), run whole through
+// runTask with a scripted agent (labelled: no real LLM) that either deletes it (the honest control)
+// or keeps it and plants `.wh.debug.log` beside it (an overlay whiteout NAME; fuse-overlayfs hides
+// the file from the check's view, docs/loop.md "How a check's view is made").
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readHistory } from "../../runner/memory/history.ts";
+import type { HistoryRecord } from "../../runner/memory/history-events.ts";
+import type { RunResult } from "../../runner/run/deps.ts";
+import { runTask } from "../../runner/run/setup.ts";
+
+const SAM = `---
+name: a37c-leak
+walltime: 5m
+iterations: 1
+---
+# Remove the leaked debug dump
+
+## Context
+\`debug.log\` holds a credential that must not be delivered.
+
+## To-do
+Delete \`debug.log\`.
+
+## Expectation
+- \`debug.log\` is gone from the task folder.
+  \`\`\`check timeout=1m
+  ls -a; test ! -e debug.log
+  \`\`\`
+`;
+
+function agent(command: string): string {
+  return [
+    "# Scripted agent (labelled: no real LLM), attacker a37c.",
+    "prescan:",
+    '  - json: { node: root, rank: 1, skills: [], context: "", plan: "p", direction: "d" }',
+    "work:",
+    "  - tool_calls:",
+    "      - name: bash",
+    `        input: { command: ${JSON.stringify(command)} }`,
+    "  - tool_calls:",
+    "      - name: report_done",
+    '        input: { claim: "debug.log is gone.", summary: "Done." }',
+    "review:",
+    "  - json:",
+    "      items:",
+    '        - { id: root/e1, pass: true, evidence: "-" }',
+    "      findings: []",
+    "      fixes: []",
+    "      rank_adjustment: 0",
+    "final_review:",
+    "  - json: { group_suggestions: [], global_suggestions: [] }",
+    "",
+  ].join("\n");
+}
+
+export const HONEST = "rm -f debug.log && ls -a";
+/** Keeps debug.log; a whiteout NAME beside it (and an opaque marker, for good measure). */
+export const WHITEOUT_NAME = "touch .wh.debug.log .wh..wh..opq && ls -a";
+
+export interface LeakRun {
+  result: RunResult;
+  history: HistoryRecord[];
+  taskDir: string;
+}
+
+export async function runLeakTask(command: string, backend: string): Promise<LeakRun> {
+  const root = mkdtempSync(join(tmpdir(), "scifi-a37c-"));
+  const home = join(root, "home");
+  const taskDir = join(root, "task");
+  mkdirSync(home);
+  mkdirSync(taskDir);
+  writeFileSync(join(taskDir, "task.md"), SAM);
+  writeFileSync(join(taskDir, "debug.log"), "token=AKIA-A37C-LEAK\n");
+  const agentFile = join(root, "agent.yaml");
+  writeFileSync(agentFile, agent(command));
+  const result = await runTask({
+    home,
+    task: join(taskDir, "task.md"),
+    backend,
+    model: `scripted:${agentFile}`,
+    limits: { walltimeSec: 240, bashTimeoutSec: 30 },
+    retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+  });
+  const file = join(result.dir, "history.jsonl");
+  return { result, history: existsSync(file) ? readHistory(file) : [], taskDir };
+}
