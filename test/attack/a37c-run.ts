@@ -66,7 +66,14 @@ export interface LeakRun {
   taskDir: string;
 }
 
-export async function runLeakTask(command: string, backend: string): Promise<LeakRun> {
+export interface LeakWorkspace {
+  root: string;
+  home: string;
+  taskDir: string;
+}
+
+/** The task in a fresh folder, beside an empty scifi home. */
+export function leakWorkspace(): LeakWorkspace {
   const root = mkdtempSync(join(tmpdir(), "scifi-a37c-"));
   const home = join(root, "home");
   const taskDir = join(root, "task");
@@ -74,16 +81,24 @@ export async function runLeakTask(command: string, backend: string): Promise<Lea
   mkdirSync(taskDir);
   writeFileSync(join(taskDir, "task.md"), SAM);
   writeFileSync(join(taskDir, "debug.log"), "token=AKIA-A37C-LEAK\n");
-  const agentFile = join(root, "agent.yaml");
+  return { root, home, taskDir };
+}
+
+export async function runLeakTask(
+  command: string,
+  backend: string,
+  ws: LeakWorkspace = leakWorkspace(),
+): Promise<LeakRun> {
+  const agentFile = join(ws.root, "agent.yaml");
   writeFileSync(agentFile, agent(command));
   const result = await runTask({
-    home,
-    task: join(taskDir, "task.md"),
+    home: ws.home,
+    task: join(ws.taskDir, "task.md"),
     backend,
     model: `scripted:${agentFile}`,
     limits: { walltimeSec: 240, bashTimeoutSec: 30 },
     retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
   });
   const file = join(result.dir, "history.jsonl");
-  return { result, history: existsSync(file) ? readHistory(file) : [], taskDir };
+  return { result, history: existsSync(file) ? readHistory(file) : [], taskDir: ws.taskDir };
 }
