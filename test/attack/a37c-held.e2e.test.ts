@@ -7,8 +7,9 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
+import { workToolExchanges } from "../loop/adversarial/workspace.ts";
 import { ensureImage } from "../loop/harness.ts";
-import { HONEST, runLeakTask, WHITEOUT_NAME } from "./a37c-run.ts";
+import { HONEST, LURKER, runLeakTask, WHITEOUT_NAME } from "./a37c-run.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "a37c: check views against a whiteout name (docker)",
@@ -33,6 +34,19 @@ describe.skipIf(!hasEngine("docker"))(
       expect(state.checks?.map((c) => c.view)).toEqual([
         process.getuid?.() === 0 ? "overlay" : "fuse-overlayfs",
       ]);
+    });
+
+    it("a detached process the work left to put debug.log back later is gone before the checks", async () => {
+      const run = await runLeakTask(LURKER, "docker");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
+      // The lurker was alive when the work's command returned (ps counted it beside grep).
+      const bash = workToolExchanges(join(run.result.dir, "audit.jsonl")).find((t) => t.name === "bash");
+      expect(
+        Number.parseInt(bash?.output.trim().split("\n").at(-1) ?? "0", 10),
+        bash?.output,
+      ).toBeGreaterThanOrEqual(2);
+      await new Promise((r) => setTimeout(r, 10_000));
+      expect(existsSync(join(run.taskDir, "debug.log")), "the lurker outlived the work").toBe(false);
     });
   },
 );
