@@ -11,7 +11,7 @@ import type { HistoryRecord } from "../../runner/memory/history-events.ts";
 import type { RunResult } from "../../runner/run/deps.ts";
 import { runTask } from "../../runner/run/setup.ts";
 
-const SAM = `---
+const SAM = (check: string) => `---
 name: a37c-leak
 walltime: 5m
 iterations: 1
@@ -27,11 +27,14 @@ Delete \`debug.log\`.
 ## Expectation
 - \`debug.log\` is gone from the task folder.
   \`\`\`check timeout=1m
-  ls -a; test ! -e debug.log
+  ${check}
   \`\`\`
 `;
 
-function agent(command: string): string {
+/** The check of the Expectation: debug.log is gone. */
+export const CHECK = "ls -a; test ! -e debug.log";
+
+export function agent(command: string): string {
   return [
     "# Scripted agent (labelled: no real LLM), attacker a37c.",
     "prescan:",
@@ -79,13 +82,13 @@ export interface LeakWorkspace {
 }
 
 /** The task in a fresh folder, beside an empty scifi home. */
-export function leakWorkspace(): LeakWorkspace {
+export function leakWorkspace(check = CHECK): LeakWorkspace {
   const root = mkdtempSync(join(tmpdir(), "scifi-a37c-"));
   const home = join(root, "home");
   const taskDir = join(root, "task");
   mkdirSync(home);
   mkdirSync(taskDir);
-  writeFileSync(join(taskDir, "task.md"), SAM);
+  writeFileSync(join(taskDir, "task.md"), SAM(check));
   writeFileSync(join(taskDir, "debug.log"), "token=AKIA-A37C-LEAK\n");
   return { root, home, taskDir };
 }
