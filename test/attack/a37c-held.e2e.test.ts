@@ -9,7 +9,15 @@ import { readState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { workToolExchanges } from "../loop/adversarial/workspace.ts";
 import { ensureImage } from "../loop/harness.ts";
-import { HONEST, LURKER, runLeakTask, WHITEOUT_NAME } from "./a37c-run.ts";
+import {
+  ASSET_HIDE,
+  ASSET_HONEST,
+  HONEST,
+  LURKER,
+  runAssetTask,
+  runLeakTask,
+  WHITEOUT_NAME,
+} from "./a37c-run.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "a37c: check views against a whiteout name (docker)",
@@ -47,6 +55,19 @@ describe.skipIf(!hasEngine("docker"))(
       ).toBeGreaterThanOrEqual(2);
       await new Promise((r) => setTimeout(r, 10_000));
       expect(existsSync(join(run.taskDir, "debug.log")), "the lurker outlived the work").toBe(false);
+    });
+
+    it("control: the answer written, the runner's test in a shared tests/ folder passes", async () => {
+      const run = await runAssetTask(ASSET_HONEST, "docker");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
+    });
+
+    it("a .wh.<asset> name beside a check asset in a shared folder does not hide the runner's test", async () => {
+      const run = await runAssetTask(ASSET_HIDE, "docker");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
+      const checks = run.history.flatMap((e) => (e.type === "check" ? [e] : []));
+      expect(checks.map((c) => c.passed)).toEqual([false]);
+      expect(checks[0]?.output).toContain("grader: the runner's test");
     });
   },
 );
