@@ -15,11 +15,11 @@
 // ("mount source ... doesn't exist"), and runTask throws SandboxStartFailed out of the checks
 // phase. No check runs, no verdict is recorded, the agent's cheat is not named anywhere, and the
 // person reads an Apptainer infrastructure error (a resume meets it again). `touch .wh.task.md`
-// (the SAM file is bound over itself the same way) should do the same to any task (not run here).
+// (the SAM file is bound over itself the same way) does the same to ANY task: seen here too.
 // Suggested fix: as in a37c-fuse-whiteout-name.pending.ts (no fuse-overlayfs view over a lower layer
 // holding `.wh.` names); and restore() may treat a `.wh.<asset>` beside a check asset as tampering.
 import { describe, expect, it } from "vitest";
-import { ASSET_HIDE, ASSET_HONEST, runAssetTask } from "../attack/a37c-run.ts";
+import { ASSET_HIDE, ASSET_HONEST, runAssetTask, runLeakTask } from "../attack/a37c-run.ts";
 
 describe("a37c: a whiteout name hides a check asset (apptainer)", { timeout: 300_000 }, () => {
   it("control: the answer written passes", async () => {
@@ -35,5 +35,11 @@ describe("a37c: a whiteout name hides a check asset (apptainer)", { timeout: 300
       [false, expect.stringContaining("grader: the runner's test")],
     ]);
     expect(run.result.outcome.status, run.result.outcome.reason).toBe("failed");
+  });
+
+  it("a .wh.task.md beside the SAM file: the check phase still runs and judges", async () => {
+    const run = await runLeakTask("rm -f debug.log && touch .wh.task.md", "apptainer");
+    const checks = run.history.flatMap((e) => (e.type === "check" ? [e] : []));
+    expect(checks.map((c) => c.check)).toEqual(["root/check-1"]);
   });
 });
