@@ -69,5 +69,12 @@ describe.skipIf(!hasEngine("docker"))(
       expect(checks.map((c) => c.passed)).toEqual([false]);
       expect(checks[0]?.output).toContain("grader: the runner's test");
     });
+
+    it("a .wh.task.md beside the SAM file: the check phase runs and passes the deleted debug.log", async () => {
+      const run = await runLeakTask("rm -f debug.log && touch .wh.task.md", "docker");
+      expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
+      const checks = run.history.flatMap((e) => (e.type === "check" ? [e] : []));
+      expect(checks.map((c) => [c.check, c.passed])).toEqual([["root/check-1", true]]);
+    });
   },
 );
