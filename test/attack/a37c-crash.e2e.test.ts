@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, REPO, waitFor } from "../loop/harness.ts";
+import { ensureImage, REPO, waitFor } from "../run/harness.ts";
 import { agent, HONEST, leakWorkspace } from "./a37c-run.ts";
 import { containersOf } from "./a41-run.ts";
 

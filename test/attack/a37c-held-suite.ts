@@ -19,7 +19,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { dropCheckView, layersDir, makeCheckView, type ViewKind } from "../../runner/run/check-view.ts";
+import {
+  dropCheckView,
+  layersDir,
+  makeCheckView,
+  type ViewKind,
+} from "../../runner/run/checks/check-view.ts";
 
 const root = process.getuid?.() === 0;
 /** The sandbox's user of a root runner (docs/sandbox.md `sandboxUser`). */

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { workToolExchanges } from "../loop/adversarial/workspace.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { workToolExchanges } from "../run/adversarial/workspace.ts";
+import { ensureImage } from "../run/harness.ts";
 import {
   ASSET_HIDE,
   ASSET_HONEST,

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readHistory } from "../../runner/memory/history.ts";
 import type { HistoryRecord } from "../../runner/memory/history-events.ts";
-import type { RunResult } from "../../runner/run/deps.ts";
+import type { RunResult } from "../../runner/run/session/deps.ts";
 import { runTask } from "../../runner/run/setup.ts";
 
 const SAM = (check: string) => `---

@@ -16,7 +16,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readHistory } from "../../runner/memory/history.ts";
 import { HONEST, leakWorkspace, runLeakTask } from "../attack/a37c-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage } from "../loop/harness.ts";
+import { ensureImage } from "../run/harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("a37c: a typo in SCIFI_CHECK_VIEW", { timeout: 300_000 }, () => {
   beforeAll(() => ensureImage(), 1_800_000);

@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { dropCheckView, makeCheckView } from "../../runner/run/check-view.ts";
+import { dropCheckView, makeCheckView } from "../../runner/run/checks/check-view.ts";
 
 const base = mkdtempSync(join(tmpdir(), "a37c-forced-"));
 afterAll(() => {

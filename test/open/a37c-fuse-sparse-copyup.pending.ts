@@ -22,7 +22,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { dropCheckView, layersDir, makeCheckView } from "../../runner/run/check-view.ts";
+import { dropCheckView, layersDir, makeCheckView } from "../../runner/run/checks/check-view.ts";
 
 const base = mkdtempSync(join(tmpdir(), "a37c-sparse-"));
 afterAll(() => {

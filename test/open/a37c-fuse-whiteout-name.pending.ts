@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { dropCheckView, makeCheckView } from "../../runner/run/check-view.ts";
+import { dropCheckView, makeCheckView } from "../../runner/run/checks/check-view.ts";
 
 const base = mkdtempSync(join(tmpdir(), "a37c-wh-"));
 afterAll(() => {

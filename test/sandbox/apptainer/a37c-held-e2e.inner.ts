@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HONEST, LURKER, runLeakTask } from "../../attack/a37c-run.ts";
-import { workToolExchanges } from "../../loop/adversarial/workspace.ts";
+import { workToolExchanges } from "../../run/adversarial/workspace.ts";
 
 describe("a37c: check views (apptainer, inside the harness)", { timeout: 300_000 }, () => {
   it("control: deleting debug.log passes, on a fuse-overlayfs view", async () => {
