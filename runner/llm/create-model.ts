@@ -146,6 +146,7 @@ async function replay(target: string, audit: AuditTape, options: CreateModelOpti
   return new Gateway([entry], {
     ...gatewayOptions(audit, options),
     ...(provider.recordedStart ? { memoryAsOf: provider.recordedStart } : {}),
+    replayedControl: () => provider.dueChanges(),
     roles: provider.roles(),
     // The run's tape says how the replay went: calls answered, recorded calls never asked for.
     onClose: async () => {

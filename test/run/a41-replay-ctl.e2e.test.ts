@@ -1,6 +1,7 @@
 // Attack on issue 41's `scifi ctl <run> limits` against replay (docs/models.md "Replay"), found by
 // attacker a41 (real Docker, a priced scripted model served from this process: labelled, no real
-// LLM). FAILS today.
+// LLM); fixed: the replay applies the recorded run's ctl changes before the calls they reached
+// (runner/llm/replay-control.ts, RunSession's step event).
 // Doc promise: docs/models.md "Replay": "An unchanged task ends with the same verdict, every
 // recorded call answered"; docs/loop.md: a replay "sends the same requests (zero divergences)";
 // issue 41: "Replay stays exact".
