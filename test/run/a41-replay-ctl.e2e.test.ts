@@ -15,7 +15,10 @@
 // Suggested fix: record each applied decision on the audit tape (an event before the next call)
 // and let a replay apply the recorded run's decisions at the same points (the replay provider
 // already walks the tape in order); or mask the limits in the compared workspace context.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { readHistory } from "../../runner/memory/history.ts";
 import { cli, pricedTask, readState, startRun } from "../attack/a41-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, fixture, waitFor } from "../loop/harness.ts";
@@ -38,6 +41,13 @@ describe.skipIf(!hasEngine("docker"))("a41: replay of a run whose limits a perso
       expect(replay.stderr).not.toContain("diverges from the recorded call");
       expect(replay.code, replay.stderr).toBe(0);
       expect(replay.stdout).toContain("PASSED");
+      // The replay applied the recorded change itself, through its own control path.
+      const replayRun = readdirSync(join(home, "runs")).find((id) => id !== run.runId) ?? "";
+      const applied = readHistory(join(home, "runs", replayRun, "history.jsonl")).filter(
+        (e) => e.type === "control" && e.action === "limits",
+      );
+      expect(applied).toMatchObject([{ to: { usd: 5, walltimeSec: 7200 } }]);
+      expect(applied[0]?.type === "control" && applied[0].by).toContain("(replayed)");
     } finally {
       await model.close();
     }
