@@ -8,7 +8,7 @@ import type { DaemonCore, Live } from "./context.ts";
 import { plan } from "./queue.ts";
 import type { TaskRecord } from "./records.ts";
 import type { RunApproval } from "./run-approval.ts";
-import { runSpentUsd, spentToday } from "./spend.ts";
+import { runBudgetUsd, runSpentUsd, spentToday } from "./spend.ts";
 
 export interface SchedulerParts {
   concurrency: number;
@@ -85,7 +85,8 @@ export class Scheduler {
     const spent = spentToday(core.home, [...core.records.values()]);
     let reserved = 0;
     for (const [key, live] of core.live) {
-      const budget = core.records.get(key)?.budgetUsd ?? 0;
+      // The run's live cap: a budget changed with scifi ctl is reserved as it now stands (a41).
+      const budget = runBudgetUsd(core.home, live.runId, core.records.get(key)?.budgetUsd ?? 0);
       reserved += Math.max(0, budget - runSpentUsd(core.home, live.runId));
     }
     return perDay - spent - reserved;

@@ -10,6 +10,8 @@ export interface RunStateView {
   iteration: number;
   outcome?: { status: "passed" | "failed" | "blocked"; reason: string };
   spent: { usd: number; tokens: number };
+  /** The run's live limits (`scifi ctl` may have changed them since the task was queued). */
+  limits?: { usd?: number };
   /** Set while the run is paused (scifi ctl). */
   paused?: { at: string; phase: string; reason: string };
 }
@@ -30,6 +32,15 @@ export function utcDay(date: Date = new Date()): string {
 
 export function runSpentUsd(home: string, runId: string): number {
   return readRunState(home, runId)?.spent?.usd ?? 0;
+}
+
+/**
+ * The money cap a running task's run holds now: its checkpoint's limit, which an applied `scifi ctl
+ * limits --budget-usd` changed, else the task record's budget (the daemon reserves what is left of it).
+ */
+export function runBudgetUsd(home: string, runId: string, recorded: number): number {
+  const usd = readRunState(home, runId)?.limits?.usd;
+  return typeof usd === "number" && Number.isFinite(usd) && usd > 0 ? usd : recorded;
 }
 
 export function spentToday(home: string, tasks: readonly TaskRecord[], now: Date = new Date()): number {

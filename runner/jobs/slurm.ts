@@ -113,6 +113,15 @@ export class SlurmClient {
     };
   }
 
+  /**
+   * `scontrol update JobId=… TimeLimit=…`: a live job's time limit. SLURM lets a user lower it; only
+   * an operator or administrator may raise it on most sites: the SlurmError then carries SLURM's word.
+   */
+  async updateTimeLimit(jobId: string, limit: string): Promise<void> {
+    const r = await this.#run("scontrol", ["update", `JobId=${jobId}`, `TimeLimit=${limit}`]);
+    if (r.code !== 0) throw new SlurmError("scontrol update", r.stderr);
+  }
+
   /** `sacct`: the accounting record, where the site keeps one. Undefined when sacct knows nothing. */
   async sacct(jobId: string): Promise<SlurmJobInfo | undefined> {
     const r = await this.#run("sacct", ["-n", "-P", "-X", "-j", jobId, "-o", "JobID,State,ExitCode,Elapsed"]);

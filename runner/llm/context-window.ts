@@ -26,6 +26,26 @@ export function familyWindow(model: string): number | undefined {
   return FAMILY_WINDOWS.find((f) => f.family.test(model))?.window;
 }
 
+/**
+ * The reply's reservation for a model: its `maxTokens` (default 8,192), unless that leaves the prompt
+ * less than a quarter of the window (a vLLM at `--max-model-len 8192` with the default would leave
+ * none, and every request would be refused): then a quarter of the window, with a warning saying
+ * what to set instead.
+ */
+export function replyReservation(
+  window: number,
+  maxTokens: number | undefined,
+  entry: string,
+): { replyTokens: number; warning?: string } {
+  const asked = maxTokens ?? DEFAULT_REPLY_TOKENS;
+  if (window - asked >= window / 4) return { replyTokens: asked };
+  const replyTokens = Math.max(1, Math.floor(window / 4));
+  return {
+    replyTokens,
+    warning: `model '${entry}': its context window (${window} tokens) leaves a prompt only ${Math.max(0, window - asked)} tokens beside its reply reservation (maxTokens ${asked}${maxTokens === undefined ? ", the default" : ""}); the runner reserves ${replyTokens} tokens for replies instead. Set maxTokens (at most ${Math.floor(window / 2)}) on this model's entry in models.yaml, or give the server a larger window, to choose it yourself.`,
+  };
+}
+
 /** The prompt tokens left beside the reply's reservation (never negative). */
 export function promptBudget(window: number, replyTokens: number): number {
   return Math.max(0, window - replyTokens);

@@ -17,9 +17,9 @@ import {
   resolveApiKey,
 } from "./config.ts";
 import {
-  DEFAULT_REPLY_TOKENS,
   familyWindow,
   promptBudget,
+  replyReservation,
   serverWindow,
   UNKNOWN_WINDOW,
   type WindowSource,
@@ -86,6 +86,15 @@ async function scripted(
   const { readTape } = await import("../audit/verify.ts");
   const skip = existsSync(audit.path) ? repliesUsed(readTape(audit.path, { tolerant: true }), model) : {};
   const server = await ScriptedServer.start(file, { skip });
+  const { loadScript } = await import("./scripted/script.ts");
+  const script = loadScript(file);
+  // The script's window, less the reply's reservation the provider sends beside the prompt.
+  const window = script.contextWindow;
+  const reserved = window !== undefined ? replyReservation(window, undefined, model) : undefined;
+  // Only a lowered reservation is put on the tape here (scripted tapes stay as they were).
+  if (window !== undefined && reserved?.warning)
+    noteWindow(audit, options, model, window, "script", reserved);
+  const maxTokens = reserved?.warning ? { maxTokens: reserved.replyTokens } : {};
   let provider: Provider;
   if (format === "anthropic") {
     const { AnthropicProvider } = await import("./providers/anthropic.ts");
@@ -96,6 +105,7 @@ async function scripted(
       apiKey: "scripted-no-key",
       baseURL: server.baseURL,
       thinking: { type: "adaptive" },
+      ...maxTokens,
     });
   } else {
     const { OpenAIProvider } = await import("./providers/openai.ts");
@@ -104,19 +114,18 @@ async function scripted(
       model,
       apiKey: "scripted-no-key",
       baseURL: `${server.baseURL}/v1`,
+      ...maxTokens,
     });
   }
-  const { loadScript } = await import("./scripted/script.ts");
-  const script = loadScript(file);
-  // The script's window, less the reply's reservation the provider sends beside the prompt.
-  const window = script.contextWindow;
   const entry: GatewayEntry = {
     name: model,
     provider,
     rank: "any",
     kinds: ["control", "work"],
     prices: ZERO_PRICES,
-    ...(window !== undefined ? { contextBudget: () => promptBudget(window, DEFAULT_REPLY_TOKENS) } : {}),
+    ...(window !== undefined && reserved
+      ? { contextBudget: () => promptBudget(window, reserved.replyTokens) }
+      : {}),
   };
   const roles = new Set([...script.queues].filter(([, q]) => q.length > 0).map(([role]) => role));
   return new Gateway([entry], { ...gatewayOptions(audit, options), roles, onClose: () => server.close() });
@@ -137,6 +146,7 @@ async function replay(target: string, audit: AuditTape, options: CreateModelOpti
   return new Gateway([entry], {
     ...gatewayOptions(audit, options),
     ...(provider.recordedStart ? { memoryAsOf: provider.recordedStart } : {}),
+    replayedControl: () => provider.dueChanges(),
     roles: provider.roles(),
     // The run's tape says how the replay went: calls answered, recorded calls never asked for.
     onClose: async () => {
@@ -173,16 +183,14 @@ async function fromConfig(
     const apiKey = resolveApiKey(entry, env);
     audit.redactor.addValue(apiKey);
     const { window, source } = await windowOf(entry, apiKey);
-    const budget = promptBudget(window, entry.maxTokens ?? DEFAULT_REPLY_TOKENS);
-    // Where the window came from is on the tape: a person can see why a pass was compacted.
-    audit.append({
-      kind: "event",
-      event: "context_window",
-      data: { entry: entry.name, window, source, promptBudget: budget },
-    });
+    const reserved = replyReservation(window, entry.maxTokens, entry.name);
+    const budget = noteWindow(audit, options, entry.name, window, source, reserved);
     entries.push({
       name: entry.name,
-      provider: await providerFor(entry, apiKey),
+      provider: await providerFor(
+        reserved.warning ? { ...entry, maxTokens: reserved.replyTokens } : entry,
+        apiKey,
+      ),
       rank: entry.rank,
       kinds: entry.kinds,
       prices: entry.prices,
@@ -245,6 +253,36 @@ async function providerFor(entry: ModelEntryConfig, apiKey: string): Promise<Pro
     ...(effort ? { reasoningEffort: effort } : {}),
     ...(entry.maxTokens ? { maxTokens: entry.maxTokens } : {}),
   });
+}
+
+/**
+ * Puts a model's window on the tape (where it came from, the reply's reservation and the prompt
+ * budget: a person can see why a pass was compacted), with the warning when the reservation was
+ * lowered (also shown as a notice); returns the prompt budget.
+ */
+function noteWindow(
+  audit: AuditTape,
+  options: CreateModelOptions,
+  entry: string,
+  window: number,
+  source: string,
+  reserved: { replyTokens: number; warning?: string },
+): number {
+  const budget = promptBudget(window, reserved.replyTokens);
+  audit.append({
+    kind: "event",
+    event: "context_window",
+    data: {
+      entry,
+      window,
+      source,
+      replyTokens: reserved.replyTokens,
+      promptBudget: budget,
+      ...(reserved.warning ? { warning: reserved.warning } : {}),
+    },
+  });
+  if (reserved.warning) options.onNotice?.(`warning: ${reserved.warning}`);
+  return budget;
 }
 
 function gatewayOptions(audit: AuditTape, options: CreateModelOptions) {

@@ -77,6 +77,8 @@ export interface GatewayOptions {
   now?: () => number;
   /** See Model.memoryAsOf (a replay). */
   memoryAsOf?: string;
+  /** See Model.replayedControl (a replay). */
+  replayedControl?: Model["replayedControl"];
   /** See Model.roles (a scripted model, a replay). */
   roles?: ReadonlySet<string>;
 }
@@ -105,6 +107,7 @@ export interface Spent {
 export class Gateway implements Model {
   readonly entries: readonly GatewayEntry[];
   readonly memoryAsOf: string | undefined;
+  readonly replayedControl?: Model["replayedControl"];
   readonly roles: ReadonlySet<string> | undefined;
   readonly #audit: AuditTape;
   readonly #retry: RetryOptions;
@@ -132,6 +135,7 @@ export class Gateway implements Model {
     this.#onClose = options.onClose;
     this.#deadline = options.deadline;
     this.memoryAsOf = options.memoryAsOf;
+    if (options.replayedControl) this.replayedControl = options.replayedControl;
     this.roles = options.roles;
     this.#onNotice = options.onNotice;
     this.#sleep = options.sleep ?? sleep;

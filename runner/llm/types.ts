@@ -121,6 +121,11 @@ export interface Model {
    * Undefined: no window is known (the scripted model without `context_window`).
    */
   contextBudget?(kind: ModelKind, rank: number): number | undefined;
+  /**
+   * A replay: the recorded run's `scifi ctl` limit changes due before the next call, each returned
+   * once (runner/llm/replay-control.ts); the session applies them before it builds the request.
+   */
+  replayedControl?(): readonly import("./replay-control.ts").ReplayedChange[];
 }
 
 export class ModelError extends Error {

@@ -21,6 +21,8 @@ export interface ToolContext {
   /** Characters of tool output the model sees (head and tail kept). */
   maxOutputChars: number;
   signal?: AbortSignal;
+  /** Cuts an output to what the pass's context budget allows (after maxOutputChars); absent: no budget. */
+  capOutput?: (text: string) => string;
   /** The full text of a tool output the pass elided (the `recall` tool); absent: nothing is elided. */
   recall?: (id: string) => string | undefined;
 }
@@ -73,13 +75,18 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): Tool 
       }
       try {
         const outcome = await def.execute(parsed.data, ctx);
-        return { ...outcome, output: capText(outcome.output, ctx.maxOutputChars) };
+        const capped = capText(outcome.output, ctx.maxOutputChars);
+        return { ...outcome, output: ctx.capOutput ? ctx.capOutput(capped) : capped };
       } catch (error) {
         // Errors that end runs end the run rather than the call (an approval the person never gave in
         // time, a sandbox that died twice).
         if (error instanceof RunEnding) throw error;
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-        return { ok: false, output: `Tool '${def.name}' failed: ${capText(message, ctx.maxOutputChars)}` };
+        const capped = capText(message, ctx.maxOutputChars);
+        return {
+          ok: false,
+          output: `Tool '${def.name}' failed: ${ctx.capOutput ? ctx.capOutput(capped) : capped}`,
+        };
       }
     },
   };

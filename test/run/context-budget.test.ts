@@ -216,11 +216,12 @@ describe("a provider that refuses a request as too long", () => {
   );
 
   it("a second refusal right after the retry ends the pass as a refused request", async () => {
-    // A window smaller than the system prompt and brief: nothing can be elided enough.
+    // A budget smaller than the system prompt and brief: nothing can be elided enough. (The window
+    // leaves the default reservation in place: at least a quarter of it is left for the prompt.)
     const run = freshRun();
-    model = await createModel(`scripted:${script(2, 8192 + 10)}`, run.tape);
+    model = await createModel(`scripted:${script(2, 8192 + 2800)}`, run.tape);
     await expect(
-      passOver(model, { limits: { ...DEFAULT_LIMITS }, brief: "x".repeat(2000) }),
+      passOver(model, { limits: { ...DEFAULT_LIMITS }, brief: "x".repeat(12_000) }),
     ).rejects.toMatchObject({ name: "ContextTooLong" });
   });
 });

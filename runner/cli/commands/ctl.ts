@@ -75,12 +75,22 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     };
     const refused = limitsRefusal(limits, used);
     if (refused) throw new CtlRefused(`run ${runId}: ${refused}`);
+    // The limit must reach every consumer: the site policy, and a SLURM job holding the run (a41).
+    const { siteRefusal, reachPlacementJob } = await import("../../run/session/ctl-reach.ts");
+    const beyond = siteRefusal(home, limits, run.task !== undefined);
+    if (beyond) throw new CtlRefused(`run ${runId}: ${beyond}`);
+    const job =
+      limits.walltimeSec !== undefined
+        ? await reachPlacementJob(home, runId, limits.walltimeSec).catch((e: Error) => {
+            throw new CtlRefused(`run ${runId}: ${e.message}`);
+          })
+        : undefined;
     writeDecision(dir, { action: "limits", at, by, limits });
     const shown = Object.entries(limits)
       .map(([k, v]) => `${k} ${state.limits[k as keyof typeof limits]} → ${v}`)
       .join(", ");
     process.stdout.write(
-      `run ${runId}: ${shown}; ${driven ? "the run applies it within a second (on its history as a control event)" : "applied when the run resumes"}\n`,
+      `run ${runId}: ${shown}${job ? `; ${job}` : ""}; ${driven ? "the run applies it within a second (on its history as a control event)" : "applied when the run resumes"}\n`,
     );
     return EXIT.ok;
   }

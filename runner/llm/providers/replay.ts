@@ -10,6 +10,7 @@ import { readTape, verifyTape } from "../../audit/verify.ts";
 import { readHistory } from "../../memory/history.ts";
 import { runFiles } from "../../paths.ts";
 import { ProviderError } from "../errors.ts";
+import { type ReplayedChange, replayedChanges } from "../replay-control.ts";
 import { standingCalls } from "../tape-calls.ts";
 import { tapeRequest } from "../tape-request.ts";
 import { ModelError, type ModelRequest, type StopReason } from "../types.ts";
@@ -29,9 +30,18 @@ export class ReplayProvider implements Provider {
   /** When the recorded run started (its history's first event, else its tape's first record). */
   readonly recordedStart: string | undefined;
   #next = 0;
+  /** The recorded run's ctl limit changes not yet handed to the session (replay-control.ts). */
+  #changes: ReplayedChange[];
 
-  constructor(calls: CallRecord[], redactor: Redactor, source: string, recordedStart?: string) {
+  constructor(
+    calls: CallRecord[],
+    redactor: Redactor,
+    source: string,
+    recordedStart?: string,
+    changes: ReplayedChange[] = [],
+  ) {
     this.#calls = calls;
+    this.#changes = [...changes];
     this.#redactor = redactor;
     this.#source = source;
     this.recordedStart = recordedStart;
@@ -70,8 +80,16 @@ export class ReplayProvider implements Provider {
     const records = readTape(path);
     const calls = standingCalls(records).filter((r) => r.response !== undefined || refusedForLength(r));
     const history = runFiles(runDir).history;
-    const started = (existsSync(history) ? readHistory(history)[0]?.time : undefined) ?? records[0]?.time;
-    return new ReplayProvider(calls, redactor, path, started);
+    const events = existsSync(history) ? readHistory(history) : [];
+    const started = events[0]?.time ?? records[0]?.time;
+    return new ReplayProvider(calls, redactor, path, started, replayedChanges(events, calls));
+  }
+
+  /** The recorded ctl changes due before the next call (Model.replayedControl), each once. */
+  dueChanges(): ReplayedChange[] {
+    const due = this.#changes.filter((c) => c.beforeCall <= this.#next);
+    this.#changes = this.#changes.filter((c) => c.beforeCall > this.#next);
+    return due;
   }
 
   /** How far the replay went: calls answered, and recorded calls never asked for. */

@@ -8,6 +8,7 @@
 // removed whole and a note in the brief says so. Everything here is a function of the messages and the budget, so a replay
 // (which gets the recorded budget) compacts at the same points and sends the same requests.
 import type { ContentBlock, Message, ToolSpec } from "../../llm/types.ts";
+import { capText } from "../../tools/truncate.ts";
 
 /** Compaction starts when the estimate passes this share of the budget... */
 export const HIGH_WATER = 0.85;
@@ -19,7 +20,7 @@ export const KEEP_CHARS = 400;
 /** How the runner's note on removed steps starts (it replaces its earlier note). */
 const NOTE_START = "[scifi removed the ";
 
-/** A tool output may hold at most this share of the budget (its cap in characters: ~3 a token). */
+/** A tool output may hold at most this share of the budget, measured as the budget is (estimateTokens). */
 export const OUTPUT_SHARE = 0.25;
 
 /**
@@ -30,9 +31,26 @@ export function estimateTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(JSON.stringify(text), "utf8") / 3);
 }
 
-/** The cap on one tool output's characters under a budget. */
+/** The cap on one tool output's characters under a budget (an upper bound: see capToBudget). */
 export function outputCap(budget: number): number {
   return Math.max(1000, Math.floor(OUTPUT_SHARE * 3 * budget));
+}
+
+/**
+ * A tool output cut to its share of the budget by the measure the budget is kept with (JSON bytes),
+ * not by characters: control bytes (six JSON bytes each) or CJK text capped by characters alone
+ * would pass the whole budget, be elided at once, and their recall too (a41).
+ */
+export function capToBudget(text: string, budget: number): string {
+  const limit = Math.max(334, Math.floor(OUTPUT_SHARE * budget));
+  let chars = outputCap(budget);
+  let out = capText(text, chars);
+  // Each round shrinks the cut by the overshoot's ratio; escaped bytes cost at most 6 a character.
+  while (estimateTokens(out) > limit && chars > 100) {
+    chars = Math.floor(chars * Math.min(0.95, limit / estimateTokens(out)));
+    out = capText(text, chars);
+  }
+  return out;
 }
 
 /** What every request of the pass sends besides its history. */

@@ -13,7 +13,7 @@ import type { LimitConfig } from "../../run-folder/state.ts";
 import { recallTool } from "../../tools/recall.ts";
 import { runTool, type ToolSet, toolSpecs } from "../../tools/registry.ts";
 import type { ToolContext, ToolSignal } from "../../tools/tool.ts";
-import { type Compaction, ContextKeeper, type FixedPart, outputCap } from "./context-budget.ts";
+import { type Compaction, ContextKeeper, capToBudget, type FixedPart, outputCap } from "./context-budget.ts";
 import { PassLimits, type RunBudget } from "./limits.ts";
 
 export type PassExit =
@@ -99,6 +99,8 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
           ...given.toolContext,
           // One output may hold a quarter of the budget: a build log never fills a small window alone.
           maxOutputChars: Math.min(given.toolContext.maxOutputChars, outputCap(keeper.budget)),
+          // ...measured as the budget is (JSON bytes), so binary output and its recall fit too.
+          capOutput: (text) => capToBudget(text, keeper.budget),
           recall: (id) => keeper.recall(id),
         },
       }

@@ -21,7 +21,7 @@ import { Tampering } from "../checks/checks.ts";
 import { RunGates } from "../gates/gates.ts";
 import type { TaskFolderGuard } from "../task-folder/task-folder.ts";
 import type { RunContext, RunRecords } from "./context.ts";
-import type { RunControl } from "./control.ts";
+import { type RunControl, writeDecision } from "./control.ts";
 import { type PassEvent, totalTokens } from "./conversation.ts";
 import type { RunDeps } from "./deps.ts";
 import {
@@ -209,6 +209,7 @@ export class RunSession implements RunContext {
         tokensAfter: compaction.after,
       });
     } else if (event.type === "step") {
+      this.#replayControl();
       this.emit({
         step: event.step,
         stepsLeft: event.limits.stepsLeft(),
@@ -222,6 +223,25 @@ export class RunSession implements RunContext {
     } else {
       this.emit({ tokens: this.budget.tokens, usd: this.budget.usd });
     }
+  }
+
+  /**
+   * A replay: the recorded run's ctl limit changes due before the request about to be built go
+   * through this run's own control path (a decision file, applied and put on the history at once),
+   * so the workspace context and the limits are the recorded ones (a41).
+   */
+  #replayControl(): void {
+    const due = this.model.replayedControl?.() ?? [];
+    if (due.length === 0) return;
+    const at = new Date().toISOString();
+    for (const change of due)
+      writeDecision(this.folder.files.control, {
+        action: "limits",
+        at,
+        by: `${change.by} (replayed)`,
+        limits: change.limits,
+      });
+    this.control.poll();
   }
 
   /** The phase that completed, on disk with the spend, the history length and the tape's head. */

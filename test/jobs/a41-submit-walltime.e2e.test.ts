@@ -1,5 +1,6 @@
 // Attack on `scifi ctl <run> limits --walltime` of a `scifi submit` run (real SLURM, real Docker,
-// the scripted model: labelled, no real LLM), found by attacker a41. FAILS today.
+// the scripted model: labelled, no real LLM), found by attacker a41; fixed in runner/run/session/ctl-reach.ts
+// (ctl raises the job's TimeLimit with `scontrol update`, or refuses with SLURM's word).
 // Doc promise: docs/ctl.md "limits": the wall time is raised and "the running run applies the
 // change within a second: ... the deadline moves"; issue 41: "for direct runs and daemon tasks,
 // from another shell or machine that shares the run folder"; issue 42: "a limit changed mid-run

@@ -1,6 +1,7 @@
 // Attack on issue 41's `scifi ctl <run> limits` against replay (docs/models.md "Replay"), found by
 // attacker a41 (real Docker, a priced scripted model served from this process: labelled, no real
-// LLM). FAILS today.
+// LLM); fixed: the replay applies the recorded run's ctl changes before the calls they reached
+// (runner/llm/replay-control.ts, RunSession's step event).
 // Doc promise: docs/models.md "Replay": "An unchanged task ends with the same verdict, every
 // recorded call answered"; docs/loop.md: a replay "sends the same requests (zero divergences)";
 // issue 41: "Replay stays exact".
@@ -14,10 +15,13 @@
 // Suggested fix: record each applied decision on the audit tape (an event before the next call)
 // and let a replay apply the recorded run's decisions at the same points (the replay provider
 // already walks the tape in order); or mask the limits in the compared workspace context.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { readHistory } from "../../runner/memory/history.ts";
 import { cli, pricedTask, readState, startRun } from "../attack/a41-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { ensureImage, fixture, waitFor } from "../run/harness.ts";
+import { ensureImage, fixture, waitFor } from "./harness.ts";
 
 describe.skipIf(!hasEngine("docker"))("a41: replay of a run whose limits a person changed", () => {
   it("answers every recorded call, with the same verdict", async () => {
@@ -37,6 +41,13 @@ describe.skipIf(!hasEngine("docker"))("a41: replay of a run whose limits a perso
       expect(replay.stderr).not.toContain("diverges from the recorded call");
       expect(replay.code, replay.stderr).toBe(0);
       expect(replay.stdout).toContain("PASSED");
+      // The replay applied the recorded change itself, through its own control path.
+      const replayRun = readdirSync(join(home, "runs")).find((id) => id !== run.runId) ?? "";
+      const applied = readHistory(join(home, "runs", replayRun, "history.jsonl")).filter(
+        (e) => e.type === "control" && e.action === "limits",
+      );
+      expect(applied).toMatchObject([{ to: { usd: 5, walltimeSec: 7200 } }]);
+      expect(applied[0]?.type === "control" && applied[0].by).toContain("(replayed)");
     } finally {
       await model.close();
     }
