@@ -7,7 +7,10 @@
 // sends the recorded requests and meets the recorded limits.
 import type { CallRecord } from "../audit/types.ts";
 import type { HistoryRecord } from "../memory/history-events.ts";
-import type { ControlLimits } from "../run/session/control.ts";
+import type { LimitConfig } from "../run-folder/state.ts";
+
+/** The limits a `scifi ctl` decision changes (the run's ControlLimits; llm sits below the run). */
+type ControlLimits = Partial<Pick<LimitConfig, "iterations" | "walltimeSec" | "usd">>;
 
 export interface ReplayedChange {
   /** The index of the recorded call (in replay order) it is due before. */
