@@ -18,12 +18,14 @@ import type { SitePolicy } from "../policy/site.ts";
 import type { LimitConfig, RunState } from "../run-folder/state.ts";
 import { newRunId } from "../run-id.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { checkViewKinds } from "./checks/check-view.ts";
 import type { RunDeps, RunResult } from "./session/deps.ts";
 import { InvalidInput } from "./session/errors.ts";
 import { changesTracker } from "./session/run-end-records.ts";
 import type { RunStatus } from "./session/status.ts";
 import { resumeRun, startRun } from "./start.ts";
 import { type HelperFolder, withHelperMounts } from "./task-folder/helper-mounts.ts";
+import { checkCopyMaxBytes } from "./task-folder/task-folder.ts";
 
 export interface RunTaskOptions {
   home: string;
@@ -198,6 +200,14 @@ async function runInputs(options: RunTaskOptions): Promise<RunInputs> {
   const sitePolicyFile = sitePolicyPath(options.home, options.sitePolicy);
   const site = loadSitePolicy(sitePolicyFile, options.sitePolicy !== undefined).policy;
   const poll = Number(process.env.SCIFI_APPROVAL_POLL_MS);
+  // The checks' settings are a person's, read before anything runs: a typo must not end a run after
+  // its work pass has spent (SCIFI_CHECK_VIEW, SCIFI_CHECK_COPY_MAX_BYTES).
+  try {
+    checkViewKinds();
+    checkCopyMaxBytes();
+  } catch (error) {
+    throw new InvalidInput((error as Error).message);
+  }
   return { options, site, sitePolicyFile, pollMs: poll > 0 ? poll : undefined };
 }
 

@@ -79,6 +79,13 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "checks-mount-readonly.inner.ts",
         "finish-after-ptrace.inner.ts",
         "a38b-job-bind.inner.ts",
+        "check-view.inner.ts",
+        "a37c-held.inner.ts",
+        "a37c-fuse-whiteout-name.inner.ts",
+        "a37c-whiteout-asset.inner.ts",
+        "a37c-whiteout-e2e.inner.ts",
+        "a37c-fuse-sparse-copyup.inner.ts",
+        "a37c-forced-view-silent.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),

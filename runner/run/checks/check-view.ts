@@ -51,6 +51,24 @@ export interface ViewOptions extends CopyOptions {
   engineIsOtherUser?: boolean;
 }
 
+/**
+ * The view kinds to try (check-view.ts): SCIFI_CHECK_VIEW names one or a comma-separated list
+ * (`copy` forces the copy, as a site whose file system refuses overlays may want).
+ */
+export function checkViewKinds(env: NodeJS.ProcessEnv = process.env): ViewKind[] {
+  const asked = env.SCIFI_CHECK_VIEW?.split(",")
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (!asked || asked.length === 0) return [...VIEW_KINDS];
+  const unknown = asked.filter((k) => !VIEW_KINDS.includes(k as ViewKind));
+  if (unknown.length > 0) {
+    throw new Error(
+      `SCIFI_CHECK_VIEW: unknown view kind ${unknown.map((k) => JSON.stringify(k)).join(", ")}; use ${VIEW_KINDS.join(", ")} (comma-separated, tried in order)`,
+    );
+  }
+  return asked as ViewKind[];
+}
+
 /** Where a view's upper and work folders go: beside the view, named after it. */
 export function layersDir(viewDir: string): string {
   return `${viewDir}.layers`;
@@ -64,10 +82,23 @@ export function makeCheckView(taskDir: string, viewDir: string, options: ViewOpt
   dropCheckView(viewDir);
   const notUsed: string[] = [];
   const root = process.getuid?.() === 0;
-  for (const kind of options.kinds ?? VIEW_KINDS) {
+  const kinds = options.kinds ?? VIEW_KINDS;
+  // A person's own order (SCIFI_CHECK_VIEW): every kind it names and the runner passes over is said.
+  const forced = kinds.join() !== VIEW_KINDS.join();
+  for (const kind of kinds) {
     if (kind === "copy") break;
-    // Only root mounts a kernel overlay that the sandbox's engine sees: not a fallback, not said.
-    if (kind === "overlay" && !root) continue;
+    // Only root mounts a kernel overlay that the sandbox's engine sees: not a fallback of the
+    // default order, so said only when a person asked for it (SCIFI_CHECK_VIEW).
+    if (kind === "overlay" && !root) {
+      if (forced)
+        notUsed.push("overlay: the runner is not root (only root mounts a kernel overlay the engine sees)");
+      continue;
+    }
+    const hazard = kind === "fuse-overlayfs" ? fuseHazard(taskDir) : undefined;
+    if (hazard) {
+      notUsed.push(`${kind}: ${hazard}`);
+      continue;
+    }
     let why = tryMount(kind, taskDir, viewDir, options);
     if (why === undefined) {
       try {
@@ -80,7 +111,59 @@ export function makeCheckView(taskDir: string, viewDir: string, options: ViewOpt
     notUsed.push(`${kind}: ${why}`);
     dropCheckView(viewDir);
   }
+  if (!kinds.includes("copy"))
+    notUsed.push("copy was not asked for: it is the last resort when no other kind mounts");
   return { dir: viewDir, kind: "copy", skipped: copyForChecks(taskDir, viewDir, options), notUsed };
+}
+
+/** Files above this size are copied up whole by fuse-overlayfs on any change, holes filled. */
+const SPARSE_COPYUP_BYTES = 64 * 1024 ** 2;
+
+/**
+ * Why fuse-overlayfs would show the checks something else than the task folder, or cost what the
+ * work did not: it reads a name `.wh.<name>` in its lower layer as a whiteout (hiding `<name>`, a
+ * check asset or task.md included) and an opaque marker, and copies a file up whole, holes
+ * filled, the moment a check touches it (a 1 TB sparse file costs the work nothing and the run
+ * folder a terabyte). The copy keeps both as they are. Undefined: none of either.
+ */
+function fuseHazard(taskDir: string): string | undefined {
+  const found = execFileSync(
+    "find",
+    [
+      taskDir,
+      "-mindepth",
+      "1",
+      "(",
+      "-name",
+      ".wh.*",
+      "-printf",
+      "W%P\\0",
+      "-quit",
+      ")",
+      "-o",
+      "(",
+      "-type",
+      "f",
+      "-size",
+      `+${SPARSE_COPYUP_BYTES / 1024}k`,
+      "-printf",
+      "S%S %P\\0",
+      ")",
+    ],
+    { maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  for (let start = 0; start < found.length; ) {
+    const end = found.indexOf(0, start);
+    const entry = found.subarray(start, end === -1 ? found.length : end);
+    start = end === -1 ? found.length : end + 1;
+    if (entry[0] === 0x57 /* W */)
+      return `the task folder holds ${showPath(entry.subarray(1))}, a name fuse-overlayfs reads as a whiteout (it would hide a file from the checks)`;
+    const space = entry.indexOf(0x20);
+    const sparseness = Number(entry.subarray(1, space).toString("latin1"));
+    if (sparseness < 0.5)
+      return `the task folder holds ${showPath(entry.subarray(space + 1))}, a sparse file fuse-overlayfs would copy up whole if a check touched it`;
+  }
+  return undefined;
 }
 
 /** Unmounts the view at `viewDir` if one is mounted, and removes it and its layers. Never follows a link. */

@@ -9,11 +9,10 @@ import type { SamDocument } from "../../sam/types.ts";
 import { visible } from "../../terminal-text.ts";
 import {
   type CheckView,
+  checkViewKinds,
   dropCheckView,
   makeCheckView,
   VIEW_FOLDER,
-  VIEW_KINDS,
-  type ViewKind,
 } from "../checks/check-view.ts";
 import { Tampering } from "../checks/checks.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "../checks/delivered.ts";
@@ -44,24 +43,6 @@ export function checkCopyMaxBytes(env: NodeJS.ProcessEnv = process.env): number 
       `SCIFI_CHECK_COPY_MAX_BYTES=${JSON.stringify(raw)} is not a whole number of bytes from 1 to ${CHECK_COPY_MAX_BYTES} (it can only lower the checks' copy cap); unset it or give such a number`,
     );
   return value;
-}
-
-/**
- * The view kinds to try (check-view.ts): SCIFI_CHECK_VIEW names one or a comma-separated list
- * (`copy` forces the copy, as a site whose file system refuses overlays may want).
- */
-function viewKinds(): ViewKind[] {
-  const asked = process.env.SCIFI_CHECK_VIEW?.split(",")
-    .map((k) => k.trim())
-    .filter(Boolean);
-  if (!asked || asked.length === 0) return [...VIEW_KINDS];
-  const unknown = asked.filter((k) => !VIEW_KINDS.includes(k as ViewKind));
-  if (unknown.length > 0) {
-    throw new Error(
-      `SCIFI_CHECK_VIEW: unknown view kind ${unknown.map((k) => JSON.stringify(k)).join(", ")}; use ${VIEW_KINDS.join(", ")} (comma-separated, tried in order)`,
-    );
-  }
-  return asked as ViewKind[];
 }
 
 /**
@@ -143,7 +124,7 @@ export class TaskFolderGuard {
     const root = process.getuid?.() === 0;
     const view = makeCheckView(spec.taskDir, checkDir, {
       maxBytes: checkCopyMaxBytes(),
-      kinds: viewKinds(),
+      kinds: checkViewKinds(),
       engineIsOtherUser: state.backend === "docker",
       ...(root ? { owner: spec.user } : {}),
     });

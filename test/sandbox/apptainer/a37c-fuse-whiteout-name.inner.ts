@@ -1,3 +1,6 @@
+// Fixed (runner/run/checks/check-view.ts: a task folder holding a `.wh.` name or a large sparse file gets the copy, not
+// fuse-overlayfs, and the reason is recorded; a forced SCIFI_CHECK_VIEW says every kind it passed over;
+// SCIFI_CHECK_VIEW and SCIFI_CHECK_COPY_MAX_BYTES are read at run start, runner/run/setup.ts). The finding:
 // A37C-1 (attacker on issue 37's check views; Apptainer, a runner that is not root: fuse-overlayfs).
 // Runs INSIDE the Apptainer harness: move it to test/sandbox/apptainer/a37c-fuse-whiteout-name.inner.ts
 // (imports then one level deeper) when the fix lands.
@@ -19,7 +22,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { dropCheckView, makeCheckView } from "../../runner/run/checks/check-view.ts";
+import { dropCheckView, makeCheckView } from "../../../runner/run/checks/check-view.ts";
 
 const base = mkdtempSync(join(tmpdir(), "a37c-wh-"));
 afterAll(() => {

@@ -1,3 +1,6 @@
+// Fixed (runner/run/checks/check-view.ts: a task folder holding a `.wh.` name or a large sparse file gets the copy, not
+// fuse-overlayfs, and the reason is recorded; a forced SCIFI_CHECK_VIEW says every kind it passed over;
+// SCIFI_CHECK_VIEW and SCIFI_CHECK_COPY_MAX_BYTES are read at run start, runner/run/setup.ts). The finding:
 // A37C-1, end to end (attacker on issue 37's check views; Apptainer, a runner that is not root:
 // fuse-overlayfs). Runs INSIDE the Apptainer harness: move it to
 // test/sandbox/apptainer/a37c-whiteout-e2e.inner.ts (imports one level deeper) when the fix lands.
@@ -15,7 +18,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HONEST, runLeakTask, WHITEOUT_NAME } from "../attack/a37c-run.ts";
+import { HONEST, runLeakTask, WHITEOUT_NAME } from "../../attack/a37c-run.ts";
 
 describe("a37c: a whiteout name hides a kept file from the check (apptainer)", { timeout: 300_000 }, () => {
   it("control: deleting debug.log passes", async () => {

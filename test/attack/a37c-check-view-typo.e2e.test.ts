@@ -1,3 +1,6 @@
+// Fixed (runner/run/checks/check-view.ts: a task folder holding a `.wh.` name or a large sparse file gets the copy, not
+// fuse-overlayfs, and the reason is recorded; a forced SCIFI_CHECK_VIEW says every kind it passed over;
+// SCIFI_CHECK_VIEW and SCIFI_CHECK_COPY_MAX_BYTES are read at run start, runner/run/setup.ts). The finding:
 // A37C-3 (attacker on issue 37's check views; Docker here, any backend).
 // Doc promise (docs/loop.md, "How a check's view is made"): `SCIFI_CHECK_VIEW=copy` (or a
 // comma-separated list of kinds) forces the choice; the error for an unknown kind is written
@@ -14,9 +17,9 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readHistory } from "../../runner/memory/history.ts";
-import { HONEST, leakWorkspace, runLeakTask } from "../attack/a37c-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { HONEST, leakWorkspace, runLeakTask } from "./a37c-run.ts";
 
 describe.skipIf(!hasEngine("docker"))("a37c: a typo in SCIFI_CHECK_VIEW", { timeout: 300_000 }, () => {
   beforeAll(() => ensureImage(), 1_800_000);

@@ -1,3 +1,6 @@
+// Fixed (runner/run/checks/check-view.ts: a task folder holding a `.wh.` name or a large sparse file gets the copy, not
+// fuse-overlayfs, and the reason is recorded; a forced SCIFI_CHECK_VIEW says every kind it passed over;
+// SCIFI_CHECK_VIEW and SCIFI_CHECK_COPY_MAX_BYTES are read at run start, runner/run/setup.ts). The finding:
 // A37C-1b, the same whiteout name against a CHECK ASSET (attacker on issue 37's check views;
 // Apptainer, a runner that is not root: fuse-overlayfs). Runs INSIDE the Apptainer harness: move it
 // to test/sandbox/apptainer/a37c-whiteout-asset.inner.ts (imports one level deeper) when fixed.
@@ -19,7 +22,7 @@
 // Suggested fix: as in a37c-fuse-whiteout-name.pending.ts (no fuse-overlayfs view over a lower layer
 // holding `.wh.` names); and restore() may treat a `.wh.<asset>` beside a check asset as tampering.
 import { describe, expect, it } from "vitest";
-import { ASSET_HIDE, ASSET_HONEST, runAssetTask, runLeakTask } from "../attack/a37c-run.ts";
+import { ASSET_HIDE, ASSET_HONEST, runAssetTask, runLeakTask } from "../../attack/a37c-run.ts";
 
 describe("a37c: a whiteout name hides a check asset (apptainer)", { timeout: 300_000 }, () => {
   it("control: the answer written passes", async () => {
