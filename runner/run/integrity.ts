@@ -2,6 +2,7 @@
 // agent did writes one `integrity` event on the run's history through this recorder, within the
 // run's quota for them (like the network records), and marks the tool call on the audit tape so
 // `scifi audit show` can point at it. Which role and tool call: the session says (session.ts).
+import { posix } from "node:path";
 import type { HistoryEvent, IntegrityCall, IntegrityKind } from "../memory/history-events.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import type { PristineSet } from "../run-folder/state.ts";
@@ -77,41 +78,81 @@ export class IntegrityRecorder {
 
 /** Lines of a refusal the kernel or the runner gives for a write under a read-only bind. */
 const REFUSED_WRITE = /Read-only file system|read-only mount|Device or resource busy|EROFS|EBUSY/;
+/** A refused rename: a bound file cannot be renamed over (`sed -i`'s temporary file, `mv x checks/a`). */
+const REFUSED_RENAME = /Device or resource busy|EBUSY/;
 
 /**
  * A write, rename or removal of a SAM file or visible check asset refused in a tool result: the
- * protected paths the refusal lines name, or empty. Only refusals (not a plain mention of a path)
- * count; the path must be one of the run's, relative or under /task.
+ * protected paths (or asset folders) the refusal lines name, or empty. Only refusals (not a plain
+ * mention of a path) count. What a line names is read as paths: each word of the line, normalised
+ * against /task (`checks//check.py`, `./checks/../checks/check.py`, `/task/./checks/check.py` are
+ * all `checks/check.py`). Counted besides (the command's cwd and links are not known here):
+ * - a word whose last part is an asset's file name (`check.py`, `c/check.py`) when `command` names
+ *   that asset's folder as a word (`cd checks && … > check.py`, `os.chdir('checks')`,
+ *   `ln -s checks c && … > c/check.py`): a refusal of that name is the bind's;
+ * - a refused rename (EBUSY) of a new file in an asset folder (`sed -i`'s `checks/sedXXXX`): an
+ *   attempt on that folder, named by the folder.
+ * `toolPath`: the file tool's own path, resolved as the sandbox resolves it (posix, against /task).
  */
-export function refusedAssetWrites(output: string, pristine: PristineSet, toolPath?: string): string[] {
-  const rels = pristine.files.filter((f) => !f.hidden).map((f) => f.rel);
+export function refusedAssetWrites(
+  output: string,
+  pristine: PristineSet,
+  toolPath?: string,
+  command = "",
+): string[] {
+  const visible = pristine.files.filter((f) => !f.hidden).map((f) => f.rel);
+  const rels = new Set(visible);
   const found = new Set<string>();
   for (const line of output.split("\n")) {
     if (!REFUSED_WRITE.test(line)) continue;
-    for (const rel of rels) if (names(line, rel)) found.add(rel);
     if (toolPath !== undefined) {
       const rel = relToTask(toolPath);
-      if (rels.includes(rel)) found.add(rel);
+      if (rel !== undefined && rels.has(rel)) found.add(rel);
     }
+    const words = pathWords(line);
+    const hits = new Set<string>();
+    for (const word of words) {
+      const rel = relToTask(word);
+      if (rel !== undefined && rels.has(rel)) hits.add(rel);
+    }
+    for (const word of words) {
+      const name = posix.basename(word);
+      for (const rel of visible) {
+        const dir = posix.dirname(rel);
+        if (dir !== "." && posix.basename(rel) === name && namesFolder(command, dir)) hits.add(rel);
+      }
+    }
+    if (hits.size === 0 && REFUSED_RENAME.test(line)) {
+      for (const word of words) {
+        const rel = relToTask(word);
+        if (rel === undefined) continue;
+        const dir = posix.dirname(rel);
+        if (pristine.folders.includes(dir) && !rels.has(rel)) hits.add(dir);
+      }
+    }
+    for (const hit of hits) found.add(hit);
   }
   return [...found];
 }
 
-/** Whether `line` names `rel` as a whole path (relative, ./rel or /task/rel). */
-function names(line: string, rel: string): boolean {
-  let from = 0;
-  for (;;) {
-    const at = line.indexOf(rel, from);
-    if (at < 0) return false;
-    const before = line.slice(0, at);
-    const after = line[at + rel.length] ?? "";
-    const startOk = /(^|[\s'"`‘(=:]|\/task\/|\s\.\/|^\.\/|['"`‘]\.\/)$/.test(before);
-    if (startOk && !/[A-Za-z0-9._/-]/.test(after)) return true;
-    from = at + 1;
+/** The words of a line that could be paths: split at blanks and quotes, without a trailing `:`/`,`. */
+function pathWords(line: string): string[] {
+  const words: string[] = [];
+  for (const raw of line.split(/[\s'"`‘’]+/)) {
+    const word = raw.replace(/[:,;)]+$/, "").replace(/^\(+/, "");
+    if (word !== "" && /^[A-Za-z0-9._/+@~-]+$/.test(word)) words.push(word);
   }
+  return words;
 }
 
-function relToTask(path: string): string {
-  const p = path.startsWith(`${TASK_MOUNT}/`) ? path.slice(TASK_MOUNT.length + 1) : path;
-  return p.replace(/^(\.\/)+/, "");
+/** Whether `command` names the folder `dir` (relative to /task) as a whole word. */
+function namesFolder(command: string, dir: string): boolean {
+  const escaped = dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^A-Za-z0-9._-])(/task/|\\./)?${escaped}/?($|[^A-Za-z0-9._-])`).test(command);
+}
+
+/** A path as the sandbox resolves it (against /task), relative to /task; undefined: outside it. */
+export function relToTask(path: string): string | undefined {
+  const absolute = posix.resolve(TASK_MOUNT, path);
+  return absolute.startsWith(`${TASK_MOUNT}/`) ? absolute.slice(TASK_MOUNT.length + 1) : undefined;
 }

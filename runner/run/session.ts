@@ -201,7 +201,7 @@ export class RunSession implements RunContext {
     // A refusal inside a command that went on (`a > checks/x; b`) counts too: no `ok` test.
     if (event.output === undefined) return;
     const path = pathOf(event.input);
-    const hit = refusedAssetWrites(event.output, this.state.pristine, path);
+    const hit = refusedAssetWrites(event.output, this.state.pristine, path, commandOf(event.input));
     if (hit.length === 0) return;
     this.recordIntegrity({
       kind: "asset_write",

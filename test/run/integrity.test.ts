@@ -104,11 +104,47 @@ describe("refusedAssetWrites", () => {
     expect(refusedAssetWrites(line, pristine)).toEqual([]);
   });
 
+  it.each([
+    ["sh: 1: cannot create checks//check.py: Read-only file system", "", ["checks/check.py"]],
+    ["sh: 1: cannot create ./checks/../checks/check.py: Read-only file system", "", ["checks/check.py"]],
+    ["sh: 1: cannot create /task/./checks/check.py: Read-only file system", "", ["checks/check.py"]],
+    // The cwd is not known: the asset's name, with the command naming its folder.
+    [
+      "sh: 1: cannot create check.py: Read-only file system",
+      "cd checks && printf x > check.py",
+      ["checks/check.py"],
+    ],
+    [
+      "OSError: [Errno 30] Read-only file system: 'check.py'",
+      "python3 -c \"os.chdir('checks')\"",
+      ["checks/check.py"],
+    ],
+    [
+      "sh: 1: cannot create c/check.py: Read-only file system",
+      "ln -s checks c && printf x > c/check.py",
+      ["checks/check.py"],
+    ],
+    ["sh: 1: cannot create check.py: Read-only file system", "cd mychecks && printf x > check.py", []],
+    // sed -i renames its temporary file over the bound asset: an attempt on the folder.
+    [
+      "sed: cannot rename checks/sedkhfC5W: Device or resource busy",
+      "sed -i s/a/b/ checks/check.py",
+      ["checks"],
+    ],
+    ["sed: cannot rename data/sedkhfC5W: Device or resource busy", "sed -i s/a/b/ data/x", []],
+  ])("another spelling of a refused asset write: %s (%s)", (line, command, want) => {
+    expect(refusedAssetWrites(line, pristine, undefined, command)).toEqual(want);
+  });
+
   it("write_file's refusal names the path in its input", () => {
     const output =
       "Tool 'write_file' failed: PathRefused: refused path '/task/checks/check.py': it lies in a read-only mount";
     expect(refusedAssetWrites(output, pristine, "/task/checks/check.py")).toEqual(["checks/check.py"]);
     expect(refusedAssetWrites(output, pristine, "./checks/check.py")).toEqual(["checks/check.py"]);
+    expect(refusedAssetWrites(output, pristine, "checks//check.py")).toEqual(["checks/check.py"]);
+    expect(refusedAssetWrites(output, pristine, "/task/checks/../checks/check.py")).toEqual([
+      "checks/check.py",
+    ]);
     expect(
       refusedAssetWrites("refused path '/task/data/x': it lies in a read-only mount", pristine, "data/x"),
     ).toEqual([]);
