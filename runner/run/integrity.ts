@@ -39,12 +39,28 @@ export class IntegrityRecorder {
   #bytes = 0;
   #full = false;
 
-  /** `already`: integrity events the history holds from before a resume. */
-  constructor(append: (event: IntegrityEvent) => void, already = 0, quota = RUN_INTEGRITY_QUOTA) {
+  /**
+   * `already`: the integrity events the history holds from before a resume (a number: their count
+   * only; the events: their count and bytes too, and full when one of them is the `overflow`), so
+   * a resumed run has what is left of one quota, not a new one.
+   */
+  constructor(
+    append: (event: IntegrityEvent) => void,
+    already: number | readonly IntegrityEvent[] = 0,
+    quota = RUN_INTEGRITY_QUOTA,
+  ) {
     this.#append = append;
     this.#quota = quota;
-    this.#events = already;
-    this.#full = already >= quota.events;
+    if (typeof already === "number") {
+      this.#events = already;
+    } else {
+      this.#events = already.length;
+      for (const event of already) {
+        if (event.kind === "overflow") this.#full = true;
+        else this.#bytes += JSON.stringify(event).length + 1;
+      }
+    }
+    if (this.#events >= quota.events) this.#full = true;
   }
 
   get count(): number {

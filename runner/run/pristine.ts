@@ -31,6 +31,8 @@ export interface RestoreReport {
   tampering: Tampered[];
   /** Entries removed from asset folders (relative paths), or agent files at a hidden asset's path. */
   removed: string[];
+  /** Of `removed`: Python byte-code caches of the folder's own assets (running a visible check writes them). */
+  caches: string[];
 }
 
 /** A task file the pristine copy should hold. */
@@ -85,11 +87,11 @@ export function restorePristine(
   withHidden: boolean,
 ): RestoreReport {
   const owner = lstatSync(taskDir);
-  const report: RestoreReport = { tampering: [], removed: [] };
+  const report: RestoreReport = { tampering: [], removed: [], caches: [] };
   for (const folder of set.folders) {
     const problem = repairFolderChain(taskDir, folder, owner);
     if (problem) report.tampering.push({ file: folder, problem });
-    report.removed.push(...cleanFolder(taskDir, folder, set));
+    report.removed.push(...cleanFolder(taskDir, folder, set, report.caches));
   }
   for (const file of set.files) {
     if (file.hidden && !withHidden) continue;
@@ -148,7 +150,7 @@ function repairFolderChain(taskDir: string, dir: string, owner: Stats): string |
 }
 
 /** Removes every entry of an asset folder that was not there at start. */
-function cleanFolder(taskDir: string, folder: string, set: PristineSet): string[] {
+function cleanFolder(taskDir: string, folder: string, set: PristineSet, caches: string[]): string[] {
   const expected = new Set<string>([
     ...set.files.filter((f) => posix.dirname(f.rel) === folder).map((f) => f.rel),
     ...set.folders.filter((f) => posix.dirname(f) === folder),
@@ -160,10 +162,31 @@ function cleanFolder(taskDir: string, folder: string, set: PristineSet): string[
     const text = name.toString("utf8");
     const rel = `${folder}/${text}`;
     if (Buffer.from(text).equals(name) && expected.has(rel)) continue;
-    rmSync(Buffer.concat([dir, Buffer.from("/"), name]), { force: true, recursive: true });
+    const path = Buffer.concat([dir, Buffer.from("/"), name]);
+    if (text === "__pycache__" && isAssetByteCode(path.toString("utf8"), folder, set)) caches.push(rel);
+    rmSync(path, { force: true, recursive: true });
     removed.push(`${folder}/${showPath(name)}`);
   }
   return removed;
+}
+
+/**
+ * Whether `path` is a real folder holding only regular files `<stem>.<tag>.pyc` of Python assets of
+ * `folder` (what `import` of a visible check's helper writes), and nothing else.
+ */
+function isAssetByteCode(path: string, folder: string, set: PristineSet): boolean {
+  const stat = lstatOrUndefined(path);
+  if (!stat?.isDirectory()) return false;
+  const stems = new Set(
+    set.files
+      .filter((f) => !f.hidden && posix.dirname(f.rel) === folder && f.rel.endsWith(".py"))
+      .map((f) => posix.basename(f.rel, ".py")),
+  );
+  const names = readdirSync(path);
+  return names.every((name) => {
+    const match = /^(.+)\.[A-Za-z0-9_-]+(\.opt-[12])?\.pyc$/.exec(name);
+    return match?.[1] !== undefined && stems.has(match[1]) && lstatSync(join(path, name)).isFile();
+  });
 }
 
 function describeNonFile(stat: Stats, path: string): string {

@@ -102,7 +102,10 @@ export class RunSession implements RunContext {
     this.status = initialStatus(records);
     this.taskFolder = live.taskFolder;
     this.taskFolder.onIntegrity = (input) => this.recordIntegrity(input);
-    const already = readHistory(records.folder.files.history).filter((e) => e.type === "integrity").length;
+    // Counted as the recorder counts them: without the history's seq and time.
+    const already = readHistory(records.folder.files.history).flatMap(({ seq: _seq, time: _time, ...e }) =>
+      e.type === "integrity" ? [e] : [],
+    );
     this.integrity = new IntegrityRecorder((event) => this.history.append(event), already);
     for (const extension of deps.extensions ?? []) extension.onIntegrity?.((n) => this.recordIntegrity(n));
     this.gates = new RunGates(this);
