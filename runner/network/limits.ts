@@ -20,13 +20,17 @@ export interface ProxyLimits {
   maxHeadBytes: number;
   /** Bytes of unfinished request heads held at once, all connections together. */
   maxBufferedBytes: number;
-  /** Records kept per sandbox: allowed connections, refused ones, and what the capture caught. */
+  /**
+   * Records kept per sandbox: allowed connections, refused ones, what the capture caught (direct
+   * TCP, datagrams), and name lookups. Lookups have their own cap: they are not integrity evidence
+   * (docs/integrity.md), so they must not use up the records that are.
+   */
   maxRecords: Record<RecordClass, number>;
   /** Bytes of records per sandbox (each record as a JSON line). */
   maxRecordBytes: number;
 }
 
-export type RecordClass = "allowed" | "refused" | "capture";
+export type RecordClass = "allowed" | "refused" | "capture" | "lookup";
 
 export const DEFAULT_PROXY_LIMITS: ProxyLimits = {
   maxConnections: 128,
@@ -34,7 +38,7 @@ export const DEFAULT_PROXY_LIMITS: ProxyLimits = {
   idleTimeoutMs: 300_000,
   maxHeadBytes: 64 * 1024,
   maxBufferedBytes: 2 * 1024 * 1024,
-  maxRecords: { allowed: 10_000, refused: 500, capture: 500 },
+  maxRecords: { allowed: 10_000, refused: 500, capture: 500, lookup: 500 },
   maxRecordBytes: 4 * 1024 * 1024,
 };
 
@@ -45,7 +49,8 @@ const ALLOWED_RECORD_RESERVE = 2048;
 export const MAX_REASON_LENGTH = 600;
 
 function recordClass(r: ConnectionRecord): RecordClass {
-  if (r.kind === "direct" || r.kind === "dns" || r.kind === "udp") return "capture";
+  if (r.kind === "dns") return "lookup";
+  if (r.kind === "direct" || r.kind === "udp") return "capture";
   return r.allowed ? "allowed" : "refused";
 }
 
@@ -69,7 +74,7 @@ export function boundRecord(r: ConnectionRecord): ConnectionRecord {
  */
 export class RecordBudget {
   private readonly limits: ProxyLimits;
-  private readonly kept: Record<RecordClass, number> = { allowed: 0, refused: 0, capture: 0 };
+  private readonly kept: Record<RecordClass, number> = { allowed: 0, refused: 0, capture: 0, lookup: 0 };
   private bytes = 0;
   private flooded = false;
   /** What went over a cap, by cap: records dropped, connections refused or closed. */

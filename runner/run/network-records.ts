@@ -27,10 +27,12 @@ export function networkRecordsExtension(runId: string, quota = RUN_NETWORK_QUOTA
     onHistory(append: (event: HistoryEvent) => void) {
       unsubscribe?.();
       unsubscribe = onNetworkRecord((sandbox, r) => {
-        if (sandbox.runId !== runId || flooded) return;
+        if (sandbox.runId !== runId) return;
         // A refused name lookup is not counted: programs resolve names they then reach through the
-        // proxy (docs/integrity.md); the connection that follows is the attempt.
+        // proxy (docs/integrity.md); the connection that follows is the attempt. Before the quota:
+        // a refusal after the flood is still an integrity event (the integrity quota bounds them).
         if (!r.allowed && r.kind !== "dns") integrity?.(refusedConnection(r));
+        if (flooded) return;
         const event: HistoryEvent = { type: "network", sandbox: sandbox.name, ...r };
         const size = JSON.stringify(event).length + 1;
         if (events < quota.events && bytes + size <= quota.bytes) {
@@ -53,7 +55,7 @@ export function networkRecordsExtension(runId: string, quota = RUN_NETWORK_QUOTA
           port: 0,
           allowed: false,
           rule: "flood",
-          reason: `the run's history holds at most ${quota.events} network records (${quota.bytes} bytes) from all its sandboxes together: the run's sandboxes make no new connection from now on, and refusals are not recorded`,
+          reason: `the run's history holds at most ${quota.events} network records (${quota.bytes} bytes) from all its sandboxes together: the run's sandboxes make no new connection from now on, and later refusals are integrity events only`,
           bytesOut: 0,
           bytesIn: 0,
           durationMs: 0,

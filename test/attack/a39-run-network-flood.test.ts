@@ -18,6 +18,8 @@
 // Suggested fix: hand refusals to the integrity recorder before the network quota check (the
 // integrity quota bounds them), or record the flood itself as one integrity event ("the run's
 // network records are full; later refusals are counted, not listed") with the count at the end.
+// Fixed (fix-39): runner/run/network-records.ts hands a refusal to the integrity recorder before
+// the run's network quota check; the integrity quota (with its `overflow`) bounds them.
 import { describe, expect, it } from "vitest";
 import type { IntegrityNotice } from "../../runner/extension/run-extension.ts";
 import type { ConnectionRecord, HistoryEvent } from "../../runner/memory/history-events.ts";
@@ -51,7 +53,7 @@ describe("A39-12 the run's network quota hides later refusals from the integrity
       expect(notices).toEqual([]);
       // Then the attempt: refused by the proxy.
       emitNetworkRecord(sandbox, record("evil.test", false));
-      // Today: [] (the refusal reaches neither the history nor the integrity recorder).
+      // Before the fix: [] (the refusal reaches neither the history nor the integrity recorder).
       expect(notices.map((n) => n.kind)).toEqual(["network_refused"]);
     } finally {
       await ext.end?.(undefined);
