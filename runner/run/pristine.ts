@@ -85,12 +85,22 @@ export function restorePristine(
   pristineDir: string,
   set: PristineSet,
   withHidden: boolean,
+  ids?: FolderIds,
 ): RestoreReport {
   const owner = lstatSync(taskDir);
   const report: RestoreReport = { tampering: [], removed: [], caches: [] };
+  // One event per tampered asset folder: what is wrong with the files in it is part of it.
+  const tampered: string[] = [];
+  const inTampered = (rel: string) => tampered.some((f) => rel === f || rel.startsWith(`${f}/`));
   for (const folder of set.folders) {
-    const problem = repairFolderChain(taskDir, folder, owner);
-    if (problem) report.tampering.push({ file: folder, problem });
+    const chain = repairFolderChain(taskDir, folder, owner);
+    // After a repair too: the folder made there is the one compared with from now on.
+    const replaced = replacedFolder(taskDir, folder, ids);
+    const problem = chain ?? replaced;
+    if (problem && !inTampered(folder)) {
+      report.tampering.push({ file: folder, problem });
+      tampered.push(folder);
+    }
     report.removed.push(...cleanFolder(taskDir, folder, set, report.caches));
   }
   for (const file of set.files) {
@@ -98,7 +108,9 @@ export function restorePristine(
     const chain = repairFolderChain(taskDir, posix.dirname(file.rel), owner);
     const problem = chain ?? fileProblem(taskDir, file);
     if (problem === undefined) continue;
-    if (file.hidden && problem === "missing") {
+    if (inTampered(file.rel)) {
+      // Counted with its folder; put back below all the same.
+    } else if (file.hidden && problem === "missing") {
       // Hidden assets are away from the task folder by design; nothing to report.
     } else if (file.hidden && problem !== "missing") {
       report.removed.push(file.rel);
@@ -111,6 +123,33 @@ export function restorePristine(
     giveToOwner(target, owner);
   }
   return report;
+}
+
+/** The identity (device, inode) of each asset folder, taken before any agent runs. */
+export type FolderIds = Map<string, { dev: number; ino: number }>;
+
+/** The asset folders' identities now (a folder not there, or not a folder, is left out). */
+export function folderIds(taskDir: string, folders: readonly string[]): FolderIds {
+  const ids: FolderIds = new Map();
+  for (const folder of folders) {
+    const stat = lstatOrUndefined(join(taskDir, folder));
+    if (stat?.isDirectory()) ids.set(folder, { dev: stat.dev, ino: stat.ino });
+  }
+  return ids;
+}
+
+/**
+ * Whether the asset folder at `folder` is another folder than the one taken at start (renamed away,
+ * another made at its path, even with the same content: trust.md rule 2). The new one is then the
+ * one compared with from now on, so one rename is one event.
+ */
+function replacedFolder(taskDir: string, folder: string, ids: FolderIds | undefined): string | undefined {
+  const was = ids?.get(folder);
+  const stat = lstatOrUndefined(join(taskDir, folder));
+  if (!ids || !stat?.isDirectory()) return undefined;
+  ids.set(folder, { dev: stat.dev, ino: stat.ino });
+  if (!was || (was.dev === stat.dev && was.ino === stat.ino)) return undefined;
+  return "the folder was replaced by another one (renamed or removed, and a folder made at its path)";
 }
 
 /** Whether the file at `file.rel` is still the same regular file; undefined when it is. */

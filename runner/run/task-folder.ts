@@ -16,6 +16,8 @@ import { messageOf } from "./outcomes.ts";
 import {
   capturePristine,
   deliverableLinks,
+  type FolderIds,
+  folderIds,
   hideAssets,
   type PristineRequest,
   restorePristine,
@@ -56,8 +58,11 @@ export class TaskFolderGuard {
   readonly #records: RunRecords;
   /** Where the guard's integrity events go (the session sets it). */
   onIntegrity: (input: IntegrityInput) => void = () => {};
+  /** The asset folders as they stood when the guard was made (no agent runs then): a rename is seen. */
+  readonly #folderIds: FolderIds;
   constructor(records: RunRecords) {
     this.#records = records;
+    this.#folderIds = folderIds(records.spec.taskDir, records.state.pristine.folders);
   }
 
   /**
@@ -66,7 +71,13 @@ export class TaskFolderGuard {
    */
   restore(): void {
     const { state, spec, folder, history } = this.#records;
-    const report = restorePristine(spec.taskDir, folder.files.pristine, state.pristine, false);
+    const report = restorePristine(
+      spec.taskDir,
+      folder.files.pristine,
+      state.pristine,
+      false,
+      this.#folderIds,
+    );
     if (report.removed.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: report.removed });
     }
