@@ -64,6 +64,8 @@ export class RunSession implements RunContext {
   readonly integrity: IntegrityRecorder;
   /** The tool call running now, and the role that made it (integrity events name it). */
   #call: { role: string; call: IntegrityCall } | undefined;
+  /** Bash calls whose command may leave a process running (`&`, nohup, setsid…), by role and iteration. */
+  #background: { role: string; iteration: number; call: IntegrityCall }[] = [];
 
   constructor(
     records: RunRecords,
@@ -166,7 +168,22 @@ export class RunSession implements RunContext {
    */
   recordIntegrity(input: IntegrityInput): void {
     const current = this.#call;
-    const call = input.call === null ? undefined : (input.call ?? current?.call);
+    // What the sandbox's processes do (a connection) is the running call's only if no earlier call
+    // may have left a process running; else the call is not known, and the event says so.
+    const earlier =
+      input.kind === "network_refused" && input.call === undefined && current
+        ? this.#background.filter(
+            (b) =>
+              b.role === current.role &&
+              b.iteration === this.state.iteration &&
+              b.call.id !== current.call.id,
+          )
+        : [];
+    const call = input.call === null || earlier.length > 0 ? undefined : (input.call ?? current?.call);
+    const attempted =
+      earlier.length > 0 && current
+        ? `${input.attempted} (while tool call ${current.call.id} ran; a process left running by an earlier call, ${earlier.map((b) => b.call.id).join(", ")}, may have made it: no call is named)`
+        : input.attempted;
     // Outside a tool call, what a defence finds is the work agent's doing (only its code writes).
     const role = input.role ?? current?.role ?? "work";
     const recorded = this.integrity.record({
@@ -175,7 +192,7 @@ export class RunSession implements RunContext {
       kind: input.kind,
       role,
       ...(call ? { call } : {}),
-      attempted: input.attempted,
+      attempted,
       rule: input.rule,
       action: input.action,
     });
@@ -244,6 +261,9 @@ export class RunSession implements RunContext {
       });
     } else if (event.type === "tool") {
       if (!event.rejected) this.#toolIntegrity(event);
+      if (this.#call && event.name === "bash" && mayLeaveProcess(commandOf(event.input))) {
+        this.#background.push({ ...this.#call, iteration: this.state.iteration });
+      }
       this.#call = undefined;
       this.emit({
         toolCalls: event.limits.toolCalls,
@@ -350,6 +370,20 @@ function commandOf(input: unknown): string {
   const i = input as Record<string, unknown>;
   const value = i.command ?? i.path ?? i.pattern;
   return typeof value === "string" ? value : JSON.stringify(input);
+}
+
+/**
+ * Whether a command may leave a process running after it returns: a `&` that is not `&&`, or a
+ * program that detaches one. A program that detaches itself (a script's fork) is not seen here:
+ * its later connections are named on the call running then (docs/integrity.md).
+ */
+export function mayLeaveProcess(command: string): boolean {
+  return (
+    /(^|[^&>])&(?![&>])/.test(command.replace(/[0-9]?>&[0-9-]?|&>>?/g, " ")) ||
+    /\b(nohup|setsid|disown|daemon|start-stop-daemon|tmux)\b|Popen|start_new_session|os\.fork|spawn\(/.test(
+      command,
+    )
+  );
 }
 
 function pathOf(input: unknown): string | undefined {
