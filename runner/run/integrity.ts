@@ -94,6 +94,12 @@ export class IntegrityRecorder {
 
 /** Lines of a refusal the kernel or the runner gives for a write under a read-only bind. */
 const REFUSED_WRITE = /Read-only file system|read-only mount|Device or resource busy|EROFS|EBUSY/;
+/**
+ * A refused change of an asset's mode, owner or times only (`chmod +x checks/check.py` to run it):
+ * not a write, and it cannot change what the check does; not counted (docs/integrity.md).
+ */
+const METADATA_ONLY =
+  /changing permissions of|changing ownership of|changing group of|setting times of|cannot touch/;
 /** A refused rename: a bound file cannot be renamed over (`sed -i`'s temporary file, `mv x checks/a`). */
 const REFUSED_RENAME = /Device or resource busy|EBUSY/;
 
@@ -120,7 +126,7 @@ export function refusedAssetWrites(
   const rels = new Set(visible);
   const found = new Set<string>();
   for (const line of output.split("\n")) {
-    if (!REFUSED_WRITE.test(line)) continue;
+    if (!REFUSED_WRITE.test(line) || METADATA_ONLY.test(line)) continue;
     if (toolPath !== undefined) {
       const rel = relToTask(toolPath);
       if (rel !== undefined && rels.has(rel)) found.add(rel);

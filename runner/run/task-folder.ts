@@ -132,16 +132,11 @@ export class TaskFolderGuard {
       maxBytes: checkCopyMaxBytes(),
       ...(root ? { owner: spec.user } : {}),
     });
+    // On the history, but no integrity event: a FIFO or a socket in the task folder is an honest
+    // idiom (a named pipe, a worker's socket), and one at a path a check reads only makes the check
+    // fail. A declared output that is one is refused and counted (stages.ts StageOutputs).
     if (skipped.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: skipped });
-      this.onIntegrity({
-        kind: "output_refused",
-        role: WORK,
-        call: null,
-        attempted: `special files (FIFOs, sockets, devices) in the task folder: ${skipped.map((r) => JSON.stringify(r)).join(", ")}`,
-        rule: "the checks read regular files and folders only (trust.md rule 4)",
-        action: "left out of the checks' copy of the task folder",
-      });
     }
   }
 

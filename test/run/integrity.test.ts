@@ -98,6 +98,9 @@ describe("refusedAssetWrites", () => {
     ["sh: cannot create data/out.txt: Read-only file system"],
     ["sh: cannot create checks/check.py.bak: Read-only file system"],
     ["sh: cannot create old-task.md: Read-only file system"],
+    // A mode, owner or times change cannot change what the check does (docs/integrity.md).
+    ["chmod: changing permissions of 'checks/check.py': Read-only file system"],
+    ["touch: cannot touch 'checks/check.py': Read-only file system"],
     // A hidden asset is not in any agent's sandbox: a write there is a guess, not a refused path.
     ["sh: cannot create checks/ref.json: Read-only file system"],
   ])("not a refused write of a protected file: %s", (line) => {
