@@ -42,6 +42,9 @@ export const DEFAULT_PROXY_LIMITS: ProxyLimits = {
   maxRecordBytes: 4 * 1024 * 1024,
 };
 
+/** The rule of the one record that counts the refusals a sandbox's caps left unrecorded. */
+export const REFUSALS_NOT_RECORDED = "refusals-not-recorded";
+
 /** Bytes kept free for the record of an allowed connection before it is let through. */
 const ALLOWED_RECORD_RESERVE = 2048;
 
@@ -79,6 +82,8 @@ export class RecordBudget {
   private flooded = false;
   /** What went over a cap, by cap: records dropped, connections refused or closed. */
   readonly over: Record<string, number> = {};
+  /** Refused connections (not lookups) whose record was dropped over a cap: said once at the end. */
+  refusalsDropped = 0;
 
   constructor(limits: ProxyLimits) {
     this.limits = limits;
@@ -89,10 +94,16 @@ export class RecordBudget {
     const bounded = boundRecord(r);
     const cls = recordClass(bounded);
     const size = JSON.stringify(bounded).length + 1;
-    if (this.kept[cls] >= this.limits.maxRecords[cls])
-      return this.flood(bounded.kind, `${this.limits.maxRecords[cls]} records of ${cls} connections`);
-    if (this.bytes + size > this.limits.maxRecordBytes)
-      return this.flood(bounded.kind, `${this.limits.maxRecordBytes} bytes of records`);
+    const over =
+      this.kept[cls] >= this.limits.maxRecords[cls]
+        ? `${this.limits.maxRecords[cls]} records of ${cls} connections`
+        : this.bytes + size > this.limits.maxRecordBytes
+          ? `${this.limits.maxRecordBytes} bytes of records`
+          : undefined;
+    if (over !== undefined) {
+      if (!bounded.allowed && bounded.kind !== "dns") this.refusalsDropped++;
+      return this.flood(bounded.kind, over);
+    }
     this.kept[cls]++;
     this.bytes += size;
     return [bounded];
@@ -107,6 +118,28 @@ export class RecordBudget {
       this.kept.allowed < this.limits.maxRecords.allowed &&
       this.bytes + ALLOWED_RECORD_RESERVE <= this.limits.maxRecordBytes
     );
+  }
+
+  /**
+   * At the sandbox's end, when refusals went unrecorded over a cap: one record saying how many (the
+   * run's integrity record makes it one `overflow` event), so the count says it is a lower bound.
+   */
+  droppedRefusals(): ConnectionRecord[] {
+    if (this.refusalsDropped === 0) return [];
+    return [
+      {
+        time: new Date().toISOString(),
+        kind: "direct",
+        host: "-",
+        port: 0,
+        allowed: false,
+        rule: REFUSALS_NOT_RECORDED,
+        reason: `${this.refusalsDropped} more refused connections of this sandbox than its records take: refused, counted, not recorded one by one`,
+        bytesOut: 0,
+        bytesIn: 0,
+        durationMs: 0,
+      },
+    ];
   }
 
   /** A cap was hit (`cap` says which): the flood record the first time, else nothing. */
