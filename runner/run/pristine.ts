@@ -91,7 +91,7 @@ export function restorePristine(
   const report: RestoreReport = { tampering: [], removed: [], caches: [] };
   // One event per tampered asset folder: what is wrong with the files in it is part of it.
   const tampered: string[] = [];
-  const inTampered = (rel: string) => tampered.some((f) => rel === f || rel.startsWith(`${f}/`));
+  const inTampered = (rel: string) => tampered.some((f) => rel.startsWith(`${f}/`));
   for (const folder of set.folders) {
     const chain = repairFolderChain(taskDir, folder, owner);
     // After a repair too: the folder made there is the one compared with from now on.
@@ -108,8 +108,14 @@ export function restorePristine(
     const chain = repairFolderChain(taskDir, posix.dirname(file.rel), owner);
     const problem = chain ?? fileProblem(taskDir, file);
     if (problem === undefined) continue;
-    if (inTampered(file.rel)) {
-      // Counted with its folder; put back below all the same.
+    const folderEntry = report.tampering.find(
+      (t) => tampered.includes(t.file) && file.rel.startsWith(`${t.file}/`),
+    );
+    if (folderEntry) {
+      // Counted with its folder, named in its entry; put back below all the same.
+      // Bounded: a folder of many assets stays one short line.
+      if (folderEntry.problem.length < 600) folderEntry.problem += `; in it: ${file.rel} ${problem}`;
+      else if (!folderEntry.problem.endsWith("…")) folderEntry.problem += "; …";
     } else if (file.hidden && problem === "missing") {
       // Hidden assets are away from the task folder by design; nothing to report.
     } else if (file.hidden && problem !== "missing") {
