@@ -25,6 +25,8 @@ import { sha256 } from "../sha256.ts";
 export interface Tampered {
   file: string;
   problem: string;
+  /** The tampered asset folder this file is in: its integrity event counts this file too. */
+  within?: string;
 }
 
 export interface RestoreReport {
@@ -89,17 +91,17 @@ export function restorePristine(
 ): RestoreReport {
   const owner = lstatSync(taskDir);
   const report: RestoreReport = { tampering: [], removed: [], caches: [] };
-  // One event per tampered asset folder: what is wrong with the files in it is part of it.
+  // Tampered asset folders: the files in them are counted with them (one integrity event a folder).
   const tampered: string[] = [];
-  const inTampered = (rel: string) => tampered.some((f) => rel.startsWith(`${f}/`));
   for (const folder of set.folders) {
     const chain = repairFolderChain(taskDir, folder, owner);
     // After a repair too: the folder made there is the one compared with from now on.
     const replaced = replacedFolder(taskDir, folder, ids);
     const problem = chain ?? replaced;
-    if (problem && !inTampered(folder)) {
-      report.tampering.push({ file: folder, problem });
-      tampered.push(folder);
+    if (problem) {
+      const within = tampered.find((f) => folder.startsWith(`${f}/`));
+      report.tampering.push({ file: folder, problem, ...(within ? { within } : {}) });
+      if (!within) tampered.push(folder);
     }
     report.removed.push(...cleanFolder(taskDir, folder, set, report.caches));
   }
@@ -108,25 +110,28 @@ export function restorePristine(
     const chain = repairFolderChain(taskDir, posix.dirname(file.rel), owner);
     const problem = chain ?? fileProblem(taskDir, file);
     if (problem === undefined) continue;
-    const folderEntry = report.tampering.find(
-      (t) => tampered.includes(t.file) && file.rel.startsWith(`${t.file}/`),
-    );
-    if (folderEntry) {
-      // Counted with its folder, named in its entry; put back below all the same.
-      // Bounded: a folder of many assets stays one short line.
-      if (folderEntry.problem.length < 600) folderEntry.problem += `; in it: ${file.rel} ${problem}`;
-      else if (!folderEntry.problem.endsWith("…")) folderEntry.problem += "; …";
-    } else if (file.hidden && problem === "missing") {
+    if (file.hidden && problem === "missing") {
       // Hidden assets are away from the task folder by design; nothing to report.
     } else if (file.hidden && problem !== "missing") {
       report.removed.push(file.rel);
     } else {
-      report.tampering.push({ file: file.rel, problem });
+      // A file of a tampered asset folder is reported, and counted with its folder (`within`).
+      const within = tampered.find((f) => file.rel.startsWith(`${f}/`));
+      report.tampering.push({ file: file.rel, problem, ...(within ? { within } : {}) });
     }
     const target = join(taskDir, file.rel);
     rmSync(target, { force: true, recursive: true });
     writeFileSync(target, readFileSync(join(pristineDir, file.rel)), { mode: file.mode, flag: "wx" });
     giveToOwner(target, owner);
+  }
+  // A tampered folder's entry names the files of it that were wrong too (bounded): it is the one
+  // the run's reason and the integrity event show.
+  for (const entry of report.tampering) {
+    if (!tampered.includes(entry.file) || entry.within !== undefined) continue;
+    const inside = report.tampering.filter((t) => t.within === entry.file).map((t) => t.file);
+    if (inside.length === 0) continue;
+    const more = inside.length > 5 ? ` and ${inside.length - 5} more` : "";
+    entry.problem += `; in it: ${inside.slice(0, 5).join(", ")}${more}`;
   }
   return report;
 }

@@ -167,9 +167,13 @@ export class TaskFolderGuard {
     return join(this.#records.folder.dir, `delivered-it${iteration}.json`);
   }
 
-  /** Each tampered path of `error` as a `tampering` history event. */
+  /**
+   * Each tampered path of `error` as a `tampering` history event; one integrity event each, except
+   * the files of a tampered asset folder, named in the folder's one event (one rename, one event).
+   */
   recordTampering(error: Tampering): void {
     const { state, history } = this.#records;
+    const folders = new Set(error.found.map((f) => f.file));
     for (const found of error.found) {
       history.append({
         type: "tampering",
@@ -179,6 +183,9 @@ export class TaskFolderGuard {
         expected: found.expected,
         actual: found.actual,
       });
+    }
+    for (const found of error.found) {
+      if (found.within !== undefined && folders.has(found.within)) continue;
       this.onIntegrity({
         kind: "asset_tampering",
         role: WORK,
