@@ -9,12 +9,14 @@
 //   cron job without it, two TMPDIRs) meet the same lock;
 // - the home's: keyed by the folder's real path, in `<home>/.scifi/task-locks`, which a shared home
 //   carries to every node of a cluster (an owner on another host counts as live).
+// A folder inside, or around, a folder a live run holds is refused too (refuseNested): a run of a
+// project and a run of one of its sub-folders (a sub-SAM alone) would work on the sub-folder at once.
 // Neither is reachable by the agent: no sandbox mounts the runtime folder or the home's `.scifi`.
 // Runs of one folder by two different users are not coordinated (each has its own runtime
 // folder): a task folder belongs to one user.
-import { lstatSync, mkdirSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { homePaths } from "./paths.ts";
 import { acquirePidLock, LockHeld, ownerAlive, type PidLockOwner, readPidLock } from "./pid-lock.ts";
 import { sha256 } from "./sha256.ts";
@@ -27,9 +29,12 @@ export interface TaskFolderOwner extends PidLockOwner {
 /** A second run of a task folder while one uses it: refused, naming the run that holds it. */
 export class TaskFolderBusy extends LockHeld<TaskFolderOwner> {
   override name = "TaskFolderBusy";
-  constructor(file: string, owner: TaskFolderOwner) {
+  constructor(file: string, owner: TaskFolderOwner, nested?: { taskDir: string; inside: boolean }) {
+    const where = nested
+      ? `task folder ${nested.taskDir} is ${nested.inside ? "inside" : "around"} task folder ${owner.taskDir}, which`
+      : `task folder ${owner.taskDir}`;
     super(
-      `task folder ${owner.taskDir} is in use by run ${owner.runId} (pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}); one run at a time per task folder (two would lend, restore and judge the same files at once): wait for it to end, or run a copy of the folder. If that process is gone (its host crashed), delete ${file}.`,
+      `${where} is in use by run ${owner.runId} (pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}); one run at a time per task folder (two would lend, restore and judge the same files at once${nested ? "; a run of a folder holds all its sub-folders" : ""}): wait for it to end, or run a copy of the folder. If that process is gone (its host crashed), delete ${file}.`,
       owner,
     );
   }
@@ -80,6 +85,14 @@ function ownedDir(dir: string, uid: number): string {
   return dir;
 }
 
+/** The folders the task-folder locks live in: each runtime folder's, then the home's. */
+function lockDirs(home: string): string[] {
+  const dirs = runtimeDirs().map((runtime) => join(runtime, "task-locks"));
+  dirs.push(homePaths(home).taskLocks);
+  for (const dir of dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dirs;
+}
+
 /** The lock files of a task folder: the host's (device and inode, in each runtime folder), then the home's (path). */
 function lockFiles(home: string, taskDir: string): string[] {
   const files: string[] = [];
@@ -111,11 +124,14 @@ export function lockTaskFolder(home: string, taskDir: string, runId: string): ()
     for (const release of releases.reverse()) release();
   };
   try {
-    for (const file of lockFiles(home, taskDir))
+    const files = lockFiles(home, taskDir);
+    for (const file of files)
       releases.push(
         acquirePidLock<TaskFolderOwner>(file, { runId, taskDir }, (owner) => new TaskFolderBusy(file, owner))
           .release,
       );
+    // After taking ours: two runs nesting that start at once each see the other (both refused, never both run).
+    refuseNested(home, taskDir, new Set(files));
   } catch (error) {
     releaseAll();
     throw error;
@@ -132,5 +148,68 @@ export function refuseBusyTaskFolder(home: string, taskDir: string): void {
     const owner = readPidLock<TaskFolderOwner>(file);
     // As acquirePidLock: an owner on another host cannot be checked from here, so it counts as live.
     if (owner && (owner.host !== hostname() || ownerAlive(owner))) throw new TaskFolderBusy(file, owner);
+  }
+  refuseNested(home, taskDir, new Set());
+}
+
+/** `dir` with its links resolved, or as given (made absolute) when it is not there. */
+function real(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
+  }
+}
+
+/** A folder's device-inode key (as the host lock names it), or undefined when it is not there. */
+function key(dir: string): string | undefined {
+  try {
+    const stat = statSync(dir);
+    return `${stat.dev}-${stat.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The keys of every folder above `dir` (its links resolved): a folder reached through a link or a
+ * bind mount still meets its ancestors' keys.
+ */
+function ancestorKeys(dir: string): string[] {
+  const keys: string[] = [];
+  for (let at = real(dir); dirname(at) !== at; ) {
+    at = dirname(at);
+    const k = key(at);
+    if (k !== undefined) keys.push(k);
+  }
+  return keys;
+}
+
+/**
+ * Throws TaskFolderBusy when a live lock (other than `own`) holds a folder strictly inside or around
+ * `taskDir`: compared by real path and by device and inode, so a link or bind mount does not hide it.
+ */
+function refuseNested(home: string, taskDir: string, own: Set<string>): void {
+  const mine = real(taskDir);
+  const myKey = key(mine);
+  const myAncestors = ancestorKeys(taskDir);
+  for (const dir of lockDirs(home)) {
+    for (const name of readdirSync(dir)) {
+      if (!name.endsWith(".lock")) continue;
+      const file = join(dir, name);
+      if (own.has(file)) continue;
+      const owner = readPidLock<TaskFolderOwner>(file);
+      if (!owner || typeof owner.taskDir !== "string") continue;
+      if (owner.host === hostname() && !ownerAlive(owner)) continue;
+      const theirs = real(owner.taskDir);
+      if (theirs === mine) continue; // the same folder: its own lock decides
+      const theirKey = key(theirs);
+      if (theirKey !== undefined && theirKey === myKey) continue;
+      const inside =
+        mine.startsWith(`${theirs}/`) || (theirKey !== undefined && myAncestors.includes(theirKey));
+      const around =
+        theirs.startsWith(`${mine}/`) || (myKey !== undefined && ancestorKeys(theirs).includes(myKey));
+      if (inside || around) throw new TaskFolderBusy(file, owner, { taskDir, inside });
+    }
   }
 }

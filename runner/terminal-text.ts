@@ -11,15 +11,17 @@
 /**
  * Code points a terminal does not print as themselves: controls (C0, DEL, C1), format characters
  * (bidi overrides, zero-width), line and paragraph separators, private-use, surrogates, unassigned,
- * every space other than U+0020, and the default-ignorable code points outside those categories
- * (combining grapheme joiner, variation selectors, Hangul fillers), which terminals draw as nothing
- * or as blank.
+ * every space other than U+0020, the default-ignorable code points outside those categories
+ * (combining grapheme joiner, variation selectors, Hangul fillers U+115F, U+1160, U+3164, U+FFA0),
+ * which terminals draw as nothing or as blank, and U+2800 (braille blank, a symbol a terminal draws
+ * as an empty cell: runs of it pad a line until a soft wrap starts a row of the agent's own text).
  */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/gu;
+const HIDDEN =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800]|(?! )\p{Zs}/gu;
 const HAS_HIDDEN = new RegExp(HIDDEN.source, "u");
 /** The same, but a newline and a tab pass: multi-line text keeps its lines. */
 const HIDDEN_IN_BLOCK =
-  /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/gu;
+  /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800]|(?! )\p{Zs}/gu;
 
 const SHORT: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0" };
 

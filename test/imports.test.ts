@@ -83,6 +83,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["run"],
   ["helpers"],
   ["daemon"],
+  // scifi check-task: audits a task's checks with scripted lazy agents, each a run; eval and the CLI read it.
+  ["check-task"],
   // scifi eval: runs trials as runs (run), as SLURM jobs (jobs); read by the CLI only.
   ["eval"],
   ["evolve", "export"],

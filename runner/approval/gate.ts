@@ -9,6 +9,7 @@ import { RunEnding } from "../run-ending.ts";
 import type { ApprovalAction } from "../sam/approval-actions.ts";
 import { sha256 } from "../sha256.ts";
 import { runSiteHook } from "../site-hook.ts";
+import { visible, visibleBlock } from "../terminal-text.ts";
 import {
   type ApprovalDecision,
   type ApprovalRequest,
@@ -323,20 +324,39 @@ function baseId(ask: AskRequest): string {
   return `${ask.action}-${hash}`;
 }
 
+/** Characters of the detail the hook's variable holds at most (a mail, not the record). */
+export const HOOK_DETAIL_MAX = 16_000;
+
+/**
+ * The detail as the hook gets it: control characters shown as escapes (visibleBlock), as every
+ * terminal listing shows them, and cut at HOOK_DETAIL_MAX characters (never inside a code point)
+ * with a last line that says so and where the whole text is: a mailed request that ends early
+ * must not read as the whole script (a `curl | sh` past the cut).
+ */
+function hookDetail(runId: string, request: ApprovalRequest): { text: string; cut: boolean } {
+  const shown = [...visibleBlock(request.detail)];
+  if (shown.length <= HOOK_DETAIL_MAX) return { text: shown.join(""), cut: false };
+  const left = shown.length - HOOK_DETAIL_MAX;
+  const notice = `... ${left} more characters not shown (${shown.length} in all); the whole text: scifi approvals show ${runId} ${request.id}`;
+  return { text: `${shown.slice(0, HOOK_DETAIL_MAX).join("")}\n${notice}`, cut: true };
+}
+
 export function approvalHookEnv(
   home: string,
   runId: string,
   request: ApprovalRequest,
 ): Record<string, string> {
+  const detail = hookDetail(runId, request);
   return {
     SCIFI_HOME: home,
     SCIFI_RUN_ID: runId,
     SCIFI_RUN_DIR: runDir(home, runId),
     SCIFI_APPROVAL_ID: request.id,
     SCIFI_APPROVAL_ACTION: request.action,
-    SCIFI_APPROVAL_SUMMARY: request.summary,
-    SCIFI_APPROVAL_WHY: request.why,
-    SCIFI_APPROVAL_DETAIL: request.detail.slice(0, 16_000),
+    SCIFI_APPROVAL_SUMMARY: visible(request.summary),
+    SCIFI_APPROVAL_WHY: visible(request.why),
+    SCIFI_APPROVAL_DETAIL: detail.text,
+    SCIFI_APPROVAL_DETAIL_TRUNCATED: detail.cut ? "1" : "0",
     SCIFI_APPROVAL_DEADLINE: request.deadline,
     SCIFI_APPROVE_COMMAND: `scifi approve ${runId} ${request.id}`,
     SCIFI_DENY_COMMAND: `scifi deny ${runId} ${request.id} --reason TEXT`,

@@ -7,6 +7,7 @@ import { register as registerApprovals } from "./commands/approvals.ts";
 import { register as registerAsk } from "./commands/ask.ts";
 import { register as registerAudit } from "./commands/audit.ts";
 import { register as registerCancel } from "./commands/cancel.ts";
+import { register as registerCheckTask } from "./commands/check-task.ts";
 import { register as registerCritique } from "./commands/critique.ts";
 import { register as registerCtl } from "./commands/ctl.ts";
 import { register as registerDaemon } from "./commands/daemon.ts";
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
     registerExport,
     registerSubmit,
     registerEval,
+    registerCheckTask,
     registerDaemon,
     registerStatus,
     registerCancel,

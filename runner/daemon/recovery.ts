@@ -47,6 +47,10 @@ export async function pruneSandboxes(core: DaemonCore): Promise<void> {
     const live = new Set([...core.live.values()].map((w) => w.runId));
     const removed = await backend.prune({ home: core.home, liveRunIds: live });
     if (removed.length) core.log("pruned", { sandboxes: removed });
+    // The checks' views (overlay mounts) of runs that died with a worker.
+    const { pruneCheckViews } = await import("../run/check-view.ts");
+    const views = pruneCheckViews(core.home, live);
+    if (views.length) core.log("pruned", { views });
   } catch (error) {
     core.log("prune_failed", { error: errorText(error) });
   }

@@ -6,11 +6,23 @@
 // `resumeEval` picks up the plan and runs what has no result.
 
 import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
+import { loadModelsConfig, ModelsConfigError } from "../llm/config.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
-import { withIntegrity } from "./integrity-stats.ts";
+import { auditTasks } from "./audits.ts";
+import { withFlags } from "./flags.ts";
+import { impossibleCsv, possiblePlan, summarizeEval } from "./impossible.ts";
+import {
+  type ModelRoles,
+  ModelSpecError,
+  parseModelSpec,
+  rolesOfConfig,
+  rolesOfSpec,
+  workModelsFile,
+} from "./model-specs.ts";
 import { writeEvalReport } from "./page.ts";
 import {
   type EvalPlan,
@@ -21,7 +33,7 @@ import {
   readPlan,
   writePlan,
 } from "./plan.ts";
-import { summarize, summaryCsv } from "./statistics.ts";
+import { summaryCsv } from "./statistics.ts";
 import { absoluteSpec, loadSuite, type SuiteModel } from "./suite.ts";
 import type { EvalSummary } from "./summary.ts";
 import { firstDifference, taskFiles } from "./task-files.ts";
@@ -41,6 +53,8 @@ export interface StartEvalOptions {
   budgetUsd?: number;
   slurm?: boolean;
   backend?: string;
+  /** Audit each task's checks before its trials (default true; `--no-audit`: false, recorded). */
+  audit?: boolean;
   cwd?: string;
 }
 
@@ -53,9 +67,19 @@ export class EvalInputError extends Error {
 export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string; plan: EvalPlan }> {
   const suite = await loadSuite(o.suite, o.home);
   const cwd = o.cwd ?? process.cwd();
-  const models: SuiteModel[] | undefined = o.models
-    ? o.models.map((spec) => ({ label: spec, specs: [absoluteSpec(spec, cwd)] }))
-    : suite.models;
+  let models: SuiteModel[] | undefined;
+  try {
+    // A `provider:model` spec stays as given: its models file is written once the eval has a folder.
+    models = o.models
+      ? o.models.map((spec) => ({
+          label: spec,
+          specs: [parseModelSpec(spec).kind === "provider" ? spec : absoluteSpec(spec, cwd)],
+        }))
+      : suite.models;
+  } catch (error) {
+    if (error instanceof ModelSpecError) throw new EvalInputError(error.message);
+    throw error;
+  }
   if (!models || models.length === 0)
     throw new EvalInputError(
       `no models: give --models A,B or list models: in the suite file (${suite.source})`,
@@ -66,6 +90,7 @@ export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string
   for (const m of models)
     for (const spec of m.specs) {
       const file = spec.replace(/^scripted(?:-openai)?:/, "");
+      if (parseModelSpec(spec).kind === "provider") continue;
       if (!spec.startsWith("replay:") && !existsSync(file))
         throw new EvalInputError(`model '${m.label}': no such file ${file}`);
     }
@@ -77,6 +102,7 @@ export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string
     budgetUsd: o.budgetUsd ?? suite.budgetUsd ?? null,
     engine: o.slurm ? "slurm" : "local",
     backend: o.backend ?? (o.slurm ? "auto" : "docker"),
+    ...(o.audit === false ? { audit: false } : {}),
   });
   for (const task of plan.tasks) {
     // A folder a live run works in is mid-change (and, as root, lent to the sandbox user): its
@@ -90,6 +116,12 @@ export async function createEval(o: StartEvalOptions): Promise<{ evalDir: string
     task.files = await taskFiles(task.dir);
   }
   const evalDir = evalDirOf(o.home, plan.evalId);
+  try {
+    plan.models = plan.models.map((m) => withRoles(o.home, evalDir, m));
+  } catch (error) {
+    if (error instanceof ModelSpecError) throw new EvalInputError(error.message);
+    throw error;
+  }
   writePlan(evalDir, plan);
   return { evalDir, plan };
 }
@@ -147,13 +179,27 @@ export function writeSummary(
   stoppedByBudget: boolean,
 ): EvalSummary {
   const trials = [...results.values()];
-  const summary = withIntegrity(plan, summarize(plan, trials, { stoppedByBudget }), trials);
+  // The flags are about the possible variants' trials, as every pass rate (impossible.ts).
+  const flagged = withFlags(
+    evalDir,
+    possiblePlan(plan),
+    summarizeEval(plan, trials, { stoppedByBudget }),
+    trials,
+  );
+  // Who played each role, per model, as eval.json records it (docs/eval.md, "Models").
+  const summary: EvalSummary = {
+    ...flagged,
+    roles: plan.models.flatMap((m) =>
+      m.roles ? [{ model: m.label, scripted: m.scripted, roles: m.roles }] : [],
+    ),
+  };
   const files = evalFiles(evalDir);
   writeJsonAtomic(files.summary, summary, { mode: 0o644 });
   // The CSVs are derived and rewritten whole; a rename keeps a reader from seeing half of one.
   for (const [file, text] of [
     [files.csv, summaryCsv(summary)],
     [files.variantsCsv, variantTableCsv(summary.variantTable)],
+    ...(summary.impossible ? [[files.impossibleCsv, impossibleCsv(summary.impossible)] as const] : []),
   ] as const) {
     writeFileAtomic(file, text, { tempFile: `${file}.tmp` });
   }
@@ -163,6 +209,41 @@ export function writeSummary(
 /** Another process drives this eval now: a second one would take its trials' copies from under it. */
 export class EvalBusy extends EvalInputError {
   override name = "EvalBusy";
+}
+
+/**
+ * A planned model with the models file of each `provider:model` spec written (the site's, with
+ * that work model) and who plays each role recorded.
+ */
+function withRoles(home: string, evalDir: string, m: EvalPlan["models"][number]): EvalPlan["models"][number] {
+  const specs = m.specs.map((spec) =>
+    parseModelSpec(spec).kind === "provider"
+      ? workModelsFile(home, spec, join(evalDir, "models"), m.slug)
+      : spec,
+  );
+  let each: ModelRoles[];
+  try {
+    each = specs.map((spec, i) =>
+      parseModelSpec(m.specs[i] as string).kind === "provider"
+        ? rolesOfConfig(loadModelsConfig(spec))
+        : rolesOfSpec(spec),
+    );
+  } catch (error) {
+    // A models file that does not load fails its trials as before (each an error naming it).
+    if (error instanceof ModelsConfigError) return { ...m, specs };
+    throw error;
+  }
+  const union = (key: keyof ModelRoles) => [...new Set(each.flatMap((r) => r[key]))];
+  return {
+    ...m,
+    specs,
+    roles: {
+      work: union("work"),
+      review: union("review"),
+      control: union("control"),
+      critique: union("critique"),
+    },
+  };
 }
 
 /** Runs every trial of the plan that has no result (or an error one, with retryErrors). */
@@ -197,6 +278,11 @@ async function driveLocked(o: DriveOptions): Promise<EvalOutcome> {
   const ran: string[] = [];
   writeSummary(evalDir, plan, results, false);
   if (plan.engine === "local" && todo.length > 0) await pruneOrphans(o.home, plan.backend);
+  // Each task's checks are audited before its trials (cached by content: a second eval reads them).
+  if (plan.audit === true && todo.length > 0) {
+    await auditTasks({ home: o.home, evalDir, plan, log });
+    writeSummary(evalDir, plan, results, false);
+  }
   const queue = [...todo];
   const next = (): PlannedTrial | undefined => {
     if (queue.length === 0) return undefined;

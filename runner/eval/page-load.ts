@@ -157,6 +157,70 @@ export const evalSummarySchema = z.strictObject({
   }),
   comparisons: z.array(z.strictObject(comparison)),
   variantComparisons: z.array(z.strictObject({ ...comparison, model: z.string() })),
+  flags: z
+    .strictObject({
+      audited: z.boolean(),
+      tasks: z.array(
+        z.strictObject({
+          task: z.string(),
+          audit: z.union([
+            z.literal("skipped"),
+            z.literal("pending"),
+            z.strictObject({
+              sound: z.boolean(),
+              contentHash: z.string(),
+              findings: z.array(z.strictObject({ audit: z.string(), text: z.string() })),
+            }),
+          ]),
+          lazyPasses: z.array(z.string()),
+          solutionFails: z.boolean(),
+          noTrialPassed: z.boolean(),
+          everyTrialPassed: z.boolean(),
+          flags: z.array(
+            z.enum(["lazy_passes", "solution_fails", "audit_error", "no_trial_passed", "every_trial_passed"]),
+          ),
+        }),
+      ),
+      flagged: z.array(z.string()),
+      byModelUnflagged: z.array(z.strictObject({ ...passStats, model: z.string(), scripted: z.boolean() })),
+    })
+    .optional(),
+  roles: z
+    .array(
+      z.strictObject({
+        model: z.string(),
+        scripted: z.boolean(),
+        roles: z.strictObject({
+          work: z.array(z.string()),
+          review: z.array(z.string()),
+          control: z.array(z.string()),
+          critique: z.array(z.string()),
+        }),
+      }),
+    )
+    .optional(),
+  impossible: z
+    .strictObject({
+      variants: z.array(z.strictObject({ task: z.string(), variant: z.string() })),
+      byModel: z.array(
+        z.strictObject({
+          ...passStats,
+          model: z.string(),
+          scripted: z.boolean(),
+          integrity: integrity.unwrap(),
+        }),
+      ),
+      groups: z.array(
+        z.strictObject({
+          ...passStats,
+          task: z.string(),
+          variant: z.string(),
+          model: z.string(),
+          scripted: z.boolean(),
+        }),
+      ),
+    })
+    .optional(),
 });
 const _schemaIsContract: EvalSummary = {} as z.infer<typeof evalSummarySchema>;
 const _contractIsSchema: z.infer<typeof evalSummarySchema> = {} as EvalSummary;

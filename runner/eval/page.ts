@@ -11,6 +11,8 @@ import { stackedBars } from "../report/charts.ts";
 import { type Html, html } from "../report/escape.ts";
 import { percent, seconds, tokenShort, usd } from "../report/format.ts";
 import { pageAssets, pageShell } from "../report/page.ts";
+import { flagsSection } from "./flags-page.ts";
+import { impossibleSection } from "./impossible-page.ts";
 import { integrityTables } from "./integrity-page.ts";
 import { type EvalPageInput, type LoadedTrial, loadEvalPageInput } from "./page-load.ts";
 import { comparisonsSection, interval, stat, variantTables } from "./page-tables.ts";
@@ -58,10 +60,11 @@ export function renderEvalReport(input: EvalPageInput, evalDir: string): string 
   const t = summary.trials;
   const body = html`<h1>Eval ${summary.evalId}</h1>
 <p class="muted">suite ${summary.suite} · summary computed ${summary.computedAt} · ${summary.repeats} repeats</p>
-<p id="eval-trials">${t.planned} trials planned: ${t.pass} passed, ${t.fail} failed, ${t.error} infrastructure errors (counted apart), ${t.pending} not run yet</p>
+<p id="eval-trials">${t.planned} trials planned${summary.impossible ? html` (impossible variants included: <a href="#impossible">apart, below</a>)` : ""}: ${t.pass} passed, ${t.fail} failed, ${t.error} infrastructure errors (counted apart), ${t.pending} not run yet</p>
 <p id="eval-budget">Spent ${usd(summary.budget.spentUsd)}${summary.budget.usd === null ? " (no budget set)" : ` of a ${usd(summary.budget.usd)} budget`}${summary.budget.stoppedByBudget ? html` · <strong class="missing">the budget ran out: the eval stopped scheduling trials</strong>` : ""}</p>
 <p>Models: ${summary.models.map((m, i) => html`${i ? ", " : ""}${label(m)}`)}</p>
 ${scripted.size ? html`<p class="note" id="scripted-note">Models labelled <span class="scripted">scripted</span> answer from a script (scifi's scripted model): their numbers measure the runner and the checks, not a language model.</p>` : ""}
+${flagsSection(summary, label)}
 <h2>Comparisons</h2>
 ${comparisonsSection(summary, label, scripted)}
 <h2>Plots</h2>
@@ -135,6 +138,7 @@ ${totalsTable(
   summary.byVariant.map((v) => ({ name: html`${v.variant}`, stats: v })),
 )}
 ${integrityTables(summary, label)}
+${impossibleSection(summary, label)}
 <h2>Trials</h2>
 ${trialTable(trials, evalDir, label)}
 ${problems.length ? html`<h2>Trials without a result</h2><ul id="trial-problems">${problems.map((p) => html`<li><code>${p.folder}</code>: ${p.error}</li>`)}</ul>` : ""}`;

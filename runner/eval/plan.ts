@@ -32,7 +32,15 @@ export const evalPlanSchema = z.strictObject({
     z.strictObject({
       name: z.string(),
       dir: z.string(),
-      variants: z.array(z.strictObject({ name: z.string(), file: z.string(), sha256: z.string() })),
+      variants: z.array(
+        z.strictObject({
+          name: z.string(),
+          file: z.string(),
+          sha256: z.string(),
+          /** An impossible variant (suite.ts): never in a pass rate. Absent: a possible one. */
+          impossible: z.literal(true).optional(),
+        }),
+      ),
       /** Every entry of the task folder when the eval started (task-files.ts); absent in older evals. */
       files: z.record(z.string(), z.string()).optional(),
       /** The limits this task's trials run with (trial-limits.ts); absent in older evals. */
@@ -46,6 +54,15 @@ export const evalPlanSchema = z.strictObject({
       slug: z.string(),
       specs: z.array(z.string()).min(1),
       scripted: z.boolean(),
+      /** Who played each role (model-specs.ts); absent in older evals. */
+      roles: z
+        .strictObject({
+          work: z.array(z.string()),
+          review: z.array(z.string()),
+          control: z.array(z.string()),
+          critique: z.array(z.string()),
+        })
+        .optional(),
     }),
   ),
   repeats: z.number().int().min(1),
@@ -55,6 +72,8 @@ export const evalPlanSchema = z.strictObject({
   concurrency: z.number().int().min(1),
   engine: z.enum(["local", "slurm"]),
   backend: z.string(),
+  /** The tasks' checks are audited before the trials (scifi check-task); false: --no-audit; absent in older evals. */
+  audit: z.boolean().optional(),
   trials: z.array(trialSchema),
 });
 export type EvalPlan = z.infer<typeof evalPlanSchema>;
@@ -65,6 +84,8 @@ export const evalFiles = (evalDir: string) => ({
   csv: join(evalDir, "summary.csv"),
   /** The variant table (SciFi Table 1 layout): runner/eval/variant-table.ts. */
   variantsCsv: join(evalDir, "summary-variants.csv"),
+  /** The impossible variants' pass rates (runner/eval/impossible.ts); only when the plan has some. */
+  impossibleCsv: join(evalDir, "summary-impossible.csv"),
   /** The pid lock of the process driving the eval (engine.ts driveEval). */
   lock: join(evalDir, "eval.lock"),
   trials: join(evalDir, "trials"),
@@ -87,6 +108,8 @@ export interface PlanOptions {
   budgetUsd: number | null;
   engine: "local" | "slurm";
   backend: string;
+  /** Audit each task's checks before its trials (default true; false: --no-audit). */
+  audit?: boolean;
   now?: Date;
 }
 
@@ -128,6 +151,7 @@ export function makePlan(o: PlanOptions): EvalPlan {
     concurrency: o.concurrency,
     engine: o.engine,
     backend: o.backend,
+    audit: o.audit ?? true,
     trials,
   };
 }

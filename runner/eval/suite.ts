@@ -4,8 +4,10 @@
 // `task.st.md`, ...), which must have the same checks and assets, the same front matter (every key)
 // and the same Expectation (items, text and ids, sub-SAMs included): only To-do and Context may
 // differ, so what the variants compare is how the task is described, never what is judged or what a
-// run is granted. Every problem is collected and reported at once, with the file and line where
-// there is one.
+// run is granted. An impossible variant (`task.impossible.md`, or one the suite file's `impossible:`
+// names) is the exception: its Expectation and checks differ, so that they cannot be met, and its
+// front matter does not (docs/eval.md, "Impossible variants"). Every problem is collected and
+// reported at once, with the file and line where there is one.
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
@@ -13,12 +15,14 @@ import { z } from "zod";
 import { DEFAULT_LIMITS } from "../run/limits.ts";
 import { samLimitRequests } from "../run/sam-limits.ts";
 import type { LimitConfig } from "../run-folder/state.ts";
-import { isCheckFence } from "../sam/check-blocks.ts";
 import { closest } from "../sam/suggest.ts";
-import type { SamDocument, SamMetadata, SamNode } from "../sam/types.ts";
+import type { SamDocument } from "../sam/types.ts";
 import { limitConflicts } from "./trial-limits.ts";
+import { variantProblems } from "./variant-compare.ts";
 
 export const DEFAULT_VARIANT = "default";
+/** The variant that is impossible by its file name alone: `task.impossible.md`. */
+export const IMPOSSIBLE_VARIANT = "impossible";
 const VARIANT_FILE = /^task\.([A-Za-z0-9_-]{1,40})\.md$/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
 
@@ -37,6 +41,8 @@ export interface SuiteVariant {
   /** Absolute path of the variant's SAM file. */
   file: string;
   sha256: string;
+  /** Its Expectation cannot be met: never in a pass rate; a pass is a cheat the checks missed. */
+  impossible?: true;
 }
 
 export interface SuiteTask {
@@ -89,6 +95,9 @@ const suiteFileSchema = z.strictObject({
   limits: z.partialRecord(z.enum(limitKeys), z.number().positive()).optional(),
   budget_usd: z.number().nonnegative().optional(),
   concurrency: z.number().int().min(1).max(256).optional(),
+  impossible: z
+    .array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, "a variant name (letters, digits, _ and -)"))
+    .optional(),
 });
 
 /**
@@ -117,6 +126,7 @@ async function suiteFolder(dir: string, home: string): Promise<Suite> {
   const tasks = await loadTasks(
     taskDirs.map((name) => ({ dir: join(dir, name), where: `${name}/` })),
     undefined,
+    new Set([IMPOSSIBLE_VARIANT]),
     problems,
     home,
   );
@@ -159,15 +169,28 @@ async function suiteFile(file: string, home: string): Promise<Suite> {
   const base = dirname(file);
   const problems: string[] = [];
   const seq = doc.get("tasks", true);
+  const impossible = new Set([IMPOSSIBLE_VARIANT, ...(s.impossible ?? [])]);
+  const listed = impossibleKeyProblems(
+    s.impossible ?? [],
+    s.variants,
+    (i) => at(["impossible", i]),
+    problems,
+  );
   const tasks = await loadTasks(
     s.tasks.map((t, i) => ({
       dir: resolve(base, t),
       where: `${at(["tasks", i])}: tasks[${i}] (${t})`,
     })),
     s.variants,
+    impossible,
     problems,
     home,
   );
+  for (const [i, name] of (s.impossible ?? []).entries())
+    if (listed.has(i) && !tasks.some((t) => t.variants.some((v) => v.name === name)))
+      problems.push(
+        `${at(["impossible", i])}: impossible[${i}]: no task of the suite has a variant '${name}' (task.${name}.md); the variants are: ${[...new Set(tasks.flatMap((t) => t.variants.map((v) => v.name)))].join(", ") || "none"}`,
+      );
   if (!isSeq(seq)) problems.push(`${at(["tasks"])}: tasks must be a list of task folders`);
   const models = s.models?.map((m, i) => suiteModel(m, base, `${at(["models", i])}: models[${i}]`, problems));
   const labels = models?.map((m) => m.label) ?? [];
@@ -189,6 +212,30 @@ async function suiteFile(file: string, home: string): Promise<Suite> {
 }
 
 const TOP_KEYS = Object.keys(suiteFileSchema.shape);
+
+/** What the `impossible:` list itself can get wrong, before any task is read; the good entries' indexes. */
+function impossibleKeyProblems(
+  names: readonly string[],
+  only: readonly string[] | undefined,
+  at: (i: number) => string,
+  problems: string[],
+): Set<number> {
+  const good = new Set<number>();
+  for (const [i, name] of names.entries()) {
+    const where = `${at(i)}: impossible[${i}]`;
+    if (name === DEFAULT_VARIANT)
+      problems.push(
+        `${where}: '${DEFAULT_VARIANT}' is every single-SAM task's task.md, not a variant of its own; write the impossible Expectation as task.<variant>.md beside the task's other levels and name that variant`,
+      );
+    else if (names.indexOf(name) !== i) problems.push(`${where}: '${name}' is listed twice`);
+    else if (only && !only.includes(name))
+      problems.push(
+        `${where}: '${name}' is not among the suite's variants (${only.join(", ")}), so it would not run; add it to variants, or remove it here`,
+      );
+    else good.add(i);
+  }
+  return good;
+}
 
 function suggestKeys(path: readonly PropertyKey[], keys: string[]): string {
   const known = path.length === 0 ? TOP_KEYS : path[0] === "models" ? ["name", "spec", "scripts"] : [];
@@ -240,6 +287,7 @@ function samFilesOf(dir: string): string[] {
 async function loadTasks(
   dirs: { dir: string; where: string }[],
   only: string[] | undefined,
+  impossible: ReadonlySet<string>,
   problems: string[],
   home: string,
 ): Promise<SuiteTask[]> {
@@ -293,197 +341,24 @@ async function loadTasks(
         for (const d of errors) problems.push(`${d.file}:${d.line}:${d.column}: ${d.message}`);
         continue;
       }
-      parsed.push({ variant: { name: v.name, file: v.file, sha256: result.sam.sha256 }, sam: result.sam });
+      parsed.push({
+        variant: {
+          name: v.name,
+          file: v.file,
+          sha256: result.sam.sha256,
+          ...(impossible.has(v.name) ? { impossible: true as const } : {}),
+        },
+        sam: result.sam,
+      });
     }
-    const [first, ...rest] = parsed;
-    if (first) {
-      for (const other of rest) {
-        const differences: [string, string | undefined][] = [
-          ["checks", firstDifference(judged(first.sam), judged(other.sam))],
-          ["front matter", frontMatterDifference(first, other)],
-          ["Expectation", firstDifference(expected(first.sam), expected(other.sam))],
-        ];
-        for (const [what, difference] of differences)
-          if (difference)
-            problems.push(
-              `${other.variant.file}: variant '${other.variant.name}' must have the same ${what} as '${first.variant.name}' (${basename(first.variant.file)}): ${difference}`,
-            );
-      }
-    }
+    variantProblems(parsed, problems);
     if (parsed.length === chosen.length)
       tasks.push({
         name,
         dir,
         variants: parsed.map((p) => p.variant),
-        samLimits: first ? samLimitRequests(first.sam) : {},
+        samLimits: parsed[0] ? samLimitRequests(parsed[0].sam) : {},
       });
   }
   return tasks;
-}
-
-/** What is judged: every check (command, stage, timeout, outputs) in tree order and the assets. */
-function judged(sam: SamDocument): { label: string; value: string }[] {
-  const out: { label: string; value: string }[] = [
-    { label: "check_assets", value: JSON.stringify([...sam.metadata.checkAssets].sort()) },
-    { label: "hidden_assets", value: JSON.stringify([...(sam.metadata.hiddenAssets ?? [])].sort()) },
-  ];
-  const visit = (node: SamNode): void => {
-    for (const item of node.items)
-      for (const c of item.checks)
-        out.push({
-          label: `check ${c.id}`,
-          value: JSON.stringify([
-            c.command,
-            c.stage ?? "run",
-            c.timeoutSec,
-            c.outputs ?? [],
-            c.hidden === true,
-          ]),
-        });
-    for (const child of node.children) visit(child);
-  };
-  visit(sam.root);
-  return out;
-}
-
-/**
- * The front matter key of every metadata field, in the order they are compared. Every field counts
- * (the type makes a new one name its key here); nothing in SamMetadata is derived from the file's
- * path or bytes except a `name` left to its default (the file name), handled in frontMatterValue.
- */
-const FRONT_MATTER_KEYS: Record<keyof SamMetadata, string> = {
-  name: "name",
-  group: "group",
-  walltimeSec: "walltime",
-  iterations: "iterations",
-  budgetUsd: "budget_usd",
-  network: "network",
-  networkHosts: "network",
-  gpu: "gpu",
-  cpus: "cpus",
-  memoryBytes: "memory",
-  mounts: "mounts",
-  scratchBytes: "scratch",
-  jobs: "jobs",
-  skills: "skills",
-  image: "image",
-  difficulty: "difficulty",
-  unpassable: "unpassable",
-  rank: "rank",
-  approval: "approval",
-  approvalTimeoutSec: "approval_timeout",
-  checkAssets: "check_assets",
-  hiddenAssets: "hidden_assets",
-  subtasks: "subtasks",
-  allowCommands: "allow_commands",
-  critique: "critique",
-  keepJobs: "keep_jobs",
-};
-
-/** One metadata field as compared: source lines dropped, asset lists as sets, a default name as such. */
-function frontMatterValue(p: { variant: SuiteVariant; sam: SamDocument }, field: keyof SamMetadata): string {
-  const m = p.sam.metadata;
-  const value: unknown = m[field];
-  if (value === undefined) return "absent";
-  if (field === "name" && value === basename(p.variant.file).replace(/\.md$/i, ""))
-    return "absent (the file's name)";
-  if (field === "mounts") return JSON.stringify(m.mounts.map(({ line: _line, ...rest }) => rest));
-  if (field === "checkAssets" || field === "hiddenAssets")
-    return JSON.stringify([...(value as string[])].sort());
-  return JSON.stringify(value);
-}
-
-/**
- * The first metadata field (front matter, units parsed) where two variants differ, naming its key.
- * Referenced sub-SAM files are in `subtasks`: the same paths, so the same files, metadata and all.
- */
-function frontMatterDifference(
-  a: { variant: SuiteVariant; sam: SamDocument },
-  b: { variant: SuiteVariant; sam: SamDocument },
-): string | undefined {
-  const fields = new Set([
-    ...(Object.keys(FRONT_MATTER_KEYS) as (keyof SamMetadata)[]),
-    ...(Object.keys(a.sam.metadata) as (keyof SamMetadata)[]),
-    ...(Object.keys(b.sam.metadata) as (keyof SamMetadata)[]),
-  ]);
-  for (const field of fields) {
-    const x = frontMatterValue(a, field);
-    const y = frontMatterValue(b, field);
-    if (x !== y) return `front matter '${FRONT_MATTER_KEYS[field] ?? field}' differs (${x} vs ${y})`;
-  }
-  return undefined;
-}
-
-/** Text compared up to whitespace: runs of blanks and line ends are one space, ends trimmed. */
-function squeezed(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}
-
-/** Markdown without its check blocks (```check / ```compare fences): those are compared as checks. */
-function withoutChecks(markdown: string): string {
-  const kept: string[] = [];
-  let fence: RegExp | undefined;
-  for (const line of markdown.split("\n")) {
-    if (fence) {
-      if (fence.test(line)) fence = undefined;
-      continue;
-    }
-    const open = /^\s*(`{3,}|~{3,})\s*([^\s`]*)/.exec(line);
-    if (open?.[1] && isCheckFence(open[2])) {
-      fence = new RegExp(`^\\s*${open[1][0] === "~" ? "~" : "`"}{${open[1].length},}\\s*$`);
-      continue;
-    }
-    kept.push(line);
-  }
-  return kept.join("\n");
-}
-
-/** A value for a message, cut at 120 characters. */
-function shown(value: string | undefined): string {
-  if (value === undefined) return "";
-  return value.length > 120 ? `${value.slice(0, 119)}…` : value;
-}
-
-/**
- * What the review judges, in tree order: every node (root's title, each sub-SAM by id and title),
- * its Expectation items by id and text (whitespace aside), then its whole Expectation section less its
- * check blocks (so text outside the items counts too). Context and To-do are left out: they are what variants may change.
- */
-function expected(sam: SamDocument): { label: string; value: string }[] {
-  const out: { label: string; value: string }[] = [];
-  const visit = (node: SamNode): void => {
-    out.push({
-      label: node.id === "root" ? "the title" : `sub-SAM ${node.id}`,
-      value: JSON.stringify(squeezed(node.title)),
-    });
-    for (const item of node.items)
-      out.push({ label: `Expectation item ${item.id}`, value: JSON.stringify(squeezed(item.text)) });
-    out.push({
-      label: `the Expectation section of ${node.id}`,
-      value: JSON.stringify(squeezed(withoutChecks(node.expectation))),
-    });
-    for (const child of node.children) visit(child);
-  };
-  visit(sam.root);
-  return out;
-}
-
-/** The first entry where two variants differ, in words; undefined when they are the same. */
-function firstDifference(
-  ja: { label: string; value: string }[],
-  jb: { label: string; value: string }[],
-): string | undefined {
-  for (let i = 0; i < Math.max(ja.length, jb.length); i++) {
-    const x = ja[i];
-    const y = jb[i];
-    if (!x) return `it has an extra ${y?.label} (${shown(y?.value)})`;
-    if (!y) return `it lacks ${x.label} (${shown(x.value)})`;
-    if (x.label !== y.label) {
-      if (!ja.some((e) => e.label === y.label)) return `it has an extra ${y.label} (${shown(y.value)})`;
-      if (!jb.some((e) => e.label === x.label)) return `it lacks ${x.label} (${shown(x.value)})`;
-    }
-    if (x.label !== y.label || x.value !== y.value)
-      return `${x.label} differs (${shown(x.value)} vs ${shown(y.value)})`;
-  }
-  return undefined;
 }

@@ -155,6 +155,52 @@ export interface VariantTable {
   rows: { model: string; scripted: boolean; task: string | null; cells: (VariantTableCell | null)[] }[];
 }
 
+/** Why a task is flagged (docs/eval.md, "Flags"). */
+export type FlagKind =
+  | "lazy_passes"
+  | "solution_fails"
+  | "audit_error"
+  | "no_trial_passed"
+  | "every_trial_passed";
+
+export interface TaskFlags {
+  task: string;
+  /** The audit: `skipped` (--no-audit), `pending` (not run yet), else its outcome. */
+  audit:
+    | "skipped"
+    | "pending"
+    | { sound: boolean; contentHash: string; findings: { audit: string; text: string }[] };
+  /** The lazy agents (and `untouched`) whose run passed. */
+  lazyPasses: string[];
+  solutionFails: boolean;
+  noTrialPassed: boolean;
+  everyTrialPassed: boolean;
+  flags: FlagKind[];
+}
+
+export interface EvalFlags {
+  /** Whether the audit ran before the trials (false: `--no-audit`, recorded in eval.json). */
+  audited: boolean;
+  tasks: TaskFlags[];
+  /** Tasks with at least one flag. */
+  flagged: string[];
+  /** Per model, its pass statistics over the tasks without a flag (`byModel` has them over all). */
+  byModelUnflagged: (PassStats & { model: string; scripted: boolean })[];
+}
+
+/**
+ * The impossible variants of an eval (docs/eval.md, "Impossible variants"): their Expectation cannot
+ * be met, so a pass is a cheat the checks missed or a check that is wrong. Never in a pass rate.
+ */
+export interface ImpossibleSummary {
+  /** The (task, variant) pairs marked impossible, in plan order. */
+  variants: { task: string; variant: string }[];
+  /** Per model over every impossible variant: passes / judged trials and its Wilson interval. */
+  byModel: (PassStats & { model: string; scripted: boolean; integrity: IntegrityStats })[];
+  /** Per (task, impossible variant, model). */
+  groups: (PassStats & { task: string; variant: string; model: string; scripted: boolean })[];
+}
+
 export interface EvalSummary {
   version: 1;
   evalId: string;
@@ -181,4 +227,21 @@ export interface EvalSummary {
   variantComparisons: VariantComparison[];
   /** One per pair of models (plan order): their integrity shares compared; absent before it existed. */
   integrityComparisons?: IntegrityComparison[];
+  /**
+   * The impossible variants' trials, apart; absent when the plan has none. Every other key leaves
+   * them out, except `trials` and `budget` (what ran and what it cost).
+   */
+  impossible?: ImpossibleSummary;
+  /** The audit of each task's checks and what cannot discriminate (docs/eval.md, "Flags"); absent before it existed. */
+  flags?: EvalFlags;
+  /** Per model, who played each role (work, review, control, critique); absent before it existed. */
+  roles?: { model: string; scripted: boolean; roles: ModelRoles }[];
+}
+
+/** The models (names, provider:model) that play each role of a trial (runner/eval/model-specs.ts). */
+export interface ModelRoles {
+  work: string[];
+  review: string[];
+  control: string[];
+  critique: string[];
 }

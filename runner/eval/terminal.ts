@@ -4,6 +4,8 @@
 import { visible } from "../terminal-text.ts";
 import type { EvalSummary, VariantTableCell } from "./summary.ts";
 
+export { flagsText, rolesText } from "./flags.ts";
+
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 
 function cellText(c: VariantTableCell | null): string {
@@ -45,4 +47,28 @@ export function variantTableText(summary: EvalSummary): string {
 export function comparisonsText(summary: EvalSummary): string {
   const all = [...summary.comparisons, ...summary.variantComparisons];
   return all.length === 0 ? "" : `${all.map((c) => visible(c.text)).join("\n")}\n`;
+}
+
+/**
+ * The impossible variants per model: passes / judged trials, the rate and its Wilson interval. Any
+ * pass is a cheat the checks missed, or a check that is wrong; these are in no pass rate above.
+ */
+export function impossibleText(summary: EvalSummary): string {
+  const imp = summary.impossible;
+  if (!imp) return "";
+  const variants = imp.variants.map((v) => `${visible(v.task)}/${visible(v.variant)}`).join(", ");
+  const lines = imp.byModel.map((m) => {
+    const scripted = m.scripted ? " [SCRIPTED]" : "";
+    const verdict =
+      m.n === 0
+        ? "no verdict"
+        : m.passes === 0
+          ? "none passed"
+          : `${m.passes} passed: cheats the checks missed, or wrong checks`;
+    return `  ${visible(m.model)}${scripted}: ${m.passes}/${m.n} ${pct(m.passRate)} [${pct(m.wilson95[0])}-${pct(m.wilson95[1])}] (${verdict}${m.errors ? `; ${m.errors} errors` : ""})`;
+  });
+  return `${[
+    `impossible variants (in no pass rate above; any pass is a cheat the checks missed, or a wrong check): ${variants}`,
+    ...lines,
+  ].join("\n")}\n`;
 }

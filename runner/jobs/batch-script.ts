@@ -3,6 +3,7 @@
 // directives are the granted ones (so `#SBATCH` lines in the agent's file cannot widen a grant),
 // and which runs a frozen copy of the agent's file (so it cannot be swapped after validation).
 import { egressFilterScript } from "../network/egress.ts";
+import { bindSpec } from "../sandbox/bind-spec.ts";
 import { shellQuote as quoteWord, visible } from "../terminal-text.ts";
 import { describeBytes, formatSlurmMemory, formatSlurmTime } from "./units.ts";
 
@@ -115,8 +116,25 @@ function directRun(j: AgentJobScript): string[] {
   ];
 }
 
+/**
+ * The job container's binds, as Docker's `-v` and Apptainer's `--bind` read them alike: a path that
+ * either would split into more binds (a task folder `fit,data`) is refused (bind-spec.ts).
+ */
+export function jobBinds(taskDir: string, scriptCopy: string): { task: string; script: string } {
+  return {
+    task: bindSpec(taskDir, "/task", undefined, "the task folder, which an agent job gets at /task"),
+    script: bindSpec(
+      scriptCopy,
+      JOB_SCRIPT_IN_CONTAINER,
+      "ro",
+      "the job script's frozen copy in the run's records",
+    ),
+  };
+}
+
 function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "none" }>): string[] {
   const argv = ["/bin/bash", JOB_SCRIPT_IN_CONTAINER, ...j.args].map(shellQuote).join(" ");
+  const binds = jobBinds(j.taskDir, j.scriptCopy);
   const pick =
     box.engine === "auto"
       ? [
@@ -134,7 +152,7 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     `--cpus ${j.resources.cpus} --memory ${formatSlurmMemory(j.resources.memoryBytes)} --pids-limit 1024`,
     // Only the GPUs SLURM allocated to this job, not every GPU of the node.
     j.resources.gpus > 0 ? '--gpus "\\"device=${CUDA_VISIBLE_DEVICES:?no GPU allocated}\\""' : "",
-    `-v ${shellQuote(`${j.taskDir}:/task`)} -v ${shellQuote(`${j.scriptCopy}:${JOB_SCRIPT_IN_CONTAINER}:ro`)} -w /task`,
+    `-v ${shellQuote(binds.task)} -v ${shellQuote(binds.script)} -w /task`,
     `${shellQuote(box.image)} ${argv}`,
   ]
     .filter(Boolean)
@@ -144,7 +162,7 @@ function containerRun(j: AgentJobScript, box: Exclude<JobSandbox, { engine: "non
     // Unprivileged Apptainer has no network of the job's own: the node's only where the site says so.
     box.network && box.apptainerHostNetwork ? "" : "--net --network none",
     j.resources.gpus > 0 ? '--nv --env "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:?no GPU allocated}"' : "",
-    `--bind ${shellQuote(`${j.taskDir}:/task`)} --bind ${shellQuote(`${j.scriptCopy}:${JOB_SCRIPT_IN_CONTAINER}:ro`)} --pwd /task`,
+    `--bind ${shellQuote(binds.task)} --bind ${shellQuote(binds.script)} --pwd /task`,
     `${shellQuote(box.sif)} ${argv}`,
   ]
     .filter(Boolean)

@@ -16,7 +16,7 @@ import { sifFileName } from "../sandbox/apptainer.ts";
 import { trackLive } from "../sandbox/live.ts";
 import { shellQuote, shellWords } from "../terminal-text.ts";
 import type { Tool } from "../tools/tool.ts";
-import type { JobSandbox } from "./batch-script.ts";
+import { type JobSandbox, jobBinds } from "./batch-script.ts";
 import {
   type JobApprovalFacts,
   JobBroker,
@@ -130,9 +130,13 @@ export function jobsForRun(o: JobsForRunOptions): RunJobs {
   const site = loadSitePolicy(o.sitePolicyFile, false).policy;
   const sandbox = jobSandboxFor(o.sam, policy, site);
   refuseUnboundApprovals(sandbox, o.approvals);
+  const taskDir = realpathSync(dirname(o.sam.file));
+  // A folder no job container could bind as one path: refused before the run starts, not at its
+  // first submission (after the person approved it).
+  if (sandbox.engine !== "none") jobBinds(taskDir, join(recordsDir, "scripts", "job.sh"));
   const broker = new JobBroker({
     runId: o.runId,
-    taskDir: realpathSync(dirname(o.sam.file)),
+    taskDir,
     sam: o.sam.metadata,
     policy,
     sandbox,

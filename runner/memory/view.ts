@@ -51,6 +51,11 @@ export interface ViewOptions {
   /** Most tokens the view's text may take. */
   budgetTokens: number;
   before?: string | undefined;
+  /**
+   * Write each line's source note after the suggestion, as views did before a38b (the report
+   * builds an old run's view again to match its recorded hash); never for a new prompt.
+   */
+  noteAfter?: boolean;
 }
 
 /** Lines a single run may be the only source of, in one view. */
@@ -173,7 +178,7 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   for (const item of ranked) {
     // A line takes at least a few tokens: once fewer are left, nothing more can fit.
     if (options.budgetTokens - tokens < MIN_LINE_TOKENS) break;
-    const line = renderItem(item);
+    const line = renderItem(item, options.noteAfter === true);
     const cost = estimateTokens(`${line}\n`);
     if (tokens + cost > options.budgetTokens) continue;
     const only = item.count === 1 ? (item.runs[0] ?? "") : undefined;
@@ -199,12 +204,16 @@ export function memoryView(fileText: string, options: ViewOptions): MemoryView {
   };
 }
 
-/** One line: the suggestion, how many runs gave it (×N) and which (at most 3 named). */
-function renderItem(item: ViewItem): string {
+/**
+ * One line: how many runs gave it (×N) and which (at most 3 named), then the suggestion. The note
+ * is the runner's word and comes first: a suggestion may end in a note of its own (`(×14, runs
+ * ...)`), which after the runner's reads as part of the suggestion, not as its count.
+ */
+function renderItem(item: ViewItem, noteAfter: boolean): string {
   const runs =
     item.runs.slice(0, 3).join(", ") + (item.runs.length > 3 ? `, +${item.runs.length - 3} more` : "");
   const source = item.count > 1 ? `×${item.count}, runs ${runs}` : `run ${runs}`;
-  return `- ${oneLine(item.text)} (${source})`;
+  return noteAfter ? `- ${oneLine(item.text)} (${source})` : `- (${source}): ${oneLine(item.text)}`;
 }
 
 function oneLine(text: string): string {

@@ -56,8 +56,12 @@ function memoryViewText(
 ): { text?: string; missing?: string } {
   const [file] = candidateFiles(record.ref, inputs);
   if (!file || !existsSync(file)) return { missing: `no file is known for '${record.ref}'` };
-  const { text } = readMemoryView(file, { budgetTokens: event.budget, before: event.before ?? event.time });
+  const options = { budgetTokens: event.budget, before: event.before ?? event.time };
+  const { text } = readMemoryView(file, options);
   if (sha256(text) === record.sha256) return { text };
+  // A run from before a38b saw each line's source note after the suggestion.
+  const old = readMemoryView(file, { ...options, noteAfter: true }).text;
+  if (sha256(old) === record.sha256) return { text: old };
   return {
     missing: `the view built again from ${file} does not match sha256 ${record.sha256.slice(0, 12)}…: the file was changed since the run; entries: ${event.entries.join(", ")}`,
   };

@@ -43,6 +43,12 @@ export interface CheckOutcome {
   /** The sandbox it ran in, by name (run, role, stage): which stage saw what. */
   sandbox?: string;
   /**
+   * A run stage's view of the task folder (runner/run/check-view.ts): `overlay` or `fuse-overlayfs`
+   * (copy-on-write), or `copy`, then why the kinds before it were not used. Not on the history (it
+   * reaches prompts, and the reasons name host paths).
+   */
+  view?: string;
+  /**
    * A compare stage's output and exit code, withheld from the agents: the run-folder path of the
    * file that holds them for people (`check-output/...`; run-folder/check-evidence.ts reads it).
    */

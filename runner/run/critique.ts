@@ -120,7 +120,6 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
       parts.push(`### ${inlineText(file)}\n\n(not read: ${inlineText(read.problem)})`);
       continue;
     }
-    if (read.link) parts.push(`### ${inlineText(file)} (a link to ${inlineText(read.link)})`);
     const all = !read.window && read.lines.at(-1) === "" ? read.lines.slice(0, -1) : read.lines;
     const keep = new Set<number>();
     if (all.length <= WHOLE_FILE_LINES) for (let n = 1; n <= all.length; n++) keep.add(n);
@@ -143,7 +142,9 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
     else if (chars <= 0) numbered.push(`(cut: more than ${MAX_CODE_CHARS} characters of cited code)`);
     // The agent's file names and lines: one heading line, and a fence no line of theirs can close
     // (a CR in a line would end it for a Markdown parser: shown as `\r`, as every control character).
-    parts.push(`### ${inlineText(file)}\n\n${fenceBlock(numbered.join("\n"), "")}`);
+    // A link's target (a name the agent chose) goes on the file's one heading line, escaped too.
+    const link = read.link ? ` (a link to ${inlineText(read.link)})` : "";
+    parts.push(`### ${inlineText(file)}${link}\n\n${fenceBlock(numbered.join("\n"), "")}`);
   }
   return parts.join("\n\n");
 }

@@ -9,7 +9,7 @@ import { ReplayDivergence } from "../llm/providers/replay.ts";
 import { ScriptError } from "../llm/scripted/script.ts";
 import { PolicyRefused } from "../policy/refused.ts";
 import type { Diagnostic } from "../sam/types.ts";
-import { SandboxStartFailed, SandboxUnavailable } from "../sandbox/types.ts";
+import { PathRefused, SandboxStartFailed, SandboxUnavailable } from "../sandbox/types.ts";
 import { TaskFolderBusy } from "../task-folder-lock.ts";
 
 /** Bad input the user can fix: exit 2. */
@@ -27,7 +27,7 @@ export class InvalidInput extends Error {
 
 /**
  * The exit code for an error a run (or its setup) threw: 2 for input the user can fix (a bad task,
- * flag, policy refusal, models config or script), 1 for anything else. A run that ended has its
+ * flag, policy refusal, models config or script, a path no sandbox can bind), 1 for anything else. A run that ended has its
  * code from its outcome (exitCodeOfOutcome in runner/exit-codes.ts).
  */
 export function exitCodeOf(error: unknown): number {
@@ -37,6 +37,7 @@ export function exitCodeOf(error: unknown): number {
     error instanceof ModelsConfigError ||
     error instanceof ScriptError ||
     error instanceof SubmitInputError ||
+    error instanceof PathRefused ||
     error instanceof TaskFolderBusy
   ) {
     return EXIT.usage;

@@ -6,6 +6,7 @@ import { posix } from "node:path";
 import type { HistoryEvent, IntegrityCall, IntegrityKind } from "../memory/history-events.ts";
 import { TASK_MOUNT } from "../policy/spec.ts";
 import type { PristineSet } from "../run-folder/state.ts";
+import type { PassEvent } from "./conversation.ts";
 
 /** `integrity` events one run's history takes, and their bytes; past them one `overflow` event. */
 export const RUN_INTEGRITY_QUOTA = { events: 2_000, bytes: 2 * 1024 * 1024 };
@@ -177,4 +178,124 @@ function namesFolder(command: string, dir: string): boolean {
 export function relToTask(path: string): string | undefined {
   const absolute = posix.resolve(TASK_MOUNT, path);
   return absolute.startsWith(`${TASK_MOUNT}/`) ? absolute.slice(TASK_MOUNT.length + 1) : undefined;
+}
+
+/**
+ * The per-tool-call part of the recording (all of it that runs when no defence acts): the call
+ * that runs now, named from the tape's head when it starts, and its own result scanned for the
+ * refusals it shows when it ends. The session feeds it every pass event; `npm run bench loop`
+ * measures a pass with it against the same pass without it.
+ */
+export class ToolCallIntegrity {
+  readonly #head: () => number;
+  readonly #pristine: () => PristineSet;
+  readonly #record: (input: IntegrityInput) => void;
+  readonly #iteration: () => number;
+  #current: { role: string; call: IntegrityCall } | undefined;
+  /** Bash calls whose command may leave a process running (`&`, nohup, setsid…). */
+  readonly #background: { role: string; iteration: number; call: IntegrityCall }[] = [];
+
+  /**
+   * `head`: the tape's last sequence number; `record`: the session's recorder (it reads `current`);
+   * `iteration`: the run's iteration now (each has its own sandboxes, so its own processes).
+   */
+  constructor(
+    head: () => number,
+    pristine: () => PristineSet,
+    record: (input: IntegrityInput) => void,
+    iteration: () => number = () => 0,
+  ) {
+    this.#head = head;
+    this.#pristine = pristine;
+    this.#record = record;
+    this.#iteration = iteration;
+  }
+
+  /** The tool call running now, and the role that made it; undefined between calls. */
+  get current(): { role: string; call: IntegrityCall } | undefined {
+    return this.#current;
+  }
+
+  /**
+   * Earlier calls of the running call's agent (this iteration) that may have left a process running:
+   * what the sandbox's processes do now (a connection) may be theirs, not the running call's.
+   */
+  earlierBackground(): IntegrityCall[] {
+    const current = this.#current;
+    if (!current) return [];
+    return this.#background
+      .filter(
+        (b) => b.role === current.role && b.iteration === this.#iteration() && b.call.id !== current.call.id,
+      )
+      .map((b) => b.call);
+  }
+
+  onPassEvent(event: PassEvent): void {
+    if (event.type === "tool_start") {
+      this.#current = { role: event.role, call: { seq: this.#head(), id: event.id, tool: event.name } };
+    } else if (event.type === "tool") {
+      try {
+        if (!event.rejected)
+          for (const input of toolResultIntegrity(event, this.#pristine())) this.#record(input);
+        if (this.#current && event.name === "bash" && mayLeaveProcess(commandOf(event.input)))
+          this.#background.push({ ...this.#current, iteration: this.#iteration() });
+      } finally {
+        this.#current = undefined;
+      }
+    }
+  }
+}
+
+/** Refusals a tool call's own result shows: the allowlist's, a write to a protected file. */
+export function toolResultIntegrity(
+  event: Extract<PassEvent, { type: "tool" }>,
+  pristine: PristineSet,
+): IntegrityInput[] {
+  const found: IntegrityInput[] = [];
+  if (event.refused) {
+    found.push({
+      kind: "allowlist_refused",
+      attempted: `${event.name} ${quoted(commandOf(event.input))}`,
+      rule: event.refused.rule,
+      action: `refused before it ran: ${event.refused.detail}`,
+    });
+  }
+  // A refusal inside a command that went on (`a > checks/x; b`) counts too: no `ok` test.
+  if (event.output === undefined) return found;
+  const hit = refusedAssetWrites(event.output, pristine, pathOf(event.input), commandOf(event.input));
+  if (hit.length > 0)
+    found.push({
+      kind: "asset_write",
+      attempted: `${event.name} wrote, moved or removed ${hit.join(", ")}: ${quoted(commandOf(event.input))}`,
+      rule: "SAM files and check assets are read-only to agents (bound read-only)",
+      action: "the sandbox refused it; the runner's copies are put back before the checks",
+    });
+  return found;
+}
+
+/** The command or path of a tool call's input, for an integrity record. */
+function commandOf(input: unknown): string {
+  if (typeof input !== "object" || input === null) return "";
+  const i = input as Record<string, unknown>;
+  const value = i.command ?? i.path ?? i.pattern;
+  return typeof value === "string" ? value : JSON.stringify(input);
+}
+
+/**
+ * Whether a command may leave a process running after it returns: a `&` that is not `&&`, or a
+ * program that detaches one. A program that detaches itself (a script's fork) is not seen here:
+ * its later connections are named on the call running then (docs/integrity.md).
+ */
+export function mayLeaveProcess(command: string): boolean {
+  return (
+    /(^|[^&>])&(?![&>])/.test(command.replace(/[0-9]?>&[0-9-]?|&>>?/g, " ")) ||
+    /\b(nohup|setsid|disown|daemon|start-stop-daemon|tmux)\b|Popen|start_new_session|os\.fork|spawn\(/.test(
+      command,
+    )
+  );
+}
+
+function pathOf(input: unknown): string | undefined {
+  const path = typeof input === "object" && input !== null ? (input as { path?: unknown }).path : undefined;
+  return typeof path === "string" ? path : undefined;
 }

@@ -10,7 +10,6 @@ import { RUN_END_EVENT } from "../audit/types.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import type { HistoryTape } from "../memory/history.ts";
 import { fileSize, readHistory } from "../memory/history.ts";
-import type { IntegrityCall } from "../memory/history-events.ts";
 import type { SandboxSpec } from "../policy/spec.ts";
 import { outcomeOfEnding, RunEnding } from "../run-ending.ts";
 import type { RunFolder } from "../run-folder/folder.ts";
@@ -28,8 +27,7 @@ import {
   INTEGRITY_AUDIT_EVENT,
   type IntegrityInput,
   IntegrityRecorder,
-  quoted,
-  refusedAssetWrites,
+  ToolCallIntegrity,
 } from "./integrity.ts";
 import type { RunBudget, RunClock, RunLimits, RunStop } from "./limits.ts";
 import { PhaseSandboxes } from "./sandboxes.ts";
@@ -62,10 +60,8 @@ export class RunSession implements RunContext {
   readonly taskFolder: TaskFolderGuard;
   readonly gates: RunGates;
   readonly integrity: IntegrityRecorder;
-  /** The tool call running now, and the role that made it (integrity events name it). */
-  #call: { role: string; call: IntegrityCall } | undefined;
-  /** Bash calls whose command may leave a process running (`&`, nohup, setsid…), by role and iteration. */
-  #background: { role: string; iteration: number; call: IntegrityCall }[] = [];
+  /** The tool call running now (integrity events name it) and its own result's refusals. */
+  readonly #calls: ToolCallIntegrity;
 
   constructor(
     records: RunRecords,
@@ -109,6 +105,12 @@ export class RunSession implements RunContext {
       e.type === "integrity" ? [e] : [],
     );
     this.integrity = new IntegrityRecorder((event) => this.history.append(event), already);
+    this.#calls = new ToolCallIntegrity(
+      () => this.audit.head()?.seq ?? -1,
+      () => this.state.pristine,
+      (input) => this.recordIntegrity(input),
+      () => this.state.iteration,
+    );
     for (const extension of deps.extensions ?? []) extension.onIntegrity?.((n) => this.recordIntegrity(n));
     this.gates = new RunGates(this);
     this.sandboxes = new PhaseSandboxes(this, (spec, role) => this.gates.network(spec, role));
@@ -167,22 +169,15 @@ export class RunSession implements RunContext {
    * or none; a tool call's is also marked on the audit tape for `scifi audit show`.
    */
   recordIntegrity(input: IntegrityInput): void {
-    const current = this.#call;
+    const current = this.#calls.current;
     // What the sandbox's processes do (a connection) is the running call's only if no earlier call
     // may have left a process running; else the call is not known, and the event says so.
     const earlier =
-      input.kind === "network_refused" && input.call === undefined && current
-        ? this.#background.filter(
-            (b) =>
-              b.role === current.role &&
-              b.iteration === this.state.iteration &&
-              b.call.id !== current.call.id,
-          )
-        : [];
+      input.kind === "network_refused" && input.call === undefined ? this.#calls.earlierBackground() : [];
     const call = input.call === null || earlier.length > 0 ? undefined : (input.call ?? current?.call);
     const attempted =
       earlier.length > 0 && current
-        ? `${input.attempted} (while tool call ${current.call.id} ran; a process left running by an earlier call, ${earlier.map((b) => b.call.id).join(", ")}, may have made it: no call is named)`
+        ? `${input.attempted} (while tool call ${current.call.id} ran; a process left running by an earlier call, ${earlier.map((c) => c.id).join(", ")}, may have made it: no call is named)`
         : input.attempted;
     // Outside a tool call, what a defence finds is the work agent's doing (only its code writes).
     const role = input.role ?? current?.role ?? "work";
@@ -208,37 +203,9 @@ export class RunSession implements RunContext {
     }
   }
 
-  /** Refusals a tool call's own result shows: the allowlist's, a write to a protected file. */
-  #toolIntegrity(event: Extract<PassEvent, { type: "tool" }>): void {
-    if (event.refused) {
-      this.recordIntegrity({
-        kind: "allowlist_refused",
-        attempted: `${event.name} ${quoted(commandOf(event.input))}`,
-        rule: event.refused.rule,
-        action: `refused before it ran: ${event.refused.detail}`,
-      });
-    }
-    // A refusal inside a command that went on (`a > checks/x; b`) counts too: no `ok` test.
-    if (event.output === undefined) return;
-    const path = pathOf(event.input);
-    const hit = refusedAssetWrites(event.output, this.state.pristine, path, commandOf(event.input));
-    if (hit.length === 0) return;
-    this.recordIntegrity({
-      kind: "asset_write",
-      attempted: `${event.name} wrote, moved or removed ${hit.join(", ")}: ${quoted(commandOf(event.input))}`,
-      rule: "SAM files and check assets are read-only to agents (bound read-only)",
-      action: "the sandbox refused it; the runner's copies are put back before the checks",
-    });
-  }
-
   onPassEvent(event: PassEvent): void {
-    if (event.type === "tool_start") {
-      this.#call = {
-        role: event.role,
-        call: { seq: this.audit.head()?.seq ?? -1, id: event.id, tool: event.name },
-      };
-      return;
-    }
+    this.#calls.onPassEvent(event);
+    if (event.type === "tool_start") return;
     if (event.type === "limit") {
       this.limit(event.limit, event.detail);
     } else if (event.type === "context") {
@@ -260,11 +227,6 @@ export class RunSession implements RunContext {
         toolCallsLeft: event.limits.toolCallsLeft(),
       });
     } else if (event.type === "tool") {
-      if (!event.rejected) this.#toolIntegrity(event);
-      if (this.#call && event.name === "bash" && mayLeaveProcess(commandOf(event.input))) {
-        this.#background.push({ ...this.#call, iteration: this.state.iteration });
-      }
-      this.#call = undefined;
       this.emit({
         toolCalls: event.limits.toolCalls,
         lastTool: `${event.name}${event.ok ? "" : " (failed)"}`,
@@ -362,33 +324,6 @@ export class AgentWorkAlive extends RunEnding {
       { status: "failed", limit: "jobs" },
     );
   }
-}
-
-/** The command or path of a tool call's input, for an integrity record. */
-function commandOf(input: unknown): string {
-  if (typeof input !== "object" || input === null) return "";
-  const i = input as Record<string, unknown>;
-  const value = i.command ?? i.path ?? i.pattern;
-  return typeof value === "string" ? value : JSON.stringify(input);
-}
-
-/**
- * Whether a command may leave a process running after it returns: a `&` that is not `&&`, or a
- * program that detaches one. A program that detaches itself (a script's fork) is not seen here:
- * its later connections are named on the call running then (docs/integrity.md).
- */
-export function mayLeaveProcess(command: string): boolean {
-  return (
-    /(^|[^&>])&(?![&>])/.test(command.replace(/[0-9]?>&[0-9-]?|&>>?/g, " ")) ||
-    /\b(nohup|setsid|disown|daemon|start-stop-daemon|tmux)\b|Popen|start_new_session|os\.fork|spawn\(/.test(
-      command,
-    )
-  );
-}
-
-function pathOf(input: unknown): string | undefined {
-  const path = typeof input === "object" && input !== null ? (input as { path?: unknown }).path : undefined;
-  return typeof path === "string" ? path : undefined;
 }
 
 function initialStatus(records: RunRecords): RunStatus {

@@ -7,7 +7,14 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { CheckOutcome, PristineSet } from "../run-folder/state.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { visible } from "../terminal-text.ts";
-import { copyForChecks, removeCopy } from "./check-copy.ts";
+import {
+  type CheckView,
+  dropCheckView,
+  makeCheckView,
+  VIEW_FOLDER,
+  VIEW_KINDS,
+  type ViewKind,
+} from "./check-view.ts";
 import { Tampering } from "./checks.ts";
 import type { RunRecords } from "./context.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "./delivered.ts";
@@ -39,6 +46,24 @@ export function checkCopyMaxBytes(env: NodeJS.ProcessEnv = process.env): number 
       `SCIFI_CHECK_COPY_MAX_BYTES=${JSON.stringify(raw)} is not a whole number of bytes from 1 to ${CHECK_COPY_MAX_BYTES} (it can only lower the checks' copy cap); unset it or give such a number`,
     );
   return value;
+}
+
+/**
+ * The view kinds to try (check-view.ts): SCIFI_CHECK_VIEW names one or a comma-separated list
+ * (`copy` forces the copy, as a site whose file system refuses overlays may want).
+ */
+function viewKinds(): ViewKind[] {
+  const asked = process.env.SCIFI_CHECK_VIEW?.split(",")
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (!asked || asked.length === 0) return [...VIEW_KINDS];
+  const unknown = asked.filter((k) => !VIEW_KINDS.includes(k as ViewKind));
+  if (unknown.length > 0) {
+    throw new Error(
+      `SCIFI_CHECK_VIEW: unknown view kind ${unknown.map((k) => JSON.stringify(k)).join(", ")}; use ${VIEW_KINDS.join(", ")} (comma-separated, tried in order)`,
+    );
+  }
+  return asked as ViewKind[];
 }
 
 /**
@@ -121,27 +146,36 @@ export class TaskFolderGuard {
 
   /** Where a run stage's view of the task folder goes (in the run folder; only that stage's sandbox mounts it). */
   get checksCopyDir(): string {
-    return join(this.#records.folder.dir, "checks-copy");
+    return join(this.#records.folder.dir, VIEW_FOLDER);
   }
 
-  /** The task folder as the work left it, in a folder of the run's own (one run stage's view). */
-  copyForChecks(checkDir: string): void {
+  /**
+   * The task folder as the work left it, in a view of the run's own (one run stage's): copy-on-write
+   * where it can be mounted, else a copy (check-view.ts). Which one, and why not the others, the
+   * checks' outcomes say (phases/checks.ts).
+   */
+  copyForChecks(checkDir: string): CheckView {
     const { state, spec, history } = this.#records;
     const root = process.getuid?.() === 0;
-    const skipped = copyForChecks(spec.taskDir, checkDir, {
+    const view = makeCheckView(spec.taskDir, checkDir, {
       maxBytes: checkCopyMaxBytes(),
+      kinds: viewKinds(),
+      engineIsOtherUser: state.backend === "docker",
       ...(root ? { owner: spec.user } : {}),
     });
+    const skipped = view.skipped;
     // On the history, but no integrity event: a FIFO or a socket in the task folder is an honest
     // idiom (a named pipe, a worker's socket), and one at a path a check reads only makes the check
     // fail. A declared output that is one is refused and counted (stages.ts StageOutputs).
     if (skipped.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: skipped });
     }
+    return view;
   }
 
+  /** A view (or any folder the checks used) unmounted if mounted, and removed. */
   dropChecksCopy(checkDir: string): void {
-    removeCopy(checkDir);
+    dropCheckView(checkDir);
   }
 
   /** Records what the checks judged (delivered.ts): the task folder as it is after them. */

@@ -4,6 +4,8 @@
 // `scifi validate` reports (the parse with its on-disk checks, the caller's extra checks such as
 // skill names, the allow_commands warnings), so a rule added here or in the parser reaches every
 // entry point without any of them knowing it. An error refuses the SAM before anything is created.
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
 import { withAllowlistWarnings } from "./allowlist-warnings.ts";
 import { formatDiagnostic } from "./diagnostics.ts";
 import { hiddenContentDiagnostics } from "./hidden-content.ts";
@@ -42,17 +44,28 @@ export class SamRefused extends Error {
  * a copy: hidden-content.ts) is an error.
  */
 export function checkSam(file: string, options: GateOptions = {}): ParseResult {
-  const onDisk: ExtraChecks = (sam, text) => [
-    ...hiddenContentDiagnostics(sam),
-    ...(options.extraChecks?.(sam, text) ?? []),
-  ];
-  return withAllowlistWarnings(file, withExtraChecks(file, parseSamSync(file), onDisk));
+  return gate(file, parseSamSync(file), options);
 }
 
-/** The same for SAM text that is not on disk yet (a draft), read as if it were `file`. */
+/**
+ * The same for SAM text that is not on disk yet (a draft), read as if it were `file`: the same
+ * checks, the on-disk ones against the folder it will be written to, so that what is accepted here
+ * is what `scifi validate` accepts once it is written.
+ */
 export function checkSamText(text: string, file: string, options: GateOptions = {}): ParseResult {
-  const parsed = parseSamString(text, file);
-  return withAllowlistWarnings(file, withExtraChecks(file, parsed, options.extraChecks, text), text);
+  return gate(file, parseSamString(text, file), options, text);
+}
+
+/** The one gate: the parse, the on-disk checks, the caller's extra checks, the allowlist warnings. */
+function gate(file: string, parsed: ParseResult, options: GateOptions, text?: string): ParseResult {
+  const onDisk: ExtraChecks = (sam, samText) => [
+    // A draft's folder may not exist yet: nothing in it can hold a copy then.
+    ...(text === undefined || existsSync(dirname(sam.file))
+      ? hiddenContentDiagnostics(sam, sam.file, undefined, text)
+      : []),
+    ...(options.extraChecks?.(sam, samText) ?? []),
+  ];
+  return withAllowlistWarnings(file, withExtraChecks(file, parsed, onDisk, text), text);
 }
 
 /** The parsed SAM, or SamRefused when `scifi validate` would report an error. */

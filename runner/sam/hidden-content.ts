@@ -54,6 +54,8 @@ export function hiddenContentDiagnostics(
   display: string = sam.file,
   /** Entries searched at most (tests lower it); past it the task is refused. */
   maxEntries = HIDDEN_SEARCH_MAX_ENTRIES,
+  /** The SAM's text when it is not on disk yet (a draft): its key's line is read from it. */
+  text?: string,
 ): Diagnostic[] {
   const hidden = sam.metadata.hiddenAssets ?? [];
   if (hidden.length === 0) return [];
@@ -63,7 +65,7 @@ export function hiddenContentDiagnostics(
   if (prints.length === 0) return [];
   const search = new Search(root, prints, maxEntries);
   search.walk(root);
-  const line = keyLine(sam.file);
+  const line = keyLine(sam.file, text);
   const at = (severity: Diagnostic["severity"], message: string): Diagnostic => ({
     file: display,
     line,
@@ -96,9 +98,9 @@ function message(asset: string, found: Found[]): string {
 }
 
 /** The line of `hidden_assets:` in the SAM file (1 when it cannot be told). */
-function keyLine(file: string): number {
+function keyLine(file: string, text?: string): number {
   try {
-    const index = readFileSync(file, "utf8")
+    const index = (text ?? readFileSync(file, "utf8"))
       .split("\n")
       .findIndex((l) => l.startsWith("hidden_assets:"));
     return index + 1 || 1;

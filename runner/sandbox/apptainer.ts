@@ -23,6 +23,7 @@ import { OWNER_FILE, type OwnerRecord, pruneInstances } from "./apptainer/prune.
 import { ApptainerSandbox, NODE_IN_SANDBOX } from "./apptainer/sandbox.ts";
 import { makeScratchImage } from "./apptainer/scratch.ts";
 import { hardeningArgs, sealInstance } from "./apptainer/seal.ts";
+import { bindSpec, mountSpec } from "./bind-spec.ts";
 import * as core from "./core.ts";
 import { startGuarded } from "./guard.ts";
 import * as contract from "./types.ts";
@@ -87,14 +88,14 @@ async function startSandbox(ctx: BackendContext, spec: SandboxSpec): Promise<con
     args.push(...(await hardeningArgs(stateDir)));
     if (spec.scratch) {
       const image = await makeScratchImage(stateDir, spec.scratch.sizeBytes);
-      args.push("--mount", `type=bind,src=${image},dst=${spec.scratch.target},image-src=/`);
+      args.push("--mount", mountSpec(image, spec.scratch.target, "image-src=/", "the scratch image"));
     }
     if (proxy)
       args.push(
         "--bind",
-        `${proxy.dir}:${PROXY_MOUNT}:ro`,
+        bindSpec(proxy.dir, PROXY_MOUNT, "ro", "the run proxy's socket folder"),
         "--bind",
-        `${process.execPath}:${NODE_IN_SANDBOX}:ro`,
+        bindSpec(process.execPath, NODE_IN_SANDBOX, "ro", "the runner's node, for the proxy forwarder"),
       );
     args.push(sif, name);
     const r = await runApptainer(ctx, ["-q", ...args]);

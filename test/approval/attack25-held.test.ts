@@ -163,7 +163,7 @@ describe("attack25: memory held", () => {
       entry("h2", 2, "- Run the checks before report_done.") +
       entry("hostile", 3, spam);
     const view = memoryView(text, { budgetTokens: 1500 });
-    expect(view.text.split("\n")[0]).toBe("- Run the checks before report_done. (×2, runs h2, h1)");
+    expect(view.text.split("\n")[0]).toBe("- (×2, runs h2, h1): Run the checks before report_done.");
     expect(view.items.filter((i) => i.runs.includes("hostile")).length).toBeLessThanOrEqual(MAX_RUN_LINES);
   });
 });

@@ -16,11 +16,11 @@
 // call that started them; when that cannot be known, record no call (`call` absent) rather than a
 // wrong one.
 // Fixed (fix-39): a bash call whose command may leave a process running (`&`, nohup, setsid, …)
-// is remembered (session.ts mayLeaveProcess); a refused connection during a later call of the same
+// is remembered (runner/run/integrity.ts mayLeaveProcess); a refused connection during a later call of the same
 // agent then names no call, and its `attempted` says which calls may have made it. A process a
 // program detaches by itself is not seen (docs/integrity.md).
 import { beforeAll, describe, expect, it } from "vitest";
-import { mayLeaveProcess } from "../../runner/run/session.ts";
+import { mayLeaveProcess } from "../../runner/run/integrity.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../loop/harness.ts";
 import { attackRun, toolOutputs } from "./a39-run.ts";

@@ -2,11 +2,15 @@
 // that validate, judge the same (front matter and Expectation, checks included, identical) and
 // differ in how the task is described; the suite files name tasks and scripts that exist; the
 // scripted oracle's answers are the known-good solutions the other tests use, so they cannot drift.
+// Two tasks also hold an impossible variant (task.impossible.md, run by impossible.yaml): it loads as
+// impossible, and the honest and cheat models write what its checks must fail and pass.
 // The runs themselves are `scifi eval`'s (docs/eval.md); evals/README.md says how to start them.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { loadSuite } from "../../runner/eval/suite.ts";
 import { parseScript } from "../../runner/llm/scripted/script.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import { REPO } from "../loop/harness.ts";
@@ -28,7 +32,7 @@ function judged(text: string): { front: string; expectation: string; described: 
 }
 
 describe("the example suite in evals/examples", () => {
-  it("holds the five tasks, each in exactly the three levels", () => {
+  it("holds the five tasks, each in exactly the three levels (and two an impossible variant)", () => {
     expect(tasks).toEqual([
       "csv-stats",
       "gfortran-build-run",
@@ -40,7 +44,8 @@ describe("the example suite in evals/examples", () => {
       const sams = readdirSync(folderOf(task))
         .filter((f) => /^task\..+\.md$/.test(f))
         .sort();
-      expect(sams, task).toEqual(["task.ex.md", "task.nl.md", "task.st.md"]);
+      const impossible = task === "word-count" || task === "csv-stats" ? ["task.impossible.md"] : [];
+      expect(sams, task).toEqual(["task.ex.md", ...impossible, "task.nl.md", "task.st.md"]);
     }
   });
 
@@ -90,8 +95,47 @@ describe("the example suite in evals/examples", () => {
     }
   });
 
+  it("impossible.yaml: the impossible variants load as impossible beside nl; honest and cheat write what their checks judge", async () => {
+    const suite = await loadSuite(join(SUITE, "impossible.yaml"), mkdtempSync(join(tmpdir(), "scifi-home-")));
+    expect(suite.tasks.map((t) => [t.name, t.variants.map((v) => [v.name, v.impossible ?? false])])).toEqual([
+      [
+        "word-count",
+        [
+          ["impossible", true],
+          ["nl", false],
+        ],
+      ],
+      [
+        "csv-stats",
+        [
+          ["impossible", true],
+          ["nl", false],
+        ],
+      ],
+    ]);
+    const writes = (name: string) => {
+      const script = parseYaml(readFileSync(join(SUITE, "models", `${name}.yaml`), "utf8")) as {
+        work: { tool_calls: { name: string; input: { path?: string; content?: string } }[] }[];
+      };
+      return Object.fromEntries(
+        script.work.flatMap((r) =>
+          r.tool_calls.filter((c) => c.name === "write_file").map((c) => [c.input.path, c.input.content]),
+        ),
+      );
+    };
+    // honest: the true answers (the Harbor tests' own); cheat: what the impossible Expectation asks.
+    expect(writes("honest")["counts.txt"]).toBe(
+      readFileSync(join(REPO, "test/fixtures/harbor/word-count/tests/expected.txt"), "utf8"),
+    );
+    expect(JSON.parse(writes("honest")["stats.json"] ?? "")).toEqual(
+      JSON.parse(readFileSync(join(REPO, "test/fixtures/harbor/csv-stats/tests/expected.json"), "utf8")),
+    );
+    expect(writes("cheat")["counts.txt"]?.split("\n")[0]).toBe("5 the");
+    expect(JSON.parse(writes("cheat")["stats.json"] ?? "")).toMatchObject({ count: 5, mean: 3.5 });
+  });
+
   it("the scripted models parse, and the oracle writes exactly the known-good answers", () => {
-    for (const name of ["oracle", "slow", "idle"]) {
+    for (const name of ["oracle", "slow", "idle", "honest", "cheat"]) {
       const file = join(SUITE, "models", `${name}.yaml`);
       expect(() => parseScript(readFileSync(file, "utf8"), file), name).not.toThrow();
     }

@@ -294,6 +294,13 @@ describe("suites", () => {
         slug: "scripted-models-pass-yaml",
         specs: [`scripted:${join(root, "models/pass.yaml")}`],
         scripted: true,
+        // The script plays every role (docs/eval.md, "Models").
+        roles: {
+          work: ["scripted-pass (scripted)"],
+          review: ["scripted-pass (scripted)"],
+          control: ["scripted-pass (scripted)"],
+          critique: ["scripted-pass (scripted)"],
+        },
       },
     ]);
     await expect(createEval({ home, suite: join(root, "suite") })).rejects.toThrow(

@@ -91,7 +91,7 @@ describe("scifi import harbor", () => {
     const out = join(root, "cli-word-count");
     const imported = await runScifi(
       root,
-      ["import", "harbor", join(FIXTURES, "word-count"), "-o", out],
+      ["import", "harbor", join(FIXTURES, "word-count"), "-o", out, "--no-audit"],
       60_000,
     );
     expect(imported.code).toBe(0);
@@ -104,7 +104,11 @@ describe("scifi import harbor", () => {
       "word-count: 1 SAM, 2 checks; hidden from the agents: checks/harbor/tests/expected.txt",
     );
     expect(valid.stdout).toContain("csv-stats: 1 SAM, 2 checks");
-    const again = await runScifi(root, ["import", "harbor", join(FIXTURES, "word-count"), "-o", out], 60_000);
+    const again = await runScifi(
+      root,
+      ["import", "harbor", join(FIXTURES, "word-count"), "-o", out, "--no-audit"],
+      60_000,
+    );
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("exists and is not an empty folder");
   });

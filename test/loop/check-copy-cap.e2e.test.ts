@@ -75,13 +75,18 @@ describe.skipIf(!hasEngine("docker"))(
   { timeout: 240_000 },
   () => {
     const before = process.env.SCIFI_CHECK_COPY_MAX_BYTES;
+    const view = process.env.SCIFI_CHECK_VIEW;
     beforeAll(() => {
       ensureImage();
       process.env.SCIFI_CHECK_COPY_MAX_BYTES = String(1024 ** 2);
+      // The cap is the copy's (an overlay view copies nothing): the view a site without overlays gets.
+      process.env.SCIFI_CHECK_VIEW = "copy";
     }, 1_800_000);
     afterAll(() => {
       if (before === undefined) delete process.env.SCIFI_CHECK_COPY_MAX_BYTES;
       else process.env.SCIFI_CHECK_COPY_MAX_BYTES = before;
+      if (view === undefined) delete process.env.SCIFI_CHECK_VIEW;
+      else process.env.SCIFI_CHECK_VIEW = view;
     });
 
     it("control: under the cap, the right answer passes", async () => {

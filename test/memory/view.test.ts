@@ -36,8 +36,8 @@ describe("memoryView", () => {
       [1, ["r3"]],
       [1, ["r1"]],
     ]);
-    expect(view.text.split("\n")[0]).toBe("- COMPILE THE MODULE, BEFORE ITS USERS! (×3, runs r3, r2, r1)");
-    expect(view.text).toContain("- A body without bullets over two lines. (run r4)");
+    expect(view.text.split("\n")[0]).toBe("- (×3, runs r3, r2, r1): COMPILE THE MODULE, BEFORE ITS USERS!");
+    expect(view.text).toContain("- (run r4): A body without bullets over two lines.");
     expect(view.entries).toEqual(["r1/final/group", "r2/final/group", "r3/final/group", "r4/final/group"]);
     expect(suggestionKey("The module, compiled!")).toBe(suggestionKey("module compiled"));
   });
@@ -94,9 +94,9 @@ describe("memoryView", () => {
         ["Check the units of column B before fitting.", 1],
       ]);
       expect(view.items[1]?.occurrences).toBe(40);
-      expect(view.text.split("\n")[0]).toBe("- plot the residuals first (×2, runs o2, o1)");
-      expect(view.text).toContain(`- ${CRAFTED} (run loud)`);
-      expect(view.text).toContain("- Check the units of column B before fitting. (run honest)");
+      expect(view.text.split("\n")[0]).toBe("- (×2, runs o2, o1): plot the residuals first");
+      expect(view.text).toContain(`- (run loud): ${CRAFTED}`);
+      expect(view.text).toContain("- (run honest): Check the units of column B before fitting.");
     });
 
     it("40 entries of one run count once too, and its 40 variants cannot crowd the view", () => {
@@ -112,12 +112,12 @@ describe("memoryView", () => {
       expect(fromLoud.find((i) => i.text === CRAFTED)).toMatchObject({ count: 1, occurrences: 40 });
       // What two runs found ranks first; the honest run's one line is still there.
       expect(view.items[0]).toMatchObject({ text: "plot the residuals first", count: 2 });
-      expect(view.text).toContain("Check the units of column B before fitting. (run honest)");
+      expect(view.text).toContain("(run honest): Check the units of column B before fitting.");
       expect(view.omitted).toBeGreaterThan(0);
       // The loud run's lines take at most a third of the budget.
       const loudTokens = view.text
         .split("\n")
-        .filter((l) => l.endsWith("(run loud)"))
+        .filter((l) => l.startsWith("- (run loud): "))
         .reduce((sum, l) => sum + estimateTokens(`${l}\n`), 0);
       expect(loudTokens).toBeLessThanOrEqual(1000 / 3);
     });

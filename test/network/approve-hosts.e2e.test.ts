@@ -105,9 +105,11 @@ describe.skipIf(!haveDocker)("a host approved at run time (docker, real proxy)",
       waits: false,
       facts: { host: "other.test", port: "8000", rule: "other.test:8000" },
     });
+    // Waits for the whole reply: the agent's redirect creates first.txt before curl writes it.
     const first = await waitFor(() => {
       try {
-        return readFileSync(join(taskDir, "first.txt"), "utf8");
+        const text = readFileSync(join(taskDir, "first.txt"), "utf8");
+        return text.includes("retry after") ? text : undefined;
       } catch {
         return undefined;
       }

@@ -78,6 +78,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "integrity.inner.ts",
         "checks-mount-readonly.inner.ts",
         "finish-after-ptrace.inner.ts",
+        "a38b-job-bind.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),

@@ -183,12 +183,12 @@ describe("group memory: final-review suggestions, through the merged view", () =
       // A suggestion with no words (only marks and spaces) is no suggestion: the view drops it.
       if (suggestionKey(inlineText(s)) === "") {
         expect(nodesOf(root, "listItem").map((i) => mdToString(i))).toEqual([
-          "keep the seed fixed (run run-a)",
+          "(run run-a): keep the seed fixed",
         ]);
         continue;
       }
       expect(skeleton(root), JSON.stringify(s)).toEqual(plain);
-      const items = nodesOf(root, "listItem").map((i) => mdToString(i).replace(/ \(run run-a\)$/, ""));
+      const items = nodesOf(root, "listItem").map((i) => mdToString(i).replace(/^\(run run-a\): /, ""));
       // The view writes a suggestion on one line, runs of inner spaces made one (view.ts oneLine).
       const shown = visible(s).replace(/(?<=\S) {2,}(?=\S)/g, " ");
       expect(items, JSON.stringify(s)).toEqual(

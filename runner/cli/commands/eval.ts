@@ -11,7 +11,8 @@ import { EXIT } from "../../exit-codes.ts";
 import { visible } from "../../terminal-text.ts";
 
 interface EvalFlags {
-  models?: string;
+  /** Every `--models` value, in order (repeatable; each may be comma-separated). */
+  models?: string[];
   repeats?: string;
   concurrency?: string;
   budgetUsd?: string;
@@ -20,6 +21,8 @@ interface EvalFlags {
   resume?: string;
   retryErrors?: boolean;
   json?: boolean;
+  /** `--no-audit` sets it false (commander's negation); default true. */
+  audit?: boolean;
 }
 
 export function register(program: Command): void {
@@ -31,7 +34,8 @@ export function register(program: Command): void {
     .argument("[suite]", "a suite file (YAML) or a folder of task folders")
     .option(
       "--models <specs>",
-      "comma-separated model specs (scripted:FILE, a models config file); default: the suite file's",
+      "model specs, comma-separated or repeated: provider:model sets the work model and keeps the rest of <home>/models.yaml (anthropic:claude-sonnet-5, openai:gpt-5@http://host:8000/v1); scripted:FILE; a models config file; default: the suite file's",
+      (value: string, before: string[] | undefined) => [...(before ?? []), value],
     )
     .option("--repeats <n>", "trials per task, variant and model (default: the suite file's, else 1)")
     .option("--concurrency <k>", "trials at a time (default: the suite file's, else 4)")
@@ -47,6 +51,10 @@ export function register(program: Command): void {
       "with --resume: also run again the trials that ended in an infrastructure error",
     )
     .option("--json", "print the summary as JSON on stdout at the end")
+    .option(
+      "--no-audit",
+      "do not audit each task's checks before its trials (scifi check-task); recorded in eval.json",
+    )
     .action(async (suite: string | undefined, flags: EvalFlags) => {
       process.exitCode = await evalCommand(suite, flags);
     });
@@ -68,11 +76,15 @@ export function register(program: Command): void {
       }
       const { writeEvalReport } = await import("../../eval/page.ts");
       const { loadEvalPageInput } = await import("../../eval/page-load.ts");
-      const { comparisonsText, variantTableText } = await import("../../eval/terminal.ts");
+      const { comparisonsText, flagsText, impossibleText, variantTableText } = await import(
+        "../../eval/terminal.ts"
+      );
       // The page's path first (scripts read the first line), then the variant table and the comparisons.
       process.stdout.write(`${writeEvalReport(dir)}\n`);
       const { summary } = loadEvalPageInput(dir);
-      process.stdout.write(`\n${variantTableText(summary)}${comparisonsText(summary)}`);
+      process.stdout.write(
+        `\n${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}${impossibleText(summary)}`,
+      );
       process.exitCode = EXIT.ok;
     });
   command
@@ -103,6 +115,7 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
   const { scifiHome } = await import("../../paths.ts");
   const engine = await import("../../eval/engine.ts");
   const { SuiteError } = await import("../../eval/suite.ts");
+  const { ModelSpecError, parseModelSpec, splitModels } = await import("../../eval/model-specs.ts");
   const { ownSignals } = await import("../../sandbox/live.ts");
   let evalId = flags.resume;
   const release = ownSignals((signal) => {
@@ -115,9 +128,16 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
   try {
     let outcome: Awaited<ReturnType<typeof engine.driveEval>>;
     if (flags.resume) {
-      if (flags.models || flags.repeats || flags.concurrency || flags.slurm || flags.backend)
+      if (
+        flags.models ||
+        flags.repeats ||
+        flags.concurrency ||
+        flags.slurm ||
+        flags.backend ||
+        flags.audit === false
+      )
         return usage(
-          "--resume runs the eval's own plan (eval.json); give no --models, --repeats, --concurrency, --slurm or --backend with it (only --budget-usd may change)",
+          "--resume runs the eval's own plan (eval.json); give no --models, --repeats, --concurrency, --slurm, --backend or --no-audit with it (only --budget-usd may change)",
         );
       log(`resuming eval ${flags.resume}`);
       outcome = await engine.resumeEval({
@@ -128,22 +148,19 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
         log,
       });
     } else {
+      // A bad spec is named before the suite is read (model-specs.ts: each with what to give).
+      const models = flags.models ? splitModels(flags.models) : undefined;
+      for (const spec of models ?? []) parseModelSpec(spec);
       outcome = await engine.runEval({
         home: scifiHome(),
         suite: suite as string,
-        ...(flags.models
-          ? {
-              models: flags.models
-                .split(",")
-                .map((m) => m.trim())
-                .filter(Boolean),
-            }
-          : {}),
+        ...(models ? { models } : {}),
         ...optional("repeats", number("--repeats", flags.repeats, true, 1)),
         ...optional("concurrency", number("--concurrency", flags.concurrency, true, 1)),
         ...optional("budgetUsd", number("--budget-usd", flags.budgetUsd, false, 0)),
         slurm: flags.slurm === true,
         ...(flags.backend ? { backend: flags.backend } : {}),
+        audit: flags.audit !== false,
         log,
         onCreated: (dir, plan) => {
           evalId = plan.evalId;
@@ -172,7 +189,12 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
       );
     return summary.trials.pending === 0 && summary.trials.error === 0 ? EXIT.ok : EXIT.failed;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof engine.EvalInputError || error instanceof SuiteError)
+    if (
+      error instanceof UsageError ||
+      error instanceof engine.EvalInputError ||
+      error instanceof SuiteError ||
+      error instanceof ModelSpecError
+    )
       return usage(error.message);
     process.stderr.write(`scifi eval: ${error instanceof Error ? error.message : String(error)}\n`);
     if (evalId) process.stderr.write(`continue with: scifi eval --resume ${evalId}\n`);
@@ -211,7 +233,7 @@ async function trialCommand(evalId: string, trialId: string, backend: string | u
 }
 
 function table(summary: import("../../eval/summary.ts").EvalSummary): string {
-  const { comparisonsText, variantTableText } = terminal;
+  const { comparisonsText, flagsText, impossibleText, rolesText, variantTableText } = terminal;
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const lines = summary.groups.map((g) => {
     const model = visible(g.scripted ? `${g.model} [SCRIPTED]` : g.model);
@@ -223,7 +245,9 @@ function table(summary: import("../../eval/summary.ts").EvalSummary): string {
     `eval ${summary.evalId}: ${t.pass} pass, ${t.fail} fail, ${t.error} error, ${t.pending} pending of ${t.planned}; USD ${summary.budget.spentUsd.toFixed(4)}`,
     ...lines,
     "",
-  ].join("\n")}${variantTableText(summary)}${comparisonsText(summary)}`;
+  ].join(
+    "\n",
+  )}${rolesText(summary)}${flagsText(summary)}${variantTableText(summary)}${comparisonsText(summary)}${impossibleText(summary)}`;
 }
 
 class UsageError extends Error {}

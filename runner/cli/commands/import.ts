@@ -71,14 +71,27 @@ export function register(program: Command): void {
           ...(flags.image ? { image: flags.image } : {}),
           ...(flags.allowUnpassable ? { allowUnpassable: true } : {}),
         });
-        const audit = await auditImport(result, { skip: !flags.audit });
+        const { auditTask } = await import("../../check-task/audit.ts");
+        const audit = await auditImport(result, {
+          skip: !flags.audit,
+          auditor: async (taskDir, solution) => {
+            if (!flags.json)
+              process.stderr.write(`auditing the imported checks (scifi check-task ${taskDir})...\n`);
+            const report = await auditTask(taskDir, { home: scifiHome(), ...(solution ? { solution } : {}) });
+            return {
+              sound: report.sound,
+              findings: report.findings.map((f) => f.text),
+              cached: report.cached === true,
+            };
+          },
+        });
         appendFileSync(
           join(out, "harbor-import.md"),
           `\n## Audit of the checks (scifi check-task)\n- ${audit.note}\n${audit.findings.map((f) => `- ${f}`).join("\n")}`,
         );
         // Checks the audit found unsound are never a plain success. (An unpassable task imported with
         // --allow-unpassable exits 0: asked for, and marked in the SAM and on the terminal.)
-        if (audit.sound === false) process.exitCode = EXIT.failed;
+        if (audit.sound === false || audit.failed) process.exitCode = EXIT.failed;
         if (flags.json) {
           process.stdout.write(`${JSON.stringify({ ...result, audit }, null, 2)}\n`);
           return;

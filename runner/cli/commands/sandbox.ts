@@ -35,6 +35,21 @@ export function register(program: Command): void {
           );
         }
       }
+      // The checks' views (overlay mounts) that dead runs left: not a backend's, so pruned once.
+      try {
+        const { pruneCheckViews } = await import("../../run/check-view.ts");
+        const views = pruneCheckViews(scifiHome());
+        if (views.length > 0) {
+          process.stdout.write(
+            `checks' views: removed ${views.length}${views.map((v) => `\n  ${v}`).join("")}\n`,
+          );
+        }
+      } catch (error) {
+        failed = true;
+        process.stderr.write(
+          `scifi sandbox prune: checks' views: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      }
       process.exitCode = failed ? (options.backend ? EXIT.usage : EXIT.failed) : EXIT.ok;
     });
 }

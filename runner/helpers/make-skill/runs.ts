@@ -3,6 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readTape } from "../../audit/verify.ts";
+import { codeSpan, fenceBlock, inlineText } from "../../markdown-quote.ts";
 import { homePaths, runFiles } from "../../paths.ts";
 
 export interface RunRecord {
@@ -74,7 +75,9 @@ const MAX_OUTCOME_CHARS = 200;
 /**
  * The work agent's tool calls in order, one line each: iteration, tool, what it ran or touched,
  * and how it ended (ok, or error with the start of its output). Undefined when the run has no
- * readable tape or no work call.
+ * readable tape or no work call. Every field is the agent's (a path, a command, a tool's output,
+ * even the tool's name) and is quoted to one Markdown line (codeSpan, inlineText): a path with
+ * line breaks must not add a `## Run` or a `### Task memory` to what the drafting model reads.
  */
 export function workActions(tapeFile: string): string | undefined {
   if (!existsSync(tapeFile)) return undefined;
@@ -104,44 +107,63 @@ export function workActions(tapeFile: string): string | undefined {
   const lines = uses.map((use) => {
     const result = results.get(use.id);
     const outcome = result
-      ? `${result.isError ? "error" : "ok"}${result.content.trim() ? `: ${cut(oneLine(result.content), MAX_OUTCOME_CHARS)}` : ""}`
+      ? `${result.isError ? "error" : "ok"}${result.content.trim() ? `: ${inlineText(cut(oneLine(result.content), MAX_OUTCOME_CHARS))}` : ""}`
       : "(no result recorded)";
-    return `- it${use.iteration ?? "?"} ${use.name} ${cut(describeInput(use.name, use.input), MAX_INPUT_CHARS)} -> ${outcome}`;
+    return `- it${use.iteration ?? "?"} ${toolName(use.name)} ${describeInput(use.name, use.input)} -> ${outcome}`;
   });
-  const text = lines.join("\n");
-  return text.length <= MAX_ACTION_CHARS
-    ? text
-    : `[... ${text.length - MAX_ACTION_CHARS} earlier characters left out ...]\n${text.slice(-MAX_ACTION_CHARS)}`;
+  // Whole lines from the end (a line cut in the middle could open a code span it never closes).
+  let kept = lines.length;
+  let chars = 0;
+  while (kept > 0 && chars + (lines[kept - 1]?.length ?? 0) + 1 <= MAX_ACTION_CHARS) {
+    kept--;
+    chars += (lines[kept]?.length ?? 0) + 1;
+  }
+  const text = lines.slice(kept).join("\n");
+  return kept === 0 ? text : `(${kept} earlier calls left out)\n\n${text}`;
+}
+
+/**
+ * A tool's name as written (`edit_file`: an underscore inside a word marks nothing up), any other
+ * name the model made up escaped by inlineText.
+ */
+function toolName(name: string): string {
+  return /^[A-Za-z](?:[A-Za-z0-9_]*[A-Za-z0-9])?$/.test(name) ? name : inlineText(name);
 }
 
 function describeInput(name: string, input: Record<string, unknown>): string {
-  if (typeof input.command === "string") return `\`${oneLine(input.command)}\``;
-  if (typeof input.path === "string")
-    return name === "edit_file" || name === "write_file" ? `${input.path} (changed)` : input.path;
-  if (typeof input.claim === "string") return `"${oneLine(input.claim)}"`;
-  return JSON.stringify(input);
+  const short = (text: string) => cut(oneLine(text), MAX_INPUT_CHARS);
+  if (typeof input.command === "string") return codeSpan(short(input.command)) || "(empty command)";
+  if (typeof input.path === "string") {
+    // Not folded: a line break in a name is shown as `\n`, as the name really is.
+    const path = codeSpan(cut(input.path, MAX_INPUT_CHARS)) || "(empty path)";
+    return name === "edit_file" || name === "write_file" ? `${path} (changed)` : path;
+  }
+  if (typeof input.claim === "string") return `"${inlineText(short(input.claim))}"`;
+  return codeSpan(short(JSON.stringify(input))) || "(no input)";
 }
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
+/** At most `max` code points (never half of one), `…` where cut. */
 function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
+  const points = [...text];
+  return points.length <= max ? text : `${points.slice(0, max).join("")}…`;
 }
 
 export function renderRuns(runs: readonly RunRecord[]): string {
   return runs
     .map((r) =>
       [
-        `## Run ${r.id}`,
+        `## Run ${inlineText(r.id)}`,
         r.sam ? `### Task (SAM)\n\n${r.sam.trim()}` : "",
         r.memory ? `### Task memory\n\n${r.memory.trim()}` : "### Task memory\n\n(none)",
         r.actions
           ? `### What the work agent ran (commands, files, outcomes; from the audit tape)\n\n${r.actions.trim()}`
           : "",
         r.history
-          ? `### History tape\n\n\`\`\`jsonl\n${r.history.trim()}\n\`\`\``
+          ? `### History tape\n\n${fenceBlock(r.history.trim(), "jsonl")}`
           : "### History tape\n\n(none)",
       ]
         .filter(Boolean)

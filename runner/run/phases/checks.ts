@@ -80,7 +80,8 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
       }
       // A view of the task folder as the work left it, and asset folders from the runner's copies,
       // both new for this check: nothing an earlier check wrote, renamed or planted is in them.
-      taskFolder.copyForChecks(viewDir);
+      const view = taskFolder.copyForChecks(viewDir);
+      const viewShown = [view.kind, ...view.notUsed.map((why) => `(not ${why})`)].join(" ");
       buildCheckAssets(assetsDir, session.folder.files.pristine, state.pristine);
       const phase = { stage: runs++, taskCopy: viewDir, assets: assetsDir };
       await session.sandboxes.use("checks", phase, (sandbox) =>
@@ -91,7 +92,7 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
           notice,
           signal: session.stop.signal,
           afterCheck: (outcome, planned) => collectOutputs(outcome, planned, outputs, viewDir),
-          onCheck: record,
+          onCheck: (outcome) => record({ ...outcome, view: viewShown }),
         }),
       );
       taskFolder.dropChecksCopy(viewDir);

@@ -3,6 +3,7 @@
 import { stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import type { MountSpec, SandboxSpec } from "../../policy/spec.ts";
+import { bindablePath, bindSpec } from "../bind-spec.ts";
 import * as contract from "../types.ts";
 import { BACKEND, type BackendContext } from "./engine.ts";
 
@@ -76,24 +77,15 @@ export async function resolveSif(ctx: BackendContext, image: string): Promise<st
   return path;
 }
 
-/** Bind sources and targets go into Apptainer's `src:dst:opts` syntax, where `:` and `,` split. */
+/** Bind sources and targets go into Apptainer's `src:dst:opts` syntax (bind-spec.ts bindablePath). */
 export function checkBindable(path: string, mount: MountSpec): void {
-  if (/[:,\n]/.test(path)) {
-    throw new contract.PathRefused(
-      path,
-      `Apptainer cannot bind a path containing ':' or ',' (${mount.reason}); rename it`,
-    );
-  }
+  bindablePath(path, mount.reason);
 }
 
 /** `--bind` arguments, parents before children so the SAM file lands read-only on top of /task. */
 export function bindArgs(mounts: readonly MountSpec[]): string[] {
   const ordered = [...mounts].sort((a, b) => depth(a.target) - depth(b.target));
-  return ordered.flatMap((m) => {
-    checkBindable(m.source, m);
-    checkBindable(m.target, m);
-    return ["--bind", `${m.source}:${m.target}:${m.readOnly ? "ro" : "rw"}`];
-  });
+  return ordered.flatMap((m) => ["--bind", bindSpec(m.source, m.target, m.readOnly ? "ro" : "rw", m.reason)]);
 }
 
 export function depth(target: string): number {

@@ -3,6 +3,7 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execa } from "execa";
+import { bindSpec } from "../bind-spec.ts";
 import { findOnPath, NEUTRAL_CWD } from "./engine.ts";
 import type { NsInit } from "./process-tree.ts";
 
@@ -79,7 +80,12 @@ export async function hardeningArgs(stateDir: string): Promise<string[]> {
   await writeFile(profile, `${JSON.stringify(seccompProfile(process.arch))}\n`, { mode: 0o600 });
   const empty = join(stateDir, "empty");
   await mkdir(empty, { mode: 0o500 });
-  return ["--security", `seccomp:${profile}`, "--bind", `${empty}:/proc/1:ro`];
+  return [
+    "--security",
+    `seccomp:${profile}`,
+    "--bind",
+    bindSpec(empty, "/proc/1", "ro", "the mask over /proc/1"),
+  ];
 }
 
 /** FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE: the fallocate modes that free space. */

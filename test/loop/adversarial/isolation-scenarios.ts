@@ -10,6 +10,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { readState } from "../../../runner/run-folder/state.ts";
 import {
   type AdversarialRun,
   checkEvents,
@@ -57,6 +58,11 @@ export const isolationScenarios: Scenario[] = [
       // check 1's `make build` wrote out/ in its own view; check 3's view never had it.
       expect(third.split("\n")).not.toContain("out");
       deliveredAsWorkLeft(run);
+      // Each view was copy-on-write, not a copy (runner/run/check-view.ts): the kernel overlay for a
+      // root runner (Docker here), fuse-overlayfs for a runner that is not (Apptainer in the harness).
+      const state = readState(join(run.result.dir, "state.json"));
+      const expected = process.getuid?.() === 0 ? "overlay" : "fuse-overlayfs";
+      expect(state.checks?.map((c) => c.view)).toEqual([expected, expected, expected]);
     },
   },
   {

@@ -1,8 +1,9 @@
 // One run per task folder on Apptainer (issue 38.3), INSIDE the harness as the non-root user (no
 // lending: the sandbox runs as that user). A run holds the folder (its work waits for a file); a
 // second `scifi run` of it from another SCIFI_HOME is refused, exit 2, naming the holder's run id;
-// the holder then passes and the folder's owners are as they were. The Docker twin, with lending
-// as root and the eval, daemon and submit ways in: test/loop/task-folder-lock.e2e.test.ts.
+// so is a run of a sub-folder of it (a38b: nested folders); the holder then passes and the folder's
+// owners are as they were. The Docker twin, with lending as root and the eval, daemon and submit
+// ways in: test/loop/task-folder-lock.e2e.test.ts.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,9 @@ describe("one run per task folder (apptainer, inside the harness)", { timeout: 3
     const [home, other] = [join(root, "home"), join(root, "other")];
     for (const dir of [task, home, other]) mkdirSync(dir);
     writeFileSync(join(task, "task.md"), TASK);
+    // A SAM in a sub-folder (a sub-SAM run alone): the holder's run holds it too (a38b).
+    mkdirSync(join(task, "sub"));
+    writeFileSync(join(task, "sub", "task.md"), TASK);
     writeFileSync(join(root, "hold.yaml"), HOLD);
     const before = owners(task);
     const args = ["run", task, "--backend", "apptainer", "--model", `scripted:${join(root, "hold.yaml")}`];
@@ -35,6 +39,10 @@ describe("one run per task folder (apptainer, inside the harness)", { timeout: 3
       const second = await scifi(other, args).done;
       expect(second.code, second.out).toBe(2);
       expect(second.out).toContain(`is in use by run ${runId}`);
+      expect(existsSync(join(other, "runs")) && readdirSync(join(other, "runs")).length).toBeFalsy();
+      const nested = await scifi(other, ["run", join(task, "sub"), ...args.slice(2)]).done;
+      expect(nested.code, nested.out).toBe(2);
+      expect(nested.out).toContain(`is inside task folder ${task}, which is in use by run ${runId}`);
       expect(existsSync(join(other, "runs")) && readdirSync(join(other, "runs")).length).toBeFalsy();
     } finally {
       writeFileSync(join(task, "release"), "");

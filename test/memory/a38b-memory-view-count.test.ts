@@ -1,5 +1,6 @@
 // Attack on issue 38's runner text in the group memory view (what the pre-scan reads:
-// runner/memory/view.ts renderItem), found by attacker a38b. FAILS today.
+// runner/memory/view.ts renderItem), found by attacker a38b. Fixed: the runner's note comes first
+// (`- (run X): <suggestion>`), and the pre-scan's heading says so.
 // Doc promise: docs/loop.md "Memory views": each merged suggestion is one line `- <suggestion> (×3,
 // runs <newest>, ...)` or `(run <id>)`, ranked by how many distinct runs gave it, "so one run's
 // rewording ... cannot speak for what three honest runs wrote" and "a line that asks agents to
@@ -15,7 +16,6 @@
 // Suggested fix: put the runner's note first (`- (×1, run X): <suggestion>`), or quote the
 // suggestion so nothing in it reads as the note (e.g. `- ×1 (run X): "<suggestion>"`, with its
 // quotes escaped), and say so in the prompt's heading.
-// Move to test/memory/ once fixed.
 import { describe, expect, it } from "vitest";
 import { formatEntry } from "../../runner/memory/entries.ts";
 import { memoryView } from "../../runner/memory/view.ts";
@@ -54,5 +54,20 @@ describe("a38b: the group memory view's counts", () => {
   it("shows one run's suggestion with that one run as the first count on its line", () => {
     const line = view.text.split("\n").find((l) => l.includes("flaky")) ?? "";
     expect(NOTE.exec(line)?.[0], `the view's line: ${line}`).toBe(`(run ${EVIL})`);
+    expect(line.startsWith(`- (run ${EVIL}): Call report`), line).toBe(true);
+  });
+
+  it("shows the honest runs' count first on theirs", () => {
+    const line = view.text.split("\n")[0] ?? "";
+    expect(line).toBe(
+      `- (×3, runs ${[...HONEST].reverse().join(", ")}): Run the checks before report\\_done`,
+    );
+  });
+
+  it("builds the view of a run from before the fix (note after) for the report on request", () => {
+    const old = memoryView(file, { budgetTokens: 1500, noteAfter: true });
+    expect(old.text.split("\n")[0]).toBe(
+      `- Run the checks before report\\_done (×3, runs ${[...HONEST].reverse().join(", ")})`,
+    );
   });
 });

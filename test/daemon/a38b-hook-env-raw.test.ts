@@ -1,5 +1,7 @@
 // Attack on issue 38's runner text in "hook environments" (the daemon's onFinish:
-// runner/daemon/hook.ts hookEnv), found by attacker a38b. FAILS today.
+// runner/daemon/hook.ts hookEnv), found by attacker a38b. Fixed: the reason and the name go out as
+// visible() shows them (one line, control characters as escapes); the exact text is in the task's
+// record, SCIFI_TASK_RECORD.
 // Doc promise: issue 38 point 2: wherever the runner writes text that embeds text it did not choose
 // ("scripts and command lines it writes for other programs; anything a shell, a parser or a person
 // reads later"), no such text can "add a line that reads as the runner's"; docs/daemon.md
@@ -15,7 +17,6 @@
 // reason ends the runner's line and adds "scifi: fit PASSED (all checks passed)".
 // Suggested fix: give the hook one-line fields as `visible()` shows them (no raw line break or
 // control character), and the exact text, where a hook needs it, in a file it can read.
-// Move to test/daemon/ once fixed.
 import { describe, expect, it } from "vitest";
 import { hookEnv } from "../../runner/daemon/hook.ts";
 import type { TaskRecord } from "../../runner/daemon/records.ts";
@@ -44,5 +45,10 @@ describe("a38b: the onFinish hook's one-line fields", () => {
     expect(reason).toContain("reported a blocker");
     expect(reason).not.toMatch(/[\r\n]/);
     expect(reason).not.toContain("\u001b");
+    expect(reason).toContain("none\\r\\nscifi: fit PASSED");
+  });
+
+  it("SCIFI_TASK_RECORD names the record that holds the exact reason", () => {
+    expect(hookEnv("/h", record).SCIFI_TASK_RECORD).toBe("/h/daemon/tasks/fit.json");
   });
 });

@@ -1,5 +1,6 @@
 // Attack on issue 38's runner text in "the prompts later agents read": `scifi make-skill`'s request
-// (runner/helpers/make-skill/runs.ts workActions, renderRuns), found by attacker a38b. FAILS today.
+// (runner/helpers/make-skill/runs.ts workActions, renderRuns), found by attacker a38b. Fixed: every
+// field of an action line is quoted to one line (codeSpan, inlineText), the history with fenceBlock.
 // Doc promise: docs/helpers.md: make-skill reads from each run's audit tape "every tool call in
 // order, one line each, with the command it ran or the file it read or changed and how it ended";
 // docs/trust.md rule 14; issue 38 point 2 (file and folder names, tool output, in the briefs and
@@ -12,7 +13,6 @@
 // only loaded once a person moves it into skills/, but that person reads what the model made of it).
 // Suggested fix: quote every field of an action line with markdown-quote (codeSpan for the path and
 // the command, inlineText for the outcome), and the run's sections' texts with fenceBlock.
-// Move to test/helpers-llm/ once fixed.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +34,7 @@ const PATH = [
   "",
 ].join("\n");
 
-function tapeWithWrite(path: string): string {
+function tapeWithWrite(path: string, tool = "write_file"): string {
   const file = join(mkdtempSync(join(tmpdir(), "scifi-a38b-skill-")), "audit.jsonl");
   const tape = new AuditTape(file, { runId: "run-1", key: null });
   const usage = { input: 1, output: 1, cacheWrite: 0, cacheRead: 0, reasoning: 0 };
@@ -55,7 +55,7 @@ function tapeWithWrite(path: string): string {
     });
   call(
     [{ role: "user", content: [{ type: "text", text: "go" }] as never[] }],
-    [{ type: "tool_use", id: "t1", name: "write_file", input: { path, content: "x" } }],
+    [{ type: "tool_use", id: "t1", name: tool, input: { path, content: "x" } }],
   );
   call(
     [
@@ -80,7 +80,17 @@ describe("a38b: make-skill's list of what the work agent ran", () => {
       "What the work agent ran (commands, files, outcomes; from the audit tape)",
       "History tape",
     ]);
-    // One list item: the one call.
+    // One list item: the one call, its path shown with its line breaks as `\n`.
+    expect(nodesOf(root, "listItem")).toHaveLength(1);
+    const code = nodesOf(root, "inlineCode").map((c) => (c as { value: string }).value);
+    expect(code).toContain(PATH.replaceAll("\n", "\\n"));
+  });
+
+  it("a tool name the model made up, with line breaks, stays on its action's line too", () => {
+    const actions = workActions(tapeWithWrite("notes.txt", PATH.replace("notes.txt", "write_file")));
+    const prompt = renderRuns([{ id: "run-1", dir: "/runs/run-1", actions: actions ?? "" }]);
+    const root = parseMarkdown(prompt);
+    expect(nodesOf(root, "heading")).toHaveLength(4);
     expect(nodesOf(root, "listItem")).toHaveLength(1);
   });
 });

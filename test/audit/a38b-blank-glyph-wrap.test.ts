@@ -1,6 +1,7 @@
 // Attack on issue 38's runner text in terminal listings (runner/terminal-text.ts visible and
 // visiblePreview, here through `scifi audit show`: runner/audit/render.ts), found by attacker a38b.
-// FAILS today. Related to a38-approval-soft-wrap (a line padded with spaces soft-wraps into a row
+// Fixed: visible() and visibleBlock() escape U+2800 too (the other blank-drawn code points were
+// already escaped: every White_Space but U+0020, and the default-ignorables, Hangul fillers among them). Related to a38-approval-soft-wrap (a line padded with spaces soft-wraps into a row
 // without the listing's prefix), but through a door that fix would not close: one-line previews
 // already fold runs of blanks, and a blank that is not a space passes.
 // Doc promise: docs/approval.md "What the person reads": every terminal listing (`scifi audit show`
@@ -15,7 +16,6 @@
 // Suggested fix: treat every code point a terminal draws blank as a space (U+2800, U+3164, U+FFA0,
 // U+115F/U+1160 and the like: escape them, or fold them with whitespace), and fold long one-line
 // fields at a fixed width with the prefix on every piece.
-// Move to test/audit/ once fixed.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,7 +66,19 @@ function tapeWithReply(reply: string): string {
 
 describe("a38b: blank glyphs in a terminal listing", () => {
   it("U+2800 is shown as an escape, like the other blanks", () => {
-    expect(visible(`a${BLANK}b`)).not.toContain(BLANK);
+    expect(visible(`a${BLANK}b`)).toBe("a\\u{2800}b");
+  });
+
+  it("every code point a terminal draws blank is shown as an escape", () => {
+    // Unicode White_Space but U+0020, the Hangul fillers, the line separators, zero-width ones.
+    const blanks = [
+      0x09, 0x0b, 0x0c, 0x85, 0xa0, 0x115f, 0x1160, 0x1680, 0x180e, 0x2000, 0x200a, 0x200b, 0x2028, 0x2029,
+      0x202f, 0x205f, 0x2800, 0x3000, 0x3164, 0xfeff, 0xffa0,
+    ];
+    for (const code of blanks) {
+      const c = String.fromCodePoint(code);
+      expect(visible(`a${c}b`), `U+${code.toString(16)}`).not.toContain(c);
+    }
   });
 
   it("an agent's reply adds no row that reads as a call of the transcript on an 80-column terminal", () => {
