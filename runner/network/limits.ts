@@ -20,13 +20,17 @@ export interface ProxyLimits {
   maxHeadBytes: number;
   /** Bytes of unfinished request heads held at once, all connections together. */
   maxBufferedBytes: number;
-  /** Records kept per sandbox: allowed connections, refused ones, and what the capture caught. */
+  /**
+   * Records kept per sandbox: allowed connections, refused ones, what the capture caught (direct
+   * TCP, datagrams), and name lookups. Lookups have their own cap: they are not integrity evidence
+   * (docs/integrity.md), so they must not use up the records that are.
+   */
   maxRecords: Record<RecordClass, number>;
   /** Bytes of records per sandbox (each record as a JSON line). */
   maxRecordBytes: number;
 }
 
-export type RecordClass = "allowed" | "refused" | "capture";
+export type RecordClass = "allowed" | "refused" | "capture" | "lookup";
 
 export const DEFAULT_PROXY_LIMITS: ProxyLimits = {
   maxConnections: 128,
@@ -34,9 +38,12 @@ export const DEFAULT_PROXY_LIMITS: ProxyLimits = {
   idleTimeoutMs: 300_000,
   maxHeadBytes: 64 * 1024,
   maxBufferedBytes: 2 * 1024 * 1024,
-  maxRecords: { allowed: 10_000, refused: 500, capture: 500 },
+  maxRecords: { allowed: 10_000, refused: 500, capture: 500, lookup: 500 },
   maxRecordBytes: 4 * 1024 * 1024,
 };
+
+/** The rule of the one record that counts the refusals a sandbox's caps left unrecorded. */
+export const REFUSALS_NOT_RECORDED = "refusals-not-recorded";
 
 /** Bytes kept free for the record of an allowed connection before it is let through. */
 const ALLOWED_RECORD_RESERVE = 2048;
@@ -45,7 +52,8 @@ const ALLOWED_RECORD_RESERVE = 2048;
 export const MAX_REASON_LENGTH = 600;
 
 function recordClass(r: ConnectionRecord): RecordClass {
-  if (r.kind === "direct" || r.kind === "dns" || r.kind === "udp") return "capture";
+  if (r.kind === "dns") return "lookup";
+  if (r.kind === "direct" || r.kind === "udp") return "capture";
   return r.allowed ? "allowed" : "refused";
 }
 
@@ -69,11 +77,13 @@ export function boundRecord(r: ConnectionRecord): ConnectionRecord {
  */
 export class RecordBudget {
   private readonly limits: ProxyLimits;
-  private readonly kept: Record<RecordClass, number> = { allowed: 0, refused: 0, capture: 0 };
+  private readonly kept: Record<RecordClass, number> = { allowed: 0, refused: 0, capture: 0, lookup: 0 };
   private bytes = 0;
   private flooded = false;
   /** What went over a cap, by cap: records dropped, connections refused or closed. */
   readonly over: Record<string, number> = {};
+  /** Refused connections (not lookups) whose record was dropped over a cap: said once at the end. */
+  refusalsDropped = 0;
 
   constructor(limits: ProxyLimits) {
     this.limits = limits;
@@ -84,10 +94,16 @@ export class RecordBudget {
     const bounded = boundRecord(r);
     const cls = recordClass(bounded);
     const size = JSON.stringify(bounded).length + 1;
-    if (this.kept[cls] >= this.limits.maxRecords[cls])
-      return this.flood(bounded.kind, `${this.limits.maxRecords[cls]} records of ${cls} connections`);
-    if (this.bytes + size > this.limits.maxRecordBytes)
-      return this.flood(bounded.kind, `${this.limits.maxRecordBytes} bytes of records`);
+    const over =
+      this.kept[cls] >= this.limits.maxRecords[cls]
+        ? `${this.limits.maxRecords[cls]} records of ${cls} connections`
+        : this.bytes + size > this.limits.maxRecordBytes
+          ? `${this.limits.maxRecordBytes} bytes of records`
+          : undefined;
+    if (over !== undefined) {
+      if (!bounded.allowed && bounded.kind !== "dns") this.refusalsDropped++;
+      return this.flood(bounded.kind, over);
+    }
     this.kept[cls]++;
     this.bytes += size;
     return [bounded];
@@ -102,6 +118,28 @@ export class RecordBudget {
       this.kept.allowed < this.limits.maxRecords.allowed &&
       this.bytes + ALLOWED_RECORD_RESERVE <= this.limits.maxRecordBytes
     );
+  }
+
+  /**
+   * At the sandbox's end, when refusals went unrecorded over a cap: one record saying how many (the
+   * run's integrity record makes it one `overflow` event), so the count says it is a lower bound.
+   */
+  droppedRefusals(): ConnectionRecord[] {
+    if (this.refusalsDropped === 0) return [];
+    return [
+      {
+        time: new Date().toISOString(),
+        kind: "direct",
+        host: "-",
+        port: 0,
+        allowed: false,
+        rule: REFUSALS_NOT_RECORDED,
+        reason: `${this.refusalsDropped} more refused connections of this sandbox than its records take: refused, counted, not recorded one by one`,
+        bytesOut: 0,
+        bytesIn: 0,
+        durationMs: 0,
+      },
+    ];
   }
 
   /** A cap was hit (`cap` says which): the flood record the first time, else nothing. */

@@ -121,6 +121,7 @@ export class NetworkProxy {
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const r of this.budget.droppedRefusals()) this.emit(r);
   }
 
   /** Client connections open now, and what went over a cap so far (by cap). */

@@ -109,7 +109,7 @@ describe.skipIf(!haveDocker)("a sandbox flooding the run's proxy (docker, real r
       reason: expect.stringContaining("connections open at once"),
     });
     const caps = DEFAULT_PROXY_LIMITS.maxRecords;
-    expect(network.length).toBeLessThanOrEqual(caps.allowed + caps.refused + caps.capture + 1);
+    expect(network.length).toBeLessThanOrEqual(caps.allowed + caps.refused + caps.capture + caps.lookup + 1);
     expect(network.some((e) => e.type === "network" && e.allowed && e.host === "data.test")).toBe(true);
   }, 600_000);
 });

@@ -146,7 +146,7 @@ describe("proxy limits", () => {
     const echoPort = (echo.address() as AddressInfo).port;
     const records: ConnectionRecord[] = [];
     const { proxy, port } = await start(
-      { maxRecords: { refused: 10, allowed: 5, capture: 10 } },
+      { maxRecords: { refused: 10, allowed: 5, capture: 10, lookup: 10 } },
       records,
       [`echo.test:${echoPort}`],
       { "echo.test": ["127.0.0.1"] },

@@ -98,10 +98,45 @@ describe("refusedAssetWrites", () => {
     ["sh: cannot create data/out.txt: Read-only file system"],
     ["sh: cannot create checks/check.py.bak: Read-only file system"],
     ["sh: cannot create old-task.md: Read-only file system"],
+    // A mode, owner or times change cannot change what the check does (docs/integrity.md).
+    ["chmod: changing permissions of 'checks/check.py': Read-only file system"],
+    ["touch: cannot touch 'checks/check.py': Read-only file system"],
     // A hidden asset is not in any agent's sandbox: a write there is a guess, not a refused path.
     ["sh: cannot create checks/ref.json: Read-only file system"],
   ])("not a refused write of a protected file: %s", (line) => {
     expect(refusedAssetWrites(line, pristine)).toEqual([]);
+  });
+
+  it.each([
+    ["sh: 1: cannot create checks//check.py: Read-only file system", "", ["checks/check.py"]],
+    ["sh: 1: cannot create ./checks/../checks/check.py: Read-only file system", "", ["checks/check.py"]],
+    ["sh: 1: cannot create /task/./checks/check.py: Read-only file system", "", ["checks/check.py"]],
+    // The cwd is not known: the asset's name, with the command naming its folder.
+    [
+      "sh: 1: cannot create check.py: Read-only file system",
+      "cd checks && printf x > check.py",
+      ["checks/check.py"],
+    ],
+    [
+      "OSError: [Errno 30] Read-only file system: 'check.py'",
+      "python3 -c \"os.chdir('checks')\"",
+      ["checks/check.py"],
+    ],
+    [
+      "sh: 1: cannot create c/check.py: Read-only file system",
+      "ln -s checks c && printf x > c/check.py",
+      ["checks/check.py"],
+    ],
+    ["sh: 1: cannot create check.py: Read-only file system", "cd mychecks && printf x > check.py", []],
+    // sed -i renames its temporary file over the bound asset: an attempt on the folder.
+    [
+      "sed: cannot rename checks/sedkhfC5W: Device or resource busy",
+      "sed -i s/a/b/ checks/check.py",
+      ["checks"],
+    ],
+    ["sed: cannot rename data/sedkhfC5W: Device or resource busy", "sed -i s/a/b/ data/x", []],
+  ])("another spelling of a refused asset write: %s (%s)", (line, command, want) => {
+    expect(refusedAssetWrites(line, pristine, undefined, command)).toEqual(want);
   });
 
   it("write_file's refusal names the path in its input", () => {
@@ -109,6 +144,10 @@ describe("refusedAssetWrites", () => {
       "Tool 'write_file' failed: PathRefused: refused path '/task/checks/check.py': it lies in a read-only mount";
     expect(refusedAssetWrites(output, pristine, "/task/checks/check.py")).toEqual(["checks/check.py"]);
     expect(refusedAssetWrites(output, pristine, "./checks/check.py")).toEqual(["checks/check.py"]);
+    expect(refusedAssetWrites(output, pristine, "checks//check.py")).toEqual(["checks/check.py"]);
+    expect(refusedAssetWrites(output, pristine, "/task/checks/../checks/check.py")).toEqual([
+      "checks/check.py",
+    ]);
     expect(
       refusedAssetWrites("refused path '/task/data/x': it lies in a read-only mount", pristine, "data/x"),
     ).toEqual([]);

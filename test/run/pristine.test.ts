@@ -69,7 +69,7 @@ describe("capturePristine", () => {
 
 describe("restorePristine", () => {
   it("an untouched folder: nothing to report", () => {
-    expect(restorePristine(task, copies, set, false)).toEqual({ tampering: [], removed: [] });
+    expect(restorePristine(task, copies, set, false)).toEqual({ tampering: [], removed: [], caches: [] });
   });
 
   it("changed content is tampering, and the file is put back", () => {
@@ -150,7 +150,7 @@ describe("restorePristine", () => {
   it("hidden assets leave the task folder and come back only when asked for", () => {
     hideAssets(task, set);
     expect(existsSync(join(task, "checks", "ref.txt"))).toBe(false);
-    expect(restorePristine(task, copies, set, false)).toEqual({ tampering: [], removed: [] });
+    expect(restorePristine(task, copies, set, false)).toEqual({ tampering: [], removed: [], caches: [] });
     expect(existsSync(join(task, "checks", "ref.txt"))).toBe(false);
     restorePristine(task, copies, set, true);
     expect(readFileSync(join(task, "checks", "ref.txt"), "utf8")).toBe("SECRET-REFERENCE-42\n");

@@ -3,6 +3,7 @@
 // for them. Here, not in network/, because the extension interface sits above the network layer.
 import type { IntegrityNotice, RunExtension } from "../../extension/run-extension.ts";
 import type { ConnectionRecord, HistoryEvent } from "../../memory/history-events.ts";
+import { REFUSALS_NOT_RECORDED } from "../../network/limits.ts";
 import { onNetworkRecord, stopAllowingForRun } from "../../network/records.ts";
 
 /** `network` events a run's history takes from all its sandboxes together, and their bytes. */
@@ -27,10 +28,13 @@ export function networkRecordsExtension(runId: string, quota = RUN_NETWORK_QUOTA
     onHistory(append: (event: HistoryEvent) => void) {
       unsubscribe?.();
       unsubscribe = onNetworkRecord((sandbox, r) => {
-        if (sandbox.runId !== runId || flooded) return;
+        if (sandbox.runId !== runId) return;
         // A refused name lookup is not counted: programs resolve names they then reach through the
-        // proxy (docs/integrity.md); the connection that follows is the attempt.
-        if (!r.allowed && r.kind !== "dns") integrity?.(refusedConnection(r));
+        // proxy (docs/integrity.md); the connection that follows is the attempt. Before the quota:
+        // a refusal after the flood is still an integrity event (the integrity quota bounds them).
+        if (r.rule === REFUSALS_NOT_RECORDED) integrity?.(notRecorded(sandbox.name, r));
+        else if (!r.allowed && r.kind !== "dns") integrity?.(refusedConnection(r));
+        if (flooded) return;
         const event: HistoryEvent = { type: "network", sandbox: sandbox.name, ...r };
         const size = JSON.stringify(event).length + 1;
         if (events < quota.events && bytes + size <= quota.bytes) {
@@ -53,7 +57,7 @@ export function networkRecordsExtension(runId: string, quota = RUN_NETWORK_QUOTA
           port: 0,
           allowed: false,
           rule: "flood",
-          reason: `the run's history holds at most ${quota.events} network records (${quota.bytes} bytes) from all its sandboxes together: the run's sandboxes make no new connection from now on, and refusals are not recorded`,
+          reason: `the run's history holds at most ${quota.events} network records (${quota.bytes} bytes) from all its sandboxes together: the run's sandboxes make no new connection from now on, and later refusals are integrity events only`,
           bytesOut: 0,
           bytesIn: 0,
           durationMs: 0,
@@ -75,5 +79,15 @@ function refusedConnection(r: ConnectionRecord): IntegrityNotice {
     attempted: `a ${r.kind} connection to ${JSON.stringify(r.host)} port ${r.port}`,
     rule: `network rule ${JSON.stringify(r.rule)}${r.reason ? `: ${r.reason}` : ""}`,
     action: "refused by the run's proxy",
+  };
+}
+
+/** A sandbox's refusals its record caps left out, as one `overflow` notice: the count is a lower bound. */
+function notRecorded(sandbox: string, r: ConnectionRecord): IntegrityNotice {
+  return {
+    kind: "overflow",
+    attempted: `sandbox ${sandbox}: ${r.reason ?? "more refused connections than its records take"}`,
+    rule: "each sandbox's proxy keeps at most 500 records of refused connections and 500 of captured ones (runner/network/limits.ts)",
+    action: "refused; not one integrity event each (the run's count of network_refused is a lower bound)",
   };
 }

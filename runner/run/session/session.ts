@@ -100,12 +100,16 @@ export class RunSession implements RunContext {
     this.status = initialStatus(records);
     this.taskFolder = live.taskFolder;
     this.taskFolder.onIntegrity = (input) => this.recordIntegrity(input);
-    const already = readHistory(records.folder.files.history).filter((e) => e.type === "integrity").length;
+    // Counted as the recorder counts them: without the history's seq and time.
+    const already = readHistory(records.folder.files.history).flatMap(({ seq: _seq, time: _time, ...e }) =>
+      e.type === "integrity" ? [e] : [],
+    );
     this.integrity = new IntegrityRecorder((event) => this.history.append(event), already);
     this.#calls = new ToolCallIntegrity(
       () => this.audit.head()?.seq ?? -1,
       () => this.state.pristine,
       (input) => this.recordIntegrity(input),
+      () => this.state.iteration,
     );
     for (const extension of deps.extensions ?? []) extension.onIntegrity?.((n) => this.recordIntegrity(n));
     this.gates = new RunGates(this);
@@ -166,7 +170,15 @@ export class RunSession implements RunContext {
    */
   recordIntegrity(input: IntegrityInput): void {
     const current = this.#calls.current;
-    const call = input.call === null ? undefined : (input.call ?? current?.call);
+    // What the sandbox's processes do (a connection) is the running call's only if no earlier call
+    // may have left a process running; else the call is not known, and the event says so.
+    const earlier =
+      input.kind === "network_refused" && input.call === undefined ? this.#calls.earlierBackground() : [];
+    const call = input.call === null || earlier.length > 0 ? undefined : (input.call ?? current?.call);
+    const attempted =
+      earlier.length > 0 && current
+        ? `${input.attempted} (while tool call ${current.call.id} ran; a process left running by an earlier call, ${earlier.map((c) => c.id).join(", ")}, may have made it: no call is named)`
+        : input.attempted;
     // Outside a tool call, what a defence finds is the work agent's doing (only its code writes).
     const role = input.role ?? current?.role ?? "work";
     const recorded = this.integrity.record({
@@ -175,7 +187,7 @@ export class RunSession implements RunContext {
       kind: input.kind,
       role,
       ...(call ? { call } : {}),
-      attempted: input.attempted,
+      attempted,
       rule: input.rule,
       action: input.action,
     });

@@ -25,12 +25,16 @@ import { sha256 } from "../../sha256.ts";
 export interface Tampered {
   file: string;
   problem: string;
+  /** The tampered asset folder this file is in: its integrity event counts this file too. */
+  within?: string;
 }
 
 export interface RestoreReport {
   tampering: Tampered[];
   /** Entries removed from asset folders (relative paths), or agent files at a hidden asset's path. */
   removed: string[];
+  /** Of `removed`: Python byte-code caches of the folder's own assets (running a visible check writes them). */
+  caches: string[];
 }
 
 /** A task file the pristine copy should hold. */
@@ -83,13 +87,23 @@ export function restorePristine(
   pristineDir: string,
   set: PristineSet,
   withHidden: boolean,
+  ids?: FolderIds,
 ): RestoreReport {
   const owner = lstatSync(taskDir);
-  const report: RestoreReport = { tampering: [], removed: [] };
+  const report: RestoreReport = { tampering: [], removed: [], caches: [] };
+  // Tampered asset folders: the files in them are counted with them (one integrity event a folder).
+  const tampered: string[] = [];
   for (const folder of set.folders) {
-    const problem = repairFolderChain(taskDir, folder, owner);
-    if (problem) report.tampering.push({ file: folder, problem });
-    report.removed.push(...cleanFolder(taskDir, folder, set));
+    const chain = repairFolderChain(taskDir, folder, owner);
+    // After a repair too: the folder made there is the one compared with from now on.
+    const replaced = replacedFolder(taskDir, folder, ids);
+    const problem = chain ?? replaced;
+    if (problem) {
+      const within = tampered.find((f) => folder.startsWith(`${f}/`));
+      report.tampering.push({ file: folder, problem, ...(within ? { within } : {}) });
+      if (!within) tampered.push(folder);
+    }
+    report.removed.push(...cleanFolder(taskDir, folder, set, report.caches));
   }
   for (const file of set.files) {
     if (file.hidden && !withHidden) continue;
@@ -101,14 +115,52 @@ export function restorePristine(
     } else if (file.hidden && problem !== "missing") {
       report.removed.push(file.rel);
     } else {
-      report.tampering.push({ file: file.rel, problem });
+      // A file of a tampered asset folder is reported, and counted with its folder (`within`).
+      const within = tampered.find((f) => file.rel.startsWith(`${f}/`));
+      report.tampering.push({ file: file.rel, problem, ...(within ? { within } : {}) });
     }
     const target = join(taskDir, file.rel);
     rmSync(target, { force: true, recursive: true });
     writeFileSync(target, readFileSync(join(pristineDir, file.rel)), { mode: file.mode, flag: "wx" });
     giveToOwner(target, owner);
   }
+  // A tampered folder's entry names the files of it that were wrong too (bounded): it is the one
+  // the run's reason and the integrity event show.
+  for (const entry of report.tampering) {
+    if (!tampered.includes(entry.file) || entry.within !== undefined) continue;
+    const inside = report.tampering.filter((t) => t.within === entry.file).map((t) => t.file);
+    if (inside.length === 0) continue;
+    const more = inside.length > 5 ? ` and ${inside.length - 5} more` : "";
+    entry.problem += `; in it: ${inside.slice(0, 5).join(", ")}${more}`;
+  }
   return report;
+}
+
+/** The identity (device, inode) of each asset folder, taken before any agent runs. */
+export type FolderIds = Map<string, { dev: number; ino: number }>;
+
+/** The asset folders' identities now (a folder not there, or not a folder, is left out). */
+export function folderIds(taskDir: string, folders: readonly string[]): FolderIds {
+  const ids: FolderIds = new Map();
+  for (const folder of folders) {
+    const stat = lstatOrUndefined(join(taskDir, folder));
+    if (stat?.isDirectory()) ids.set(folder, { dev: stat.dev, ino: stat.ino });
+  }
+  return ids;
+}
+
+/**
+ * Whether the asset folder at `folder` is another folder than the one taken at start (renamed away,
+ * another made at its path, even with the same content: trust.md rule 2). The new one is then the
+ * one compared with from now on, so one rename is one event.
+ */
+function replacedFolder(taskDir: string, folder: string, ids: FolderIds | undefined): string | undefined {
+  const was = ids?.get(folder);
+  const stat = lstatOrUndefined(join(taskDir, folder));
+  if (!ids || !stat?.isDirectory()) return undefined;
+  ids.set(folder, { dev: stat.dev, ino: stat.ino });
+  if (!was || (was.dev === stat.dev && was.ino === stat.ino)) return undefined;
+  return "the folder was replaced by another one (renamed or removed, and a folder made at its path)";
 }
 
 /** Whether the file at `file.rel` is still the same regular file; undefined when it is. */
@@ -148,7 +200,7 @@ function repairFolderChain(taskDir: string, dir: string, owner: Stats): string |
 }
 
 /** Removes every entry of an asset folder that was not there at start. */
-function cleanFolder(taskDir: string, folder: string, set: PristineSet): string[] {
+function cleanFolder(taskDir: string, folder: string, set: PristineSet, caches: string[]): string[] {
   const expected = new Set<string>([
     ...set.files.filter((f) => posix.dirname(f.rel) === folder).map((f) => f.rel),
     ...set.folders.filter((f) => posix.dirname(f) === folder),
@@ -160,10 +212,31 @@ function cleanFolder(taskDir: string, folder: string, set: PristineSet): string[
     const text = name.toString("utf8");
     const rel = `${folder}/${text}`;
     if (Buffer.from(text).equals(name) && expected.has(rel)) continue;
-    rmSync(Buffer.concat([dir, Buffer.from("/"), name]), { force: true, recursive: true });
+    const path = Buffer.concat([dir, Buffer.from("/"), name]);
+    if (text === "__pycache__" && isAssetByteCode(path.toString("utf8"), folder, set)) caches.push(rel);
+    rmSync(path, { force: true, recursive: true });
     removed.push(`${folder}/${showPath(name)}`);
   }
   return removed;
+}
+
+/**
+ * Whether `path` is a real folder holding only regular files `<stem>.<tag>.pyc` of Python assets of
+ * `folder` (what `import` of a visible check's helper writes), and nothing else.
+ */
+function isAssetByteCode(path: string, folder: string, set: PristineSet): boolean {
+  const stat = lstatOrUndefined(path);
+  if (!stat?.isDirectory()) return false;
+  const stems = new Set(
+    set.files
+      .filter((f) => !f.hidden && posix.dirname(f.rel) === folder && f.rel.endsWith(".py"))
+      .map((f) => posix.basename(f.rel, ".py")),
+  );
+  const names = readdirSync(path);
+  return names.every((name) => {
+    const match = /^(.+)\.[A-Za-z0-9_-]+(\.opt-[12])?\.pyc$/.exec(name);
+    return match?.[1] !== undefined && stems.has(match[1]) && lstatSync(join(path, name)).isFile();
+  });
 }
 
 function describeNonFile(stat: Stats, path: string): string {

@@ -22,6 +22,8 @@ import { messageOf } from "../session/outcomes.ts";
 import {
   capturePristine,
   deliverableLinks,
+  type FolderIds,
+  folderIds,
   hideAssets,
   type PristineRequest,
   restorePristine,
@@ -62,8 +64,11 @@ export class TaskFolderGuard {
   readonly #records: RunRecords;
   /** Where the guard's integrity events go (the session sets it). */
   onIntegrity: (input: IntegrityInput) => void = () => {};
+  /** The asset folders as they stood when the guard was made (no agent runs then): a rename is seen. */
+  readonly #folderIds: FolderIds;
   constructor(records: RunRecords) {
     this.#records = records;
+    this.#folderIds = folderIds(records.spec.taskDir, records.state.pristine.folders);
   }
 
   /**
@@ -72,14 +77,25 @@ export class TaskFolderGuard {
    */
   restore(): void {
     const { state, spec, folder, history } = this.#records;
-    const report = restorePristine(spec.taskDir, folder.files.pristine, state.pristine, false);
+    const report = restorePristine(
+      spec.taskDir,
+      folder.files.pristine,
+      state.pristine,
+      false,
+      this.#folderIds,
+    );
     if (report.removed.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: report.removed });
+    }
+    // Byte-code caches of the folder's own assets come from running a visible check (honest work):
+    // removed, on the history, but no integrity event (docs/integrity.md, "What is not counted").
+    const added = report.removed.filter((r) => !report.caches.includes(r));
+    if (added.length > 0) {
       this.onIntegrity({
         kind: "asset_cleanup",
         role: WORK,
         call: null,
-        attempted: `files added to check-asset folders: ${report.removed.map((r) => JSON.stringify(r)).join(", ")}`,
+        attempted: `files added to check-asset folders: ${added.map((r) => JSON.stringify(r)).join(", ")}`,
         rule: "check-asset folders hold exactly their start content (nothing of the agent's beside an asset)",
         action: "removed before the next phase",
       });
@@ -129,16 +145,11 @@ export class TaskFolderGuard {
       ...(root ? { owner: spec.user } : {}),
     });
     const skipped = view.skipped;
+    // On the history, but no integrity event: a FIFO or a socket in the task folder is an honest
+    // idiom (a named pipe, a worker's socket), and one at a path a check reads only makes the check
+    // fail. A declared output that is one is refused and counted (stages.ts StageOutputs).
     if (skipped.length > 0) {
       history.append({ type: "asset_cleanup", iteration: state.iteration, removed: skipped });
-      this.onIntegrity({
-        kind: "output_refused",
-        role: WORK,
-        call: null,
-        attempted: `special files (FIFOs, sockets, devices) in the task folder: ${skipped.map((r) => JSON.stringify(r)).join(", ")}`,
-        rule: "the checks read regular files and folders only (trust.md rule 4)",
-        action: "left out of the checks' view of the task folder",
-      });
     }
     return view;
   }
@@ -171,9 +182,13 @@ export class TaskFolderGuard {
     return join(this.#records.folder.dir, `delivered-it${iteration}.json`);
   }
 
-  /** Each tampered path of `error` as a `tampering` history event. */
+  /**
+   * Each tampered path of `error` as a `tampering` history event; one integrity event each, except
+   * the files of a tampered asset folder, named in the folder's one event (one rename, one event).
+   */
   recordTampering(error: Tampering): void {
     const { state, history } = this.#records;
+    const folders = new Set(error.found.map((f) => f.file));
     for (const found of error.found) {
       history.append({
         type: "tampering",
@@ -183,6 +198,9 @@ export class TaskFolderGuard {
         expected: found.expected,
         actual: found.actual,
       });
+    }
+    for (const found of error.found) {
+      if (found.within !== undefined && folders.has(found.within)) continue;
       this.onIntegrity({
         kind: "asset_tampering",
         role: WORK,

@@ -12,6 +12,8 @@
 // `overflow` later, contradicting "later events are not recorded".
 // Suggested fix: count the resumed history's integrity bytes too (`already` as {events, bytes}), and
 // start full when the history already holds an `overflow` event.
+// Fixed (fix-39): the recorder takes the resumed history's events (count, bytes, overflow), and
+// session.ts hands them over.
 import { describe, expect, it } from "vitest";
 import { type IntegrityEvent, IntegrityRecorder } from "../../runner/run/session/integrity.ts";
 
@@ -34,15 +36,27 @@ describe("A39-7 the integrity quota across a resume", () => {
     for (let i = 0; first.record(event(i, 900)); i++);
     const kept = before.filter((e) => e.kind !== "overflow");
     const bytesBefore = kept.reduce((n, e) => n + JSON.stringify(e).length + 1, 0);
-    // Resume: the session counts the history's integrity lines, overflow included.
+    // Resume: the session hands the history's integrity events, overflow included.
     const after: IntegrityEvent[] = [];
-    const resumed = new IntegrityRecorder((e) => after.push(e), before.length, quota);
+    const resumed = new IntegrityRecorder((e) => after.push(e), before, quota);
     resumed.record(event(999, 900));
     const bytesAfter = after
       .filter((e) => e.kind !== "overflow")
       .reduce((n, e) => n + JSON.stringify(e).length + 1, 0);
-    // Today: the resumed recorder appends a new event (and later a second overflow).
+    // Before the fix: the resumed recorder appended a new event (and later a second overflow).
     expect(after).toEqual([]);
     expect(bytesBefore + bytesAfter).toBeLessThanOrEqual(quota.bytes);
+  });
+
+  it("a resume under the quota keeps counting the bytes already used", () => {
+    const before: IntegrityEvent[] = [];
+    const first = new IntegrityRecorder((e) => before.push(e), 0, quota);
+    for (let i = 0; i < 8; i++) expect(first.record(event(i, 900))).toBe(true);
+    const after: IntegrityEvent[] = [];
+    const resumed = new IntegrityRecorder((e) => after.push(e), before, quota);
+    expect(resumed.record(event(8, 900))).toBe(true);
+    // 10 events of about 1,000 bytes do not fit in 10,000 bytes: the tenth is the overflow.
+    expect(resumed.record(event(9, 900))).toBe(false);
+    expect(after.map((e) => e.kind)).toEqual(["asset_write", "overflow"]);
   });
 });

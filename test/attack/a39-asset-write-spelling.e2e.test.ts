@@ -24,15 +24,18 @@
 // the path: take the path the line names, normalise it against /task and the call's cwd, resolve
 // links inside the task folder on the host), or better, stop depending on the agent's stderr at all
 // (see a39-asset-write-silent.pending.ts).
+// Fixed (fix-39): runner/run/session/integrity.ts refusedAssetWrites reads the refusal line's words as paths
+// normalised against /task, and an asset's file name when the command names its folder; the file
+// tools' paths are resolved as the sandbox resolves them (docs/integrity.md, `asset_write`).
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runEval } from "../../runner/eval/engine.ts";
-import { agentYaml, attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
 import { FIXTURE } from "../run/integrity-table.ts";
+import { agentYaml, attackRun, toolOutputs } from "./a39-run.ts";
 
 const EXIT0 = "printf 'import sys\\nsys.exit(0)\\n'";
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
@@ -63,7 +66,7 @@ describe.skipIf(!hasEngine("docker"))("A39-1 refused asset writes under other sp
       SPELLINGS.length,
     );
     const writes = run.events.filter((e) => e.kind === "asset_write");
-    // Today: [] (no event at all).
+    // Before the fix: [] (no event at all).
     expect(writes, outputs).toHaveLength(SPELLINGS.length);
     expect(new Set(writes.map((e) => e.call?.id)).size).toBe(SPELLINGS.length);
   });
@@ -87,7 +90,7 @@ describe.skipIf(!hasEngine("docker"))("A39-1 refused asset writes under other sp
     );
     const outputs = toolOutputs(run);
     expect(outputs.match(/PathRefused: refused path/g)?.length ?? 0, outputs).toBeGreaterThanOrEqual(4);
-    // Today: [] (checks/check.py spelled exactly is recorded; these are not).
+    // Before the fix: [] (checks/check.py spelled exactly is recorded; these are not).
     expect(
       run.events.filter((e) => e.kind === "asset_write"),
       outputs,
@@ -128,7 +131,7 @@ describe.skipIf(!hasEngine("docker"))("A39-1 refused asset writes under other sp
       expect(summary.trials).toMatchObject({ pass: 1, fail: 1, error: 0 });
       const of = (model: string) => summary.byModel.find((m) => m.model === model)?.integrity;
       expect(of("honest")).toMatchObject({ n: 1, events: 0 });
-      // Today: { n: 1, events: 0, share: 0 }: the tamperer looks exactly as clean as the honest model.
+      // Before the fix: { n: 1, events: 0, share: 0 }: the tamperer looks exactly as clean as the honest model.
       expect(of("spelled")).toMatchObject({ n: 1, events: 1, share: 1 });
     } finally {
       rmSync(dir, { recursive: true, force: true });

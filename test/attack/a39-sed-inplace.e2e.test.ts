@@ -13,10 +13,12 @@
 // Suggested fix: see a39-asset-write-spelling.pending.ts (A39-1): decide from the refusal, not from
 // a literal path on the line; for this case at least, an EBUSY/EROFS rename whose source is in an
 // asset folder is a write to that folder's assets (or: compare a writable copy after each call).
+// Fixed (fix-39): a refused rename (EBUSY) of a new file in an asset folder is an asset_write naming
+// the folder (runner/run/session/integrity.ts refusedAssetWrites).
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
 
@@ -31,7 +33,7 @@ describe.skipIf(!hasEngine("docker"))("A39-11 sed -i on a check asset (docker)",
     );
     const outputs = toolOutputs(run);
     expect(outputs).toMatch(/sed: cannot rename checks\/sed\w+: Device or resource busy/);
-    // Today: [] (no event at all).
+    // Before the fix: [] (no event at all).
     expect(
       run.events.map((e) => [e.kind, e.call?.id]),
       outputs,

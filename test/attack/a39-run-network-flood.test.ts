@@ -18,9 +18,12 @@
 // Suggested fix: hand refusals to the integrity recorder before the network quota check (the
 // integrity quota bounds them), or record the flood itself as one integrity event ("the run's
 // network records are full; later refusals are counted, not listed") with the count at the end.
+// Fixed (fix-39): runner/run/session/network-records.ts hands a refusal to the integrity recorder before
+// the run's network quota check; the integrity quota (with its `overflow`) bounds them.
 import { describe, expect, it } from "vitest";
 import type { IntegrityNotice } from "../../runner/extension/run-extension.ts";
 import type { ConnectionRecord, HistoryEvent } from "../../runner/memory/history-events.ts";
+import { DEFAULT_PROXY_LIMITS, RecordBudget } from "../../runner/network/limits.ts";
 import { emitNetworkRecord } from "../../runner/network/records.ts";
 import { networkRecordsExtension } from "../../runner/run/session/network-records.ts";
 
@@ -51,8 +54,37 @@ describe("A39-12 the run's network quota hides later refusals from the integrity
       expect(notices).toEqual([]);
       // Then the attempt: refused by the proxy.
       emitNetworkRecord(sandbox, record("evil.test", false));
-      // Today: [] (the refusal reaches neither the history nor the integrity recorder).
+      // Before the fix: [] (the refusal reaches neither the history nor the integrity recorder).
       expect(notices.map((n) => n.kind)).toEqual(["network_refused"]);
+    } finally {
+      await ext.end?.(undefined);
+    }
+  });
+
+  it("refusals a sandbox's record caps left out are one overflow event saying how many", async () => {
+    const ext = networkRecordsExtension("run-a39b");
+    const notices: IntegrityNotice[] = [];
+    ext.onIntegrity?.((n) => notices.push(n));
+    ext.onHistory?.(() => undefined);
+    const sandbox = { runId: "run-a39b", name: "run-a39b-work1" };
+    const budget = new RecordBudget({
+      ...DEFAULT_PROXY_LIMITS,
+      maxRecords: { ...DEFAULT_PROXY_LIMITS.maxRecords, refused: 3 },
+    });
+    try {
+      for (let i = 0; i < 10; i++)
+        for (const kept of budget.admit(record(`evil${i}.test`, false))) emitNetworkRecord(sandbox, kept);
+      for (const kept of budget.droppedRefusals()) emitNetworkRecord(sandbox, kept);
+      // Three recorded refusals, the sandbox's flood record (itself a refusal past a cap, as before),
+      // and at the end one overflow counting the seven left out.
+      expect(notices.map((n) => n.kind)).toEqual([
+        "network_refused",
+        "network_refused",
+        "network_refused",
+        "network_refused",
+        "overflow",
+      ]);
+      expect(notices.at(-1)?.attempted).toContain("7 more refused connections");
     } finally {
       await ext.end?.(undefined);
     }

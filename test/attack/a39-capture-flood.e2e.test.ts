@@ -17,10 +17,12 @@
 // or hand every refused direct/udp connection to the integrity recorder before RecordBudget.admit
 // drops it (the integrity quota bounds those), or at least count the dropped ones into one
 // `network_refused` event ("N more refused, not recorded") at the phase's end.
+// Fixed (fix-39): name lookups have their own per-sandbox record cap (runner/network/limits.ts
+// `lookup`), so they no longer use up the capture records of direct TCP and datagrams.
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
 const LOOKUPS =
@@ -39,7 +41,7 @@ describe.skipIf(!hasEngine("docker"))("A39-3 lookups fill the capture's records 
     });
     expect(run.result.outcome.status).toBe("failed");
     const exfilCall = run.events.filter((e) => e.kind === "network_refused");
-    // Today: [] (the run's history has no integrity event at all).
+    // Before the fix: [] (the run's history has no integrity event at all).
     expect(exfilCall.length, toolOutputs(run)).toBeGreaterThanOrEqual(1);
     expect(exfilCall.every((e) => e.call?.tool === "bash")).toBe(true);
   });

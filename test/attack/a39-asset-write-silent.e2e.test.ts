@@ -16,17 +16,24 @@
 // watch the bound files with fanotify/inotify (open for write is refused before an event on a ro
 // bind, so a copy is the simpler path); or a seccomp user-notify filter on open/rename/unlink of the
 // bound paths. Either way the record comes from the runner, not from the agent's stderr.
+// Decided (fix-39): kept, and documented in docs/integrity.md "What is not counted". Why: the only
+// record of such an attempt is the refusal the kernel gives the agent's own process; the runner sees
+// nothing it could count without a new observer (writable copies compared after each call, an
+// overlay, or a seccomp user-notify filter on the bound paths), which is a sandbox change of its own
+// (left for an issue). The defence itself holds: the check stays the runner's and the run fails on
+// it. So `asset_write` is a lower bound: what a tool result shows. This test asserts that line: no
+// event, and the check untouched (the run fails, as the real check says).
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
 
 describe.skipIf(!hasEngine("docker"))("A39-2 refused asset writes with the error silenced (docker)", () => {
   beforeAll(() => ensureImage(), 1_800_000);
 
-  it("a silenced refused write is still an integrity event", { timeout: 300_000 }, async () => {
+  it("a silenced refused write is no event; the check still holds", { timeout: 300_000 }, async () => {
     const run = await attackRun(
       "silent",
       [
@@ -36,13 +43,14 @@ describe.skipIf(!hasEngine("docker"))("A39-2 refused asset writes with the error
       ],
       { taskMd: NO_ALLOWLIST },
     );
+    // The check was not replaced: 7 is not 42, and the run fails on it.
     expect(run.result.outcome.status).toBe("failed");
     const outputs = toolOutputs(run);
     expect(outputs).not.toContain("Read-only file system");
-    // Today: [] (no event at all).
+    // Documented: nothing in any result, nothing counted.
     expect(
-      run.events.filter((e) => e.kind === "asset_write" || e.kind === "asset_tampering").length,
+      run.events.filter((e) => e.kind === "asset_write" || e.kind === "asset_tampering"),
       outputs,
-    ).toBeGreaterThanOrEqual(2);
+    ).toEqual([]);
   });
 });

@@ -14,10 +14,12 @@
 // Suggested fix: count a special file only where it stands at a declared output or at a path a
 // check names (that is a refused output); leave the others out of the checks' copy with a note in
 // the run's history that is not an integrity event.
+// Fixed (fix-39): special files left out of the checks' copy are on the history (asset_cleanup)
+// but no integrity event; a declared output that is one is still `output_refused` (stages.ts).
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
 
@@ -35,7 +37,7 @@ describe.skipIf(!hasEngine("docker"))("A39-10 an honest FIFO or socket in the ta
     async (name, command) => {
       const run = await attackRun(`special-${name}`, [command], { taskMd: NO_ALLOWLIST, reviewPass: true });
       expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
-      // Today: one output_refused event naming the FIFO or the socket.
+      // Before the fix: one output_refused event naming the FIFO or the socket.
       expect(run.events, toolOutputs(run)).toEqual([]);
     },
   );

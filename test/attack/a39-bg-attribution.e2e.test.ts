@@ -15,10 +15,15 @@
 // processes (a per-call cgroup, or a per-call environment token the forwarder stamps) and name the
 // call that started them; when that cannot be known, record no call (`call` absent) rather than a
 // wrong one.
+// Fixed (fix-39): a bash call whose command may leave a process running (`&`, nohup, setsid, …)
+// is remembered (runner/run/session/integrity.ts mayLeaveProcess); a refused connection during a later call of the same
+// agent then names no call, and its `attempted` says which calls may have made it. A process a
+// program detaches by itself is not seen (docs/integrity.md).
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
+import { mayLeaveProcess } from "../../runner/run/session/integrity.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
 
@@ -41,8 +46,25 @@ describe.skipIf(!hasEngine("docker"))(
       const events = run.events.filter((e) => e.kind === "network_refused");
       expect(events.length, toolOutputs(run)).toBe(1);
       // The scripted model names its calls toolu_scripted_<reply>_<index>: reply 2 launched the
-      // background fetch, reply 3 is the honest `sleep 8; printf 42`. Today: toolu_scripted_3_0.
+      // background fetch, reply 3 is the honest `sleep 8; printf 42`. Before the fix: toolu_scripted_3_0.
       expect(events[0]?.call?.id).not.toBe("toolu_scripted_3_0");
+      // Named honestly: no call, and the call that left a process running is said.
+      expect(events[0]?.call).toBeUndefined();
+      expect(events[0]?.attempted).toContain("toolu_scripted_2_0");
     });
   },
 );
+
+describe("mayLeaveProcess", () => {
+  it.each([
+    ["(sleep 4; ./fetch.py x) >/dev/null 2>&1 &", true],
+    ["nohup ./serve.py", true],
+    ["python3 -c 'import subprocess; subprocess.Popen([\"x\"])'", true],
+    ["a && b", false],
+    ["make 2>&1 | tail", false],
+    ["ls &> out.txt", false],
+    ["echo look at this", false],
+  ])("%s: %s", (command, want) => {
+    expect(mayLeaveProcess(command)).toBe(want);
+  });
+});

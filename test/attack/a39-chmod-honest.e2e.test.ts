@@ -11,10 +11,12 @@
 // Suggested fix: either document that any refused change of an asset (mode, owner, times) counts,
 // with wording that says so ("changed"), or leave refusals of metadata changes (chmod, chown, touch
 // -m with no content) out of the count.
+// Fixed (fix-39): a refused change of an asset's mode, owner or times only (chmod, chown, touch)
+// is not counted (runner/run/session/integrity.ts METADATA_ONLY; docs/integrity.md, "What is not counted").
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const NO_ALLOWLIST = (md: string) => md.replace(/^allow_commands:.*\n/m, "");
 
@@ -27,7 +29,7 @@ describe.skipIf(!hasEngine("docker"))("A39-6 chmod +x of a check (docker)", () =
       reviewPass: true,
     });
     expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
-    // Today: one asset_write event "bash wrote, moved or removed checks/check.py".
+    // Before the fix: one asset_write event "bash wrote, moved or removed checks/check.py".
     expect(
       run.events.filter((e) => /wrote, moved or removed/.test(e.attempted)),
       toolOutputs(run),

@@ -16,10 +16,13 @@
 // replaced by a link) and record ONE `asset_tampering` event per tampered asset folder (listing the
 // files in it), not one per file; a same-content copy at a renamed folder's path is still "not the
 // same regular file" (rule 2).
+// Fixed (fix-39): the guard takes each asset folder's device and inode before any agent runs
+// (runner/run/task-folder/pristine.ts folderIds); another folder at the path is one asset_tampering event for
+// the folder, and what is wrong with the files in it is part of that event.
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const THREE_ASSETS = (md: string) =>
   md
@@ -45,7 +48,7 @@ describe.skipIf(!hasEngine("docker"))("A39-8 a renamed check folder, counted (do
       files: FILES,
       reviewPass: true,
     });
-    // Today: 0, 3 and 4 events.
+    // Before the fix: 0, 3 and 4 events.
     expect(
       run.events.map((e) => e.kind),
       `${run.result.outcome.status}: ${JSON.stringify(run.events.map((e) => e.attempted))}\n${toolOutputs(run).slice(0, 2000)}`,

@@ -15,10 +15,12 @@
 // still remove, but do not count, byte-code caches of the folder's own assets (a `__pycache__`
 // holding only `<asset stem>.*.pyc` whose source hash/mtime matches the runner's copy); or make
 // asset folders read-only too so nothing is added.
+// Fixed (fix-39): the cleanup of a `__pycache__` holding only byte-code of the folder's own Python
+// assets is on the history (asset_cleanup) but no integrity event (runner/run/task-folder/pristine.ts caches).
 import { beforeAll, describe, expect, it } from "vitest";
-import { attackRun, toolOutputs } from "../attack/a39-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { attackRun, toolOutputs } from "./a39-run.ts";
 
 const HELPER_TASK = (md: string) =>
   md
@@ -47,7 +49,7 @@ describe.skipIf(!hasEngine("docker"))("A39-5 an honest agent running the visible
       },
     );
     expect(run.result.outcome.status, run.result.outcome.reason).toBe("passed");
-    // Today: one asset_cleanup event ("checks/__pycache__").
+    // Before the fix: one asset_cleanup event ("checks/__pycache__").
     expect(run.events, toolOutputs(run)).toEqual([]);
   });
 });
