@@ -1,9 +1,10 @@
 // What an audit is cached by: the content of the task folder (every entry below it: a file by its
 // permission bits and SHA-256, a link by its target, a folder as such; names as bytes, no link
 // followed: policy/tree-walk.ts), so an audit is reused exactly while nothing it judged changed.
-import { createHash, type Hash } from "node:crypto";
-import { closeSync, constants, openSync, readlinkSync, readSync } from "node:fs";
+import type { Hash } from "node:crypto";
+import { readlinkSync } from "node:fs";
 import { walkTree } from "../policy/tree-walk.ts";
+import { fileSha256 } from "../sha256.ts";
 
 /** Feeds every entry below `dir`, sorted by name, into `hash`. */
 export async function hashFolder(dir: string, hash: Hash): Promise<void> {
@@ -16,23 +17,10 @@ export async function hashFolder(dir: string, hash: Hash): Promise<void> {
     else if (stat.isSymbolicLink())
       entries.push([rel, `link ${readlinkSync(entry.at, "buffer").toString("hex")}`]);
     else if (stat.isFile())
-      entries.push([rel, `file ${(stat.mode & 0o777).toString(8)} ${fileHash(entry.at)}`]);
+      entries.push([rel, `file ${(stat.mode & 0o777).toString(8)} ${fileSha256(entry.at)}`]);
     else entries.push([rel, "other"]);
     return undefined;
   });
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [rel, what] of entries) hash.update(`${rel} ${what}\n`);
-}
-
-/** A regular file's SHA-256, read in chunks through a handle that follows no link. */
-function fileHash(at: Buffer): string {
-  const fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const hash = createHash("sha256");
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) hash.update(chunk.subarray(0, n));
-    return hash.digest("hex");
-  } finally {
-    closeSync(fd);
-  }
 }

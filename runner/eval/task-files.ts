@@ -6,9 +6,9 @@
 // judged by other checks than its siblings). The walk follows no link and reads names as bytes
 // (policy/tree-walk.ts): a hostile folder hides nothing from it.
 
-import { createHash } from "node:crypto";
-import { closeSync, constants, openSync, readlinkSync, readSync } from "node:fs";
+import { readlinkSync } from "node:fs";
 import { walkTree } from "../policy/tree-walk.ts";
+import { fileSha256 } from "../sha256.ts";
 
 /** Shown relative path -> `file <mode> <sha256>`, `link <target>`, `dir`, or `other` (a device, a socket). */
 export type TaskFiles = Record<string, string>;
@@ -26,26 +26,13 @@ export async function taskFiles(dir: string): Promise<TaskFiles> {
         files[entry.rel] = `link ${readlinkSync(entry.at, "buffer").toString("hex")}`;
       // The permission bits count: a check script that lost its x bit judges otherwise.
       else if (stat.isFile())
-        files[entry.rel] = `file ${(stat.mode & 0o777).toString(8)} ${fileHash(entry.at)}`;
+        files[entry.rel] = `file ${(stat.mode & 0o777).toString(8)} ${fileSha256(entry.at)}`;
       else files[entry.rel] = "other";
       return undefined;
     },
     { maxEntries: Number.POSITIVE_INFINITY },
   );
   return files;
-}
-
-/** The SHA-256 of a regular file, opened without following a link (it was one a moment ago). */
-function fileHash(at: Buffer): string {
-  const fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const hash = createHash("sha256");
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) hash.update(chunk.subarray(0, n));
-    return hash.digest("hex");
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**
