@@ -2,8 +2,7 @@
 // a priced scripted model (labelled: no real LLM) served from the test process, driven from
 // outside as a person would (`scifi ctl`, signals, files in the run folder).
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { RunState } from "../../runner/run-folder/state.ts";
@@ -50,37 +49,7 @@ export function readState(runDir: string): RunState {
   return JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as RunState;
 }
 
-/** The trivial task in a folder of its own, priced through a models config (USD 0.01 a call). */
-export function pricedTask(baseURL: string): { home: string; task: string; models: string } {
-  const root = mkdtempSync(join(tmpdir(), "scifi-a41-"));
-  const home = join(root, "home");
-  const task = join(root, "task");
-  mkdirSync(home);
-  mkdirSync(task);
-  writeFileSync(
-    join(task, "task.md"),
-    readFileSync(join(REPO, "test", "daemon", "fixtures", "trivial.md"), "utf8"),
-  );
-  const models = join(root, "models.yaml");
-  writeFileSync(
-    models,
-    [
-      "# Scripted models (labelled): a priced scripted server, 10 USD per million input tokens.",
-      "models:",
-      "  - name: scripted-priced",
-      "    provider: anthropic",
-      "    model: scripted-ctl",
-      `    baseURL: ${baseURL}`,
-      "    rank: 1",
-      "    kinds: [control, work]",
-      "    prices: { input: 10, output: 0, cacheWrite: 0, cacheRead: 0 }",
-      "    noApiKey: true",
-      "retry: { maxRetries: 0 }",
-      "",
-    ].join("\n"),
-  );
-  return { home, task: join(task, "task.md"), models };
-}
+export { pricedTask } from "../run/priced-task.ts";
 
 export interface Started {
   child: ChildProcess;

@@ -3,9 +3,9 @@
 // spent or used: refused by name), a pause taken at the next phase boundary (the process exits 5,
 // its sandbox gone), and `scifi ctl <run> resume` continuing it in a new process to a pass. The
 // decisions are on the history and in the report; the run folder is never mounted into a sandbox.
+
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { readHistory } from "../../runner/memory/history.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, fixture, REPO, waitFor } from "./harness.ts";
+import { pricedTask } from "./priced-task.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
 const exec = promisify(execFile);
@@ -179,35 +180,3 @@ describe.skipIf(!hasEngine("docker"))("scifi ctl on a direct run (docker, script
     });
   }, 600_000);
 });
-
-/** The daemon's trivial task in a folder of its own, priced through a models config. */
-function pricedTask(baseURL: string): { home: string; task: string; models: string } {
-  const root = mkdtempSync(join(tmpdir(), "scifi-ctl-"));
-  const home = join(root, "home");
-  const task = join(root, "task");
-  mkdirSync(home);
-  mkdirSync(task);
-  writeFileSync(
-    join(task, "task.md"),
-    readFileSync(join(REPO, "test", "daemon", "fixtures", "trivial.md"), "utf8"),
-  );
-  const models = join(root, "models.yaml");
-  writeFileSync(
-    models,
-    [
-      "# Scripted models (labelled): a priced scripted server, 10 USD per million input tokens.",
-      "models:",
-      "  - name: scripted-priced",
-      "    provider: anthropic",
-      "    model: scripted-ctl",
-      `    baseURL: ${baseURL}`,
-      "    rank: 1",
-      "    kinds: [control, work]",
-      "    prices: { input: 10, output: 0, cacheWrite: 0, cacheRead: 0 }",
-      "    noApiKey: true",
-      "retry: { maxRetries: 0 }",
-      "",
-    ].join("\n"),
-  );
-  return { home, task: join(task, "task.md"), models };
-}
