@@ -7,7 +7,7 @@ import { pendingApprovals, runApprovals } from "../approval/store.ts";
 import { listSubmissions, placementStatus } from "../jobs/placement.ts";
 import { homePaths, runDir, runFiles } from "../paths.ts";
 import { isZombie, livePidOwner, pidAlive, readPidLock } from "../pid-lock.ts";
-import { visible } from "../terminal-text.ts";
+import { foldRow, LISTING_WIDTH, visible } from "../terminal-text.ts";
 import { liveOwner } from "./lock.ts";
 import { type Attempt, daemonPaths, lastAttempt, listTasks, type TaskState } from "./records.ts";
 import { readRunState } from "./spend.ts";
@@ -273,15 +273,23 @@ function runOrReason(t: TaskRow): string {
   return t.reason ?? [job, t.run].filter(Boolean).join(" ");
 }
 
-/** Every cell made visible first (a task name, a reason an agent shaped): one cell, one line. */
+/**
+ * Every cell made visible first (a task name, a reason an agent shaped): one cell, one line. A row
+ * wider than LISTING_WIDTH is folded there, its further rows marked `  + `: a terminal never
+ * soft-wraps the agent's words (padded with blanks to its width) into a row of their own that reads
+ * as another task's.
+ */
 function table(cells: string[][]): string[] {
   const rows = cells.map((r) => r.map(visible));
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
-  return rows.map((r) =>
-    r
-      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join("  ")
-      .trimEnd(),
+  return rows.flatMap((r) =>
+    foldRow(
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+      { first: "", continuation: "  + ", width: LISTING_WIDTH },
+    ),
   );
 }
 

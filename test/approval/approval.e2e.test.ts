@@ -130,7 +130,7 @@ describe.skipIf(!hasEngine("docker"))("approval gate, real CLI and Docker (scrip
       ),
     );
     // `scifi status` lists the waiting `scifi run` too (it is no daemon task).
-    const status = scifi(ws, ["status"]).stdout;
+    const status = scifi(ws, ["status"]).stdout.replace(/\n {2}\+ /g, ""); // folded rows joined back
     expect(status).toMatch(new RegExp(`${request.runId}\\s+awaiting approval\\s+1\\s+${request.request.id}`));
     expect(JSON.parse(scifi(ws, ["status", "--json"]).stdout).awaitingRuns).toEqual([
       { run: request.runId, awaiting: [request.request.id], iteration: 1, phase: expect.any(String) },

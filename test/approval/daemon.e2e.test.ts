@@ -129,7 +129,7 @@ describe.skipIf(!hasEngine("docker"))("approval with the real daemon (scripted a
     // b runs and passes while a's worker waits for a person (one slot, not taken by the waiting run).
     await waitFor("b to pass", () => tasksByKey(h).get("b")?.state === "passed", 180_000);
     expect(tasksByKey(h).get("a")?.state).toBe("running");
-    const status = scifi(h, ["status"]).stdout;
+    const status = scifi(h, ["status"]).stdout.replace(/\n {2}\+ /g, ""); // folded rows joined back
     expect(status.match(/awaiting approval/g), status).toHaveLength(2);
     expect(status).toContain(run.request.id);
 

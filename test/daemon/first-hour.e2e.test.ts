@@ -112,7 +112,8 @@ describe.skipIf(!hasEngine("docker"))("the daemon for a new user (Docker, script
       `scripted:${join(REPO, "test", "fixtures", "runs", "prescan-wrong-shape.yaml")}`,
     ]);
     expect(solo.code).toBe(1);
-    const status = scifi(h, ["status"]).stdout;
+    // Rows past 80 columns are folded, further rows marked `  + ` (renderStatus): joined back.
+    const status = scifi(h, ["status"]).stdout.replace(/\n {2}\+ /g, "");
     expect(status).toContain("runs outside the daemon (scifi run)");
     expect(status).toMatch(
       /\d{8}-\d{6}-solo-[0-9a-f]+\s+failed\s+1\s+0\.0000\s+the prescan agent's reply did not fit/,

@@ -38,8 +38,10 @@ describe("scifi status", () => {
     writeTask(home, record("live.md", "20261201-000000-live-bbbbbb", process.pid));
     const text = await runScifi(home, ["status"], 60_000);
     expect(text.code).toBe(0);
-    const gone = text.stdout.split("\n").find((l) => l.startsWith("gone.md"));
-    const live = text.stdout.split("\n").find((l) => l.startsWith("live.md"));
+    // A row past 80 columns is folded, its further rows marked `  + ` (renderStatus): joined back here.
+    const lines = text.stdout.replace(/\n {2}\+ /g, "").split("\n");
+    const gone = lines.find((l) => l.startsWith("gone.md"));
+    const live = lines.find((l) => l.startsWith("live.md"));
     expect(gone).toMatch(/^gone\.md\s+interrupted\s/);
     expect(gone).toContain(`its worker (pid ${deadPid}) is gone; the daemon resumes run`);
     expect(live).toMatch(/^live\.md\s+running\s/);
