@@ -12,7 +12,6 @@
 
 import { inlineText } from "../markdown-quote.ts";
 import { sha256 } from "../sha256.ts";
-import { visibleBlock } from "../terminal-text.ts";
 import { appendBlock, EditError, removeModel, setRank, unifiedDiff } from "./edit.ts";
 import { fisherExact } from "./fisher.ts";
 import { type EvolveStats, type ModelStats, normalText, type RecurringFinding } from "./stats.ts";
@@ -479,6 +478,15 @@ export function findingItem(f: Pick<RecurringFinding, "text" | "runs">): string 
   return `- ${inlineText(f.text.replace(/\n/g, " "))} (${f.runs.length} runs)`;
 }
 
+/** A model's summary as list items of plain text, one per non-empty line, its own list marks dropped. */
+export function summaryItems(text: string): string[] {
+  return text
+    .split(/\r\n|\r|\n|\u2028|\u2029/)
+    .map((line) => line.trim().replace(/^(?:[-*+]|\d+[.)])\s+/, ""))
+    .filter((line) => line !== "")
+    .map((line) => `- ${inlineText(line)}`);
+}
+
 function promptProposal(recurring: RecurringFinding[], inputs: ProposalInputs, base: Base): EvolveProposal {
   const top = recurring.slice(0, 5);
   const summary = inputs.findingsSummary;
@@ -487,7 +495,9 @@ function promptProposal(recurring: RecurringFinding[], inputs: ProposalInputs, b
     ? [
         `## Lessons from earlier runs (scifi evolve; summarised by ${summary.scripted ? "the SCRIPTED model " : ""}${summary.model})`,
         "",
-        visibleBlock(summary.text.trim()),
+        // A model wrote it from reviews of what agents did: each of its lines one plain list item
+        // (inlineText), so no heading, fence, comment or link of its own reaches the prompt.
+        ...summaryItems(summary.text),
       ]
     : [
         "## Lessons from earlier runs (scifi evolve)",
