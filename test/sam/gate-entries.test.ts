@@ -355,15 +355,18 @@ describe("one gate: the daemon's inbox rejects a SAM validate refuses, with the 
 
   it("every task is rejected, its .rejected.txt holds the diagnostic, and no run starts", async () => {
     const rejected = (p: Problem) => join(inbox, p.name, "task.rejected.txt");
+    const recordOf = (p: Problem) => join(h, "daemon", "tasks", `${p.name}.json`);
     const deadline = Date.now() + 40_000;
-    while (Date.now() < deadline && !PROBLEMS.every((p) => existsSync(rejected(p)))) {
+    // The daemon writes the .rejected.txt as it judges an entry and the task's record just after.
+    const done = (p: Problem) => existsSync(rejected(p)) && existsSync(recordOf(p));
+    while (Date.now() < deadline && !PROBLEMS.every(done)) {
       if (daemon?.exitCode !== null) throw new Error(`the daemon exited: ${log}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     for (const p of PROBLEMS) {
       expect(existsSync(rejected(p)), `${p.name}: ${log}`).toBe(true);
       expect(readFileSync(rejected(p), "utf8")).toContain(diagnostic(join(inbox, p.name, "task.md"), p));
-      const record = JSON.parse(readFileSync(join(h, "daemon", "tasks", `${p.name}.json`), "utf8")) as {
+      const record = JSON.parse(readFileSync(recordOf(p), "utf8")) as {
         state: string;
         attempts: unknown[];
       };
