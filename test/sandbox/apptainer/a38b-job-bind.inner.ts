@@ -15,9 +15,12 @@ import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
 import { PathRefused } from "../../../runner/sandbox/types.ts";
 import { testImage } from "./fixtures.ts";
 
+let jobs = 0;
+
 /** The job of `taskDir` as the broker renders it, its frozen script reading /task and the outside. */
 function job(root: string, taskDir: string, outside: string): AgentJobScript {
-  const scriptCopy = join(root, "records", `job-${Date.now()}.sh`);
+  // A name of its own per job: two made in one millisecond met at one read-only file (EACCES).
+  const scriptCopy = join(root, "records", `job-${++jobs}.sh`);
   mkdirSync(join(root, "records"), { recursive: true });
   writeFileSync(
     scriptCopy,
