@@ -13,9 +13,8 @@
 // Suggested fix: refuse `scifi run --resume` of a run that belongs to a daemon task (the task
 // record names it), pointing at `scifi ctl <run> resume`; or let the daemon reconcile a paused
 // task whose run has ended (its outcome becomes the task's).
-import { existsSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runDir, runFiles } from "../../runner/paths.ts";
+import { runDir } from "../../runner/paths.ts";
 import { readState } from "../attack/a41-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
@@ -24,21 +23,16 @@ import {
   fixtureText,
   makeHome,
   type RunningDaemon,
+  runningRunId,
   scifi,
   startDaemon,
+  stopDaemons,
   tasksByKey,
   waitFor,
 } from "./harness.ts";
 
 const started: RunningDaemon[] = [];
-afterEach(async () => {
-  for (const d of started.splice(0)) {
-    if (d.child.exitCode === null && d.child.signalCode === null) {
-      d.child.kill("SIGTERM");
-      await d.exited;
-    }
-  }
-});
+afterEach(() => stopDaemons(started));
 
 describe.skipIf(!hasEngine("docker"))("a41: a paused daemon task's run resumed directly", () => {
   beforeAll(() => ensureImage(), 1_800_000);
@@ -48,13 +42,7 @@ describe.skipIf(!hasEngine("docker"))("a41: a paused daemon task's run resumed d
     const daemon = startDaemon(h, ["--concurrency", "1"]);
     started.push(daemon);
     dropFolder(h, "a", fixtureText("trivial.md", "a41-a"), { slow: true });
-    const runId = await waitFor("task a running", () => {
-      const task = tasksByKey(h).get("a");
-      const id = task?.attempts.at(-1)?.runId;
-      return task?.state === "running" && id && existsSync(runFiles(runDir(h.home, id)).state)
-        ? id
-        : undefined;
-    });
+    const runId = await runningRunId(h, "a");
     const pause = scifi(h, ["ctl", runId, "pause", "--wait"]);
     expect(pause.code, pause.stderr).toBe(0);
     await waitFor("task a paused", () => tasksByKey(h).get("a")?.state === "paused");

@@ -2,7 +2,7 @@
 // scripted model: labelled, no real LLM). A paused task frees its slot (the next task runs), stays
 // paused across a daemon killed with SIGKILL and a new one, and `resume` requeues it: it continues
 // its run from the pause's checkpoint to a pass.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readHistory } from "../../runner/memory/history.ts";
 import { runDir, runFiles } from "../../runner/paths.ts";
@@ -16,22 +16,17 @@ import {
   fixtureText,
   makeHome,
   type RunningDaemon,
+  runningRunId,
   scifi,
   startDaemon,
+  stopDaemons,
   tasksByKey,
   waitFor,
 } from "./harness.ts";
 
 const started: RunningDaemon[] = [];
 
-afterEach(async () => {
-  for (const d of started.splice(0)) {
-    if (d.child.exitCode === null && d.child.signalCode === null) {
-      d.child.kill("SIGTERM");
-      await d.exited;
-    }
-  }
-});
+afterEach(() => stopDaemons(started));
 
 describe.skipIf(!hasEngine("docker"))("scifi ctl on a daemon task (docker, scripted model)", () => {
   beforeAll(() => ensureImage(), 1_800_000);
@@ -42,13 +37,7 @@ describe.skipIf(!hasEngine("docker"))("scifi ctl on a daemon task (docker, scrip
     started.push(daemon);
     // `slow`: the work pass's command sleeps 6 s, so the pause is asked while the run is in its work.
     dropFolder(h, "a", fixtureText("trivial.md", "ctl-a"), { slow: true });
-    const runId = await waitFor("task a running", () => {
-      const task = tasksByKey(h).get("a");
-      const id = task?.attempts.at(-1)?.runId;
-      return task?.state === "running" && id && existsSync(runFiles(runDir(h.home, id)).state)
-        ? id
-        : undefined;
-    });
+    const runId = await runningRunId(h, "a");
     // Queued behind a (one slot).
     dropFolder(h, "b", fixtureText("trivial.md", "ctl-b"));
 

@@ -18,6 +18,7 @@ import {
   type RunningDaemon,
   scifi,
   startDaemon,
+  stopDaemons,
   tasksByKey,
   waitFor,
 } from "./harness.ts";
@@ -31,14 +32,7 @@ function daemon(h: Home, args: string[] = []): RunningDaemon {
   return d;
 }
 
-afterEach(async () => {
-  for (const d of started.splice(0)) {
-    if (d.child.exitCode === null && d.child.signalCode === null) {
-      d.child.kill("SIGTERM");
-      await d.exited;
-    }
-  }
-});
+afterEach(() => stopDaemons(started));
 
 function allEnded(h: Home, keys: string[]): boolean {
   const tasks = tasksByKey(h);

@@ -18,19 +18,13 @@ import {
   type RunningDaemon,
   scifi,
   startDaemon,
+  stopDaemons,
   tasksByKey,
   waitFor,
 } from "./harness.ts";
 
 const started: RunningDaemon[] = [];
-afterEach(async () => {
-  for (const d of started.splice(0)) {
-    if (d.child.exitCode === null && d.child.signalCode === null) {
-      d.child.kill("SIGTERM");
-      await d.exited;
-    }
-  }
-});
+afterEach(() => stopDaemons(started));
 
 const WITH_ASSET = `---
 name: fit-alone

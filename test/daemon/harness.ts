@@ -1,11 +1,12 @@
 // Daemon test helpers: a fresh home with an inbox, the real `scifi daemon` as a child process (so a
 // test can SIGKILL it), SAMs dropped the way users do (direct write or write+rename), and polling.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskRecord } from "../../runner/daemon/records.ts";
 import { listTasks } from "../../runner/daemon/records.ts";
+import { runDir, runFiles } from "../../runner/paths.ts";
 import { REPO } from "../run/harness.ts";
 
 export const FIXTURES = join(REPO, "test", "daemon", "fixtures");
@@ -55,6 +56,25 @@ export interface RunningDaemon {
   pid: number;
   log: () => string;
   exited: Promise<number | null>;
+}
+
+/** Ends (SIGTERM) every daemon of `started` still running and empties it: a test file's afterEach. */
+export async function stopDaemons(started: RunningDaemon[]): Promise<void> {
+  for (const d of started.splice(0)) {
+    if (d.child.exitCode === null && d.child.signalCode === null) {
+      d.child.kill("SIGTERM");
+      await d.exited;
+    }
+  }
+}
+
+/** The run id of task `key` once it is running and its run folder holds state.json. */
+export function runningRunId(h: Home, key: string): Promise<string> {
+  return waitFor(`task ${key} running`, () => {
+    const task = tasksByKey(h).get(key);
+    const id = task?.attempts.at(-1)?.runId;
+    return task?.state === "running" && id && existsSync(runFiles(runDir(h.home, id)).state) ? id : undefined;
+  });
 }
 
 export function startDaemon(h: Home, args: string[] = []): RunningDaemon {
