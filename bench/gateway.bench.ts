@@ -73,11 +73,11 @@ function workBriefFor(sam: string): string {
  * The files are named, not listed from the folder, so a new file there does not change the session.
  */
 const SOURCES = [
-  "checks.ts",
-  "conversation.ts",
-  "display.ts",
-  "limits.ts",
-  "session.ts",
+  "checks/checks.ts",
+  "session/conversation.ts",
+  "session/display.ts",
+  "session/limits.ts",
+  "session/session.ts",
   "setup.ts",
   "start.ts",
 ].map((f) => `runner/run/${f}`);
