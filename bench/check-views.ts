@@ -3,13 +3,15 @@
 // share nothing cost (issue 37). One three-check iteration of the iso-checks task (a make build, two
 // numpy verifiers) run as before, all three in one sandbox on the task folder, against each check on
 // a view of its own (check-view.ts: copy-on-write, or a copy where no overlay mounts), with its asset folders built from pristine copies
-// (check-views.ts), in a sandbox of its own; paired per round, alternating which side goes first.
+// (check-views.ts), in a sandbox of its own, the next one's made ready while a check runs, as the
+// run does (runner/run/checks/ahead.ts); paired per round, alternating which side goes first.
 // Also the view alone on a task folder of 100,000 small files.
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveSpec } from "../runner/policy/resolve.ts";
 import { BUILTIN_SITE_POLICY } from "../runner/policy/site.ts";
 import type { SandboxSpec } from "../runner/policy/spec.ts";
+import { awaitedLater, runAhead } from "../runner/run/checks/ahead.ts";
 import { removeCopy } from "../runner/run/checks/check-copy.ts";
 import { dropCheckView, makeCheckView } from "../runner/run/checks/check-view.ts";
 import { buildCheckAssets } from "../runner/run/checks/check-views.ts";
@@ -86,35 +88,62 @@ export async function measureCheckViews(options: CheckViewsOptions): Promise<Che
       }
       return performance.now() - t0;
     };
-    const view = join(dir, "checks-copy");
+    // Two of each, used in turn, as the run does (phases/checks.ts): the next check's view, asset
+    // folders and sandbox are made ready while the check before runs (runner/run/checks/ahead.ts).
+    const slots = [1, 2].map((n) => ({
+      view: join(dir, `checks-copy-${n}`),
+      assets: join(dir, `assets-${n}`),
+    }));
     const root = process.getuid?.() === 0;
-    const one = async (planned: PlannedCheck, runId: string) => {
+    let turn = 0;
+    const ready = (planned: PlannedCheck, runId: string) => {
+      const slot = slots[turn++ % slots.length] as (typeof slots)[number];
       // As the run does (task-folder.ts): a root runner gives the view to the sandbox's user.
       const t0 = performance.now();
-      const made = makeCheckView(spec.taskDir, view, {
+      const made = makeCheckView(spec.taskDir, slot.view, {
         maxBytes: VIEW_BYTES,
         ...(root ? { owner: spec.user } : {}),
       });
       result.viewKind = [made.kind, ...made.notUsed.map((why) => `(not ${why})`)].join(" ");
       viewsMs += performance.now() - t0;
-      buildCheckAssets(assets, pristineDir, pristine);
-      const sandbox = await options.backend.start({
-        ...phaseSpec({ ...spec, taskDir: view, mounts: onTask(spec, view) }, "checks", pristine, assets),
+      buildCheckAssets(slot.assets, pristineDir, pristine);
+      const started = options.backend.start({
+        ...phaseSpec(
+          { ...spec, taskDir: slot.view, mounts: onTask(spec, slot.view) },
+          "checks",
+          pristine,
+          slot.assets,
+        ),
         runId,
       });
-      try {
-        mustPass(await runChecks({ sandbox, node, checks: [planned] }), "isolated");
-      } finally {
-        await sandbox.stop();
-        const t1 = performance.now();
-        dropCheckView(view);
-        viewsMs += performance.now() - t1;
-      }
+      return { planned, slot, sandbox: awaitedLater(started) };
+    };
+    const dropView = (view: string) => {
+      const t1 = performance.now();
+      dropCheckView(view);
+      viewsMs += performance.now() - t1;
     };
     const isolated = async (round: number) => {
       const t0 = performance.now();
       viewsMs = 0;
-      for (const [i, planned] of checks.entries()) await one(planned, `${spec.runId}-iso-${round}-${i}`);
+      const runIds = new Map(checks.map((c, i) => [c, `${spec.runId}-iso-${round}-${i}`]));
+      await runAhead(checks, {
+        ahead: () => true,
+        prepare: (planned) => ready(planned, runIds.get(planned) as string),
+        discard: async ({ slot, sandbox }) => {
+          await (await sandbox.catch(() => undefined))?.stop();
+          dropView(slot.view);
+        },
+        run: async (planned, { slot, sandbox: starting }) => {
+          const sandbox = await starting;
+          try {
+            mustPass(await runChecks({ sandbox, node, checks: [planned] }), "isolated");
+          } finally {
+            await sandbox.stop();
+            dropView(slot.view);
+          }
+        },
+      });
       result.viewsMs.push(viewsMs);
       return performance.now() - t0;
     };

@@ -30,7 +30,7 @@ async function step(session: RunSession): Promise<void> {
     const ending = session.stop.ending();
     if (ending) return session.endWith(ending);
     // A host-side step that failed on what the agent left in the task folder: the task's failure.
-    const unusable = taskFolderProblem(error, [session.spec.taskDir, session.taskFolder.checksCopyDir]);
+    const unusable = taskFolderProblem(error, [session.spec.taskDir, ...session.taskFolder.checksCopyDirs]);
     if (unusable) return session.endWith(unusable);
     if (!(error instanceof RunEnding)) throw error;
     session.endWith(error as Error);

@@ -154,16 +154,29 @@ export function checkViewSuite(): void {
           );
         for (const runId of ["dead", "live"]) {
           mkdirSync(join(home, "runs", runId), { recursive: true });
-          makeCheckView(task, join(home, "runs", runId, "checks-copy"), {
-            maxBytes: 1024 ** 3,
-            kinds: [kind],
-          });
+          // Both of a run's view folders: the running stage's and the next one's, made ready ahead.
+          for (const folder of ["checks-copy", "checks-copy-2"]) {
+            makeCheckView(task, join(home, "runs", runId, folder), { maxBytes: 1024 ** 3, kinds: [kind] });
+          }
         }
+        // Not a view folder of a run: left alone.
+        makeCheckView(task, join(home, "runs", "dead", "checks-copy-3"), {
+          maxBytes: 1024 ** 3,
+          kinds: [kind],
+        });
         // A pid no process has (past pid_max), and this test's own.
         lock("dead", 2 ** 22 + 1);
         lock("live", process.pid);
         const removed = pruneCheckViews(home);
-        expect(removed).toEqual([join(home, "runs", "dead", "checks-copy")]);
+        expect(removed.sort()).toEqual([
+          join(home, "runs", "dead", "checks-copy"),
+          join(home, "runs", "dead", "checks-copy-2"),
+        ]);
+        expect(readFileSync("/proc/self/mountinfo", "utf8")).toContain(
+          join(home, "runs", "dead", "checks-copy-3"),
+        );
+        dropCheckView(join(home, "runs", "dead", "checks-copy-3"));
+        dropCheckView(join(home, "runs", "live", "checks-copy-2"));
         const mounts = readFileSync("/proc/self/mountinfo", "utf8");
         expect(mounts).not.toContain(join(home, "runs", "dead", "checks-copy"));
         expect(existsSync(join(home, "runs", "dead", "checks-copy"))).toBe(false);

@@ -175,8 +175,10 @@ export function dropCheckView(viewDir: string): void {
   removeCopy(layersDir(viewDir));
 }
 
-/** The folder name of a run stage's view in a run folder (task-folder.ts `checksCopyDir`). */
+/** The folder name of a run stage's view in a run folder (task-folder.ts `checksCopyDirs`). */
 export const VIEW_FOLDER = "checks-copy";
+/** Both view folders of a run: the running stage's and the next one's, made ready while it runs. */
+export const VIEW_FOLDERS: readonly string[] = [VIEW_FOLDER, `${VIEW_FOLDER}-2`];
 
 /**
  * Views left mounted under `<home>/runs/` by runs whose driver is gone (SIGKILL, a crash: no
@@ -190,7 +192,8 @@ export function pruneCheckViews(home: string, liveRunIds: ReadonlySet<string> = 
     for (const dir of mountPoints()) {
       if (!dir.startsWith(at)) continue;
       const [runId, folder, ...rest] = dir.slice(at.length).split("/");
-      if (!runId || folder !== VIEW_FOLDER || rest.length > 0 || liveRunIds.has(runId)) continue;
+      if (!runId || !folder || !VIEW_FOLDERS.includes(folder) || rest.length > 0 || liveRunIds.has(runId))
+        continue;
       const owner = readPidLock<PidLockOwner>(join(at, runId, "run.lock"));
       if (owner && (owner.host !== hostname() || ownerAlive(owner))) continue;
       dropCheckView(dir);

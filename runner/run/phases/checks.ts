@@ -6,6 +6,8 @@
 // Compare stages run in a folder the runner builds (run/checks/stages.ts) and report pass or fail only.
 import { join } from "node:path";
 import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
+import type { Sandbox } from "../../sandbox/types.ts";
+import { awaitedLater, runAhead } from "../checks/ahead.ts";
 import { buildCheckAssets } from "../checks/check-views.ts";
 import { isCompare, type PlannedCheck, runChecks, subtreeChecks } from "../checks/checks.ts";
 import { buildCompareFolder, StageOutputs } from "../checks/stages.ts";
@@ -36,8 +38,11 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
       }),
   );
   const compareDir = join(session.folder.dir, "compare");
-  const viewDir = taskFolder.checksCopyDir;
-  const assetsDir = join(session.folder.dir, "check-assets");
+  // Two of each: the run stage running and the next one, made ready while it runs.
+  const slots: Slot[] = taskFolder.checksCopyDirs.map((view, i) => ({
+    view,
+    assets: join(session.folder.dir, i === 0 ? "check-assets" : `check-assets-${i + 1}`),
+  }));
   try {
     const shown: CheckOutcome[] = [];
     const record = (c: CheckOutcome) => {
@@ -60,52 +65,89 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
     };
     let runs = 0;
     let compares = 0;
-    for (const planned of subtreeChecks(node)) {
-      if (isCompare(planned.check)) {
-        // Each compare stage gets a folder and a sandbox of its own: what one leaves (a rewritten
-        // reference, a process the agent's code started) never reaches the next.
-        buildCompareFolder(compareDir, session.folder.files.pristine, state.pristine, outputs.dir);
-        const phase = { stage: compares++, taskCopy: compareDir };
-        await session.sandboxes.use("compare", phase, (sandbox) =>
-          runChecks({
-            sandbox,
-            node,
-            checks: [planned],
-            signal: session.stop.signal,
-            // Pass or fail only for the agents: the output may quote the reference.
-            onCheck: (outcome) => record(taskFolder.withheld(outcome)),
-          }),
-        );
-        continue;
-      }
-      // A view of the task folder as the work left it, and asset folders from the runner's copies,
-      // both new for this check: nothing an earlier check wrote, renamed or planted is in them.
-      const view = taskFolder.copyForChecks(viewDir);
+    // A view of the task folder as the work left it, and asset folders from the runner's copies,
+    // both new for each run stage: nothing an earlier check wrote, renamed or planted is in them.
+    // The next run stage's are made, and its sandbox started, while this one runs (ahead.ts).
+    const prepare = (planned: PlannedCheck): ReadyStage | undefined => {
+      if (isCompare(planned.check)) return undefined;
+      const slot = slots[runs % slots.length] as Slot;
+      const view = taskFolder.copyForChecks(slot.view);
       const viewShown = [view.kind, ...view.notUsed.map((why) => `(not ${why})`)].join(" ");
-      buildCheckAssets(assetsDir, session.folder.files.pristine, state.pristine);
-      const phase = { stage: runs++, taskCopy: viewDir, assets: assetsDir };
-      await session.sandboxes.use("checks", phase, (sandbox) =>
-        runChecks({
-          sandbox,
-          node,
-          checks: [planned],
-          notice,
-          signal: session.stop.signal,
-          afterCheck: (outcome, planned) => collectOutputs(outcome, planned, outputs, viewDir),
-          onCheck: (outcome) => record({ ...outcome, view: viewShown }),
-        }),
-      );
-      taskFolder.dropChecksCopy(viewDir);
-    }
+      buildCheckAssets(slot.assets, session.folder.files.pristine, state.pristine);
+      const phase = { stage: runs++, taskCopy: slot.view, assets: slot.assets };
+      return { slot, viewShown, phase, sandbox: awaitedLater(session.sandboxes.open("checks", phase)) };
+    };
+    await runAhead(subtreeChecks(node), {
+      ahead: (_current, next) => !isCompare(next.check),
+      prepare,
+      discard: async (ready) => {
+        if (!ready) return;
+        const sandbox = await ready.sandbox.catch(() => undefined);
+        await sandbox?.stop().catch(() => undefined);
+        taskFolder.dropChecksCopy(ready.slot.view);
+      },
+      run: async (planned, ready) => {
+        if (!ready) {
+          // Each compare stage gets a folder and a sandbox of its own: what one leaves (a rewritten
+          // reference, a process the agent's code started) never reaches the next.
+          buildCompareFolder(compareDir, session.folder.files.pristine, state.pristine, outputs.dir);
+          const phase = { stage: compares++, taskCopy: compareDir };
+          await session.sandboxes.use("compare", phase, (sandbox) =>
+            runChecks({
+              sandbox,
+              node,
+              checks: [planned],
+              signal: session.stop.signal,
+              // Pass or fail only for the agents: the output may quote the reference.
+              onCheck: (outcome) => record(taskFolder.withheld(outcome)),
+            }),
+          );
+          return;
+        }
+        const { slot, viewShown } = ready;
+        await session.sandboxes.use(
+          "checks",
+          ready.phase,
+          (sandbox) =>
+            runChecks({
+              sandbox,
+              node,
+              checks: [planned],
+              notice,
+              signal: session.stop.signal,
+              afterCheck: (outcome, planned) => collectOutputs(outcome, planned, outputs, slot.view),
+              onCheck: (outcome) => record({ ...outcome, view: viewShown }),
+            }),
+          ready.sandbox,
+        );
+        taskFolder.dropChecksCopy(slot.view);
+      },
+    });
     state.checks = shown;
   } finally {
-    taskFolder.dropChecksCopy(viewDir);
-    taskFolder.dropChecksCopy(assetsDir);
+    for (const slot of slots) {
+      taskFolder.dropChecksCopy(slot.view);
+      taskFolder.dropChecksCopy(slot.assets);
+    }
     taskFolder.dropChecksCopy(compareDir);
   }
   // What the checks judged is what is delivered: verified again before a PASS.
   await session.taskFolder.recordDelivered();
   return "checks";
+}
+
+/** Where one run stage's view and asset folders go; two, used in turn. */
+interface Slot {
+  view: string;
+  assets: string;
+}
+
+/** A run stage made ready: its view and asset folders built, its sandbox starting. */
+interface ReadyStage {
+  slot: Slot;
+  viewShown: string;
+  phase: { stage: number; taskCopy: string; assets: string };
+  sandbox: Promise<Sandbox>;
 }
 
 /** A run stage's declared outputs, copied out; one that is missing or refused fails the stage. */

@@ -49,9 +49,15 @@ export class PhaseSandboxes {
   }
 
   /** A sandbox for one phase, stopped when `use` ends; it survives a death from outside, and any it caused itself (revive.ts). */
-  async use<T>(role: SandboxRole, phase: PhaseOptions, use: (sandbox: Sandbox) => Promise<T>): Promise<T> {
+  async use<T>(
+    role: SandboxRole,
+    phase: PhaseOptions,
+    use: (sandbox: Sandbox) => Promise<T>,
+    /** The phase's sandbox, already starting (`open` called ahead, e.g. while the check before ran). */
+    opening?: Promise<Sandbox>,
+  ): Promise<T> {
     const { history, state } = this.#session;
-    const sandbox = revivable(await this.open(role, phase), {
+    const sandbox = revivable(await (opening ?? this.open(role, phase)), {
       open: () => this.open(role, phase),
       onDeath: (deaths, detail, inside) => {
         history.append({

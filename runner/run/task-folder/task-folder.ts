@@ -12,7 +12,7 @@ import {
   checkViewKinds,
   dropCheckView,
   makeCheckView,
-  VIEW_FOLDER,
+  VIEW_FOLDERS,
 } from "../checks/check-view.ts";
 import { Tampering } from "../checks/checks.ts";
 import { deliveredManifest, manifestDifferences, readManifest, writeManifest } from "../checks/delivered.ts";
@@ -125,9 +125,12 @@ export class TaskFolderGuard {
     return linksNoticeText(links);
   }
 
-  /** Where a run stage's view of the task folder goes (in the run folder; only that stage's sandbox mounts it). */
-  get checksCopyDir(): string {
-    return join(this.#records.folder.dir, VIEW_FOLDER);
+  /**
+   * Where run stages' views of the task folder go (in the run folder; only that stage's sandbox
+   * mounts it): two, the running stage's and the next one's, made ready while it runs (phases/checks.ts).
+   */
+  get checksCopyDirs(): string[] {
+    return VIEW_FOLDERS.map((f) => join(this.#records.folder.dir, f));
   }
 
   /**
