@@ -2,6 +2,7 @@
 // The broker never submits the agent's file itself: it submits a script it wrote, whose only
 // directives are the granted ones (so `#SBATCH` lines in the agent's file cannot widen a grant),
 // and which runs a frozen copy of the agent's file (so it cannot be swapped after validation).
+import { basename, dirname } from "node:path";
 import { egressFilterScript } from "../network/egress.ts";
 import { bindSpec } from "../sandbox/bind-spec.ts";
 import { shellQuote as quoteWord, visible } from "../terminal-text.ts";
@@ -86,12 +87,28 @@ export function agentJobArgs(j: AgentJobScript): string[] {
   return [
     ...resourceArgs(j.resources),
     `--chdir=${j.taskDir}`,
-    `--output=${j.stdoutPath}`,
-    `--error=${j.stderrPath}`,
+    `--output=${slurmFilePattern(j.stdoutPath)}`,
+    `--error=${slurmFilePattern(j.stderrPath)}`,
     // Only SLURM_* variables and the user's login environment: nothing from scifi's process.
     "--export=NONE",
     `--comment=scifi-run:${j.runId}`,
   ];
+}
+
+/**
+ * A log path for sbatch's `--output`/`--error`, whose `%` starts a replacement (`%j`, `%u`, `%x`):
+ * every `%` of the folder doubled (`%%` is a plain `%`), so a home like `/scratch/100%` keeps its
+ * logs where the runner reads them; the file name's own `%j` stays a replacement. SLURM processes no
+ * replacement at all in a name with a backslash, so a folder with one is refused, named.
+ */
+export function slurmFilePattern(path: string): string {
+  const dir = dirname(path);
+  if (dir.includes("\\")) {
+    throw new Error(
+      `the SLURM log folder ${JSON.stringify(dir)} holds a backslash, which turns off SLURM's %j in log names: use a scifi home (SCIFI_HOME) without one`,
+    );
+  }
+  return `${dir.replaceAll("%", "%%")}/${basename(path)}`;
 }
 
 /** The batch script text of an agent job: directives come from the command line, never this text. */

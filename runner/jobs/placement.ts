@@ -7,6 +7,7 @@ import { runFiles } from "../paths.ts";
 import type { SamMetadata } from "../sam/types.ts";
 // terminal-text's quoting: a path with a line break is one `$'...'` word on one line of the script.
 import { shellQuote, visible } from "../terminal-text.ts";
+import { slurmFilePattern } from "./batch-script.ts";
 import type { JobsPolicy } from "./policy.ts";
 import { LIVE_STATES, type SlurmClient, type SlurmJobInfo } from "./slurm.ts";
 import {
@@ -190,7 +191,7 @@ export function renderPlacementScript(p: PlacementScript): string {
     `# Written by 'scifi submit' for ${visible(p.samFile)}`,
     ...p.sbatchArgs.map((a) => `#SBATCH ${a}`),
     `#SBATCH --chdir=${p.submitDir}`,
-    `#SBATCH --output=${join(p.submitDir, "slurm-%j.out")}`,
+    `#SBATCH --output=${slurmFilePattern(join(p.submitDir, "slurm-%j.out"))}`,
     "set -euo pipefail",
     `export SCIFI_HOME=${shellQuote(p.home)}`,
     ...backendLines,
