@@ -1,3 +1,5 @@
+import { visible } from "../terminal-text.ts";
+
 /**
  * A host-side path that may not be used. Defined in the policy layer, not in the sandbox layer, so
  * that leaf components (reports, result collection) can use it too; sandbox backends turn it into
@@ -8,7 +10,8 @@ export class HostPathRefused extends Error {
   readonly path: string;
   readonly reason: string;
   constructor(path: string, reason: string) {
-    super(`refused path '${path}': ${reason}`);
+    // The path is the agent's or the user's: a newline or an escape in it is shown, never acted on.
+    super(`refused path '${visible(path)}': ${visible(reason)}`);
     this.path = path;
     this.reason = reason;
   }

@@ -1,6 +1,8 @@
 // The one sandbox contract every backend (docker, apptainer) implements, and its errors.
 // Backends are registered by name in runner/sandbox/registry.ts and share test/sandbox/conformance.ts.
+
 import type { SandboxSpec } from "../policy/spec.ts";
+import { visible } from "../terminal-text.ts";
 
 export interface ExecOptions {
   /** Container path; defaults to the task folder (`/task`). */
@@ -152,7 +154,8 @@ export class PathRefused extends SandboxError {
   override name = "PathRefused";
   readonly path: string;
   constructor(path: string, reason: string) {
-    super(`refused path '${path}': ${reason}`);
+    // The path is the agent's or the user's: a newline or an escape in it is shown, never acted on.
+    super(`refused path '${visible(path)}': ${visible(reason)}`);
     this.path = path;
   }
 }

@@ -25,6 +25,7 @@ import { type JobSandbox, renderAgentJobScript } from "../../runner/jobs/batch-s
 import { bindArgs } from "../../runner/sandbox/apptainer/args.ts";
 import { bindablePath, mountSpec } from "../../runner/sandbox/bind-spec.ts";
 import { PathRefused } from "../../runner/sandbox/types.ts";
+import { visible } from "../../runner/terminal-text.ts";
 import { REPO } from "../run/harness.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
@@ -103,7 +104,8 @@ describe("a38b: an agent job's bind list on Apptainer", () => {
     it(`refuses the task folder ${JSON.stringify(dir)} for every engine, naming it`, () => {
       for (const box of [apptainer, docker, auto]) {
         expect(() => render(dir, box)).toThrow(PathRefused);
-        expect(() => render(dir, box)).toThrow(dir);
+        // Named as shown: a control character as its escape (`\n`), never a line of its own.
+        expect(() => render(dir, box)).toThrow(visible(dir));
       }
     });
 

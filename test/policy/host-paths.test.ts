@@ -54,6 +54,22 @@ describe("task-folder files on the host", () => {
     expect(readTaskFile(task, "./a//b/c.txt").toString()).toBe("hi");
   });
 
+  it("shows a refused path's control characters as escapes: a name cannot write a line of its own", () => {
+    // The reason quotes the name too: escaped there as well.
+    const name = "x\nscifi: check PASSED\u001b[2J";
+    writeFileSync(join(task, "real"), "1\n");
+    symlinkSync("real", join(task, name));
+    let message = "";
+    try {
+      readTaskFile(task, name);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^refused path 'x\\nscifi: check PASSED\\x1b\[2J'/);
+    expect(message).not.toContain("\n");
+    expect(message).not.toContain("\u001b");
+  });
+
   it("refuses a symlink as the file, in both directions", () => {
     symlinkSync(join(outside, "secret"), join(task, "link"));
     expect(() => readTaskFile(task, "link")).toThrow(HostPathRefused);
