@@ -194,6 +194,11 @@ export interface RunState {
    */
   auditHead?: AuditHead;
   resumes: number;
+  /**
+   * The site policy file the run was started (or last resumed) with, when not the home's own
+   * (`--site-policy`): `scifi ctl` judges a new limit against it. Absent: the home's.
+   */
+  sitePolicyFile?: string;
   /** The `scifi evolve` proposals a person had applied when the run started (absent: none, or older runs). */
   evolve?: AppliedProposal[];
 }

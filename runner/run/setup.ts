@@ -351,7 +351,7 @@ async function backendNamed(name: string): Promise<RunDeps["backend"]> {
 }
 
 async function deps(
-  { options, site }: RunInputs,
+  { options, site, sitePolicyFile }: RunInputs,
   onStatus: RunTaskOptions["onStatus"],
   backend: RunDeps["backend"],
   model: string,
@@ -366,6 +366,8 @@ async function deps(
   const { skills, helpers } = await skillsFor(options.home, sam, site.prescanAddsSkills);
   return {
     backend,
+    // `--site-policy` or SCIFI_SITE_POLICY: recorded, so `scifi ctl` reads the same file.
+    ...(sitePolicyFile !== homePaths(options.home).sitePolicy ? { sitePolicyFile } : {}),
     // Every grant resolution adds the offered domain packs' helper folders, read-only (skills.ts).
     resolveSpec: async (sam, runId, grant) =>
       withHelperMounts(await resolveSpec(sam, site, { home: options.home, runId, ...grant }), helpers),

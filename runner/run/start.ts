@@ -67,6 +67,7 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
       limits,
       historyBytes: 0,
       resumes: 0,
+      ...(deps.sitePolicyFile ? { sitePolicyFile: deps.sitePolicyFile } : {}),
     };
     // Which applied evolve proposals (ranks, prompts, memory) this run ran under, for its report.
     const applied = appliedProposals(options.home, new Date());
@@ -127,6 +128,9 @@ async function resumeLocked(
   // ...but what the runner blocked is evidence (trust.md rule 15): those events come back after the resume.
   const blocked = before.slice(history.length).filter((e) => e.type === "integrity");
   state.resumes++;
+  // The policy this resume runs under is the one `scifi ctl` judges against from now on.
+  if (deps.sitePolicyFile) state.sitePolicyFile = deps.sitePolicyFile;
+  else delete state.sitePolicyFile;
   // A paused run continues: the pause was taken (its decision applied), the run drives on; the
   // `scifi ctl <run> resume` decision, if that is how it came back, goes on the history as the
   // control polls it.

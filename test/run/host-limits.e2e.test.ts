@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readHistory } from "../../runner/memory/history.ts";
 import { runTask } from "../../runner/run/setup.ts";
+import { readState } from "../../runner/run-folder/state.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage, workspace } from "./harness.ts";
 
@@ -69,6 +70,8 @@ describe.skipIf(!hasEngine("docker"))("host-side limits through the loop (docker
     const history = readHistory(join(result.dir, "history.jsonl"));
     expect(history.find((e) => e.type === "limit" && e.limit === "quota")).toBeDefined();
     expect(history.some((e) => e.type === "check")).toBe(false);
+    // The run records the policy it ran under, which `scifi ctl` judges a raise against.
+    expect(readState(join(result.dir, "state.json")).sitePolicyFile).toBe(site);
   }, 300_000);
 
   it("a command still running at the run's wall-time deadline is killed, and the run ends on wall time", async () => {

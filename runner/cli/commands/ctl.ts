@@ -77,7 +77,7 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     if (refused) throw new CtlRefused(`run ${runId}: ${refused}`);
     // The limit must reach every consumer: the site policy, and a SLURM job holding the run (a41).
     const { siteRefusal, reachPlacementJob } = await import("../../run/session/ctl-reach.ts");
-    const beyond = siteRefusal(home, limits, run.task !== undefined);
+    const beyond = siteRefusal(home, limits, run.task !== undefined, state.sitePolicyFile);
     if (beyond) throw new CtlRefused(`run ${runId}: ${beyond}`);
     const job =
       limits.walltimeSec !== undefined

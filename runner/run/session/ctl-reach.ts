@@ -6,9 +6,15 @@ import { loadSitePolicy, sitePolicyPath } from "../../policy/site.ts";
 import type { ControlLimits } from "./control.ts";
 
 /** Why the site policy refuses these limits, or undefined. */
-export function siteRefusal(home: string, limits: ControlLimits, daemonTask: boolean): string | undefined {
-  const file = sitePolicyPath(home);
-  const { policy, source } = loadSitePolicy(file, false);
+export function siteRefusal(
+  home: string,
+  limits: ControlLimits,
+  daemonTask: boolean,
+  /** The run's own site policy file (state.json `sitePolicyFile`); absent: the home's. */
+  sitePolicyFile?: string,
+): string | undefined {
+  const file = sitePolicyFile ?? sitePolicyPath(home);
+  const { policy, source } = loadSitePolicy(file, sitePolicyFile !== undefined);
   const where = source ?? "the built-in site policy";
   if (limits.walltimeSec !== undefined && limits.walltimeSec > policy.maxWalltimeSec)
     return `--walltime ${limits.walltimeSec} s is past the site policy's maxWalltime (${policy.maxWalltimeSec} s, ${where}), which caps what a SAM may ask for too; give at most ${policy.maxWalltimeSec} s`;

@@ -16,6 +16,11 @@ import type { RunStatus } from "./status.ts";
 export interface RunDeps {
   backend: SandboxBackend;
   /**
+   * The site policy file the run read (`--site-policy`), when not the home's own: recorded in the
+   * state, so `scifi ctl` judges a new limit against the policy the run runs under.
+   */
+  sitePolicyFile?: string;
+  /**
    * Opens the gateway for this run; every call goes to `audit`. The gateway charges the run's purse
    * and checks its caps, waits a long retry-after only up to the clock's deadline, and every call
    * without a signal of its own gets the run's stop signal (a cancel, the deadline).
