@@ -35,7 +35,7 @@ export function flagsSection(summary: EvalSummary, label: (model: string) => Htm
 <div class="wide"><table class="eval" id="flags"><tr><th>Task</th><th>Audit</th><th>Flags</th></tr>
 ${flags.tasks.map(
   (t) =>
-    html`<tr class="${t.flags.length ? "flagged" : ""}"><td class="name">${t.task}</td><td>${auditCell(t)}</td><td>${t.flags.length ? sets.link(html`<strong class="missing">${t.flags.map((f) => FLAG_WORDS[f]).join("; ")}</strong>`, { what: `Task ${t.task}: its trials with a verdict (the flags read them; the audit runs no trial)`, trials: sets.of((r) => r.task === t.task, "judged") }) : "none"}</td></tr>`,
+    html`<tr class="${t.flags.length ? "flagged" : ""}"><td class="name">${t.task}</td><td>${auditCell(t)}</td><td>${t.flags.length ? sets.link(html`<strong class="missing">${t.flags.map((f) => FLAG_WORDS[f]).join("; ")}</strong>`, { what: `Task ${t.task} — its trials with a verdict (the flags read them; the audit runs no trial)`, trials: sets.of((r) => r.task === t.task, "judged") }) : "none"}</td></tr>`,
 )}</table></div>
 <table class="eval" id="unflagged"><tr><th>Model</th><th>Pass rate, all tasks</th><th>Pass rate without the ${flags.flagged.length} flagged task(s)</th></tr>
 ${summary.byModel.map(

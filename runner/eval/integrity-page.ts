@@ -19,7 +19,7 @@ ${table(
   "Model",
   summary.byModel.map((m) => ({
     name: label(m.model),
-    what: `Model ${m.model}: integrity counted`,
+    what: `Model ${m.model} — integrity counted`,
     stats: m.integrity,
     trials: sets.of((r) => r.model === m.model && counted(r), "judged"),
   })),
@@ -31,7 +31,7 @@ ${table(
   "Variant",
   summary.byVariant.map((v) => ({
     name: html`${v.variant}`,
-    what: `Variant ${v.variant}: integrity counted`,
+    what: `Variant ${v.variant} — integrity counted`,
     stats: v.integrity,
     trials: sets.of((r) => r.variant === v.variant && counted(r), "judged"),
   })),
@@ -39,7 +39,7 @@ ${table(
 )}
 ${
   (summary.integrityComparisons ?? []).length > 0
-    ? html`<h3>Between models (Fisher's exact test on the shares)</h3><ul id="integrity-comparisons">${(summary.integrityComparisons ?? []).map((c) => html`<li>${label(c.a)} / ${label(c.b)}: ${sets.link(c.text, { what: `${c.a} / ${c.b}: both models' trials with integrity counted`, trials: sets.of((r) => (r.model === c.a || r.model === c.b) && counted(r), "judged"), expect: { n: c.aTrials[1] + c.bTrials[1] } })}</li>`)}</ul>`
+    ? html`<h3>Between models (Fisher's exact test on the shares)</h3><ul id="integrity-comparisons">${(summary.integrityComparisons ?? []).map((c) => html`<li>${label(c.a)} / ${label(c.b)}: ${sets.link(c.text, { what: `${c.a} / ${c.b} — both models' trials with integrity counted`, trials: sets.of((r) => (r.model === c.a || r.model === c.b) && counted(r), "judged"), expect: { n: c.aTrials[1] + c.bTrials[1] } })}</li>`)}</ul>`
     : ""
 }`;
 }

@@ -51,8 +51,8 @@ export function comparisonsSection(
     return html`<div class="comparison${c.better === "not distinguishable" ? "" : " decided"}"><p><strong>${head}</strong>: ${labelIn(c.text, label, scripted)}</p><p class="muted">${v(`${c.cells} paired strata`)} · mean difference in pass rate (${name(c.a)} − ${name(c.b)}) ${v(signedPoints(c.meanDifference))}, 95 % interval ${v(`${signedPoints(c.ci95[0])} to ${signedPoints(c.ci95[1])}`)} · p ${v(pText(c.pValue))}, Holm-adjusted p ${v(pText(c.pValueHolm))} · ${c.better === "not distinguishable" ? "not distinguishable" : html`better: ${name(c.better)}`}</p></div>`;
   };
   const method = summary.comparisons[0]?.method ?? summary.variantComparisons[0]?.method ?? "";
-  return html`<div id="comparisons">${summary.comparisons.map((c) => one(c, html`${label(c.a)} vs ${label(c.b)}`, label, modelPairTrials(sets, c), `${c.a} vs ${c.b}: both models' trials with a verdict over the cells both have verdicts on`))}</div>
-${summary.variantComparisons.length ? html`<div id="variant-comparisons">${summary.variantComparisons.map((c) => one(c, html`${label(c.model)}: variant ${c.a} vs ${c.b}`, plain, variantPairTrials(sets, c), `${c.model}: variants ${c.a} vs ${c.b}, its trials with a verdict over the tasks both variants have verdicts on`))}</div>` : ""}
+  return html`<div id="comparisons">${summary.comparisons.map((c) => one(c, html`${label(c.a)} vs ${label(c.b)}`, label, modelPairTrials(sets, c), `${c.a} vs ${c.b} — both models' trials with a verdict over the cells both have verdicts on`))}</div>
+${summary.variantComparisons.length ? html`<div id="variant-comparisons">${summary.variantComparisons.map((c) => one(c, html`${label(c.model)}: variant ${c.a} vs ${c.b}`, plain, variantPairTrials(sets, c), `${c.model} — variants ${c.a} vs ${c.b}, its trials with a verdict over the tasks both variants have verdicts on`))}</div>` : ""}
 <p class="muted method">Method: ${method}. docs/eval.md, "Comparisons", gives the formulas and their coverage.</p>`;
 }
 

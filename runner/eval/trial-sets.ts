@@ -30,7 +30,11 @@ export class TrialSets {
   readonly possible: readonly TrialResult[];
   /** The impossible variants' trials (reported apart). */
   readonly impossible: readonly TrialResult[];
-  private readonly sets = new Map<string, { n: number; spec: SetSpec; mismatch: string | null }>();
+  /** By members: the set's number, its trials, every description that named it, what disagrees. */
+  private readonly sets = new Map<
+    string,
+    { n: number; trials: readonly TrialResult[]; whats: Set<string>; mismatches: Set<string> }
+  >();
 
   /** Renders a set's description (labelling scripted models in it, as everywhere). */
   private readonly name: (text: string) => Html;
@@ -66,9 +70,13 @@ export class TrialSets {
     const id = ids.join(" ");
     let set = this.sets.get(id);
     if (!set) {
-      set = { n: this.sets.size + 1, spec, mismatch: mismatch(spec) };
+      set = { n: this.sets.size + 1, trials: spec.trials, whats: new Set(), mismatches: new Set() };
       this.sets.set(id, set);
     }
+    // One list, many figures: it names each (what) and says where a figure's summary disagrees.
+    set.whats.add(spec.what);
+    const wrong = mismatch(spec);
+    if (wrong) set.mismatches.add(`${spec.what} — ${wrong}`);
     return html`<a class="set" href="#set-${set.n}">${content}</a>`;
   }
 
@@ -86,19 +94,39 @@ export class TrialSets {
       judged: "trials with a verdict",
     };
     return this.link(content, {
-      what: `${what}: ${words[kind]}`,
+      what: `${what} — ${words[kind]}`,
       trials: trials.filter((r) => pick(r, kind)),
       expect: kind === "errors" ? { n: s.errors, errors: true } : { n: s.n, passes: s.passes },
     });
   }
 
-  /** Every set's list, hidden until targeted; each trial links to its row (and its run report there). */
+  /**
+   * Every set's list, hidden until targeted: its trials grouped by cell (the trial id less its
+   * repeat, `<task>.<variant>.<model slug>`, as the trials table names it), each repeat a link to
+   * its row (the run report's link is there). Grouping keeps a big eval's page small: a member
+   * costs its id once, in the link, not again as its text.
+   */
   sections(): Html {
     if (this.sets.size === 0) return html``;
-    return html`<div id="trial-sets">${[...this.sets.values()].map(({ n, spec, mismatch }) => {
-      const sorted = [...spec.trials].sort((a, b) => a.trialId.localeCompare(b.trialId));
+    return html`<div id="trial-sets">${[...this.sets.values()].map(({ n, trials, whats, mismatches }) => {
+      const sorted = [...trials].sort(
+        (a, b) =>
+          a.task.localeCompare(b.task) ||
+          a.variant.localeCompare(b.variant) ||
+          a.model.localeCompare(b.model) ||
+          a.repeat - b.repeat,
+      );
       const count = (s: string) => sorted.filter((r) => r.status === s).length;
-      return html`<section id="set-${n}" class="trial-set"><h3>${this.name(spec.what)}</h3><p class="muted">${sorted.length} trials: ${count("pass")} pass, ${count("fail")} fail, ${count("error")} error${mismatch ? html` · <strong class="missing">${mismatch}</strong>` : ""} · <a href="#eval-trials">close</a></p><p class="members">${sorted.map((r) => html`<a class="${r.status}" href="#trial-${r.trialId}">${r.trialId}</a> `)}</p></section>`;
+      const members: Html[] = [];
+      sorted.forEach((r, i) => {
+        const prev = sorted[i - 1];
+        if (!prev || prev.task !== r.task || prev.variant !== r.variant || prev.model !== r.model)
+          members.push(html`${i ? html`<br>` : ""}<span class="cell">${cellOf(r.trialId)}</span>`);
+        members.push(
+          html` <a${r.status === "pass" ? "" : html` class="${r.status}"`} href="#trial-${r.trialId}">r${r.repeat}</a>`,
+        );
+      });
+      return html`<section id="set-${n}" class="trial-set"><h3>${[...whats].map((w, i) => html`${i ? " · " : ""}${this.name(w)}`)}</h3><p class="muted">${sorted.length} trials: ${count("pass")} pass, ${count("fail")} fail, ${count("error")} error · <a href="#eval-trials">close</a></p>${[...mismatches].map((m) => html`<p class="missing">${this.name(m)}</p>`)}<p class="members">${members}</p></section>`;
     })}</div>`;
   }
 }
@@ -108,11 +136,17 @@ export const TRIAL_SETS_CSS = `
 .trial-set{display:none}
 .trial-set:target{display:block;position:fixed;left:12px;right:12px;bottom:12px;max-height:40vh;overflow:auto;z-index:10;background:#fff;border:1px solid #c9d6e8;border-radius:6px;padding:6px 12px;box-shadow:0 2px 10px rgba(0,0,0,.2);font-size:12px}
 .trial-set h3{margin:0 0 4px;font-size:13px}
-.trial-set .members a{display:inline-block;margin:1px 6px 1px 0;font-family:monospace}
-.trial-set .members a.pass{color:#276749}.trial-set .members a.fail{color:#9b2c2c}.trial-set .members a.error{color:#975a16}
+.trial-set .members{line-height:1.6}
+.trial-set .members a{font-family:monospace;color:#276749}.trial-set .members a.fail{color:#9b2c2c}.trial-set .members a.error{color:#975a16;font-style:italic}
+.trial-set .cell{color:var(--muted)}
 tr.trial:target{background:#fff3c4}
 a.set{color:inherit;text-decoration:underline dotted}
 `;
+
+/** A trial id less its `.r<repeat>`: the cell's part of it. */
+function cellOf(trialId: string): string {
+  return trialId.replace(/\.r[0-9]+$/, "");
+}
 
 function key(task: string, variant: string): string {
   return `${task}\u0000${variant}`;
