@@ -67,12 +67,15 @@ export function renderEvalReport(input: EvalPageInput, evalDir: string): string 
     (text) => labelIn(text, label, scripted),
   );
   const every = [...sets.possible, ...sets.impossible];
+  // A count of none needs no list (nor a mark: it is no table's figure).
   const status = (count: number, s: TrialResult["status"], words: string) =>
-    sets.link(`${count} ${words}`, {
-      what: `Every trial that ended ${s}`,
-      trials: every.filter((r) => r.status === s),
-      expect: s === "error" ? { n: count, errors: true } : { n: count, passes: s === "pass" ? count : 0 },
-    });
+    count === 0
+      ? `${count} ${words}`
+      : sets.link(`${count} ${words}`, {
+          what: `Every trial that ended ${s}`,
+          trials: every.filter((r) => r.status === s),
+          expect: s === "error" ? { n: count, errors: true } : { n: count, passes: s === "pass" ? count : 0 },
+        });
   const body = html`<h1>Eval ${summary.evalId}</h1>
 <p class="muted">suite ${summary.suite} · summary computed ${summary.computedAt} · ${summary.repeats} repeats</p>
 <p id="eval-trials">${t.planned} trials planned${summary.impossible ? html` (impossible variants included: <a href="#impossible">apart, below</a>)` : ""}: ${status(t.pass, "pass", "passed")}, ${status(t.fail, "fail", "failed")}, ${status(t.error, "error", "infrastructure errors")} (counted apart), ${t.pending} not run yet</p>
