@@ -108,32 +108,36 @@ export class TrialSets {
    */
   sections(): Html {
     if (this.sets.size === 0) return html``;
-    return html`<div id="trial-sets">${[...this.sets.values()].map(({ n, trials, whats, mismatches }) => {
-      const sorted = [...trials].sort(
-        (a, b) =>
-          a.task.localeCompare(b.task) ||
-          a.variant.localeCompare(b.variant) ||
-          a.model.localeCompare(b.model) ||
-          a.repeat - b.repeat,
-      );
-      const count = (s: string) => sorted.filter((r) => r.status === s).length;
-      const members: Html[] = [];
-      sorted.forEach((r, i) => {
-        const prev = sorted[i - 1];
-        if (!prev || prev.task !== r.task || prev.variant !== r.variant || prev.model !== r.model)
-          members.push(html`${i ? html`<br>` : ""}<span class="cell">${cellOf(r.trialId)}</span>`);
-        members.push(
-          html` <a${r.status === "pass" ? "" : html` class="${r.status}"`} href="#trial-${r.trialId}">r${r.repeat}</a>`,
+    // `close` targets an empty fixed element: no list is the target, and the page does not move.
+    return html`<div id="trial-sets"><span id="set-none"></span>${[...this.sets.values()].map(
+      ({ n, trials, whats, mismatches }) => {
+        const sorted = [...trials].sort(
+          (a, b) =>
+            a.task.localeCompare(b.task) ||
+            a.variant.localeCompare(b.variant) ||
+            a.model.localeCompare(b.model) ||
+            a.repeat - b.repeat,
         );
-      });
-      return html`<section id="set-${n}" class="trial-set"><h3>${[...whats].map((w, i) => html`${i ? " · " : ""}${this.name(w)}`)}</h3><p class="muted">${sorted.length} trials: ${count("pass")} pass, ${count("fail")} fail, ${count("error")} error · <a href="#eval-trials">close</a></p>${[...mismatches].map((m) => html`<p class="missing">${this.name(m)}</p>`)}<p class="members">${members}</p></section>`;
-    })}</div>`;
+        const count = (s: string) => sorted.filter((r) => r.status === s).length;
+        const members: Html[] = [];
+        sorted.forEach((r, i) => {
+          const prev = sorted[i - 1];
+          if (!prev || prev.task !== r.task || prev.variant !== r.variant || prev.model !== r.model)
+            members.push(html`${i ? html`<br>` : ""}<span class="cell">${cellOf(r.trialId)}</span>`);
+          members.push(
+            html` <a${r.status === "pass" ? "" : html` class="${r.status}"`} href="#trial-${r.trialId}">r${r.repeat}</a>`,
+          );
+        });
+        return html`<section id="set-${n}" class="trial-set"><h3>${[...whats].map((w, i) => html`${i ? " · " : ""}${this.name(w)}`)}</h3><p class="muted">${sorted.length} trials: ${count("pass")} pass, ${count("fail")} fail, ${count("error")} error · <a href="#set-none">close</a></p>${[...mismatches].map((m) => html`<p class="missing">${this.name(m)}</p>`)}<p class="members">${members}</p></section>`;
+      },
+    )}</div>`;
   }
 }
 
 /** The CSS the sets need: lists hidden until targeted, then fixed at the bottom of the window. */
 export const TRIAL_SETS_CSS = `
 .trial-set{display:none}
+#set-none{position:fixed;top:0;left:0}
 .trial-set:target{display:block;position:fixed;left:12px;right:12px;bottom:12px;max-height:40vh;overflow:auto;z-index:10;background:#fff;border:1px solid #c9d6e8;border-radius:6px;padding:6px 12px;box-shadow:0 2px 10px rgba(0,0,0,.2);font-size:12px}
 .trial-set h3{margin:0 0 4px;font-size:13px}
 .trial-set .members{line-height:1.6}

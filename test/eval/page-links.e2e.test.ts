@@ -138,6 +138,13 @@ describe.skipIf(!hasEngine("chromium"))(
       expect(other).not.toBe(href);
       await usd.click();
       expect(await shownSets(page)).toEqual([other.slice(1)]);
+      // Its close link hides it and leaves the page where it was; the number opens it again.
+      const at = await page.evaluate(() => window.scrollY);
+      await page.locator(`${other} a[href="#set-none"]`).click();
+      expect(await shownSets(page)).toEqual([]);
+      expect(await page.evaluate(() => window.scrollY)).toBe(at);
+      await usd.click();
+      expect(await shownSets(page)).toEqual([other.slice(1)]);
       // A trial in the list: its row is the target (highlighted), the list closes.
       const first = page.locator(`${other} .members a`).first();
       const trial = ((await first.getAttribute("href")) as string).slice(1);
