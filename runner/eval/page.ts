@@ -89,12 +89,28 @@ ${comparisonsSection(summary, label, scripted, sets)}
 <div class="charts">
 ${rateBars(
   "Pass rate per model (95 % Wilson interval)",
-  summary.byModel.map((m) => bar(plain(m.model), m)),
+  summary.byModel.map((m) => ({
+    ...bar(plain(m.model), m),
+    href: sets.statsHref(
+      `Model ${m.model}`,
+      sets.of((r) => r.model === m.model, "all"),
+      m,
+      "judged",
+    ),
+  })),
   "plot-rate-model",
 )}
 ${rateBars(
   "Pass rate per variant (description level)",
-  summary.byVariant.map((v) => bar(v.variant, v)),
+  summary.byVariant.map((v) => ({
+    ...bar(v.variant, v),
+    href: sets.statsHref(
+      `Variant ${v.variant}`,
+      sets.of((r) => r.variant === v.variant, "all"),
+      v,
+      "judged",
+    ),
+  })),
   "plot-rate-variant",
 )}
 ${scatter(
@@ -104,6 +120,13 @@ ${scatter(
     y: g.passRate,
     label: `${g.task} / ${g.variant} / ${plain(g.model)}`,
     series: plain(g.model),
+    // The mean USD per trial and the rate: both over the cell's verdicts.
+    href: sets.statsHref(
+      `Cell ${g.task} / ${g.variant} / ${g.model}`,
+      sets.of((r) => r.task === g.task && r.variant === g.variant && r.model === g.model, "all"),
+      g,
+      "judged",
+    ),
   })),
   { id: "plot-cost-rate", xTitle: "USD per trial", yTitle: "pass rate", xFormat: usd },
 )}
@@ -115,6 +138,13 @@ ${pareto(
     rate: m.passRate,
     low: m.wilson95[0],
     high: m.wilson95[1],
+    // USD per pass counts every trial's cost: the set with the errors holds the rate's too.
+    href: sets.statsHref(
+      `Model ${m.model}`,
+      sets.of((r) => r.model === m.model, "all"),
+      m,
+      "all",
+    ),
   })),
   "plot-pareto",
   usd,
@@ -127,6 +157,7 @@ ${strip(
     value: r.iterations,
     status: r.status,
     label: `${r.trialId}`,
+    href: `#trial-${r.trialId}`,
   })),
   "plot-iterations",
 )}

@@ -64,10 +64,19 @@ export class TrialSets {
    * reason in its title: no number is left without either.
    */
   link(content: Html | string, spec: SetSpec): Html {
-    if (spec.trials.length === 0)
-      return html`<span class="no-trials" title="no trials behind this figure">${content}</span>`;
-    const ids = spec.trials.map((r) => r.trialId).sort();
-    const id = ids.join(" ");
+    const href = this.href(spec);
+    return href === null
+      ? html`<span class="no-trials" title="no trials behind this figure">${content}</span>`
+      : html`<a class="set" href="${href}">${content}</a>`;
+  }
+
+  /** The set's anchor (`#set-<n>`, registering it once by its members), or null when it is empty. */
+  href(spec: SetSpec): string | null {
+    if (spec.trials.length === 0) return null;
+    const id = spec.trials
+      .map((r) => r.trialId)
+      .sort()
+      .join(" ");
     let set = this.sets.get(id);
     if (!set) {
       set = { n: this.sets.size + 1, trials: spec.trials, whats: new Set(), mismatches: new Set() };
@@ -77,7 +86,7 @@ export class TrialSets {
     set.whats.add(spec.what);
     const wrong = mismatch(spec);
     if (wrong) set.mismatches.add(`${spec.what} — ${wrong}`);
-    return html`<a class="set" href="#set-${set.n}">${content}</a>`;
+    return `#set-${set.n}`;
   }
 
   /** `content` linked to the trials behind pass statistics: verdicts for the rate, all for money. */
@@ -88,16 +97,12 @@ export class TrialSets {
     s: PassStats,
     kind: Kind,
   ): Html {
-    const words = {
-      all: "every trial (errors paid for)",
-      errors: "its infrastructure errors",
-      judged: "trials with a verdict",
-    };
-    return this.link(content, {
-      what: `${what} — ${words[kind]}`,
-      trials: trials.filter((r) => pick(r, kind)),
-      expect: kind === "errors" ? { n: s.errors, errors: true } : { n: s.n, passes: s.passes },
-    });
+    return this.link(content, statsSpec(what, trials, s, kind));
+  }
+
+  /** The anchor of the trials behind pass statistics (a plot's mark), or null when there are none. */
+  statsHref(what: string, trials: readonly TrialResult[], s: PassStats, kind: Kind): string | null {
+    return this.href(statsSpec(what, trials, s, kind));
   }
 
   /**
@@ -146,6 +151,19 @@ export const TRIAL_SETS_CSS = `
 tr.trial:target{background:#fff3c4}
 a.set{color:inherit;text-decoration:underline dotted}
 `;
+
+function statsSpec(what: string, trials: readonly TrialResult[], s: PassStats, kind: Kind): SetSpec {
+  const words = {
+    all: "every trial (errors paid for)",
+    errors: "its infrastructure errors",
+    judged: "trials with a verdict",
+  };
+  return {
+    what: `${what} — ${words[kind]}`,
+    trials: trials.filter((r) => pick(r, kind)),
+    expect: kind === "errors" ? { n: s.errors, errors: true } : { n: s.n, passes: s.passes },
+  };
+}
 
 /** A trial id less its `.r<repeat>`: the cell's part of it. */
 function cellOf(trialId: string): string {

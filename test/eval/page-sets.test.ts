@@ -194,6 +194,35 @@ describe("every number on the eval page links to the trials behind it", () => {
     }
   });
 
+  it("the plots' marks: a model's bar its verdicts, a cell's point its verdicts, Pareto's point every trial, a dot its trial", () => {
+    const plot = (id: string) => part(id, "</figure>");
+    const bars = plot("plot-rate-model").split('<g class="bar">').slice(0);
+    for (const [i, model] of ["alpha", "beta", "gamma"].entries()) {
+      const mark = (bars[i] as string).slice((bars[i] as string).lastIndexOf("<a "));
+      expect(sorted(setIn(mark)), model).toEqual(judged((r) => r.model === model));
+    }
+    const pareto = plot("plot-pareto").split('<g class="pareto-point').slice(0, -1);
+    for (const [i, model] of ["alpha", "beta", "gamma"].entries()) {
+      const mark = (pareto[i] as string).slice((pareto[i] as string).lastIndexOf("<a "));
+      expect(sorted(setIn(mark)), model).toEqual(every((r) => r.model === model));
+    }
+    const points = [
+      ...plot("plot-cost-rate").matchAll(/<a href="#(set-\d+)"><circle[^>]*><title>([^:<]+):/g),
+    ];
+    expect(points).toHaveLength(3 * 2 * 3);
+    for (const [, set, label] of points) {
+      const [task, variant, model] = (label as string).split(" / ").map((x) => x.replace(" (scripted)", ""));
+      expect(sorted(sets.get(set as string) ?? []), label).toEqual(
+        judged((r) => r.task === task && r.variant === variant && r.model === model),
+      );
+    }
+    const dots = [
+      ...plot("plot-iterations").matchAll(/<a href="#trial-([^"]+)"><circle[^>]*><title>([^:<]+):/g),
+    ];
+    expect(dots).toHaveLength(ev.results.length);
+    for (const [, trial, title] of dots) expect(trial).toBe(title);
+  });
+
   it("no number in a stat table is left without a link or a reason; every set is distinct, used and agrees with the summary", () => {
     for (const id of [
       "groups",
