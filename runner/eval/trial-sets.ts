@@ -131,7 +131,7 @@ export class TrialSets {
           if (!prev || prev.task !== r.task || prev.variant !== r.variant || prev.model !== r.model)
             members.push(html`${i ? html`<br>` : ""}<span class="cell">${cellOf(r.trialId)}</span>`);
           members.push(
-            html` <a${r.status === "pass" ? "" : html` class="${r.status}"`} href="#trial-${r.trialId}">r${r.repeat}</a>`,
+            html` <a${r.status === "pass" ? "" : html` class="m-${r.status}"`} href="#trial-${r.trialId}">r${r.repeat}</a>`,
           );
         });
         return html`<section id="set-${n}" class="trial-set"><h3>${[...whats].map((w, i) => html`${i ? " · " : ""}${this.name(w)}`)}</h3><p class="muted">${sorted.length} trials: ${count("pass")} pass, ${count("fail")} fail, ${count("error")} error · <a href="#set-none">close</a></p>${[...mismatches].map((m) => html`<p class="missing">${this.name(m)}</p>`)}<p class="members">${members}</p></section>`;
@@ -147,7 +147,7 @@ export const TRIAL_SETS_CSS = `
 .trial-set:target{display:block;position:fixed;left:12px;right:12px;bottom:12px;max-height:40vh;overflow:auto;z-index:10;background:#fff;border:1px solid #c9d6e8;border-radius:6px;padding:6px 12px;box-shadow:0 2px 10px rgba(0,0,0,.2);font-size:12px}
 .trial-set h3{margin:0 0 4px;font-size:13px}
 .trial-set .members{line-height:1.6}
-.trial-set .members a{font-family:monospace;color:#276749}.trial-set .members a.fail{color:#9b2c2c}.trial-set .members a.error{color:#975a16;font-style:italic}
+.trial-set .members a{font-family:monospace;color:#276749}.trial-set .members a.m-fail{color:#9b2c2c}.trial-set .members a.m-error{color:#975a16;font-style:italic}
 .trial-set .cell{color:var(--muted)}
 tr.trial:target{background:#fff3c4}
 a.set{color:inherit;text-decoration:underline dotted}
