@@ -17,11 +17,13 @@ export type Kind = "judged" | "errors" | "all";
 
 /** The trials of a set behind a figure, and what the figure claims about them. */
 export interface SetSpec {
-  /** What the set is, in words (the first figure that names a set names its list). */
+  /** What the set is, in words (a list names every figure that links to it). */
   what: string;
   trials: readonly TrialResult[];
-  /** The summary's counts for these trials, checked against the set: n (the verdicts it counts), passes. */
-  /** `errors`: n counts the set's infrastructure errors instead. */
+  /**
+   * The summary's counts for these trials, checked against the set: n (the verdicts it counts)
+   * and passes; with `errors`, n counts the set's infrastructure errors instead.
+   */
   expect?: { n: number; passes?: number; errors?: true };
 }
 
@@ -65,9 +67,10 @@ export class TrialSets {
    */
   link(content: Html | string, spec: SetSpec): Html {
     const href = this.href(spec);
-    return href === null
-      ? html`<span class="no-trials" title="no trials behind this figure">${content}</span>`
-      : html`<a class="set" href="${href}">${content}</a>`;
+    if (href !== null) return html`<a class="set" href="${href}">${content}</a>`;
+    // No trial on the page, though the summary may count some (their result files are gone).
+    const counted = spec.expect?.n ?? 0;
+    return html`<span class="no-trials${counted ? " missing" : ""}" title="${counted ? `summary.json counts ${counted} trials here, but none has a result file on this page` : "no trials behind this figure"}">${content}</span>`;
   }
 
   /** The set's anchor (`#set-<n>`, registering it once by its members), or null when it is empty. */
@@ -188,5 +191,5 @@ function mismatch(spec: SetSpec): string | null {
   const passes = counted.filter((r) => r.status === "pass").length;
   if (counted.length === e.n && (e.passes === undefined || passes === e.passes)) return null;
   const claim = (p: number | undefined, n: number) => (p === undefined ? `${n}` : `${p} / ${n}`);
-  return `summary.json counts ${claim(e.passes, e.n)} here, the trials' result files ${claim(e.passes === undefined ? undefined : passes, counted.length)}: the summary was computed before some of these trials ended (the eval rewrites it, and this page, as trials end)`;
+  return `summary.json counts ${claim(e.passes, e.n)} here, the trials' result files ${claim(e.passes === undefined ? undefined : passes, counted.length)}: the summary was written before some of these trials ended, or a result file changed since (scifi eval --resume <id> writes both again)`;
 }

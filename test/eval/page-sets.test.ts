@@ -265,6 +265,9 @@ describe("a summary older than the trials", () => {
       // A trial's result gone after the summary counted it (as a page written mid-eval would see).
       const gone = stale.results.find((r) => r.status !== "error" && r.task === "t0") as TrialResult;
       rmSync(join(stale.evalDir, "trials", gone.trialId), { recursive: true });
+      // And a whole cell's (t1 / nl / beta: 2 passes): its numbers say none is on the page.
+      for (const r of stale.results.filter((x) => x.task === "t1" && x.model === "beta"))
+        rmSync(join(stale.evalDir, "trials", r.trialId), { recursive: true });
       const text = readFileSync(writeEvalReport(stale.evalDir), "utf8");
       // The cell's rate links to its set, which now lacks the trial the summary still counts.
       const row = (text.match(/<tr class="group">[\s\S]*?<\/tr>/g) ?? []).find(
@@ -278,6 +281,12 @@ describe("a summary older than the trials", () => {
       );
       // Every other trial of the cell is still listed.
       expect(readSets(text).get(set as string)).toHaveLength(1);
+      const empty = (text.match(/<tr class="group">[\s\S]*?<\/tr>/g) ?? []).find(
+        (r) => r.includes(">t1</td>") && r.includes('class="model">beta<'),
+      );
+      expect(empty).toContain(
+        '<td class="num rate"><span class="no-trials missing" title="summary.json counts 2 trials here, but none has a result file on this page">100.0 %',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
