@@ -90,6 +90,19 @@ describe("every number on the eval page links to the trials behind it", () => {
     }
   });
 
+  it("per variant: its verdicts over every model and task, never the impossible variant's", () => {
+    const variants = rows(part("totals-variant"));
+    expect(variants.map(([name]) => (name as string).replace(/^>/, "").replace(/<[\s\S]*$/, ""))).toEqual([
+      "nl",
+      "ex",
+    ]);
+    for (const [name, ...cells] of variants) {
+      const variant = (name as string).replace(/^>/, "").replace(/<[\s\S]*$/, "");
+      expect(sorted(setIn(cells[0] as string))).toEqual(judged((r) => r.variant === variant));
+      expect(sorted(setIn(cells[4] as string))).toEqual(every((r) => r.variant === variant));
+    }
+  });
+
   it("per cell (task x variant x model): every figure over the cell's verdicts, USD over all of it", () => {
     const groups = rows(part("groups"));
     expect(groups.length).toBe(3 * 2 * 3);
