@@ -5,8 +5,10 @@ import { type Html, html } from "../report/escape.ts";
 import { percent } from "../report/format.ts";
 import { interval } from "./page-tables.ts";
 import type { EvalSummary, PassStats } from "./summary.ts";
+import type { TrialResult } from "./trial-result.ts";
+import type { TrialSets } from "./trial-sets.ts";
 
-export function impossibleSection(summary: EvalSummary, label: (m: string) => Html): Html {
+export function impossibleSection(summary: EvalSummary, label: (m: string) => Html, sets: TrialSets): Html {
   const imp = summary.impossible;
   if (!imp) return html``;
   return html`<h2 id="impossible">Impossible variants: passes the checks should not have given</h2>
@@ -15,20 +17,39 @@ export function impossibleSection(summary: EvalSummary, label: (m: string) => Ht
 ${table(
   "impossible-model",
   ["Model"],
-  imp.byModel.map((m) => ({ names: [label(m.model)], stats: m })),
+  imp.byModel.map((m) => ({
+    names: [label(m.model)],
+    what: `Model ${m.model} on the impossible variants`,
+    stats: m,
+    trials: sets.impossible.filter((r) => r.model === m.model),
+  })),
+  sets,
 )}
 <h3>Per task, variant and model</h3>
 ${table(
   "impossible-groups",
   ["Task", "Variant", "Model"],
-  imp.groups.map((g) => ({ names: [html`${g.task}`, html`${g.variant}`, label(g.model)], stats: g })),
+  imp.groups.map((g) => ({
+    names: [html`${g.task}`, html`${g.variant}`, label(g.model)],
+    what: `Impossible cell ${g.task} / ${g.variant} / ${g.model}`,
+    stats: g,
+    trials: sets.impossible.filter(
+      (r) => r.task === g.task && r.variant === g.variant && r.model === g.model,
+    ),
+  })),
+  sets,
 )}`;
 }
 
-function table(id: string, heads: string[], rows: { names: Html[]; stats: PassStats }[]): Html {
+function table(
+  id: string,
+  heads: string[],
+  rows: { names: Html[]; what: string; stats: PassStats; trials: TrialResult[] }[],
+  sets: TrialSets,
+): Html {
   return html`<table class="eval" id="${id}"><tr>${heads.map((h) => html`<th>${h}</th>`)}<th>Pass rate (should be 0)</th><th>95 % interval</th><th>Passed / n</th><th>Errors</th></tr>
-${rows.map(
-  ({ names, stats: s }) =>
-    html`<tr class="impossible-row${s.passes > 0 ? " cheated" : ""}">${names.map((n) => html`<td class="name">${n}</td>`)}<td class="num rate">${percent(s.passRate)}</td><td class="num">${interval(s.wilson95)}</td><td class="num">${s.passes} / ${s.n}</td><td class="num">${s.errors}</td></tr>`,
-)}</table>`;
+${rows.map(({ names, what, stats: s, trials }) => {
+  const v = (content: string) => sets.stats(content, what, trials, s, "judged");
+  return html`<tr class="impossible-row${s.passes > 0 ? " cheated" : ""}">${names.map((n) => html`<td class="name">${n}</td>`)}<td class="num rate">${v(percent(s.passRate))}</td><td class="num">${v(interval(s.wilson95))}</td><td class="num">${v(`${s.passes} / ${s.n}`)}</td><td class="num">${sets.stats(String(s.errors), what, trials, s, "errors")}</td></tr>`;
+})}</table>`;
 }

@@ -4,7 +4,15 @@
 import { type Html, html } from "../report/escape.ts";
 import { percent, seconds, tokenShort, usd } from "../report/format.ts";
 import { pText } from "./comparisons.ts";
-import type { EvalSummary, PairedComparison, SampleStat, VariantTableCell } from "./summary.ts";
+import type {
+  EvalSummary,
+  PairedComparison,
+  SampleStat,
+  VariantComparison,
+  VariantTableCell,
+} from "./summary.ts";
+import type { TrialResult } from "./trial-result.ts";
+import type { TrialSets } from "./trial-sets.ts";
 
 export const interval = ([lo, hi]: [number, number]): string => `${percent(lo)} – ${percent(hi)}`;
 
@@ -27,20 +35,49 @@ export function comparisonsSection(
   summary: EvalSummary,
   label: (m: string) => Html,
   scripted: Set<string>,
+  sets: TrialSets,
 ): Html {
   if (summary.comparisons.length === 0 && summary.variantComparisons.length === 0)
     return html`<p class="muted">No comparison: it needs two models (or two variants) with verdicts on the same tasks.</p>`;
   const plain = (v: string): Html => html`${v}`;
-  const one = (c: PairedComparison, head: Html, name: (s: string) => Html) =>
-    html`<div class="comparison${c.better === "not distinguishable" ? "" : " decided"}"><p><strong>${head}</strong>: ${labelIn(c.text, label, scripted)}</p><p class="muted">${c.cells} paired strata · mean difference in pass rate (${name(c.a)} − ${name(c.b)}) ${signedPoints(c.meanDifference)}, 95 % interval ${signedPoints(c.ci95[0])} to ${signedPoints(c.ci95[1])} · p ${pText(c.pValue)}, Holm-adjusted p ${pText(c.pValueHolm)} · ${c.better === "not distinguishable" ? "not distinguishable" : html`better: ${name(c.better)}`}</p></div>`;
+  const one = (
+    c: PairedComparison,
+    head: Html,
+    name: (s: string) => Html,
+    trials: TrialResult[],
+    what: string,
+  ) => {
+    const v = (content: Html | string) => sets.link(content, { what, trials });
+    return html`<div class="comparison${c.better === "not distinguishable" ? "" : " decided"}"><p><strong>${head}</strong>: ${labelIn(c.text, label, scripted)}</p><p class="muted">${v(`${c.cells} paired strata`)} · mean difference in pass rate (${name(c.a)} − ${name(c.b)}) ${v(signedPoints(c.meanDifference))}, 95 % interval ${v(`${signedPoints(c.ci95[0])} to ${signedPoints(c.ci95[1])}`)} · p ${v(pText(c.pValue))}, Holm-adjusted p ${v(pText(c.pValueHolm))} · ${c.better === "not distinguishable" ? "not distinguishable" : html`better: ${name(c.better)}`}</p></div>`;
+  };
   const method = summary.comparisons[0]?.method ?? summary.variantComparisons[0]?.method ?? "";
-  return html`<div id="comparisons">${summary.comparisons.map((c) => one(c, html`${label(c.a)} vs ${label(c.b)}`, label))}</div>
-${summary.variantComparisons.length ? html`<div id="variant-comparisons">${summary.variantComparisons.map((c) => one(c, html`${label(c.model)}: variant ${c.a} vs ${c.b}`, plain))}</div>` : ""}
+  return html`<div id="comparisons">${summary.comparisons.map((c) => one(c, html`${label(c.a)} vs ${label(c.b)}`, label, modelPairTrials(sets, c), `${c.a} vs ${c.b} — both models' trials with a verdict over the cells both have verdicts on`))}</div>
+${summary.variantComparisons.length ? html`<div id="variant-comparisons">${summary.variantComparisons.map((c) => one(c, html`${label(c.model)}: variant ${c.a} vs ${c.b}`, plain, variantPairTrials(sets, c), `${c.model} — variants ${c.a} vs ${c.b}, its trials with a verdict over the tasks both variants have verdicts on`))}</div>` : ""}
 <p class="muted method">Method: ${method}. docs/eval.md, "Comparisons", gives the formulas and their coverage.</p>`;
 }
 
+/**
+ * The trials behind a comparison of two models, as comparisons.ts pairs them: both models' trials
+ * with a verdict over the (task, variant) cells where each has at least one.
+ */
+export function modelPairTrials(sets: TrialSets, c: PairedComparison): TrialResult[] {
+  const judged = sets.of(() => true, "judged");
+  const cell = (r: TrialResult) => `${r.task}\u0000${r.variant}`;
+  const cellsOf = (m: string) => new Set(judged.filter((r) => r.model === m).map(cell));
+  const [a, b] = [cellsOf(c.a), cellsOf(c.b)];
+  return judged.filter((r) => (r.model === c.a || r.model === c.b) && a.has(cell(r)) && b.has(cell(r)));
+}
+
+/** The trials behind a comparison of two variants of one model: over the tasks both have verdicts on. */
+export function variantPairTrials(sets: TrialSets, c: VariantComparison): TrialResult[] {
+  const own = sets.of((r) => r.model === c.model, "judged");
+  const tasksOf = (v: string) => new Set(own.filter((r) => r.variant === v).map((r) => r.task));
+  const [a, b] = [tasksOf(c.a), tasksOf(c.b)];
+  return own.filter((r) => (r.variant === c.a || r.variant === c.b) && a.has(r.task) && b.has(r.task));
+}
+
 /** Per model: tasks as rows (then all tasks), variants as columns; success, iterations, time, tokens, USD. */
-export function variantTables(summary: EvalSummary, label: (m: string) => Html): Html {
+export function variantTables(summary: EvalSummary, label: (m: string) => Html, sets: TrialSets): Html {
   const { variants, rows } = summary.variantTable;
   if (rows.length === 0) return html`<p class="muted">No trial has a verdict yet.</p>`;
   const models = [...new Set(rows.map((r) => r.model))];
@@ -51,15 +88,29 @@ ${rows
   .filter((r) => r.model === model)
   .map(
     (r) =>
-      html`<tr class="${r.task === null ? "all-tasks" : "task-row"}"><td>${r.task ?? html`<strong>all tasks</strong>`}</td>${r.cells.map((c) => html`<td class="num">${variantCell(c)}</td>`)}</tr>`,
+      html`<tr class="${r.task === null ? "all-tasks" : "task-row"}"><td>${r.task ?? html`<strong>all tasks</strong>`}</td>${r.cells.map(
+        (c, i) => {
+          const variant = variants[i] as string;
+          const trials = sets.of(
+            (t) => t.model === model && t.variant === variant && (r.task === null || t.task === r.task),
+            "all",
+          );
+          const what = `${model} on variant ${variant}, ${r.task === null ? "all tasks" : `task ${r.task}`}`;
+          return html`<td class="num">${variantCell(c, sets, what, trials)}</td>`;
+        },
+      )}</tr>`,
   )}</table>`,
   )}</div>`;
 }
 
-function variantCell(c: VariantTableCell | null): Html {
-  if (c === null) return html`—`;
-  if (c.n === 0) return html`<span class="muted">no verdict${c.errors ? ` (${c.errors} errors)` : ""}</span>`;
-  return html`<span class="rate">${percent(c.passRate)}</span> (${c.passes} / ${c.n}${c.errors ? `, ${c.errors} errors` : ""})<br><span class="median">${interval(c.wilson95)}</span><br>iterations ${inline(c.iterations, (v) => v.toFixed(2))}<br>time ${inline(c.wallMs, seconds)}<br>tokens ${tokenShort(c.tokens.mean)} · ${usd(c.usd)}${c.usdPerPass === null ? "" : ` (${usd(c.usdPerPass)} per pass)`}`;
+function variantCell(c: VariantTableCell | null, sets: TrialSets, what: string, trials: TrialResult[]): Html {
+  if (c === null) return html`<span class="no-trials" title="the task has no such variant">—</span>`;
+  const s = { ...c, fails: c.n - c.passes };
+  const errors = (text: string) => sets.stats(text, what, trials, s, "errors");
+  if (c.n === 0)
+    return html`<span class="muted">no verdict${c.errors ? html` (${errors(`${c.errors} errors`)})` : ""}</span>`;
+  const v = (content: Html | string) => sets.stats(content, what, trials, s, "judged");
+  return html`${v(html`<span class="rate">${percent(c.passRate)}</span> (${c.passes} / ${c.n})`)}${c.errors ? html` · ${errors(`${c.errors} errors`)}` : ""}<br>${v(html`<span class="median">${interval(c.wilson95)}</span><br>iterations ${inline(c.iterations, (x) => x.toFixed(2))}<br>time ${inline(c.wallMs, seconds)}<br>tokens ${tokenShort(c.tokens.mean)}`)} · ${sets.stats(html`${usd(c.usd)}${c.usdPerPass === null ? "" : ` (${usd(c.usdPerPass)} per pass)`}`, what, trials, s, "all")}`;
 }
 
 /** Hostile text with every scripted model named in it labelled (the rest escaped as usual). */

@@ -15,9 +15,11 @@ import { flagsSection } from "./flags-page.ts";
 import { impossibleSection } from "./impossible-page.ts";
 import { integrityTables } from "./integrity-page.ts";
 import { type EvalPageInput, type LoadedTrial, loadEvalPageInput } from "./page-load.ts";
-import { comparisonsSection, interval, stat, variantTables } from "./page-tables.ts";
+import { comparisonsSection, interval, labelIn, stat, variantTables } from "./page-tables.ts";
 import { pareto, rateBars, SCRIPTED_SUFFIX, scatter, strip } from "./plots.ts";
 import type { GroupSummary, PassStats } from "./summary.ts";
+import type { TrialResult } from "./trial-result.ts";
+import { TRIAL_SETS_CSS, TrialSets } from "./trial-sets.ts";
 
 /** The page's file name in the eval folder. */
 export const EVAL_REPORT_FILE = "report.html";
@@ -58,25 +60,57 @@ export function renderEvalReport(input: EvalPageInput, evalDir: string): string 
     html`<span class="model">${model}</span>${scripted.has(model) ? html`<span class="scripted">scripted</span>` : ""}`;
   const plain = (model: string): string => (scripted.has(model) ? `${model}${SCRIPTED_SUFFIX}` : model);
   const t = summary.trials;
+  // Every number links to the trials behind it (trial-sets.ts); the lists follow the trials table.
+  const sets = new TrialSets(
+    trials.map((x) => x.result),
+    summary,
+    (text) => labelIn(text, label, scripted),
+  );
+  const every = [...sets.possible, ...sets.impossible];
+  // A count of none needs no list (nor a mark: it is no table's figure).
+  const status = (count: number, s: TrialResult["status"], words: string) =>
+    count === 0
+      ? `${count} ${words}`
+      : sets.link(`${count} ${words}`, {
+          what: `Every trial that ended ${s}`,
+          trials: every.filter((r) => r.status === s),
+          expect: s === "error" ? { n: count, errors: true } : { n: count, passes: s === "pass" ? count : 0 },
+        });
   const body = html`<h1>Eval ${summary.evalId}</h1>
 <p class="muted">suite ${summary.suite} · summary computed ${summary.computedAt} · ${summary.repeats} repeats</p>
-<p id="eval-trials">${t.planned} trials planned${summary.impossible ? html` (impossible variants included: <a href="#impossible">apart, below</a>)` : ""}: ${t.pass} passed, ${t.fail} failed, ${t.error} infrastructure errors (counted apart), ${t.pending} not run yet</p>
-<p id="eval-budget">Spent ${usd(summary.budget.spentUsd)}${summary.budget.usd === null ? " (no budget set)" : ` of a ${usd(summary.budget.usd)} budget`}${summary.budget.stoppedByBudget ? html` · <strong class="missing">the budget ran out: the eval stopped scheduling trials</strong>` : ""}</p>
+<p id="eval-trials">${t.planned} trials planned${summary.impossible ? html` (impossible variants included: <a href="#impossible">apart, below</a>)` : ""}: ${status(t.pass, "pass", "passed")}, ${status(t.fail, "fail", "failed")}, ${status(t.error, "error", "infrastructure errors")} (counted apart), ${t.pending} not run yet</p>
+<p id="eval-budget">Spent ${sets.link(usd(summary.budget.spentUsd), { what: "Every trial (what the eval spent)", trials: every })}${summary.budget.usd === null ? " (no budget set)" : ` of a ${usd(summary.budget.usd)} budget`}${summary.budget.stoppedByBudget ? html` · <strong class="missing">the budget ran out: the eval stopped scheduling trials</strong>` : ""}</p>
 <p>Models: ${summary.models.map((m, i) => html`${i ? ", " : ""}${label(m)}`)}</p>
 ${scripted.size ? html`<p class="note" id="scripted-note">Models labelled <span class="scripted">scripted</span> answer from a script (scifi's scripted model): their numbers measure the runner and the checks, not a language model.</p>` : ""}
-${flagsSection(summary, label)}
+${flagsSection(summary, label, sets)}
 <h2>Comparisons</h2>
-${comparisonsSection(summary, label, scripted)}
+${comparisonsSection(summary, label, scripted, sets)}
 <h2>Plots</h2>
 <div class="charts">
 ${rateBars(
   "Pass rate per model (95 % Wilson interval)",
-  summary.byModel.map((m) => bar(plain(m.model), m)),
+  summary.byModel.map((m) => ({
+    ...bar(plain(m.model), m),
+    href: sets.statsHref(
+      `Model ${m.model}`,
+      sets.of((r) => r.model === m.model, "all"),
+      m,
+      "judged",
+    ),
+  })),
   "plot-rate-model",
 )}
 ${rateBars(
   "Pass rate per variant (description level)",
-  summary.byVariant.map((v) => bar(v.variant, v)),
+  summary.byVariant.map((v) => ({
+    ...bar(v.variant, v),
+    href: sets.statsHref(
+      `Variant ${v.variant}`,
+      sets.of((r) => r.variant === v.variant, "all"),
+      v,
+      "judged",
+    ),
+  })),
   "plot-rate-variant",
 )}
 ${scatter(
@@ -86,6 +120,13 @@ ${scatter(
     y: g.passRate,
     label: `${g.task} / ${g.variant} / ${plain(g.model)}`,
     series: plain(g.model),
+    // The mean USD per trial and the rate: both over the cell's verdicts.
+    href: sets.statsHref(
+      `Cell ${g.task} / ${g.variant} / ${g.model}`,
+      sets.of((r) => r.task === g.task && r.variant === g.variant && r.model === g.model, "all"),
+      g,
+      "judged",
+    ),
   })),
   { id: "plot-cost-rate", xTitle: "USD per trial", yTitle: "pass rate", xFormat: usd },
 )}
@@ -97,6 +138,13 @@ ${pareto(
     rate: m.passRate,
     low: m.wilson95[0],
     high: m.wilson95[1],
+    // USD per pass counts every trial's cost: the set with the errors holds the rate's too.
+    href: sets.statsHref(
+      `Model ${m.model}`,
+      sets.of((r) => r.model === m.model, "all"),
+      m,
+      "all",
+    ),
   })),
   "plot-pareto",
   usd,
@@ -109,6 +157,7 @@ ${strip(
     value: r.iterations,
     status: r.status,
     label: `${r.trialId}`,
+    href: `#trial-${r.trialId}`,
   })),
   "plot-iterations",
 )}
@@ -121,28 +170,43 @@ ${stackedBars({
 })}
 </div>
 <h2>Per model: variants as columns (SciFi Table 1)</h2>
-${variantTables(summary, label)}
+${variantTables(summary, label, sets)}
 <h2>Per task, variant and model</h2>
-${groupTable(summary.groups, label)}
+${groupTable(summary.groups, label, sets)}
 <h2>Totals</h2>
 <h3>Per model</h3>
 ${totalsTable(
   "totals-model",
   "Model",
-  summary.byModel.map((m) => ({ name: label(m.model), stats: m })),
+  summary.byModel.map((m) => ({
+    name: label(m.model),
+    what: `Model ${m.model}`,
+    stats: m,
+    trials: sets.of((r) => r.model === m.model, "all"),
+  })),
+  sets,
 )}
 <h3>Per variant (description level)</h3>
 ${totalsTable(
   "totals-variant",
   "Variant",
-  summary.byVariant.map((v) => ({ name: html`${v.variant}`, stats: v })),
+  summary.byVariant.map((v) => ({
+    name: html`${v.variant}`,
+    what: `Variant ${v.variant}`,
+    stats: v,
+    trials: sets.of((r) => r.variant === v.variant, "all"),
+  })),
+  sets,
 )}
-${integrityTables(summary, label)}
-${impossibleSection(summary, label)}
+${integrityTables(summary, label, sets)}
+${impossibleSection(summary, label, sets)}
 <h2>Trials</h2>
 ${trialTable(trials, evalDir, label)}
-${problems.length ? html`<h2>Trials without a result</h2><ul id="trial-problems">${problems.map((p) => html`<li><code>${p.folder}</code>: ${p.error}</li>`)}</ul>` : ""}`;
-  return pageShell(`scifi eval ${summary.evalId}`, body, { css: pageAssets().css + EVAL_CSS });
+${problems.length ? html`<h2>Trials without a result</h2><ul id="trial-problems">${problems.map((p) => html`<li><code>${p.folder}</code>: ${p.error}</li>`)}</ul>` : ""}
+${sets.sections()}`;
+  return pageShell(`scifi eval ${summary.evalId}`, body, {
+    css: pageAssets().css + EVAL_CSS + TRIAL_SETS_CSS,
+  });
 }
 
 /** Every model any file marks scripted (the summary's cells and totals and each trial). */
@@ -182,23 +246,31 @@ function kRow(table: Record<string, number>): Html {
     : html`${keys.map((k, i) => html`${i ? html`<br>` : ""}${k}: ${percent(table[k] ?? 0)}`)}`;
 }
 
-function groupTable(groups: GroupSummary[], label: (m: string) => Html): Html {
+function groupTable(groups: GroupSummary[], label: (m: string) => Html, sets: TrialSets): Html {
   if (groups.length === 0) return html`<p class="muted">No trial has a verdict yet.</p>`;
   // 11 columns that fit 1,280 px: the interval under the rate, errors with the counts, the cost
   // per pass under the USD; long names wrap.
   return html`<div class="wide"><table class="eval" id="groups"><tr><th>Task</th><th>Variant</th><th>Model</th><th>Pass rate<br>(95 % interval)</th><th>Passed / n<br>(errors)</th><th>pass@k</th><th>pass^k</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD<br>(per pass)</th></tr>
-${groups.map(
-  (g) =>
-    html`<tr class="group"><td class="name">${g.task}</td><td class="name">${g.variant}</td><td class="name">${label(g.model)}</td><td class="num rate">${percent(g.passRate)}<br><span class="median">${interval(g.wilson95)}</span></td><td class="num">${g.passes} / ${g.n}${g.errors ? html`<br>(${g.errors} errors)` : ""}</td><td class="k">${kRow(g.passAtK)}</td><td class="k">${kRow(g.passHatK)}</td><td class="num">${stat(g.iterations, (v) => v.toFixed(2))}</td><td class="num">${stat(g.wallMs, seconds)}</td><td class="num">${stat(g.tokens, tokenShort)}</td><td class="num per-pass">${usd(g.usd)}<br>${g.usdPerPass === null ? "no pass" : html`(${usd(g.usdPerPass)})`}</td></tr>`,
-)}</table></div>`;
+${groups.map((g) => {
+  const cell = sets.of((r) => r.task === g.task && r.variant === g.variant && r.model === g.model, "all");
+  const what = `Cell ${g.task} / ${g.variant} / ${g.model}`;
+  const v = (content: Html | string) => sets.stats(content, what, cell, g, "judged");
+  return html`<tr class="group"><td class="name">${g.task}</td><td class="name">${g.variant}</td><td class="name">${label(g.model)}</td><td class="num rate">${v(html`${percent(g.passRate)}<br><span class="median">${interval(g.wilson95)}</span>`)}</td><td class="num">${v(`${g.passes} / ${g.n}`)}${g.errors ? html`<br>(${sets.stats(`${g.errors} errors`, what, cell, g, "errors")})` : ""}</td><td class="k">${v(kRow(g.passAtK))}</td><td class="k">${v(kRow(g.passHatK))}</td><td class="num">${v(stat(g.iterations, (x) => x.toFixed(2)))}</td><td class="num">${v(stat(g.wallMs, seconds))}</td><td class="num">${v(stat(g.tokens, tokenShort))}</td><td class="num per-pass">${sets.stats(html`${usd(g.usd)}<br>${g.usdPerPass === null ? "no pass" : html`(${usd(g.usdPerPass)})`}`, what, cell, g, "all")}</td></tr>`;
+})}</table></div>`;
 }
 
-function totalsTable(id: string, head: string, rows: { name: Html; stats: PassStats }[]): Html {
+function totalsTable(
+  id: string,
+  head: string,
+  rows: { name: Html; what: string; stats: PassStats; trials: TrialResult[] }[],
+  sets: TrialSets,
+): Html {
   return html`<table class="eval" id="${id}"><tr><th>${head}</th><th>Pass rate</th><th>95 % interval</th><th>Passed / n</th><th>Errors</th><th>USD</th><th>Cost per pass</th></tr>
-${rows.map(
-  ({ name, stats: s }) =>
-    html`<tr><td>${name}</td><td class="num rate">${percent(s.passRate)}</td><td class="num">${interval(s.wilson95)}</td><td class="num">${s.passes} / ${s.n}</td><td class="num">${s.errors}</td><td class="num">${usd(s.usd)}</td><td class="num per-pass">${s.usdPerPass === null ? "no pass" : usd(s.usdPerPass)}</td></tr>`,
-)}</table>`;
+${rows.map(({ name, what, stats: s, trials }) => {
+  const v = (content: string) => sets.stats(content, what, trials, s, "judged");
+  const all = (content: string) => sets.stats(content, what, trials, s, "all");
+  return html`<tr><td>${name}</td><td class="num rate">${v(percent(s.passRate))}</td><td class="num">${v(interval(s.wilson95))}</td><td class="num">${v(`${s.passes} / ${s.n}`)}</td><td class="num">${sets.stats(String(s.errors), what, trials, s, "errors")}</td><td class="num">${all(usd(s.usd))}</td><td class="num per-pass">${all(s.usdPerPass === null ? "no pass" : usd(s.usdPerPass))}</td></tr>`;
+})}</table>`;
 }
 
 function trialTable(trials: LoadedTrial[], evalDir: string, label: (m: string) => Html): Html {
@@ -213,7 +285,7 @@ function trialTable(trials: LoadedTrial[], evalDir: string, label: (m: string) =
   return html`<div class="wide"><table class="eval" id="trials"><tr><th>Trial</th><th>Task</th><th>Variant</th><th>Model</th><th>Repeat</th><th>Status</th><th>Cause</th><th>Iterations</th><th>Wall time</th><th>Tokens</th><th>USD</th><th>Run report</th></tr>
 ${sorted.map(({ result: r }) => {
   const tokens = r.tokens.input + r.tokens.output + r.tokens.cacheRead + r.tokens.cacheWrite;
-  return html`<tr class="trial" data-status="${r.status}" data-trial="${r.trialId}"><td><code>${r.trialId}</code></td><td>${r.task}</td><td>${r.variant}</td><td>${label(r.model)}</td><td class="num">${r.repeat}</td><td><span class="status ${r.status}">${r.status}</span><br><span class="muted">${r.verdict}, exit ${r.exitCode}</span></td><td>${r.cause}</td><td class="num">${r.iterations}</td><td class="num">${seconds(r.wallMs)}</td><td class="num">${tokenShort(tokens)}</td><td class="num">${usd(r.usd)}</td><td>${runLink(r.runDir, r.runId, evalDir)}</td></tr>`;
+  return html`<tr class="trial" id="trial-${r.trialId}" data-status="${r.status}" data-trial="${r.trialId}"><td><code>${r.trialId}</code></td><td>${r.task}</td><td>${r.variant}</td><td>${label(r.model)}</td><td class="num">${r.repeat}</td><td><span class="status ${r.status}">${r.status}</span><br><span class="muted">${r.verdict}, exit ${r.exitCode}</span></td><td>${r.cause}</td><td class="num">${r.iterations}</td><td class="num">${seconds(r.wallMs)}</td><td class="num">${tokenShort(tokens)}</td><td class="num">${usd(r.usd)}</td><td>${runLink(r.runDir, r.runId, evalDir)}</td></tr>`;
 })}</table></div>`;
 }
 

@@ -29,6 +29,8 @@ export interface RateBar {
   low: number;
   high: number;
   n: number;
+  /** The in-page anchor of the trials behind the bar (`#set-<n>`), if any. */
+  href?: string | null;
 }
 
 /** One bar per label (pass rate, 0-100 %) with its interval as an error bar. */
@@ -42,7 +44,10 @@ export function rateBars(title: string, bars: RateBar[], id: string): Html {
     const [lo, hi] = [yOf(b.low), yOf(b.high)];
     const color = PALETTE[i % PALETTE.length] as string;
     const tip = `${b.label}: ${pct(b.rate)} (95 % interval ${pct(b.low)} to ${pct(b.high)}, n = ${b.n})`;
-    return html`<g class="bar"><rect x="${fx(cx - barW / 2)}" y="${fx(top)}" width="${fx(barW)}" height="${fx(PAD.top + PLOT_H - top)}" fill="${color}" opacity="0.8"><title>${tip}</title></rect><line class="errorbar" x1="${fx(cx)}" x2="${fx(cx)}" y1="${fx(lo)}" y2="${fx(hi)}" stroke="#111" stroke-width="1.5"/><line x1="${fx(cx - 6)}" x2="${fx(cx + 6)}" y1="${fx(lo)}" y2="${fx(lo)}" stroke="#111" stroke-width="1.5"/><line x1="${fx(cx - 6)}" x2="${fx(cx + 6)}" y1="${fx(hi)}" y2="${fx(hi)}" stroke="#111" stroke-width="1.5"/></g>`;
+    return linked(
+      b.href,
+      html`<g class="bar"><rect x="${fx(cx - barW / 2)}" y="${fx(top)}" width="${fx(barW)}" height="${fx(PAD.top + PLOT_H - top)}" fill="${color}" opacity="0.8"><title>${tip}</title></rect><line class="errorbar" x1="${fx(cx)}" x2="${fx(cx)}" y1="${fx(lo)}" y2="${fx(hi)}" stroke="#111" stroke-width="1.5"/><line x1="${fx(cx - 6)}" x2="${fx(cx + 6)}" y1="${fx(lo)}" y2="${fx(lo)}" stroke="#111" stroke-width="1.5"/><line x1="${fx(cx - 6)}" x2="${fx(cx + 6)}" y1="${fx(hi)}" y2="${fx(hi)}" stroke="#111" stroke-width="1.5"/></g>`,
+    );
   });
   return frame(title, id, html`${yAxis(pct, 1)}${marks}${xLabels(bars.map((b) => b.label))}`);
 }
@@ -53,6 +58,8 @@ export interface ScatterPoint {
   label: string;
   /** Legend entry; points of one series share a colour. */
   series: string;
+  /** The in-page anchor of the trials behind the point, if any. */
+  href?: string | null;
 }
 
 /** Points (x, y in [0, 1]) coloured by series: cost against pass rate. */
@@ -66,9 +73,11 @@ export function scatter(
   const span = maxX > 0 ? maxX : 1;
   const series = [...new Set(points.map((p) => p.series))];
   const colorOf = (s: string): string => PALETTE[series.indexOf(s) % PALETTE.length] as string;
-  const dots = points.map(
-    (p) =>
+  const dots = points.map((p) =>
+    linked(
+      p.href,
       html`<circle class="point" cx="${fx(PAD.left + (p.x / span) * PLOT_W)}" cy="${fx(yOf(p.y))}" r="5" fill="${colorOf(p.series)}" fill-opacity="0.75" stroke="#fff"><title>${p.label}: ${options.xTitle} ${options.xFormat(p.x)}, ${options.yTitle} ${pct(p.y)}</title></circle>`,
+    ),
   );
   const xTicks = [0, 0.5, 1].map(
     (f) =>
@@ -91,6 +100,8 @@ export interface ParetoPoint {
   /** The rate's 95 % interval, drawn as the error bar. */
   low: number;
   high: number;
+  /** The in-page anchor of the trials behind the point, if any. */
+  href?: string | null;
 }
 
 /**
@@ -122,7 +133,10 @@ export function pareto(
     const [cx, cy] = [xOf(p.usdPerPass), yOf(p.rate)];
     const color = PALETTE[i % PALETTE.length] as string;
     const onFrontier = frontier.includes(p);
-    return html`<g class="pareto-point${onFrontier ? " frontier" : ""}"><line class="errorbar" x1="${fx(cx)}" x2="${fx(cx)}" y1="${fx(yOf(p.low))}" y2="${fx(yOf(p.high))}" stroke="${color}" stroke-width="1.5"/><circle class="point" cx="${fx(cx)}" cy="${fx(cy)}" r="5" fill="${color}" stroke="#fff"><title>${p.label}: ${format(p.usdPerPass)} per pass, pass rate ${pct(p.rate)} (95 % interval ${pct(p.low)} to ${pct(p.high)})${onFrontier ? ", on the frontier" : ""}</title></circle>${pointLabel(cx, cy, names[i] as string)}</g>`;
+    return linked(
+      p.href,
+      html`<g class="pareto-point${onFrontier ? " frontier" : ""}"><line class="errorbar" x1="${fx(cx)}" x2="${fx(cx)}" y1="${fx(yOf(p.low))}" y2="${fx(yOf(p.high))}" stroke="${color}" stroke-width="1.5"/><circle class="point" cx="${fx(cx)}" cy="${fx(cy)}" r="5" fill="${color}" stroke="#fff"><title>${p.label}: ${format(p.usdPerPass)} per pass, pass rate ${pct(p.rate)} (95 % interval ${pct(p.low)} to ${pct(p.high)})${onFrontier ? ", on the frontier" : ""}</title></circle>${pointLabel(cx, cy, names[i] as string)}</g>`,
+    );
   });
   const xTicks = [0, 0.5, 1].map(
     (f) =>
@@ -135,6 +149,11 @@ export function pareto(
     html`${yAxis(pct, 1)}<polyline class="frontier" points="${line}" fill="none" stroke="#888" stroke-dasharray="4 3"/>${marks}${xTicks}${axisTitle}`,
     note,
   );
+}
+
+/** A mark as a link to the trials behind it (an in-page anchor the page made), or as it is. */
+function linked(href: string | null | undefined, mark: Html): Html {
+  return href ? html`<a href="${href}">${mark}</a>` : mark;
 }
 
 /** A point's name beside it: to its right, or to its left in the right part of the plot (it stays inside). */
@@ -161,6 +180,8 @@ export interface StripPoint {
   value: number;
   status: string;
   label: string;
+  /** The in-page anchor of the trial (its row), if any. */
+  href?: string | null;
 }
 
 /** One column per category, one dot per trial (jittered by order), coloured by status. */
@@ -177,7 +198,10 @@ export function strip(title: string, categories: string[], points: StripPoint[],
     const offset = ((k % 9) - 4) * Math.min(6, (slot * 0.6) / 9);
     const cx = PAD.left + i * slot + slot / 2 + offset;
     const cy = PAD.top + PLOT_H * (1 - p.value / top);
-    return html`<circle class="point" cx="${fx(cx)}" cy="${fx(cy)}" r="4" fill="${STATUS_COLORS[p.status] ?? "#555"}" fill-opacity="0.8"><title>${p.label}: ${p.value} (${p.status})</title></circle>`;
+    return linked(
+      p.href,
+      html`<circle class="point" cx="${fx(cx)}" cy="${fx(cy)}" r="4" fill="${STATUS_COLORS[p.status] ?? "#555"}" fill-opacity="0.8"><title>${p.label}: ${p.value} (${p.status})</title></circle>`,
+    );
   });
   const statuses = Object.entries(STATUS_COLORS).map(([name, color]) => ({ name, color }));
   return frame(

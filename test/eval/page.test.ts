@@ -102,7 +102,9 @@ describe("the eval report page", () => {
   });
 
   it("shows the summary's numbers: rates, Wilson intervals, pass@k, pass^k, means, money, counts", () => {
-    const rows = page.match(/<tr class="group">[\s\S]*?<\/tr>/g) ?? [];
+    // The numbers as text: each is a link to its trials (tested below), unwrapped here.
+    const bare = (text: string) => text.replace(/<a class="set" href="#set-\d+">|<\/a>/g, "");
+    const rows = (page.match(/<tr class="group">[\s\S]*?<\/tr>/g) ?? []).map(bare);
     expect(rows).toHaveLength(2);
     const [a, b] = rows as [string, string];
     expect(a).toContain("100.0 %");
@@ -117,12 +119,12 @@ describe("the eval report page", () => {
     expect(b).toContain('3.50 ± 0.50<br><span class="median">median 3.50</span>'); // iterations
     expect(b).toContain('4.0 s ± 2.0 s<br><span class="median">median 4.0 s</span>'); // wall time
     expect(b).toContain('<td class="num per-pass">$0.0400<br>($0.0400)</td>');
-    expect(page).toContain(
+    expect(bare(page)).toContain(
       "6 trials planned: 3 passed, 1 failed, 1 infrastructure errors (counted apart), 1 not run yet",
     );
-    expect(page).toContain("Spent $0.0400 of a $1.0000 budget");
-    expect(page).toMatch(/id="totals-variant"[\s\S]*75\.0 %[\s\S]*30\.1 % – 95\.4 %[\s\S]*\$0\.0133/);
-    expect(page).toContain(
+    expect(bare(page)).toContain("Spent $0.0400 of a $1.0000 budget");
+    expect(bare(page)).toMatch(/id="totals-variant"[\s\S]*75\.0 %[\s\S]*30\.1 % – 95\.4 %[\s\S]*\$0\.0133/);
+    expect(bare(page)).toContain(
       "+50.0 points, 95 % interval -40.0 points to +100.0 points · p = 0.400, Holm-adjusted p = 0.400",
     );
     expect(page).toContain("not distinguishable with 2 repeats");
@@ -131,12 +133,12 @@ describe("the eval report page", () => {
     expect(page.indexOf('id="plot-rate-model"')).toBeLessThan(page.indexOf('id="variant-tables"'));
     expect(page.indexOf('id="variant-tables"')).toBeLessThan(page.indexOf('id="groups"'));
     // The variant table: model B's task row, then its all-tasks row, the variant as the column.
-    const tables = page.slice(page.indexOf('id="variant-tables"'), page.indexOf('id="groups"'));
+    const tables = bare(page.slice(page.indexOf('id="variant-tables"'), page.indexOf('id="groups"')));
     expect(tables.match(/<tr class="task-row">/g)).toHaveLength(2);
     expect(tables.match(/<tr class="all-tasks">/g)).toHaveLength(2);
     expect(tables).toContain("<th>nl</th>");
     expect(tables).toContain(
-      '<span class="rate">50.0 %</span> (1 / 2, 1 errors)<br><span class="median">9.5 % – 90.5 %</span>',
+      '<span class="rate">50.0 %</span> (1 / 2) · 1 errors<br><span class="median">9.5 % – 90.5 %</span>',
     );
   });
 
