@@ -11,77 +11,31 @@
 // Suggested fix: in ctl, refuse a raise past the site's usdPerDay for a daemon task's run (naming
 // it), and update the task record's budgetUsd with an applied change so the scheduler reserves
 // the new cap (or have the scheduler read the run's live limits from its state.json).
-import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { expect, it } from "vitest";
-import { writeTask } from "../../runner/daemon/records.ts";
 import { runBudgetUsd } from "../../runner/daemon/spend.ts";
 import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
-import { REPO } from "../run/harness.ts";
-
-const exec = promisify(execFile);
+import { scifi, writePausedDaemonTask, writePausedRun } from "../run/paused-run.ts";
 
 it("a41: ctl refuses a daemon task's budget past the site's usdPerDay", async () => {
   const home = join(mkdtempSync(join(tmpdir(), "a41-perday-")), "home");
   mkdirSync(home);
   writeFileSync(join(home, "site-policy.yaml"), "usdPerDay: 5\n");
   const runId = "20261204-030000-t-aaaaaa";
-  const dir = join(home, "runs", runId);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, "state.json"),
-    JSON.stringify({
-      version: 1,
-      runId,
-      phase: "work",
-      iteration: 1,
-      attempts: { root: 1 },
-      spent: { tokens: 0, usd: 0.2, elapsedMs: 60_000, at: new Date().toISOString() },
-      limits: { ...DEFAULT_LIMITS, usd: 1 },
-      resumes: 0,
-      paused: { at: "2026-12-04T03:00:00.000Z", phase: "work", reason: "paused by x@y" },
-    }),
-  );
-  mkdirSync(join(home, "tasks"), { recursive: true });
-  writeTask(home, {
-    version: 1,
-    key: "t",
-    kind: "file",
-    source: join(home, "tasks", "t"),
-    samFile: join(home, "tasks", "t"),
-    sha256: "0".repeat(64),
-    state: "paused",
-    gpus: 0,
-    budgetUsd: 1,
-    queuedAt: "2026-12-04T02:59:00.000Z",
-    updatedAt: "2026-12-04T03:00:00.000Z",
-    attempts: [{ n: 1, runId, startedAt: "2026-12-04T03:00:00.000Z", resumes: 0 }],
-  } as unknown as Parameters<typeof writeTask>[1]);
-  const r = await exec(
-    process.execPath,
-    [join(REPO, "bin/scifi.js"), "ctl", "t", "limits", "--budget-usd", "50"],
-    {
-      env: { ...process.env, SCIFI_HOME: home },
-    },
-  ).then(
-    (ok) => ({ code: 0, out: ok.stdout + ok.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
-  );
+  const spent = { tokens: 0, usd: 0.2, elapsedMs: 60_000, at: new Date().toISOString() };
+  const dir = writePausedRun(home, runId, { spent, limits: { ...DEFAULT_LIMITS, usd: 1 } });
+  writePausedDaemonTask(home, runId);
+  const r = await scifi(home, ["ctl", "t", "limits", "--budget-usd", "50"]);
   expect(r.code, r.out).toBe(2);
   expect(r.out).toContain("usdPerDay");
   expect(r.out).toContain("give at most 5");
   // Nothing was written for the run to apply.
   expect(existsSync(join(dir, "control")) ? readdirSync(join(dir, "control")) : []).toEqual([]);
   // A raise within the limit is taken, and the daemon reserves the run's live cap once applied.
-  const ok = await exec(
-    process.execPath,
-    [join(REPO, "bin/scifi.js"), "ctl", "t", "limits", "--budget-usd", "4"],
-    { env: { ...process.env, SCIFI_HOME: home } },
-  );
-  expect(ok.stdout).toContain("usd 1 → 4");
+  const ok = await scifi(home, ["ctl", "t", "limits", "--budget-usd", "4"]);
+  expect(ok.out).toContain("usd 1 → 4");
   expect(runBudgetUsd(home, runId, 1)).toBe(1);
   const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
   writeFileSync(join(dir, "state.json"), JSON.stringify({ ...state, limits: { ...state.limits, usd: 4 } }));
@@ -93,32 +47,8 @@ it("a41: ctl refuses a walltime past the site policy's maxWalltime, for any run"
   mkdirSync(home);
   writeFileSync(join(home, "site-policy.yaml"), "maxWalltime: 2h\n");
   const runId = "20261204-030000-direct-aaaaaa";
-  const dir = join(home, "runs", runId);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, "state.json"),
-    JSON.stringify({
-      version: 1,
-      runId,
-      phase: "work",
-      iteration: 1,
-      attempts: { root: 1 },
-      spent: { tokens: 0, usd: 0, elapsedMs: 60_000, at: new Date().toISOString() },
-      limits: { ...DEFAULT_LIMITS },
-      resumes: 0,
-      paused: { at: "2026-12-04T03:00:00.000Z", phase: "work", reason: "paused by x@y" },
-    }),
-  );
-  const r = await exec(
-    process.execPath,
-    [join(REPO, "bin/scifi.js"), "ctl", runId, "limits", "--walltime", "3h"],
-    {
-      env: { ...process.env, SCIFI_HOME: home },
-    },
-  ).then(
-    (ok) => ({ code: 0, out: ok.stdout + ok.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
-  );
+  writePausedRun(home, runId);
+  const r = await scifi(home, ["ctl", runId, "limits", "--walltime", "3h"]);
   expect(r.code, r.out).toBe(2);
   expect(r.out).toContain("maxWalltime (7200 s");
 });
