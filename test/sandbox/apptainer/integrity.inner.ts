@@ -1,6 +1,7 @@
 // Integrity events on Apptainer, INSIDE the harness as the non-root user: the same table as the
 // Docker suite (test/run/integrity-table.ts: one task, one scripted agent per kind of attempt, an
-// honest control), run through the whole loop with backend "apptainer" and the run's proxy. The task
+// honest control) less its SLURM rows, run through the whole loop with backend "apptainer" and the
+// run's proxy. The task
 // needs Python: the scientific image's SIF (scifi-sci:local), which test/sandbox/apptainer.test.ts makes.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
