@@ -1,8 +1,8 @@
 // Integrity events on Apptainer, INSIDE the harness as the non-root user: the same table as the
 // Docker suite (test/run/integrity-table.ts: one task, one scripted agent per kind of attempt, an
 // honest control) less its SLURM rows, run through the whole loop with backend "apptainer" and the
-// run's proxy. The task
-// needs Python: the scientific image's SIF (scifi-sci:local), which test/sandbox/apptainer.test.ts makes.
+// run's proxy. The task needs Python: the scientific image's SIF (scifi-sci:local), which
+// test/sandbox/apptainer.test.ts makes.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
