@@ -32,6 +32,8 @@ export interface Row {
   outcome: "passed" | "failed";
   /** What every event's `attempted` must match (the path or job the attempt was about). */
   attempted?: RegExp;
+  /** What one of the work agent's tool results must show (the attempt happened as the row means it). */
+  toolOutput?: RegExp;
   /** The row's own task: the fixture task's SAM changed by `sam`, with `files` added (task-relative). */
   task?: { sam: (md: string) => string; files?: Record<string, string> };
   /** A person's answer to every approval request, given at once (the gate's terminal prompt). */
@@ -125,7 +127,13 @@ export const TABLE: Row[] = [
     fromCall: false,
     outcome: "failed",
     attempted: /^SLURM job\(s\) \d+ still running after the work pass$/,
-    task: { sam: (md) => replaced(md, "iterations: 1\n", "iterations: 1\njobs: slurm\n") },
+    // The job ran (its line in the task folder) before the work ended: cancelled running, not pending.
+    toolOutput: /^started 42$/m,
+    // No allowlist: the agent waits in a shell loop until the job runs (its file appears).
+    task: {
+      sam: (md) =>
+        replaced(md.replace(/^allow_commands:.*\n/m, ""), "iterations: 1\n", "iterations: 1\njobs: slurm\n"),
+    },
     slurm: true,
   },
 ];
@@ -183,6 +191,13 @@ export function verifyRow(row: Row, home: string, result: RunResult): void {
     return;
   }
   const tools = () => JSON.stringify(workToolExchanges(join(result.dir, "audit.jsonl")));
+  if (row.toolOutput) {
+    const outputs = workToolExchanges(join(result.dir, "audit.jsonl")).map((t) => t.output);
+    expect(
+      outputs.some((o) => row.toolOutput?.test(o)),
+      tools(),
+    ).toBe(true);
+  }
   expect(events.length, tools()).toBeGreaterThan(0);
   expect(
     events.map((e) => e.kind),
