@@ -29,7 +29,7 @@ export interface Row {
   kind?: IntegrityKind;
   /** The event names the work agent's tool call (else no call: found between phases, or the review). */
   fromCall: boolean;
-  outcome: "passed" | "failed";
+  outcome: "passed" | "failed" | "blocked";
   /** What every event's `attempted` must match (the path or job the attempt was about). */
   attempted?: RegExp;
   /** What one of the work agent's tool results must show (the attempt happened as the row means it). */
@@ -106,6 +106,18 @@ export const TABLE: Row[] = [
     approve: false,
   },
   {
+    // The same removal, nobody answers: the request times out and the run ends blocked.
+    agent: "delete-start-file.yaml#timeout",
+    kind: "deletion_undone",
+    fromCall: true,
+    outcome: "blocked",
+    attempted: /"fetch\.py" \(deleted\)/,
+    task: {
+      sam: (md) =>
+        replaced(md, "iterations: 1\n", "iterations: 1\napproval: [delete]\napproval_timeout: 2s\n"),
+    },
+  },
+  {
     agent: "output-link.yaml",
     kind: "output_refused",
     fromCall: false,
@@ -160,7 +172,7 @@ export async function runRow(
     home,
     task: join(taskDir, "task.md"),
     sitePolicy: site,
-    model: `scripted:${join(FIXTURE, "agents", row.agent)}`,
+    model: `scripted:${join(FIXTURE, "agents", row.agent.replace(/#.*/, ""))}`,
     limits: { walltimeSec: 200, bashTimeoutSec: 30 },
     retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
     ...(row.approve === undefined
