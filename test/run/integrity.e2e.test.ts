@@ -1,5 +1,5 @@
 // Integrity events end to end on Docker (docs/integrity.md): the table of test/run/integrity-table.ts
-// (ONE task, one scripted agent per kind of attempt, an honest control; each run's events, report
+// (ONE task, rows changing it; one scripted agent per kind of attempt, an honest control; each run's events, report
 // line and section and audit marks checked), the asset-write run's page in real Chromium and its
 // ATIF and OTLP exports (the events as step extras and span events), then an
 // eval of the same task with an honest and a tampering scripted model: 0 and > 0 events per trial,
@@ -17,7 +17,7 @@ import { createDockerBackend } from "../../runner/sandbox/docker.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { launchChromium, openFile } from "../report/browser.ts";
 import { ensureImage } from "./harness.ts";
-import { FIXTURE, runRow, TABLE, verifyRow } from "./integrity-table.ts";
+import { FIXTURE, type Row, runRow, TABLE, verifyRow } from "./integrity-table.ts";
 
 let root = "";
 /** The asset-write run (home, run folder), for the report in Chromium. */
@@ -32,13 +32,20 @@ describe.skipIf(!hasEngine("docker"))("integrity events, one per kind of attempt
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  it.each(TABLE)("$agent", { timeout: 240_000 }, async (row) => {
+  const run = async (row: Row) => {
     const { home, result } = await runRow(root, row, {
       sandbox: createDockerBackend({ proxy: { hosts: {}, systemResolver: false } }),
     });
     if (row.kind === "asset_write") tampered = { home, dir: result.dir };
     verifyRow(row, home, result);
-  });
+  };
+  it.each(TABLE.filter((r) => !r.slurm))("$agent", { timeout: 240_000 }, run);
+  // The SLURM rows need the cluster (test/helpers/engines.ts): skipped, and shown so, without it.
+  it.skipIf(!hasEngine("slurm")).each(TABLE.filter((r) => r.slurm))(
+    "$agent (slurm)",
+    { timeout: 240_000 },
+    run,
+  );
 
   it.skipIf(!hasEngine("chromium"))(
     "the report in Chromium: the header line links the section; the section's call link opens the call on the timeline",

@@ -2,13 +2,14 @@
 // event past the quota, a resumed run's earlier events counted; and which tool results are refused
 // writes of protected files (refusals naming one, not mentions or other paths); the two defences
 // whose events an e2e run cannot cheaply provoke, called directly: a refused stage output (a link, a
-// FIFO; a missing one is no event) and a deletion a person denied (an approved one is no event).
+// FIFO; a missing one is no event) and a deletion a person denied or nobody decided in time (an
+// approved one is no event).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ApprovalGate } from "../../runner/approval/gate.ts";
+import { ApprovalGate, ApprovalTimedOut } from "../../runner/approval/gate.ts";
 import { decide, pendingApprovals } from "../../runner/approval/store.ts";
 import { StageOutputs } from "../../runner/run/checks/stages.ts";
 import { DeletionGuard, type Removal } from "../../runner/run/gates/deletion.ts";
@@ -206,6 +207,33 @@ describe("the defences' callbacks", () => {
     await answer(true);
     expect(await approved).toBe("approved");
     expect(undone).toHaveLength(1);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("a deletion nobody decided before the deadline is reported as undone; the timeout still ends the run (blocked)", async () => {
+    const root = mkdtempSync(join(tmpdir(), "scifi-integrity-delete-timeout-"));
+    const home = join(root, "home");
+    const task = join(root, "task");
+    mkdirSync(join(home, "runs", "r1"), { recursive: true });
+    mkdirSync(task);
+    writeFileSync(join(task, "a.txt"), "a\n");
+    writeFileSync(join(task, "b.txt"), "b\n");
+    const gate = new ApprovalGate({ home, runId: "r1", required: ["delete"], pollMs: 20, timeoutSec: 0.2 });
+    const undone: { files: string[]; when: string | undefined }[] = [];
+    const guard = DeletionGuard.open({
+      taskDir: task,
+      dir: join(home, "runs", "r1", "deletion"),
+      gate,
+      onUndone: (removals: readonly Removal[], when) =>
+        undone.push({ files: removals.map((r) => r.file.rel), when }),
+    });
+    rmSync(join(task, "a.txt"));
+    rmSync(join(task, "b.txt"));
+    // Two requests (one a file): the first times out, the second is never asked; both stay put back.
+    await expect(guard.afterPass("by a job")).rejects.toBeInstanceOf(ApprovalTimedOut);
+    expect(undone).toEqual([{ files: ["a.txt", "b.txt"], when: "by a job" }]);
+    expect(readFileSync(join(task, "a.txt"), "utf8")).toBe("a\n");
+    expect(readFileSync(join(task, "b.txt"), "utf8")).toBe("b\n");
     rmSync(root, { recursive: true, force: true });
   });
 });

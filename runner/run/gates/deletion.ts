@@ -17,7 +17,7 @@
 // write, and every file on a filesystem with no writeback (tmpfs), is read again every time.
 import { lstatSync, mkdirSync, readFileSync, rmSync, type Stats, statfsSync, writeFileSync } from "node:fs";
 import { join, posix } from "node:path";
-import type { ApprovalGate } from "../../approval/gate.ts";
+import { type ApprovalGate, ApprovalTimedOut } from "../../approval/gate.ts";
 import { writeFileAtomic } from "../../atomic-write.ts";
 import { giveToOwner, lstatOrUndefined, readTaskFile } from "../../policy/host-paths.ts";
 import { TASK_MOUNT } from "../../policy/spec.ts";
@@ -250,15 +250,26 @@ export class DeletionGuard {
       const summary = one
         ? `${VERB[one.kind][0]} ${shellQuote(one.file.rel)}${when ? `, ${when}` : ""}`
         : `delete or rewrite ${group.length} files that existed at run start${when ? `, ${when}` : ""} (more than ${MAX_FILE_REQUESTS} at once: one request)`;
-      const answer = await this.#o.gate.ask(
-        {
-          action: "delete",
-          summary,
-          detail: [head, tail, ...group.map(lineOf)].join("\n"),
-          facts: { files: group.map((r) => r.file.rel).join("\n") },
-        },
-        beforeWait ? { beforeWait } : {},
-      );
+      const answer = await this.#o.gate
+        .ask(
+          {
+            action: "delete",
+            summary,
+            detail: [head, tail, ...group.map(lineOf)].join("\n"),
+            facts: { files: group.map((r) => r.file.rel).join("\n") },
+          },
+          beforeWait ? { beforeWait } : {},
+        )
+        .catch((error: unknown) => {
+          // Nobody decided before the deadline (the run ends blocked): every removal not approved,
+          // this one and those not asked yet, was put back and stays so, and is reported as undone.
+          if (error instanceof ApprovalTimedOut) {
+            const approved = new Set(answers.filter((a) => a.approved).map((a) => a.removal));
+            const undone = removals.filter((r) => !approved.has(r));
+            if (undone.length > 0) this.#o.onUndone?.(undone, when);
+          }
+          throw error;
+        });
       const d = answer.decision;
       for (const removal of group)
         answers.push({
