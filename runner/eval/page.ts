@@ -165,6 +165,13 @@ ${stackedBars({
   title: "Tokens per model, by kind",
   categories: summary.models.map(plain),
   series: tokenSeries(summary.models, trials),
+  // Each bar sums every trial of its model: linked to them (errors and impossible variants too).
+  hrefs: summary.models.map((m) =>
+    sets.href({
+      what: `Tokens of model ${m} (every trial)`,
+      trials: trials.map((t) => t.result).filter((r) => r.model === m),
+    }),
+  ),
   format: tokenShort,
   emptyNote: "no tokens counted (scripted trials may use none)",
 })}

@@ -15,6 +15,8 @@ export interface StackedBarsOptions {
   format: (value: number) => string;
   /** Shown instead of an empty plot when every value is zero. */
   emptyNote?: string;
+  /** Per category, where its bar links (an in-page anchor: the records behind it); none: no link. */
+  hrefs?: readonly (string | null | undefined)[];
 }
 
 const WIDTH = 520;
@@ -36,15 +38,18 @@ export function stackedBars(options: StackedBarsOptions): Html {
   options.categories.forEach((category, i) => {
     let y = PAD.top + PLOT_H;
     const x = PAD.left + i * slot + (slot - barW) / 2;
+    const stack: Html[] = [];
     for (const s of options.series) {
       const value = s.values[i] ?? 0;
       if (value <= 0) continue;
       const h = (value / max) * PLOT_H;
       y -= h;
-      bars.push(
+      stack.push(
         html`<rect x="${fixed(x)}" y="${fixed(y)}" width="${fixed(barW)}" height="${fixed(h)}" fill="${s.color}"><title>${category}: ${s.name} ${options.format(value)}</title></rect>`,
       );
     }
+    const href = options.hrefs?.[i];
+    bars.push(href ? html`<a href="${href}">${stack}</a>` : html`${stack}`);
   });
   const labels = categoryLabels(options.categories, slot);
   return frame(options.title, html`${axis(max, options.format)}${bars}${labels}`, legend(options.series));

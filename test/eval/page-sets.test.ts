@@ -234,6 +234,24 @@ describe("every number on the eval page links to the trials behind it", () => {
     ];
     expect(dots).toHaveLength(ev.results.length);
     for (const [, trial, title] of dots) expect(trial).toBe(title);
+    // The tokens chart: a model's stacked bar sums every one of its trials (errors, impossible too).
+    const tokens = page.slice(page.indexOf("Tokens per model, by kind"));
+    const stacks = [
+      ...tokens
+        .slice(0, tokens.indexOf("</figure>"))
+        .matchAll(/<a href="#(set-\d+)"><rect[^>]*><title>([^:<]+):/g),
+    ];
+    expect(stacks.map((m) => (m[2] as string).replace(" (scripted)", ""))).toEqual([
+      "alpha",
+      "beta",
+      "gamma",
+    ]);
+    for (const [, set, model] of stacks) {
+      const name = (model as string).replace(" (scripted)", "");
+      expect(sorted(sets.get(set as string) ?? []), name).toEqual(
+        ids(ev.results.filter((r) => r.model === name)),
+      );
+    }
   });
 
   it("no number in a stat table is left without a link or a reason; every set is distinct, used and agrees with the summary", () => {
