@@ -6,20 +6,61 @@
 // leaves (/tmp, /var/tmp, /dev/shm, its view, unix and abstract sockets, System V objects, a kernel
 // key in its user keyring) reaches neither check 2 (its verifier fails on 41 with its own status;
 // another user, PID, network, IPC and mount namespace), nor the compare stage, nor the delivered
-// folder. The scripted agent is labelled (no real LLM); helpers in test/attack/a37d-run.ts.
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+// folder. The runner killed (SIGKILL) while check 1 runs and check 2's instance and view are ready:
+// both instances and both fuse-overlayfs views are left; `scifi sandbox prune` removes all four (no
+// fuse-overlayfs of the run stays), and `--resume` runs every check in new instances and passes (the
+// honest control). The scripted agent is labelled (no real LLM); helpers in test/attack/a37d-run.ts.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { readHistory } from "../../../runner/memory/history.ts";
+import { readState } from "../../../runner/run-folder/state.ts";
 import { sifFileName } from "../../../runner/sandbox/apptainer.ts";
 import {
+  agent,
   CHEAT,
   checkEvent,
   compareOutput,
   probeReport,
   runAhead,
+  SLOW_HONEST,
   viewMounts,
+  workspace,
 } from "../../attack/a37d-run.ts";
+import { REPO, waitFor } from "../../run/harness.ts";
+
+const CLI = join(REPO, "bin", "scifi.js");
+
+function cli(args: string[], home: string): Promise<number> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, SCIFI_HOME: home },
+      stdio: "ignore",
+    });
+    p.once("exit", (code) => resolve(code ?? -1));
+  });
+}
+
+/** This run's instances alive now. */
+function instancesOf(runId: string): string[] {
+  const listed = execFileSync("apptainer", ["instance", "list"], { encoding: "utf8" });
+  return listed.split("\n").filter((l) => l.includes(runId.replace(/[^A-Za-z0-9_.-]/g, "_")));
+}
+
+/** fuse-overlayfs processes serving a view of this home's runs. */
+function fuseDaemons(home: string): string[] {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((p) => {
+      try {
+        const args = readFileSync(`/proc/${p}/cmdline`, "latin1");
+        return args.includes("fuse-overlayfs") && args.includes(home) ? [p] : [];
+      } catch {
+        return [];
+      }
+    });
+}
 
 const IMAGE = "scifi-sci:local";
 
@@ -62,7 +103,61 @@ describe("a37d: the next check made ready while one runs (apptainer, inside the 
       "task.md",
     ]);
     expect(viewMounts(run.ws.home)).toEqual([]);
-    const instances = execFileSync("apptainer", ["instance", "list"], { encoding: "utf8" });
-    expect(instances).not.toContain(run.result.runId.replace(/[^A-Za-z0-9_.-]/g, "_"));
+    expect(instancesOf(run.result.runId)).toEqual([]);
+  });
+
+  it("a runner killed with check 2 made ready: prune removes both instances and views; --resume passes on new ones", async () => {
+    const ws = workspace();
+    const agentFile = join(ws.root, "agent.yaml");
+    writeFileSync(agentFile, agent(SLOW_HONEST));
+    const child = spawn(
+      process.execPath,
+      [CLI, "run", join(ws.taskDir, "task.md"), "--backend", "apptainer", "--model", `scripted:${agentFile}`],
+      { env: { ...process.env, SCIFI_HOME: ws.home }, stdio: "ignore" },
+    );
+    const runs = join(ws.home, "runs");
+    const runId = await waitFor(
+      () => (existsSync(runs) ? readdirSync(runs).find((n) => /^\d/.test(n)) : undefined),
+      60_000,
+    );
+    // Check 1 sleeps in its view; check 2's view and instance are ready beside it.
+    await waitFor(
+      () => (viewMounts(ws.home).length === 2 && instancesOf(runId).length === 2 ? true : undefined),
+      90_000,
+    );
+    child.kill("SIGKILL");
+    await new Promise((r) => child.once("exit", r));
+    expect(
+      viewMounts(ws.home)
+        .map((d) => d.split("/").at(-1))
+        .sort(),
+    ).toEqual(["checks-copy", "checks-copy-2"]);
+    expect(instancesOf(runId)).toHaveLength(2);
+    expect(await cli(["sandbox", "prune", "--backend", "apptainer"], ws.home)).toBe(0);
+    expect(viewMounts(ws.home)).toEqual([]);
+    expect(instancesOf(runId)).toEqual([]);
+    await waitFor(() => (fuseDaemons(ws.home).length === 0 ? true : undefined), 10_000);
+    const runDir = join(runs, runId);
+    for (const view of ["checks-copy", "checks-copy-2"]) {
+      expect(existsSync(join(runDir, view))).toBe(false);
+      expect(existsSync(join(runDir, `${view}.layers`))).toBe(false);
+    }
+    rmSync(join(ws.taskDir, "slow"));
+    expect(await cli(["run", "--resume", runId, "--model", `scripted:${agentFile}`], ws.home)).toBe(0);
+    expect(readState(join(runDir, "state.json")).outcome?.status).toBe("passed");
+    const history = readHistory(join(runDir, "history.jsonl"));
+    const checks = history.flatMap((e) => (e.type === "check" ? [[e.check, e.passed, e.sandbox]] : []));
+    expect(checks.map(([id, passed]) => [id, passed])).toEqual([
+      ["root/check-1", true],
+      ["root/check-2", true],
+      ["root/check-3", true],
+    ]);
+    const sandboxes = checks.map(([, , sandbox]) => String(sandbox));
+    expect(new Set(sandboxes).size).toBe(3);
+    for (const name of sandboxes) expect(name).toContain(`${runId}-r1-`);
+    expect(history.filter((e) => e.type === "sandbox_died" || e.type === "limit")).toEqual([]);
+    expect(instancesOf(runId)).toEqual([]);
+    expect(viewMounts(ws.home)).toEqual([]);
+    expect(fuseDaemons(ws.home)).toEqual([]);
   });
 });
