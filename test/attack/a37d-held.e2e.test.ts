@@ -3,7 +3,7 @@
 // - check 1's code, running beside check 2's already-started sandbox (seen: two check containers of
 //   the run alive at once), sees no process of it (a lurker would have written 42 into its /task and
 //   ptrace-seized it), and what it leaves (/tmp, /var/tmp, /dev/shm, its view, unix sockets, an
-//   abstract socket, System V objects; a kernel key is refused) reaches neither check 2, whose
+//   abstract socket, System V objects; a kernel key is refused; no descriptor of the runner's is open in it) reaches neither check 2, whose
 //   verifier fails on 41 with its own status, nor the compare stage, nor the delivered folder;
 // - the runner killed (SIGKILL) while check 1 runs and check 2's sandbox and view are ready: both
 //   sandboxes and both views are left, `scifi sandbox prune` removes all four, and `--resume` runs
@@ -55,6 +55,9 @@ describe.skipIf(!hasEngine("docker") || process.getuid?.() !== 0)(
       const probe = probeReport(run);
       expect(probe.foreign, "check 1 saw processes of another sandbox").toEqual([]);
       expect(probe.lurk).toEqual({});
+      // Its processes hold their own stdio and sockets only: no descriptor of the runner's (a view, a lock, /dev/fuse).
+      const fds = Object.values(probe.fds as Record<string, string>);
+      expect(fds.filter((target) => !/^(\/dev\/null|pipe:|socket:)/.test(target))).toEqual([]);
       expect(probe.unix).toEqual(expect.arrayContaining(["@a37d", "/tmp/a37d.sock"]));
       const second = checkEvent(run, "root/check-2");
       expect([second.passed, second.exitCode]).toEqual([false, 1]);

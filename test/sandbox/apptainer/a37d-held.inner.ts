@@ -4,7 +4,7 @@
 // already-started instance (two check instances of the run seen at once), sees no process of it
 // (its lurker would have written 42 into that instance's /task and ptrace-seized it), and what it
 // leaves (/tmp, /var/tmp, /dev/shm, its view, unix and abstract sockets, System V objects, a kernel
-// key in its user keyring) reaches neither check 2 (its verifier fails on 41 with its own status;
+// key in its user keyring; no descriptor of the runner's is open in it) reaches neither check 2 (its verifier fails on 41 with its own status;
 // another user, PID, network, IPC and mount namespace), nor the compare stage, nor the delivered
 // folder. The runner killed (SIGKILL) while check 1 runs and check 2's instance and view are ready:
 // both instances and both fuse-overlayfs views are left; `scifi sandbox prune` removes all four (no
@@ -83,6 +83,9 @@ describe("a37d: the next check made ready while one runs (apptainer, inside the 
     const probe = probeReport(run);
     expect(probe.foreign, "check 1 saw processes of another instance").toEqual([]);
     expect(probe.lurk).toEqual({});
+    // Its processes hold their own stdio and sockets only: no descriptor of the runner's (a view, a lock, /dev/fuse).
+    const fds = Object.values(probe.fds as Record<string, string>);
+    expect(fds.filter((target) => !/^(\/dev\/null|pipe:|socket:)/.test(target))).toEqual([]);
     const marks = probe.marks as Record<string, unknown>;
     // The key was made (no seccomp refusal here): it stays in check 1's own user namespace.
     expect(marks.key_user).toBeGreaterThan(0);
