@@ -59,6 +59,9 @@ describe.skipIf(!hasEngine("docker") || process.getuid?.() !== 0)(
       const fds = Object.values(probe.fds as Record<string, string>);
       expect(fds.filter((target) => !/^(\/dev\/null|pipe:|socket:)/.test(target))).toEqual([]);
       expect(probe.unix).toEqual(expect.arrayContaining(["@a37d", "/tmp/a37d.sock"]));
+      // The image is read-only here: no python3 of check 1's first on PATH for check 2's verifier.
+      const marks = probe.marks as Record<string, unknown>;
+      expect(marks["/usr/local/bin/python3"]).toBe("Read-only file system");
       const second = checkEvent(run, "root/check-2");
       expect([second.passed, second.exitCode]).toEqual([false, 1]);
       expect(second.output).toContain("LOOK marks: none");

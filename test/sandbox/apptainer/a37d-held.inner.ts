@@ -6,7 +6,8 @@
 // leaves (/tmp, /var/tmp, /dev/shm, its view, unix and abstract sockets, System V objects, a kernel
 // key in its user keyring; no descriptor of the runner's is open in it) reaches neither check 2 (its verifier fails on 41 with its own status;
 // another user, PID, network, IPC and mount namespace), nor the compare stage, nor the delivered
-// folder. The runner killed (SIGKILL) while check 1 runs and check 2's instance and view are ready:
+// folder, nor the image's files check 1 rewrote in its own writable tmpfs (a python3 that exits
+// 0). The runner killed (SIGKILL) while check 1 runs and check 2's instance and view are ready:
 // both instances and both fuse-overlayfs views are left; `scifi sandbox prune` removes all four (no
 // fuse-overlayfs of the run stays), and `--resume` runs every check in new instances and passes (the
 // honest control). The scripted agent is labelled (no real LLM); helpers in test/attack/a37d-run.ts.
@@ -90,6 +91,9 @@ describe("a37d: the next check made ready while one runs (apptainer, inside the 
     // The key was made (no seccomp refusal here): it stays in check 1's own user namespace.
     expect(marks.key_user).toBeGreaterThan(0);
     expect(probe.unix).toEqual(expect.arrayContaining(["@a37d", "/tmp/a37d.sock"]));
+    // --writable-tmpfs: check 1 put a python3 that exits 0 first on PATH, and /etc/ld.so.preload, in
+    // its own instance; check 2's verifier is the image's python3 (it printed, and failed on 41).
+    expect([marks["/usr/local/bin/python3"], marks["/etc/ld.so.preload"]]).toEqual(["written", "written"]);
     const second = checkEvent(run, "root/check-2");
     expect([second.passed, second.exitCode]).toEqual([false, 1]);
     expect(second.output).toContain("LOOK marks: none");
