@@ -1,10 +1,12 @@
 // Attacker a37d on Docker (a root runner: the kernel overlay), issue 37 as changed by 213817e: the
 // next run stage's view, asset folders and sandbox are made ready while a check runs. What held:
 // - check 1's code, running beside check 2's already-started sandbox (seen: two check containers of
-//   the run alive at once), sees no process of it (a lurker would have written 42 into its /task and
-//   ptrace-seized it), and what it leaves (/tmp, /var/tmp, /dev/shm, its view, unix sockets, an
-//   abstract socket, System V objects; a kernel key is refused; no descriptor of the runner's is open in it) reaches neither check 2, whose
-//   verifier fails on 41 with its own status, nor the compare stage, nor the delivered folder;
+//   the run alive at once, never three), sees no process of it (a lurker would have written 42 into
+//   its /task and ptrace-seized it) and holds no descriptor of the runner's; what it leaves (/tmp,
+//   /var/tmp, /dev/shm, its view, unix and abstract sockets, System V objects; a kernel key and the
+//   image's python3 are refused) reaches neither check 2, whose verifier fails on 41 with its own
+//   status, nor check 3 (check 1's view folder again, with a fresh upper layer), nor the compare
+//   stage, nor the delivered folder;
 // - the runner killed (SIGKILL) while check 1 runs and check 2's sandbox and view are ready: both
 //   sandboxes and both views are left, `scifi sandbox prune` removes all four, and `--resume` runs
 //   every check in new sandboxes on new views and passes (the honest control).
@@ -69,7 +71,12 @@ describe.skipIf(!hasEngine("docker") || process.getuid?.() !== 0)(
       // Another PID, network, IPC and mount namespace than check 1's.
       const ns = probe.ns as Record<string, string>;
       for (const kind of ["pid", "net", "ipc", "mnt"]) expect(second.output).not.toContain(ns[kind]);
-      expect(checkEvent(run, "root/check-3").passed).toBe(true);
+      const third = checkEvent(run, "root/check-3");
+      expect([third.passed, third.output]).toEqual([true, expect.stringContaining("LOOK marks: none")]);
+      // The two view folders in turn: check 3 got check 1's folder again, with a fresh upper layer.
+      expect(second.output).toMatch(/LOOK task upperdir=\S+\/checks-copy-2\.layers\/upper\n/);
+      expect(third.output).toMatch(/LOOK task upperdir=\S+\/checks-copy\.layers\/upper\n/);
+      expect(checkEvent(run, "root/check-4").passed).toBe(true);
       expect(compareOutput(run)).toContain("LOOK marks: none");
       expect(readdirSync(run.ws.taskDir).sort()).toEqual([
         "Makefile",
@@ -130,9 +137,10 @@ describe.skipIf(!hasEngine("docker") || process.getuid?.() !== 0)(
         ["root/check-1", true],
         ["root/check-2", true],
         ["root/check-3", true],
+        ["root/check-4", true],
       ]);
       const sandboxes = checks.map(([, , sandbox]) => String(sandbox));
-      expect(new Set(sandboxes).size).toBe(3);
+      expect(new Set(sandboxes).size).toBe(4);
       for (const name of sandboxes) expect(name).toContain(`${runId}-r1-`);
       const died = history.filter((e) => e.type === "sandbox_died" || e.type === "limit");
       expect(died).toEqual([]);

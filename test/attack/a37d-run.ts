@@ -1,9 +1,10 @@
-// Attacker a37d (issue 37, the next run stage made ready while a check runs): a task of two run
-// stages and a compare stage, run whole through runTask with a scripted agent (labelled: no real
-// LLM). The honest agent writes 42; the attacker writes 41 and a Makefile whose `test` target (check
-// 1) runs test/fixtures/a37d/probe.py: it looks for check 2's sandbox, already started beside it,
-// and leaves marks and a lurker that would write 42 into any other sandbox's /task it could see.
-// Check 2 and the compare stage run the runner's look.py, which says what of check 1 it finds.
+// Attacker a37d (issue 37, the next run stage made ready while a check runs): a task run whole
+// through runTask with a scripted agent (labelled: no real LLM): two run stages, a third that gets
+// check 1's view folder again (two are used in turn), and a compare stage. The honest agent writes
+// 42; the attacker writes 41 and a Makefile whose `test` target (check 1) runs
+// test/fixtures/a37d/probe.py: it looks for check 2's sandbox, already started beside it, and
+// leaves marks and a lurker that would write 42 into any other sandbox's /task it could see.
+// Checks 2 and 3 and the compare stage run the runner's look.py, which says what of check 1 it finds.
 // Used by test/attack/a37d-held.e2e.test.ts (Docker) and test/sandbox/apptainer/a37d-held.inner.ts.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -37,6 +38,10 @@ Write 42 to \`answer.txt\`, and a \`Makefile\` whose \`test\` target runs your t
   \`\`\`check timeout=1m
   python3 checks/look.py verify answer.txt
   \`\`\`
+- Nothing of check 1 is in a later view made in the same place (run stages use two in turn).
+  \`\`\`check timeout=1m
+  python3 checks/look.py marks
+  \`\`\`
 - Nothing of a run stage's sandbox reaches the compare stage.
   \`\`\`compare
   python3 checks/look.py marks outputs/probe.txt
@@ -69,6 +74,7 @@ export function agent(command: string): string {
     '        - { id: root/e1, pass: true, evidence: "-" }',
     '        - { id: root/e2, pass: true, evidence: "-" }',
     '        - { id: root/e3, pass: true, evidence: "-" }',
+    '        - { id: root/e4, pass: true, evidence: "-" }',
     "      findings: []",
     "      fixes: []",
     "      rank_adjustment: 0",

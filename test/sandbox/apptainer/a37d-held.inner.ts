@@ -5,7 +5,7 @@
 // (its lurker would have written 42 into that instance's /task and ptrace-seized it), and what it
 // leaves (/tmp, /var/tmp, /dev/shm, its view, unix and abstract sockets, System V objects, a kernel
 // key in its user keyring; no descriptor of the runner's is open in it) reaches neither check 2 (its verifier fails on 41 with its own status;
-// another user, PID, network, IPC and mount namespace), nor the compare stage, nor the delivered
+// another user, PID, network, IPC and mount namespace), nor check 3 (check 1's view folder again), nor the compare stage, nor the delivered
 // folder, nor the image's files check 1 rewrote in its own writable tmpfs (a python3 that exits
 // 0). The runner killed (SIGKILL) while check 1 runs and check 2's instance and view are ready:
 // both instances and both fuse-overlayfs views are left; `scifi sandbox prune` removes all four (no
@@ -100,7 +100,9 @@ describe("a37d: the next check made ready while one runs (apptainer, inside the 
     expect(second.output).toContain("LOOK answer '41'");
     const ns = probe.ns as Record<string, string>;
     for (const kind of ["user", "pid", "net", "ipc", "mnt"]) expect(second.output).not.toContain(ns[kind]);
-    expect(checkEvent(run, "root/check-3").passed).toBe(true);
+    const third = checkEvent(run, "root/check-3");
+    expect([third.passed, third.output]).toEqual([true, expect.stringContaining("LOOK marks: none")]);
+    expect(checkEvent(run, "root/check-4").passed).toBe(true);
     expect(compareOutput(run)).toContain("LOOK marks: none");
     expect(readdirSync(run.ws.taskDir).sort()).toEqual([
       "Makefile",
@@ -158,9 +160,10 @@ describe("a37d: the next check made ready while one runs (apptainer, inside the 
       ["root/check-1", true],
       ["root/check-2", true],
       ["root/check-3", true],
+      ["root/check-4", true],
     ]);
     const sandboxes = checks.map(([, , sandbox]) => String(sandbox));
-    expect(new Set(sandboxes).size).toBe(3);
+    expect(new Set(sandboxes).size).toBe(4);
     for (const name of sandboxes) expect(name).toContain(`${runId}-r1-`);
     expect(history.filter((e) => e.type === "sandbox_died" || e.type === "limit")).toEqual([]);
     expect(instancesOf(runId)).toEqual([]);
