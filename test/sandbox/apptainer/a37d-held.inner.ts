@@ -2,15 +2,16 @@
 // instance under the same host uid), issue 37 as changed by 213817e: the next run stage's view and
 // sandbox are made ready while a check runs. What held: check 1's code, beside check 2's
 // already-started instance (two check instances of the run seen at once), sees no process of it
-// (its lurker would have written 42 into that instance's /task and ptrace-seized it), and what it
-// leaves (/tmp, /var/tmp, /dev/shm, its view, unix and abstract sockets, System V objects, a kernel
-// key in its user keyring; no descriptor of the runner's is open in it) reaches neither check 2 (its verifier fails on 41 with its own status;
-// another user, PID, network, IPC and mount namespace), nor check 3 (check 1's view folder again), nor the compare stage, nor the delivered
-// folder, nor the image's files check 1 rewrote in its own writable tmpfs (a python3 that exits
-// 0). The runner killed (SIGKILL) while check 1 runs and check 2's instance and view are ready:
-// both instances and both fuse-overlayfs views are left; `scifi sandbox prune` removes all four (no
-// fuse-overlayfs of the run stays), and `--resume` runs every check in new instances and passes (the
-// honest control). The scripted agent is labelled (no real LLM); helpers in test/attack/a37d-run.ts.
+// (its lurker would have written 42 into that instance's /task and ptrace-seized it) and holds no
+// descriptor of the runner's; what it leaves (/tmp, /var/tmp, /dev/shm, its view, unix and abstract
+// sockets, System V objects, a kernel key in its user keyring, a python3 that exits 0 and an
+// /etc/ld.so.preload in its own writable tmpfs) reaches neither check 2 (its verifier fails on 41
+// with its own status; another user, PID, network, IPC and mount namespace), nor check 3 (check 1's
+// view folder again), nor the compare stage, nor the delivered folder. The runner killed (SIGKILL)
+// while check 1 runs and check 2's instance and view are ready: both instances and both
+// fuse-overlayfs views are left; `scifi sandbox prune` removes all four (no fuse-overlayfs of the
+// run stays), and `--resume` runs every check in new instances and passes (the honest control).
+// The scripted agent is labelled (no real LLM); helpers in test/attack/a37d-run.ts.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
