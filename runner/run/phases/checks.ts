@@ -82,8 +82,7 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
       prepare,
       discard: async (ready) => {
         if (!ready) return;
-        const sandbox = await ready.sandbox.catch(() => undefined);
-        await sandbox?.stop().catch(() => undefined);
+        await session.sandboxes.discard(ready.sandbox, "checks");
         taskFolder.dropChecksCopy(ready.slot.view);
       },
       run: async (planned, ready) => {

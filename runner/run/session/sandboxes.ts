@@ -88,6 +88,15 @@ export class PhaseSandboxes {
     return result;
   }
 
+  /**
+   * A sandbox opened ahead and never used (the check before it ended the phase): stopped, a failed
+   * stop on the record like any other; one that failed to start has nothing to stop.
+   */
+  async discard(opening: Promise<Sandbox>, role: SandboxRole): Promise<void> {
+    const sandbox = await opening.catch(() => undefined);
+    if (sandbox) await this.#stop(sandbox, role);
+  }
+
   /** Stops a phase's sandbox; false (and on the record) when it did not stop cleanly. */
   async #stop(sandbox: Sandbox, role: SandboxRole): Promise<boolean> {
     const { history, state } = this.#session;
