@@ -188,6 +188,44 @@ export function checkViewSuite(): void {
       });
     }
 
+    it("scifi sandbox prune removes what a dead run's checks left unmounted (copy views, asset folders), never a live run's", () => {
+      const task = taskFolder("task-prune-copies");
+      const home = join(base, "home-copies");
+      for (const [runId, pid] of [
+        ["dead", 2 ** 22 + 1],
+        ["live", process.pid],
+      ] as const) {
+        mkdirSync(join(home, "runs", runId), { recursive: true });
+        writeFileSync(
+          join(home, "runs", runId, "run.lock"),
+          JSON.stringify({ pid, host: hostname(), startedAt: new Date().toISOString() }),
+        );
+        for (const folder of ["checks-copy", "checks-copy-2"]) {
+          expect(
+            makeCheckView(task, join(home, "runs", runId, folder), { maxBytes: 1024 ** 3, kinds: ["copy"] })
+              .kind,
+          ).toBe("copy");
+        }
+        mkdirSync(join(home, "runs", runId, "check-assets-2", "checks"), { recursive: true });
+      }
+      // A run that ended (no lock at all) left an asset folder: removed too.
+      mkdirSync(join(home, "runs", "ended", "check-assets"), { recursive: true });
+      const removed = pruneCheckViews(home);
+      expect(removed.sort()).toEqual(
+        [
+          join(home, "runs", "dead", "check-assets-2"),
+          join(home, "runs", "dead", "checks-copy"),
+          join(home, "runs", "dead", "checks-copy-2"),
+          join(home, "runs", "ended", "check-assets"),
+        ].sort(),
+      );
+      for (const dir of removed) expect(existsSync(dir)).toBe(false);
+      for (const folder of ["checks-copy", "checks-copy-2", "check-assets-2"]) {
+        expect(existsSync(join(home, "runs", "live", folder))).toBe(true);
+      }
+      expect(existsSync(join(home, "runs", "dead", "run.lock"))).toBe(true);
+    });
+
     it("falls back to the copy, saying why, when no overlay can be mounted", () => {
       const task = taskFolder("task-fallback");
       // A comma in the path cannot be carried in mount options: every overlay kind is refused.

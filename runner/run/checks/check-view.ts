@@ -16,8 +16,10 @@ import {
   chmodSync,
   chownSync,
   constants,
+  existsSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -179,23 +181,37 @@ export function dropCheckView(viewDir: string): void {
 export const VIEW_FOLDER = "checks-copy";
 /** Both view folders of a run: the running stage's and the next one's, made ready while it runs. */
 export const VIEW_FOLDERS: readonly string[] = [VIEW_FOLDER, `${VIEW_FOLDER}-2`];
+/** The asset folders bound into those views' sandboxes, one per view folder, in the same order. */
+export const ASSET_FOLDERS: readonly string[] = ["check-assets", "check-assets-2"];
 
 /**
  * Views left mounted under `<home>/runs/` by runs whose driver is gone (SIGKILL, a crash: no
- * cleanup ran), unmounted and removed; their paths. A run whose lock (`run.lock`) names a live
- * process, or a process on another host, or that is in `liveRunIds`, is kept.
+ * cleanup ran), unmounted and removed; then what such runs' checks left unmounted (a copy-kind
+ * view, two of them at most, and the asset folders): removed. Their paths. A run whose lock
+ * (`run.lock`) names a live process, or a process on another host, or that is in `liveRunIds`, is kept.
  */
 export function pruneCheckViews(home: string, liveRunIds: ReadonlySet<string> = new Set()): string[] {
   const runs = `${resolve(home, "runs")}/`;
   const removed: string[] = [];
+  const gone = (at: string, runId: string) => {
+    if (liveRunIds.has(runId)) return false;
+    const owner = readPidLock<PidLockOwner>(join(at, runId, "run.lock"));
+    return !owner || (owner.host === hostname() && !ownerAlive(owner));
+  };
   for (const at of new Set([runs, `${realOrSelf(runs.slice(0, -1))}/`])) {
     for (const dir of mountPoints()) {
       if (!dir.startsWith(at)) continue;
       const [runId, folder, ...rest] = dir.slice(at.length).split("/");
-      if (!runId || !folder || !VIEW_FOLDERS.includes(folder) || rest.length > 0 || liveRunIds.has(runId))
+      if (!runId || !folder || !VIEW_FOLDERS.includes(folder) || rest.length > 0 || !gone(at, runId))
         continue;
-      const owner = readPidLock<PidLockOwner>(join(at, runId, "run.lock"));
-      if (owner && (owner.host !== hostname() || ownerAlive(owner))) continue;
+      dropCheckView(dir);
+      removed.push(dir);
+    }
+  }
+  for (const runId of existsSync(runs) ? readdirSync(runs) : []) {
+    const left = [...VIEW_FOLDERS, ...ASSET_FOLDERS].map((f) => join(runs, runId, f));
+    if (!left.some((dir) => existsSync(dir)) || !gone(runs, runId)) continue;
+    for (const dir of left.filter((d) => existsSync(d))) {
       dropCheckView(dir);
       removed.push(dir);
     }

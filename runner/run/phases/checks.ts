@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { CheckOutcome, Phase } from "../../run-folder/state.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import { awaitedLater, runAhead } from "../checks/ahead.ts";
+import { ASSET_FOLDERS } from "../checks/check-view.ts";
 import { buildCheckAssets } from "../checks/check-views.ts";
 import { isCompare, type PlannedCheck, runChecks, subtreeChecks } from "../checks/checks.ts";
 import { buildCompareFolder, StageOutputs } from "../checks/stages.ts";
@@ -41,7 +42,7 @@ export async function checksPhase(session: RunSession): Promise<Phase> {
   // Two of each: the run stage running and the next one, made ready while it runs.
   const slots: Slot[] = taskFolder.checksCopyDirs.map((view, i) => ({
     view,
-    assets: join(session.folder.dir, i === 0 ? "check-assets" : `check-assets-${i + 1}`),
+    assets: join(session.folder.dir, ASSET_FOLDERS[i] as string),
   }));
   try {
     const shown: CheckOutcome[] = [];
