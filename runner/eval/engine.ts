@@ -139,7 +139,10 @@ export interface DriveOptions {
   retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
   /** A local trial's live run status. */
   onTrialStatus?: (trial: PlannedTrial, status: RunStatus) => void;
-  /** Told, per trial, the time of the eval's own work around its run, by part (the bench). */
+  /**
+   * Told, per trial, the time of the eval's own work around its run, by part (the bench); called
+   * once the trial's result and the summary with it are written (tests read them there).
+   */
   onBookkeeping?: (trialId: string, parts: Bookkeeping) => void;
   /** Told the milliseconds the audit of the tasks' checks took before the trials (the bench). */
   onAudited?: (ms: number) => void;
@@ -197,19 +200,23 @@ export function writeSummary(
   return summary;
 }
 
-/** The summary of the results so far and the text of each of its files (summary.json first). */
+/**
+ * The summary of the results so far and the text of each of its files (summary.json first);
+ * `now` is its computedAt (a test recomputes a written summary with the time it was written).
+ */
 export function summaryFiles(
   evalDir: string,
   plan: EvalPlan,
   results: Map<string, TrialResult>,
   stoppedByBudget: boolean,
+  now?: Date,
 ): { summary: EvalSummary; files: { file: string; text: string }[] } {
   const trials = [...results.values()];
   // The flags are about the possible variants' trials, as every pass rate (impossible.ts).
   const flagged = withFlags(
     evalDir,
     possiblePlan(plan),
-    summarizeEval(plan, trials, { stoppedByBudget }),
+    summarizeEval(plan, trials, { stoppedByBudget, ...(now ? { now } : {}) }),
     trials,
   );
   // Who played each role, per model, as eval.json records it (docs/eval.md, "Models").
