@@ -7,7 +7,7 @@
 
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../atomic-write.ts";
+import { writeFilesAtomic } from "../atomic-write.ts";
 import { loadModelsConfig, ModelsConfigError } from "../llm/config.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/session/status.ts";
@@ -191,12 +191,17 @@ export function writeSummary(
   const { summary, files } = timePart(parts, "summary", () =>
     summaryFiles(evalDir, plan, results, stoppedByBudget),
   );
-  timePart(parts, "summaryFiles", () => {
-    const [json, ...csvs] = files;
-    if (json) writeFileAtomic(json.file, json.text, { mode: 0o644 });
-    // The CSVs are derived and rewritten whole; a rename keeps a reader from seeing half of one.
-    for (const { file, text } of csvs) writeFileAtomic(file, text, { tempFile: `${file}.tmp` });
-  });
+  // Each file is replaced whole (a reader never sees half of one), summary.json first; the eval's
+  // folder is synced once after the last rename.
+  timePart(parts, "summaryFiles", () =>
+    writeFilesAtomic(
+      files.map(({ file, text }, i) => ({
+        file,
+        text,
+        options: i === 0 ? { mode: 0o644 } : { tempFile: `${file}.tmp` },
+      })),
+    ),
+  );
   return summary;
 }
 
