@@ -1,7 +1,9 @@
 // The eval's scheduler: a plan (plan.ts) is made once and written to eval.json; then every trial
 // without a result.json (and, with `retryErrors`, every trial whose result is an `error`) runs, K at
 // a time in this process, or each as a SLURM job (slurm-trials.ts). After every trial the summary
-// (summary.json, summary.csv) is computed again from the result files alone; scheduling stops when
+// (summary.json, the CSVs) is computed again from the trials' results: those read from their
+// result.json files at the start and each one since as it was written (the same bytes as a
+// computation from the files: test/eval/summary-fresh.e2e.test.ts); scheduling stops when
 // the budget is spent; at the end the page is written. A killed eval loses only its running trials:
 // `resumeEval` picks up the plan and runs what has no result.
 
