@@ -178,6 +178,35 @@ export function writeAtomicWith(
   options: AtomicWriteOptions = {},
   bytes = 0,
 ): void {
+  replaceFile(file, fill, options, bytes);
+  syncFolder(dirname(file));
+}
+
+/**
+ * Replaces several files whole, each as writeFileAtomic does (temp file, fsync, rename), with one
+ * fsync of each folder after the last rename instead of one per file: a process killed at any
+ * moment leaves each file old or new, and once this returns every one of them is on disk. In order:
+ * a reader may see the first replaced and not yet the last.
+ */
+export function writeFilesAtomic(
+  files: readonly { file: string; text: string | Buffer; options?: AtomicWriteOptions }[],
+): void {
+  const folders = new Set<string>();
+  for (const { file, text, options } of files) {
+    const data = typeof text === "string" ? Buffer.from(text, "utf8") : text;
+    replaceFile(file, (fd) => appendWhole(fd, data, 0, file), options, data.length);
+    folders.add(dirname(file));
+  }
+  for (const folder of folders) syncFolder(folder);
+}
+
+/** The temp file written, fsynced and renamed over `file`; the folder is not synced. */
+function replaceFile(
+  file: string,
+  fill: (fd: number) => void,
+  options: AtomicWriteOptions = {},
+  bytes = 0,
+): void {
   const {
     mode = 0o644,
     tempFile = `${file}.${process.pid}.tmp`,
@@ -207,7 +236,11 @@ export function writeAtomicWith(
     // untouched.
     throw new RecordWriteFailed(file, bytes, error, true);
   }
-  const folder = openSync(dirname(file), "r");
+}
+
+/** fsync of a folder: the renames into it are on disk. */
+function syncFolder(dir: string): void {
+  const folder = openSync(dir, "r");
   try {
     fsyncSync(folder);
   } finally {

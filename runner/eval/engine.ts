@@ -1,18 +1,21 @@
 // The eval's scheduler: a plan (plan.ts) is made once and written to eval.json; then every trial
 // without a result.json (and, with `retryErrors`, every trial whose result is an `error`) runs, K at
 // a time in this process, or each as a SLURM job (slurm-trials.ts). After every trial the summary
-// (summary.json, summary.csv) is computed again from the result files alone; scheduling stops when
+// (summary.json, the CSVs) is computed again from the trials' results: those read from their
+// result.json files at the start and each one since as it was written (the same bytes as a
+// computation from the files: test/eval/summary-fresh.e2e.test.ts); scheduling stops when
 // the budget is spent; at the end the page is written. A killed eval loses only its running trials:
 // `resumeEval` picks up the plan and runs what has no result.
 
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic, writeJsonAtomic } from "../atomic-write.ts";
+import { writeFilesAtomic } from "../atomic-write.ts";
 import { loadModelsConfig, ModelsConfigError } from "../llm/config.ts";
 import { acquirePidLock, livePidOwner, type PidLockOwner } from "../pid-lock.ts";
 import type { RunStatus } from "../run/session/status.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import { auditTasks } from "./audits.ts";
+import { type Bookkeeping, emptyBookkeeping, timePart } from "./bookkeeping.ts";
 import { withFlags } from "./flags.ts";
 import { impossibleCsv, possiblePlan, summarizeEval } from "./impossible.ts";
 import {
@@ -138,8 +141,13 @@ export interface DriveOptions {
   retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
   /** A local trial's live run status. */
   onTrialStatus?: (trial: PlannedTrial, status: RunStatus) => void;
-  /** Told, per trial, the milliseconds of the eval's own work around its run (the bench). */
-  onBookkeeping?: (trialId: string, ms: number) => void;
+  /**
+   * Told, per trial, the time of the eval's own work around its run, by part (the bench); called
+   * once the trial's result and the summary with it are written (tests read them there).
+   */
+  onBookkeeping?: (trialId: string, parts: Bookkeeping) => void;
+  /** Told the milliseconds the audit of the tasks' checks took before the trials (the bench). */
+  onAudited?: (ms: number) => void;
   /** SLURM engine: argv that starts scifi on the node (tests). */
   scifiCommand?: string[];
   /** SLURM engine: how often the eval looks at its jobs (ms). */
@@ -171,19 +179,51 @@ export function readResults(evalDir: string, plan: EvalPlan): Map<string, TrialR
   return results;
 }
 
-/** Writes summary.json, summary.csv and summary-variants.csv (atomically) from the results so far. */
+/**
+ * Writes summary.json, summary.csv and summary-variants.csv (atomically) from the results so far;
+ * `parts` (the bench) is told the time of the computation and of the writes apart.
+ */
 export function writeSummary(
   evalDir: string,
   plan: EvalPlan,
   results: Map<string, TrialResult>,
   stoppedByBudget: boolean,
+  parts: Bookkeeping = emptyBookkeeping(),
 ): EvalSummary {
+  const { summary, files } = timePart(parts, "summary", () =>
+    summaryFiles(evalDir, plan, results, stoppedByBudget),
+  );
+  // Each file is replaced whole (a reader never sees half of one), summary.json first; the eval's
+  // folder is synced once after the last rename.
+  timePart(parts, "summaryFiles", () =>
+    writeFilesAtomic(
+      files.map(({ file, text }, i) => ({
+        file,
+        text,
+        options: i === 0 ? { mode: 0o644 } : { tempFile: `${file}.tmp` },
+      })),
+    ),
+  );
+  return summary;
+}
+
+/**
+ * The summary of the results so far and the text of each of its files (summary.json first);
+ * `now` is its computedAt (a test recomputes a written summary with the time it was written).
+ */
+export function summaryFiles(
+  evalDir: string,
+  plan: EvalPlan,
+  results: Map<string, TrialResult>,
+  stoppedByBudget: boolean,
+  now?: Date,
+): { summary: EvalSummary; files: { file: string; text: string }[] } {
   const trials = [...results.values()];
   // The flags are about the possible variants' trials, as every pass rate (impossible.ts).
   const flagged = withFlags(
     evalDir,
     possiblePlan(plan),
-    summarizeEval(plan, trials, { stoppedByBudget }),
+    summarizeEval(plan, trials, { stoppedByBudget, ...(now ? { now } : {}) }),
     trials,
   );
   // Who played each role, per model, as eval.json records it (docs/eval.md, "Models").
@@ -193,17 +233,16 @@ export function writeSummary(
       m.roles ? [{ model: m.label, scripted: m.scripted, roles: m.roles }] : [],
     ),
   };
-  const files = evalFiles(evalDir);
-  writeJsonAtomic(files.summary, summary, { mode: 0o644 });
-  // The CSVs are derived and rewritten whole; a rename keeps a reader from seeing half of one.
-  for (const [file, text] of [
-    [files.csv, summaryCsv(summary)],
-    [files.variantsCsv, variantTableCsv(summary.variantTable)],
-    ...(summary.impossible ? [[files.impossibleCsv, impossibleCsv(summary.impossible)] as const] : []),
-  ] as const) {
-    writeFileAtomic(file, text, { tempFile: `${file}.tmp` });
-  }
-  return summary;
+  const paths = evalFiles(evalDir);
+  return {
+    summary,
+    files: [
+      { file: paths.summary, text: `${JSON.stringify(summary, null, 2)}\n` },
+      { file: paths.csv, text: summaryCsv(summary) },
+      { file: paths.variantsCsv, text: variantTableCsv(summary.variantTable) },
+      ...(summary.impossible ? [{ file: paths.impossibleCsv, text: impossibleCsv(summary.impossible) }] : []),
+    ],
+  };
 }
 
 /** Another process drives this eval now: a second one would take its trials' copies from under it. */
@@ -280,8 +319,10 @@ async function driveLocked(o: DriveOptions): Promise<EvalOutcome> {
   if (plan.engine === "local" && todo.length > 0) await pruneOrphans(o.home, plan.backend);
   // Each task's checks are audited before its trials (cached by content: a second eval reads them).
   if (plan.audit === true && todo.length > 0) {
+    const t0 = performance.now();
     await auditTasks({ home: o.home, evalDir, plan, log });
     writeSummary(evalDir, plan, results, false);
+    o.onAudited?.(performance.now() - t0);
   }
   const queue = [...todo];
   const next = (): PlannedTrial | undefined => {
@@ -296,14 +337,14 @@ async function driveLocked(o: DriveOptions): Promise<EvalOutcome> {
     }
     return queue.shift();
   };
-  const trialBookkeeping = new Map<string, number>();
+  const trialBookkeeping = new Map<string, Bookkeeping>();
   const ended = (result: TrialResult): void => {
-    const t0 = performance.now();
+    const parts = trialBookkeeping.get(result.trialId) ?? emptyBookkeeping();
+    trialBookkeeping.delete(result.trialId);
     results.set(result.trialId, result);
     ran.push(result.trialId);
-    writeSummary(evalDir, plan, results, stoppedByBudget);
-    const ms = performance.now() - t0 + (trialBookkeeping.get(result.trialId) ?? 0);
-    o.onBookkeeping?.(result.trialId, ms);
+    writeSummary(evalDir, plan, results, stoppedByBudget, parts);
+    o.onBookkeeping?.(result.trialId, parts);
     const done = [...results.values()].length;
     log(
       `${result.status.toUpperCase()} ${result.trialId} (${result.verdict}${result.status === "pass" ? "" : `: ${result.cause.slice(0, 200)}`}) [${done}/${plan.trials.length}]`,
@@ -320,7 +361,7 @@ async function driveLocked(o: DriveOptions): Promise<EvalOutcome> {
             trial,
             ...(o.retry ? { retry: o.retry } : {}),
             ...(o.onTrialStatus ? { onStatus: (s: RunStatus) => o.onTrialStatus?.(trial, s) } : {}),
-            onBookkeeping: (ms: number) => trialBookkeeping.set(trial.trialId, ms),
+            onBookkeeping: (parts: Bookkeeping) => trialBookkeeping.set(trial.trialId, parts),
           });
   const worker = async (): Promise<void> => {
     for (let trial = next(); trial; trial = next()) ended(await runOne(trial));

@@ -22,6 +22,7 @@ import {
   recordAttempt,
   tapeFacts,
 } from "./attempts.ts";
+import { type Bookkeeping, emptyBookkeeping, timePart, timePartAsync } from "./bookkeeping.ts";
 import { type EvalPlan, evalFiles, type PlannedTrial, specOf } from "./plan.ts";
 import { DEFAULT_VARIANT } from "./suite.ts";
 import { expectedCopy, firstDifference, taskFiles } from "./task-files.ts";
@@ -36,21 +37,21 @@ export interface TrialOptions {
   retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
   /** The run's live status (tests use it to act on a trial while it runs). */
   onStatus?: (status: RunStatus) => void;
-  /** Told the milliseconds the trial spent outside its run (copy, records, result.json): the bench. */
-  onBookkeeping?: (ms: number) => void;
+  /** Told the time the trial spent outside its run, by part (bookkeeping.ts): the bench. */
+  onBookkeeping?: (parts: Bookkeeping) => void;
 }
 
 /** Runs one trial to its end and writes its result.json; never throws for the run's own errors. */
 export async function runTrial(o: TrialOptions): Promise<TrialResult> {
   const { plan, trial } = o;
+  const parts = emptyBookkeeping();
   // A run that ended before a kill took the eval (no result.json yet) is that trial's run: kept.
-  const kept = recoverFinished(o);
+  const kept = timePart(parts, "resume", () => recoverFinished(o));
   if (kept) return kept;
   const startedAt = new Date();
-  const t0 = performance.now();
   let taskDir: string;
   try {
-    taskDir = await freshCopy(o);
+    taskDir = await timePartAsync(parts, "copy", () => freshCopy(o));
   } catch (error) {
     if (!(error instanceof TaskFolderChanged)) throw error;
     const record = trialRecord(o, {
@@ -64,7 +65,6 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
     writeTrialResult(o.evalDir, record);
     return record;
   }
-  let bookkeeping = performance.now() - t0;
   const { runTask } = await import("../run/setup.ts");
   let runId = "";
   let runDir = "";
@@ -93,11 +93,13 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
   } catch (error) {
     failure = error;
   }
-  const t1 = performance.now();
-  const record = trialRecord(o, { result, failure, runId, runDir, startedAt, endedAt: new Date() });
-  writeTrialResult(o.evalDir, record);
-  bookkeeping += performance.now() - t1;
-  o.onBookkeeping?.(bookkeeping);
+  const endedAt = new Date();
+  const record = timePart(parts, "record", () => {
+    const made = trialRecord(o, { result, failure, runId, runDir, startedAt, endedAt });
+    writeTrialResult(o.evalDir, made);
+    return made;
+  });
+  o.onBookkeeping?.(parts);
   return record;
 }
 
