@@ -101,7 +101,7 @@ describe.skipIf(!hasEngine("docker"))("scifi eval --retry-errors: what the error
       expect(g?.usd).toBeCloseTo(paid, 9);
       expect(g?.usdPerPass).toBeCloseTo(paid, 9);
       expect(again.summary.budget.spentUsd).toBeCloseTo(paid, 9);
-      const { readResults } = await import("../../runner/eval/engine.ts");
+      const { readResults } = await import("../../runner/eval/summary-files.ts");
       const { readPlan } = await import("../../runner/eval/plan.ts");
       const [result] = [...readResults(again.evalDir, readPlan(again.evalDir)).values()];
       expect(result?.earlier).toEqual([

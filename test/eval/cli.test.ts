@@ -5,7 +5,8 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createEval, readResults, writeSummary } from "../../runner/eval/engine.ts";
+import { createEval } from "../../runner/eval/engine.ts";
+import { readResults, writeSummary } from "../../runner/eval/summary-files.ts";
 import { renderPlacementScript } from "../../runner/jobs/placement.ts";
 import { runScifi } from "../helpers/cli.ts";
 

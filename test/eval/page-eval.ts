@@ -5,9 +5,9 @@
 // fails and infrastructure errors; one trial of t0 predates integrity counts.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeSummary } from "../../runner/eval/engine.ts";
 import { type EvalPlan, makePlan } from "../../runner/eval/plan.ts";
 import type { Suite } from "../../runner/eval/suite.ts";
+import { writeSummary } from "../../runner/eval/summary-files.ts";
 import type { TrialResult, TrialStatus } from "../../runner/eval/trial-result.ts";
 
 export interface LinkedEvalOptions {
