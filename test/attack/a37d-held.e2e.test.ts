@@ -23,6 +23,7 @@ import {
   agent,
   CHEAT,
   checkEvent,
+  cli,
   compareOutput,
   probeReport,
   runAhead,
@@ -33,16 +34,6 @@ import {
 import { containersOf } from "./a41-run.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
-
-function cli(args: string[], home: string): Promise<number> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, SCIFI_HOME: home },
-      stdio: "ignore",
-    });
-    p.once("exit", (code) => resolve(code ?? -1));
-  });
-}
 
 describe.skipIf(!hasEngine("docker") || process.getuid?.() !== 0)(
   "a37d: the next check made ready while one runs (docker, root)",

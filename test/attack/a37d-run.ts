@@ -6,7 +6,7 @@
 // leaves marks and a lurker that would write 42 into any other sandbox's /task it could see.
 // Checks 2 and 3 and the compare stage run the runner's look.py, which says what of check 1 it finds.
 // Used by test/attack/a37d-held.e2e.test.ts (Docker) and test/sandbox/apptainer/a37d-held.inner.ts.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -196,4 +196,15 @@ export function viewMounts(home: string): string[] {
     .split("\n")
     .map((l) => l.split(" ")[4] ?? "")
     .filter((dir) => dir.startsWith(join(home, "runs")));
+}
+
+/** `scifi ARGS` with SCIFI_HOME=home, its output ignored: its exit code. */
+export function cli(args: string[], home: string): Promise<number> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [join(import.meta.dirname, "..", "..", "bin", "scifi.js"), ...args], {
+      env: { ...process.env, SCIFI_HOME: home },
+      stdio: "ignore",
+    });
+    p.once("exit", (code) => resolve(code ?? -1));
+  });
 }

@@ -23,6 +23,7 @@ import {
   agent,
   CHEAT,
   checkEvent,
+  cli,
   compareOutput,
   probeReport,
   runAhead,
@@ -33,16 +34,6 @@ import {
 import { REPO, waitFor } from "../../run/harness.ts";
 
 const CLI = join(REPO, "bin", "scifi.js");
-
-function cli(args: string[], home: string): Promise<number> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, SCIFI_HOME: home },
-      stdio: "ignore",
-    });
-    p.once("exit", (code) => resolve(code ?? -1));
-  });
-}
 
 /** This run's instances alive now. */
 function instancesOf(runId: string): string[] {
