@@ -6,19 +6,10 @@
 // from the standing calls (a replay runs the task once, without kills), and a resumed scripted run
 // continues each role's queue after the replies the standing calls used.
 import type { AuditRecord, CallRecord } from "../audit/types.ts";
+import { PHASES } from "../run-folder/state.ts";
 
-/** The loop's checkpoints in order (runner/run-folder/state.ts). */
-const PHASES = [
-  "created",
-  "prescan",
-  "work",
-  "checks",
-  "review",
-  "critique",
-  "iteration_end",
-  "final_review",
-  "ended",
-];
+/** The loop's checkpoints in order: the run folder's own list, never a copy of it. */
+const ORDER: readonly string[] = PHASES;
 /** The checkpoint each role's calls lead to. Other roles (helpers) are not part of the loop. */
 const ROLE_PHASE: Record<string, string> = {
   prescan: "prescan",
@@ -47,11 +38,11 @@ export function standingCalls(records: readonly AuditRecord[]): CallRecord[] {
 
 function madeBefore(call: CallRecord, phase: string, iteration: number): boolean {
   const role = ROLE_PHASE[call.role];
-  const checkpoint = PHASES.indexOf(phase);
+  const checkpoint = ORDER.indexOf(phase);
   if (role === undefined || checkpoint < 0) return true;
   const it = call.iteration ?? 0;
   if (it !== iteration) return it < iteration;
-  return PHASES.indexOf(role) <= checkpoint;
+  return ORDER.indexOf(role) <= checkpoint;
 }
 
 /**
