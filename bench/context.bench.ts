@@ -23,7 +23,7 @@ import { ContextKeeper } from "../runner/run/session/context-budget.ts";
 import { runPass } from "../runner/run/session/conversation.ts";
 import { DEFAULT_LIMITS, RunBudget } from "../runner/run/session/limits.ts";
 import type { BenchResult } from "../scripts/bench.ts";
-import { defineToolSet } from "../test/run/context-budget-tools.ts";
+import { defineToolSet } from "../test/run/session/context-budget-tools.ts";
 import { scaled } from "./size.ts";
 
 const SESSION_CALLS = scaled(200, 30);

@@ -16,7 +16,7 @@ import type { HistoryRecord } from "../../runner/memory/history-events.ts";
 import type { RunResult } from "../../runner/run/session/deps.ts";
 import { runTask } from "../../runner/run/setup.ts";
 
-const FIXTURE = new URL("../fixtures/a37d/", import.meta.url).pathname;
+const FIXTURE = new URL("../fixtures/a37d", import.meta.url).pathname;
 
 export const SAM = `---
 name: a37d-ahead

@@ -34,7 +34,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runEval } from "../../runner/eval/engine.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
-import { FIXTURE } from "../run/integrity-table.ts";
+import { FIXTURE } from "../run/session/integrity-table.ts";
 import { agentYaml, attackRun, toolOutputs } from "./a39-run.ts";
 
 const EXIT0 = "printf 'import sys\\nsys.exit(0)\\n'";

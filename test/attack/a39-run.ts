@@ -1,7 +1,7 @@
 // Attacker a39 (issue 39, integrity events): one real Docker run of the integrity fixture task
 // (test/fixtures/integrity/task: check asset checks/check.py, an allowlist, data.test:8000 through the
 // run's proxy) with a scripted work agent whose bash commands the attack chooses. Written from
-// docs/integrity.md; the runs are the same as test/run/integrity-table.ts's, only the agent differs.
+// docs/integrity.md; the runs are the same as test/run/session/integrity-table.ts's, only the agent differs.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +10,7 @@ import type { HistoryRecord } from "../../runner/memory/history-events.ts";
 import type { RunResult } from "../../runner/run/session/deps.ts";
 import { runTask } from "../../runner/run/setup.ts";
 import { createDockerBackend } from "../../runner/sandbox/docker.ts";
-import { FIXTURE } from "../run/integrity-table.ts";
+import { FIXTURE } from "../run/session/integrity-table.ts";
 
 export type IntegrityRecord = Extract<HistoryRecord, { type: "integrity" }>;
 

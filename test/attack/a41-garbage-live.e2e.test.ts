@@ -1,6 +1,6 @@
 // Attack on issue 41's `scifi ctl` channel on a live run (real Docker, priced scripted model:
 // labelled, no real LLM), found by attacker a41. Failed before fix-41a (now passes). The unit form is
-// test/run/a41-control-garbage.test.ts; this shows what it does to a running night.
+// test/run/session/a41-control-garbage.test.ts; this shows what it does to a running night.
 // Doc promise: docs/ctl.md "How it works": the driving process polls control/ and applies each
 // new decision (readDecisions: "torn or foreign files skipped"); docs/loop.md: at every exit the
 // sandboxes are stopped and the task folder restored.
@@ -12,7 +12,7 @@
 // in runSession's finally (the run's container was gone afterwards: its watchdog held). A
 // `scifi run --resume` meets the same file in control.start() before its first phase, so the run
 // cannot be continued until a person finds and deletes the file.
-// Suggested fix: see test/run/a41-control-garbage.test.ts (validate, refuse on the history, never throw
+// Suggested fix: see test/run/session/a41-control-garbage.test.ts (validate, refuse on the history, never throw
 // from poll; catch in the timer).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -21,8 +21,8 @@ import { runPass } from "../../runner/run/session/conversation.ts";
 import { DEFAULT_LIMITS, RunBudget, runLimits } from "../../runner/run/session/limits.ts";
 import type { RunState } from "../../runner/run-folder/state.ts";
 import { calls, freshRun, writeScript } from "../llm/helpers.ts";
-import { defineToolSet } from "../run/context-budget-tools.ts";
 import { REPO } from "../run/harness.ts";
+import { defineToolSet } from "../run/session/context-budget-tools.ts";
 
 const exec = promisify(execFile);
 const by = "a41@attacker";

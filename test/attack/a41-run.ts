@@ -49,7 +49,7 @@ export function readState(runDir: string): RunState {
   return JSON.parse(readFileSync(join(runDir, "state.json"), "utf8")) as RunState;
 }
 
-export { pricedTask } from "../run/priced-task.ts";
+export { pricedTask } from "../run/session/priced-task.ts";
 
 export interface Started {
   child: ChildProcess;

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import { runBudgetUsd } from "../../runner/daemon/spend.ts";
 import { DEFAULT_LIMITS } from "../../runner/run/session/limits.ts";
-import { scifi, writePausedDaemonTask, writePausedRun } from "../run/paused-run.ts";
+import { scifi, writePausedDaemonTask, writePausedRun } from "../run/session/paused-run.ts";
 
 it("a41: ctl refuses a daemon task's budget past the site's usdPerDay", async () => {
   const home = join(mkdtempSync(join(tmpdir(), "a41-perday-")), "home");

@@ -20,7 +20,7 @@ import { expect, it } from "vitest";
 import { createModel } from "../../runner/llm/create-model.ts";
 import { runPass } from "../../runner/run/session/conversation.ts";
 import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/session/limits.ts";
-import { defineToolSet } from "../run/context-budget-tools.ts";
+import { defineToolSet } from "../run/session/context-budget-tools.ts";
 import { calls, freshRun, writeScript } from "./helpers.ts";
 
 it("a41: a model whose window equals the default reply reservation is never sent a request that cannot fit", async () => {

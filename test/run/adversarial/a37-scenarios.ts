@@ -1,6 +1,6 @@
 // Issue 37, class 3: outputs whose format names the hidden reference (the a37-formats task: a naive
 // grader with h5py and lxml that would read an HDF5 external link or an XML external entity as the
-// agent's result; test/run/output-formats.e2e.test.ts shows that it does). The runner refuses such
+// agent's result; test/run/checks/output-formats.e2e.test.ts shows that it does). The runner refuses such
 // outputs when it copies them out, naming each and the reference inside it; the honest agent passes.
 // Run on Docker (adversarial.e2e.test.ts) and Apptainer (adversarial.inner.ts).
 import { expect } from "vitest";

@@ -7,7 +7,7 @@
 // - the probe (the mean fixed, and a process left by check 1 that rewrites every later verifier's
 //   exit status to 7; iso-fixed-lurker.yaml) reaches the request, which shows each check's true exit
 //   code and the verifier's own output: the ptrace could not happen.
-// Run on Docker (test/run/finish-after-ptrace.e2e.test.ts) and Apptainer
+// Run on Docker (test/run/checks/finish-after-ptrace.e2e.test.ts) and Apptainer
 // (test/sandbox/apptainer/finish-after-ptrace.inner.ts).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -5,7 +5,7 @@
 // verifier and forges its exit status (check 2), renames tools/ and plants a look-alike verifier
 // (check 3), and writes leak.txt; the honest control passes. Against the shared check sandbox of
 // before, check 2 passed on a forged status and check 3 on the plant.
-// Run on Docker (test/run/checks-isolated.e2e.test.ts) and Apptainer
+// Run on Docker (test/run/checks/checks-isolated.e2e.test.ts) and Apptainer
 // (test/sandbox/apptainer/checks-isolated.inner.ts).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

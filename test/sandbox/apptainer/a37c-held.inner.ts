@@ -2,7 +2,7 @@
 // on a cluster): fuse-overlayfs and the copy (test/attack/a37c-held-suite.ts).
 import { expect, it } from "vitest";
 import { a37cHeldSuite } from "../../attack/a37c-held-suite.ts";
-import { kinds } from "../../run/check-view-suite.ts";
+import { kinds } from "../../run/checks/check-view-suite.ts";
 
 it("runs as a user that is not root, where fuse-overlayfs mounts", () => {
   expect(kinds).toEqual(["fuse-overlayfs", "copy"]);

@@ -1,7 +1,10 @@
 // Issue 37 on Apptainer (inside the harness as the non-root user): a declared `rw` mount is
-// read-only in run stages; see test/run/mount-checks-scenario.ts.
+// read-only in run stages; see test/run/checks/mount-checks-scenario.ts.
 import { describe, it } from "vitest";
-import { checkWritesToMountDoNotCarry, honestMountRunPasses } from "../../run/mount-checks-scenario.ts";
+import {
+  checkWritesToMountDoNotCarry,
+  honestMountRunPasses,
+} from "../../run/checks/mount-checks-scenario.ts";
 
 describe("a declared rw mount in run stages (apptainer)", { timeout: 300_000 }, () => {
   it("control: the work writes the mount and the run passes", async () => {

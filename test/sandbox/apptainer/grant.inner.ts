@@ -1,7 +1,7 @@
 // Resolve, never replay (Apptainer, inside the harness as the non-root user): see
-// test/run/grant-scenario.ts.
+// test/run/gates/grant-scenario.ts.
 import { describe, it } from "vitest";
-import { SWAPS, swappedMountIsRefused } from "../../run/grant-scenario.ts";
+import { SWAPS, swappedMountIsRefused } from "../../run/gates/grant-scenario.ts";
 
 describe("grant resolved at every sandbox start (apptainer)", { timeout: 300_000 }, () => {
   for (const swap of SWAPS) {

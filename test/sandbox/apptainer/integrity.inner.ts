@@ -1,5 +1,5 @@
 // Integrity events on Apptainer, INSIDE the harness as the non-root user: the same table as the
-// Docker suite (test/run/integrity-table.ts: one task, one scripted agent per kind of attempt, an
+// Docker suite (test/run/session/integrity-table.ts: one task, one scripted agent per kind of attempt, an
 // honest control), run through the whole loop with backend "apptainer" and the run's proxy. The task
 // needs Python: the scientific image's SIF (scifi-sci:local), which test/sandbox/apptainer.test.ts
 // makes. The SLURM rows use the harness's one-node cluster (`apptainer-harness.sh test` starts it).
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApptainerBackend, sifFileName } from "../../../runner/sandbox/apptainer.ts";
 import { hasEngine } from "../../helpers/engines.ts";
-import { type Row, runRow, TABLE, verifyRow } from "../../run/integrity-table.ts";
+import { type Row, runRow, TABLE, verifyRow } from "../../run/session/integrity-table.ts";
 
 const IMAGE = "scifi-sci:local";
 let root = "";

@@ -4,18 +4,20 @@
 // so is a run of a sub-folder of it (a38b: nested folders); the holder then passes and the folder's
 // owners are as they were. While it works, the run folder (its control/ with it) is mounted
 // nowhere in its instance (the /task bind is, as the probe's positive control). The Docker twin, with lending as root and the eval, daemon and submit
-// ways in: test/run/task-folder-lock.e2e.test.ts.
+// ways in: test/run/task-folder/task-folder-lock.e2e.test.ts.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../run/harness.ts";
-import { HOLD, owners, type Ran, scifi, TASK } from "../../run/task-folder-lock.ts";
+import { HOLD, owners, type Ran, scifi, TASK } from "../../run/task-folder/task-folder-lock.ts";
 
 /** The source paths (mountinfo's root field) of every mount in the run's live instances. */
 function instanceMountRoots(runId: string): string[] {
-  const listed = JSON.parse(execFileSync("apptainer", ["instance", "list", "--json"], { encoding: "utf8" })) as {
+  const listed = JSON.parse(
+    execFileSync("apptainer", ["instance", "list", "--json"], { encoding: "utf8" }),
+  ) as {
     instances: { instance: string; pid: number }[];
   };
   const name = runId.replace(/[^A-Za-z0-9_.-]/g, "_");
@@ -62,9 +64,12 @@ describe("one run per task folder (apptainer, inside the harness)", { timeout: 3
       expect(nested.code, nested.out).toBe(2);
       expect(nested.out).toContain(`is inside task folder ${task}, which is in use by run ${runId}`);
       expect(existsSync(join(other, "runs")) && readdirSync(join(other, "runs")).length).toBeFalsy();
-      // The run folder is never mounted into the work sandbox (Docker: test/run/ctl.e2e.test.ts).
+      // The run folder is never mounted into the work sandbox (Docker: test/run/session/ctl.e2e.test.ts).
       const roots = instanceMountRoots(runId);
-      expect(roots.some((r) => r === task || r.startsWith(`${task}/`)), roots.join("\n")).toBe(true);
+      expect(
+        roots.some((r) => r === task || r.startsWith(`${task}/`)),
+        roots.join("\n"),
+      ).toBe(true);
       expect(roots.filter((r) => r.startsWith(home))).toEqual([]);
     } finally {
       writeFileSync(join(task, "release"), "");
