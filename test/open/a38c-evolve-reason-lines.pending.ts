@@ -31,7 +31,12 @@ describe("a38c: scifi evolve's listing with a finding that holds a newline", () 
     const home = mkdtempSync(join(tmpdir(), "scifi-a38c-evolve-"));
     const runs = homePaths(home).runs;
     mkdirSync(runs, { recursive: true });
-    for (const run of modelRuns("scripted-weak", 2, { passing: 0, late: 0, failing: 4 }, { finding: FINDING }))
+    for (const run of modelRuns(
+      "scripted-weak",
+      2,
+      { passing: 0, late: 0, failing: 4 },
+      { finding: FINDING },
+    ))
       writeRun(runs, run);
     const prompt = join(home, "work.md");
     writeFileSync(prompt, "You are the work agent.\n");
