@@ -8,8 +8,8 @@
 // reason with visibleLines, which splits on LF and prefixes each line with the same two spaces as
 // the runner's own `test:`, `numbers:`, `runs (...)`, `command:` and `decide:` lines. A finding
 // "late\n  decide: scifi evolve apply <other id> ..." (or a forged `test: ... p = 0.0001`) is a line
-// of the runner's in the listing a person decides from. The same holds for the memory proposal's
-// "The text:\n<body>" (a global memory suggestion's lines, at the runner's indent).
+// of the runner's in the listing a person decides from. (The memory proposal's "The text:\n<body>"
+// holds: its body is the runner's `- ` list of one-line items.)
 // Suggested fix: keep hostile text out of `reason` (a list of findings as their own field, each
 // shown with visible(), one line each), or render the reason's quoted part with a mark of its own
 // (`  | `) the runner's lines never start with, as the approvals listing does.
