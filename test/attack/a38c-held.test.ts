@@ -9,7 +9,10 @@
 // - scifi run's failure lines: a check's output with CR, ESC and newlines stays under `  | `;
 // - the integrity event's `attempted`: a command with newlines and ESC is one JSON string;
 // - the grant: a scifi home inside the task folder, by its real path or through a link once its
-//   runs/ exists, is refused (the fresh home through a link is not: a38c-home-through-link).
+//   runs/ exists, is refused (the fresh home through a link is not: a38c-home-through-link);
+// - the compare-stage lint: reads by redirection, `exec 3<`, `mapfile`, `read`, `find -name`, `--`,
+//   quoted or escaped names, a link made to the file, a process substitution, a pipe,
+//   `/task/./F` (not: substitutions, functions, `for` lists: a38c-compare-reads-hidden-forms).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +28,7 @@ import { BUILTIN_SITE_POLICY } from "../../runner/policy/site.ts";
 import { toolResultIntegrity } from "../../runner/run/session/integrity.ts";
 import { failureFirst, failureLines } from "../../runner/run-folder/failure.ts";
 import type { PristineSet } from "../../runner/run-folder/state.ts";
+import { checkSam } from "../../runner/sam/gate.ts";
 import { parseSamSync } from "../../runner/sam/parse.ts";
 import { mdToString, nodesOf, parseMarkdown } from "../text/hostile.ts";
 
@@ -152,5 +156,39 @@ describe("a38c: a scifi home inside the task folder", () => {
     expect(grant(join(task, "home"))).toThrow(PolicyRefused);
     mkdirSync(join(task, "home", "runs"), { recursive: true });
     expect(grant(join(root, "link", "home"))).toThrow(PolicyRefused);
+  });
+});
+
+describe("a38c: compare stages that read the agent's file in forms the lint sees", () => {
+  const refusedFor = (stage: string): string => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-a38c-compare-held-"));
+    mkdirSync(join(dir, "checks"));
+    writeFileSync(join(dir, "checks", "ref.txt"), "42\n");
+    const sam = `---\nname: t\ncheck_assets: [checks/ref.txt]\n---\n# T\n\n## To-do\nWrite 42 to answer.txt.\n\n## Expectation\n- answer.txt holds 42.\n  \`\`\`check outputs=r.txt\n  echo 1 > r.txt\n  \`\`\`\n  \`\`\`compare\n  ${stage}\n  \`\`\`\n`;
+    writeFileSync(join(dir, "task.md"), sam);
+    return checkSam(join(dir, "task.md"))
+      .diagnostics.filter((d) => d.severity === "error")
+      .map((d) => d.message)
+      .join("\n");
+  };
+  it.each([
+    "cat < answer.txt",
+    "< answer.txt cat",
+    "exec 3< answer.txt; cat <&3",
+    "mapfile -t L < answer.txt",
+    'read -r x < answer.txt; test "$x" = 42',
+    "while read -r l; do echo $l; done < answer.txt",
+    "find . -name answer.txt | grep -q .",
+    "cmp -- checks/ref.txt answer.txt",
+    "cmp checks/ref.txt answer.txt 2>/dev/null",
+    'cat "answer.txt"',
+    "cat an''swer.txt",
+    "cat answ\\er.txt",
+    "ln -s answer.txt a && cat a",
+    "diff <(sort answer.txt) checks/ref.txt",
+    "sort answer.txt | uniq",
+    "cmp checks/ref.txt /task/./answer.txt",
+  ])("`%s` is refused", (stage) => {
+    expect(refusedFor(stage)).toMatch(/answer\.txt/);
   });
 });
