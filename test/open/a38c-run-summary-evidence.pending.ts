@@ -9,8 +9,8 @@
 // `review failed root/e1 (iteration 1): <evidence>`. A newline adds lines of the runner's form
 // ("PASSED: ...", "run ...: 1 iteration", "records: ..."), and ESC sequences move the cursor and
 // erase the FAILED line above on a terminal.
-// Suggested fix: `${visible(i.why)}` (and visible(i.id): the verdict's item ids are the model's
-// strings too), as the check tail beside it already is.
+// Suggested fix: `${visible(i.why)}` (one line, its line breaks as escapes), as the check tail
+// beside it already is. (The item ids are checked against the node's: verdictProblems.)
 import { describe, expect, it } from "vitest";
 import type { HistoryRecord } from "../../runner/memory/history-events.ts";
 import { failureFirst, failureLines } from "../../runner/run-folder/failure.ts";
