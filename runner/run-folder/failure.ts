@@ -4,7 +4,7 @@
 // the same.
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SamNode } from "../sam/types.ts";
-import { visible } from "../terminal-text.ts";
+import { foldRow, visible } from "../terminal-text.ts";
 import { readHeldOutput } from "./check-evidence.ts";
 
 export interface FailedCheck {
@@ -83,6 +83,9 @@ export function failureFirst(
   return last;
 }
 
+/** Terminal columns the lines are folded at: the narrowest terminal a person reads them on. */
+const WIDTH = 80;
+
 function tailLines(text: string): string {
   const lines = text.trimEnd().split("\n");
   return lines.slice(-TAIL_LINES).join("\n").trim() || "(no output)";
@@ -95,10 +98,20 @@ export function failureLines(failure: FailureFirst): string[] {
     out.push(
       `failed check ${c.id} (iteration ${failure.iteration}, ${c.timedOut ? "timed out" : `exit ${c.exitCode}`}): ${oneLine(c.command)}`,
     );
-    // Agent text (a check prints what the agent's code wrote): escaped, as every listing is.
-    for (const line of c.tail.split("\n")) out.push(`  | ${visible(line)}`);
+    // Agent text (a check prints what the agent's code wrote): escaped, as every listing is, and
+    // folded at 80 columns with the mark on every row (a soft-wrapped row would have none).
+    for (const line of c.tail.split("\n"))
+      out.push(...foldRow(visible(line), { first: "  | ", continuation: "  | ", width: WIDTH }));
   }
-  for (const i of failure.items) out.push(`review failed ${i.id} (iteration ${failure.iteration}): ${i.why}`);
+  // The review's evidence may quote the agent's claim, files and output: one line, escaped, folded.
+  for (const i of failure.items)
+    out.push(
+      ...foldRow(`review failed ${i.id} (iteration ${failure.iteration}): ${visible(i.why)}`, {
+        first: "",
+        continuation: "  + ",
+        width: WIDTH,
+      }),
+    );
   return out;
 }
 

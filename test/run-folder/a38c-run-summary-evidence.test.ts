@@ -1,4 +1,4 @@
-// a38c-run-summary-evidence: the review's evidence goes raw into `scifi run`'s summary.
+// a38c-run-summary-evidence (fixed): the review's evidence went raw into `scifi run`'s summary.
 //
 // The promise (issue 38 point 2; docs/evolve.md "Hostile text" treats review text as shaped by
 // the agent; runner/run-folder/failure.ts: "Agent text ... escaped, as every listing is"): text the
@@ -9,8 +9,10 @@
 // `review failed root/e1 (iteration 1): <evidence>`. A newline adds lines of the runner's form
 // ("PASSED: ...", "run ...: 1 iteration", "records: ..."), and ESC sequences move the cursor and
 // erase the FAILED line above on a terminal.
-// Suggested fix: `${visible(i.why)}` (one line, its line breaks as escapes), as the check tail
-// beside it already is. (The item ids are checked against the node's: verdictProblems.)
+// Fixed: the evidence is one line through visible() (its line breaks and ESC as escapes), and every
+// line is folded at 80 columns with a mark on each continuation row (`  + `; the check tail's rows
+// all carry `  | `), so no terminal's soft wrap starts a row with the agent's text either.
+// (The item ids are checked against the node's: verdictProblems.)
 import { describe, expect, it } from "vitest";
 import type { HistoryRecord } from "../../runner/memory/history-events.ts";
 import { failureFirst, failureLines } from "../../runner/run-folder/failure.ts";
@@ -34,9 +36,30 @@ describe("a38c: scifi run's failure lines with a review's evidence", () => {
   if (!failure) throw new Error("no failure read from the history");
   const lines = failureLines(failure);
 
-  it("is one line per failed item, with no control character", () => {
-    expect(lines).toHaveLength(1);
+  it("is one line per failed item, folded at 80 columns with a mark on every row it adds, with no control character", () => {
+    expect(lines[0]).toMatch(/^review failed root\/e1 \(iteration 1\): answer\.txt holds 41\\n/);
+    for (const row of lines.slice(1)) expect(row.startsWith("  + ")).toBe(true);
+    for (const row of lines) expect(row.length).toBeLessThanOrEqual(80);
     expect(lines.join("\n")).not.toContain("\u001b");
+  });
+
+  it("folds a long check tail line with the mark on every row", () => {
+    const checked = failureLines({
+      ...failure,
+      items: [],
+      checks: [
+        {
+          id: "root/c1",
+          node: "root",
+          command: "make test",
+          exitCode: 1,
+          timedOut: false,
+          tail: `${"x".repeat(100)}PASSED: all`,
+        },
+      ],
+    });
+    expect(checked.slice(1).every((r) => r.startsWith("  | ") && r.length <= 80)).toBe(true);
+    expect(checked.slice(1).join("")).toContain("PASSED: all");
   });
 
   it("forges no verdict or run line", () => {
