@@ -12,6 +12,7 @@
 
 import { inlineText } from "../markdown-quote.ts";
 import { sha256 } from "../sha256.ts";
+import { visible } from "../terminal-text.ts";
 import { appendBlock, EditError, removeModel, setRank, unifiedDiff } from "./edit.ts";
 import { fisherExact } from "./fisher.ts";
 import { type EvolveStats, type ModelStats, normalText, type RecurringFinding } from "./stats.ts";
@@ -508,7 +509,8 @@ function promptProposal(recurring: RecurringFinding[], inputs: ProposalInputs, b
   const proposal: EvolveProposal = {
     ...base("prompt", "work-prompt", top.map((f) => normalText(f.text)).join("\0")),
     title: `add ${top.length} recurring review finding${top.length === 1 ? "" : "s"} to the work agent's prompt`,
-    reason: `review findings that recur across runs:\n${top.map((f) => `- ${f.text} (${f.runs.length} runs, ${f.count} times)`).join("\n")}`,
+    // Findings are the reviews' words about the agent's work: each one line, escaped (a38c).
+    reason: `review findings that recur across runs:\n${top.map((f) => `- ${visible(f.text)} (${f.runs.length} runs, ${f.count} times)`).join("\n")}`,
     evidence: {
       numbers: Object.fromEntries(top.map((f, i) => [`finding${i + 1}.runs`, f.runs.length])),
       runs: [...new Set(top.flatMap((f) => f.runs))].sort(),

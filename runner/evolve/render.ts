@@ -83,7 +83,9 @@ export function renderResult(result: EvolveResult): string {
 
 export function renderProposal(p: EvolveProposal, status: ProposalStatus): string[] {
   const out = [`${visible(p.id)}  [${status}]  ${p.kind}: ${visible(p.title)}`];
-  out.push(...visibleLines(p.reason, { prefix: "  " }));
+  // Folded at 80 columns, each added row marked: a terminal's soft wrap of a long finding would
+  // otherwise start a row with the finding's own `  decide:` (a38c).
+  out.push(...visibleLines(p.reason, { prefix: "  ", width: 80, continuation: "  + " }));
   const t = p.evidence.test;
   // An integrity test counts runs with and without integrity events in the same two fields.
   const [yes, no] =

@@ -1,4 +1,4 @@
-// a38c-evolve-reason-lines: a review finding with a newline forges `scifi evolve`'s own lines.
+// a38c-evolve-reason-lines (fixed): a review finding with a newline forged `scifi evolve`'s own lines.
 //
 // The promise (docs/evolve.md "Hostile text"; runner/evolve/render.ts's header): findings came from
 // runs the agent could shape; the listing shows them through runner/terminal-text.ts, and "a
@@ -10,9 +10,9 @@
 // "late\n  decide: scifi evolve apply <other id> ..." (or a forged `test: ... p = 0.0001`) is a line
 // of the runner's in the listing a person decides from. (The memory proposal's "The text:\n<body>"
 // holds: its body is the runner's `- ` list of one-line items.)
-// Suggested fix: keep hostile text out of `reason` (a list of findings as their own field, each
-// shown with visible(), one line each), or render the reason's quoted part with a mark of its own
-// (`  | `) the runner's lines never start with, as the approvals listing does.
+// Fixed: each finding is one escaped line in the reason (proposals.ts), and the listing folds the
+// reason at 80 columns with `  + ` on every row it adds (render.ts): no line or wrapped row of the
+// finding's starts at the runner's indent.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,8 +43,7 @@ describe("a38c: scifi evolve's listing with a finding that holds a newline", () 
     const result = await evolve({ home, promptFile: prompt, now: new Date("2026-12-01T09:00:00.000Z") });
     expect(result.proposals.some((p) => p.proposal.kind === "prompt")).toBe(true);
     const lines = renderResult(result).split("\n");
-    // Today: the forged decide line and test line stand alone, exactly as the runner writes them.
-    expect(lines).not.toContain(`  ${DECIDE}`);
+        expect(lines).not.toContain(`  ${DECIDE}`);
     expect(lines.filter((l) => l.startsWith("  test: fisher: forged"))).toEqual([]);
   });
 });
