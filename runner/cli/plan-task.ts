@@ -22,7 +22,7 @@ import { findSamFiles } from "../sam/discover.ts";
 import { checkSam } from "../sam/gate.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { gateOptions } from "../skills/sam-gate.ts";
-import { visibleBlock } from "../terminal-text.ts";
+import { visibleBlock, visibleJson } from "../terminal-text.ts";
 
 /** `ok`: spec resolved; `refused`: the policy refused it; `invalid`: bad SAM, path or site policy file. */
 export type PlanOutcome = "ok" | "refused" | "invalid";
@@ -53,7 +53,7 @@ export function planTask(task: string, options: PlanOptions): PlanOutcome {
     const notes = planNotes(parsed.sam, site.policy, policyFile, spec);
     if (options.json) {
       options.out.write(
-        `${JSON.stringify({ task: file, sitePolicy: site.source ?? null, spec, ...notes }, null, 2)}\n`,
+        `${visibleJson({ task: file, sitePolicy: site.source ?? null, spec, ...notes }, 2)}\n`,
       );
     } else {
       // The SAM may be an agent's draft (scifi make-task): its text is shown, never obeyed.

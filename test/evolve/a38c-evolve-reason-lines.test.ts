@@ -43,7 +43,7 @@ describe("a38c: scifi evolve's listing with a finding that holds a newline", () 
     const result = await evolve({ home, promptFile: prompt, now: new Date("2026-12-01T09:00:00.000Z") });
     expect(result.proposals.some((p) => p.proposal.kind === "prompt")).toBe(true);
     const lines = renderResult(result).split("\n");
-        expect(lines).not.toContain(`  ${DECIDE}`);
+    expect(lines).not.toContain(`  ${DECIDE}`);
     expect(lines.filter((l) => l.startsWith("  test: fisher: forged"))).toEqual([]);
   });
 });

@@ -40,7 +40,7 @@ export function register(program: Command): void {
       for (const problem of problems)
         process.stderr.write(`scifi audit: WARNING cannot read a recorded head: ${problem}\n`);
       const result = verifyTape(path, { anchors, ...(key ? { key } : {}) });
-      if (options.json) process.stdout.write(`${JSON.stringify({ tape: path, ...result })}\n`);
+      if (options.json) process.stdout.write(`${visibleJson({ tape: path, ...result })}\n`);
       else if (result.ok)
         process.stdout.write(`${path}: intact, ${result.records} records; ${levels(result, runFolder)}\n`);
       else process.stdout.write(`${path}:${result.line}: ${result.reason}\n`);

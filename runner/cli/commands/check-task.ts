@@ -3,7 +3,7 @@
 // (each named: which audit, which check, what happened) or an audit that could not run; 2: bad input.
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
-import { visible } from "../../terminal-text.ts";
+import { visible, visibleJson } from "../../terminal-text.ts";
 
 interface Flags {
   solution?: string;
@@ -56,7 +56,7 @@ async function checkTaskCommand(task: string, flags: Flags): Promise<number> {
         if (!flags.json) process.stderr.write(`check-task: ${name}...\n`);
       },
     });
-    process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : auditText(report));
+    process.stdout.write(flags.json ? `${visibleJson(report, 2)}\n` : auditText(report));
     return report.sound ? EXIT.ok : EXIT.failed;
   } catch (error) {
     if (error instanceof AuditInputError) {

@@ -10,6 +10,7 @@ import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
 import { loadModelsConfig, resolveApiKey } from "../../llm/config.ts";
 import { scifiHome } from "../../paths.ts";
+import { visibleJson } from "../../terminal-text.ts";
 
 export function register(program: Command): void {
   program
@@ -20,7 +21,7 @@ export function register(program: Command): void {
     .option("--json", "print the checks as JSON")
     .action(async (options: { json?: boolean }) => {
       const items = await runDoctor();
-      process.stdout.write(options.json ? `${JSON.stringify(items, null, 2)}\n` : formatDoctor(items));
+      process.stdout.write(options.json ? `${visibleJson(items, 2)}\n` : formatDoctor(items));
       process.exitCode = items.every((i) => i.ok || i.optional) ? EXIT.ok : EXIT.failed;
     });
 }

@@ -8,7 +8,7 @@
 import type { Command } from "commander";
 import * as terminal from "../../eval/terminal.ts";
 import { EXIT } from "../../exit-codes.ts";
-import { visible } from "../../terminal-text.ts";
+import { visible, visibleJson } from "../../terminal-text.ts";
 
 interface EvalFlags {
   /** Every `--models` value, in order (repeatable; each may be comma-separated). */
@@ -171,7 +171,7 @@ async function evalCommand(suite: string | undefined, flags: EvalFlags): Promise
       });
     }
     const { summary } = outcome;
-    if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    if (flags.json) process.stdout.write(`${visibleJson(summary, 2)}\n`);
     else process.stdout.write(table(summary));
     process.stdout.write(`summary: ${outcome.evalDir}/summary.json (and summary.csv)\n`);
     process.stdout.write(

@@ -3,6 +3,7 @@
 // recorded append-only. Nothing changes without that decision (docs/evolve.md).
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visibleJson } from "../../terminal-text.ts";
 
 interface EvolveFlags {
   runs?: string;
@@ -78,7 +79,7 @@ export function register(program: Command): void {
           ...(minRuns !== undefined ? { minRuns } : {}),
           write: flags.write,
         });
-        process.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : renderResult(result));
+        process.stdout.write(flags.json ? `${visibleJson(result, 2)}\n` : renderResult(result));
         process.exitCode = EXIT.ok;
       } catch (error) {
         process.stderr.write(`scifi evolve: ${error instanceof Error ? error.message : String(error)}\n`);

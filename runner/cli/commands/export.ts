@@ -2,6 +2,7 @@
 // as trajectories, fine-tuning rows, preference pairs or OpenTelemetry traces (docs/export.md).
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visibleJson } from "../../terminal-text.ts";
 
 interface ExportCliOptions {
   format: string;
@@ -112,14 +113,14 @@ export function register(program: Command): void {
           process.stderr.write(`scifi export: REFUSED ${r.runId}: ${r.reason}\n`);
         process.stderr.write(
           options.json
-            ? `${JSON.stringify(summary)}\n`
+            ? `${visibleJson(summary)}\n`
             : `scifi export: ${summary.exported.length} run(s), ${summary.items} ${unit(format)} (${format})${summary.out ? ` -> ${summary.out}` : options.endpoint ? ` -> ${options.endpoint}` : ""}${summary.redactions > 0 ? `; ${summary.redactions} secret(s) redacted` : ""}\n`,
         );
         process.exitCode = summary.refused.length > 0 ? EXIT.failed : EXIT.ok;
       } catch (error) {
         if (error instanceof ExportFailed) {
           process.stderr.write(`scifi export: ${error.message}\n`);
-          if (options.json) process.stderr.write(`${JSON.stringify(error.summary)}\n`);
+          if (options.json) process.stderr.write(`${visibleJson(error.summary)}\n`);
           process.exitCode = EXIT.failed;
           return;
         }

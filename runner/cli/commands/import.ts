@@ -6,6 +6,7 @@ import { appendFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visibleJson } from "../../terminal-text.ts";
 
 interface ImportFlags {
   out?: string;
@@ -93,7 +94,7 @@ export function register(program: Command): void {
         // --allow-unpassable exits 0: asked for, and marked in the SAM and on the terminal.)
         if (audit.sound === false || audit.failed) process.exitCode = EXIT.failed;
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ ...result, audit }, null, 2)}\n`);
+          process.stdout.write(`${visibleJson({ ...result, audit }, 2)}\n`);
           return;
         }
         const list = (items: string[]) =>

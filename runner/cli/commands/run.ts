@@ -13,7 +13,7 @@ import { likelyMismatches, loadCritiques } from "../../report/critique-html.ts";
 import { failureFirst, failureLines } from "../../run-folder/failure.ts";
 import { readSamJson } from "../../run-folder/folder.ts";
 import type { SamNode } from "../../sam/types.ts";
-import { visible } from "../../terminal-text.ts";
+import { visible, visibleJson } from "../../terminal-text.ts";
 
 export interface RunFlags {
   backend?: string;
@@ -173,14 +173,14 @@ export async function runCommand(task: string | undefined, flags: RunFlags): Pro
       process.stdout.write(pausedLine(result));
       if (flags.json)
         process.stdout.write(
-          `${JSON.stringify({ verdict: "paused", reason: result.paused.reason, exitCode: code, runId: result.runId, paths: { records: result.dir } })}\n`,
+          `${visibleJson({ verdict: "paused", reason: result.paused.reason, exitCode: code, runId: result.runId, paths: { records: result.dir } })}\n`,
         );
       return code;
     }
     if (flags.json) {
       process.stderr.write(summary(result, flags.model) + reportLine(report));
       process.stdout.write(
-        `${JSON.stringify({
+        `${visibleJson({
           verdict: result.outcome.status,
           reason: result.outcome.reason,
           exitCode: code,
@@ -209,7 +209,7 @@ export async function runCommand(task: string | undefined, flags: RunFlags): Pro
     if (flags.json) {
       const code = exitCodeOf(error);
       process.stdout.write(
-        `${JSON.stringify({
+        `${visibleJson({
           verdict: "error",
           reason: error instanceof Error ? error.message : String(error),
           exitCode: code,

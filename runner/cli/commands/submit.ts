@@ -2,6 +2,7 @@
 // Docker or Apptainer sandbox). Prints the job id; --dry-run prints the batch script instead.
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visibleJson } from "../../terminal-text.ts";
 
 interface SubmitFlags {
   partition?: string;
@@ -68,7 +69,7 @@ export function register(program: Command): void {
           model: flags.model,
         });
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+          process.stdout.write(`${visibleJson(result, 2)}\n`);
         } else if (flags.dryRun) {
           for (const note of result.notes) process.stderr.write(`note: ${note}\n`);
           process.stdout.write(result.script);

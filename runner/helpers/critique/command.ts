@@ -19,6 +19,7 @@ import { phaseSpec } from "../../run/session/sandboxes.ts";
 import { openRunFolder, readSamJson } from "../../run-folder/folder.ts";
 import { readState } from "../../run-folder/state.ts";
 import { getBackend } from "../../sandbox/registry.ts";
+import { visibleJson } from "../../terminal-text.ts";
 import { tracerTools } from "../../tools/registry.ts";
 import { openOrExplain } from "../session.ts";
 
@@ -111,7 +112,7 @@ export async function runCritiqueCommand(runId: string, options: CritiqueCommand
     const n = existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith("after")).length + 1 : 1;
     const file = join(dir, `after${n}.json`);
     writeJsonAtomic(file, { ...record, after: session.runId }, { mode: 0o600 });
-    out(options.json ? `${JSON.stringify(record, null, 2)}\n` : renderCritiqueText(record));
+    out(options.json ? `${visibleJson(record, 2)}\n` : renderCritiqueText(record));
     err(`${likelyMismatchesText(record)}\nrecord: ${file}\naudit tape: ${session.runDir}/audit.jsonl\n`);
     return record.failed ? EXIT.failed : EXIT.ok;
   } finally {

@@ -1,4 +1,4 @@
-// a38c-json-out-raw: `--json` output to the terminal carries agent text with U+2028 and bidi raw.
+// a38c-json-out-raw (fixed): `--json` output to the terminal carried agent text with U+2028 and bidi raw.
 //
 // The promise (issue 38 point 2: "one-line fields with their newlines encoded"; runner/terminal-text.ts
 // visibleJson: "A value as JSON for a terminal: JSON.stringify escapes only C0 controls, so every other
@@ -9,10 +9,10 @@
 // run's report_blocker text; `scifi check-task --json`) print JSON.stringify: a review finding with
 // U+2028 splits the JSON line for every reader that breaks lines there (Python's splitlines, many
 // log tools), and a U+202E turns the rest of the line around on a terminal that applies bidi.
-// Suggested fix: visibleJson in runner/cli/commands/evolve.ts, run.ts and check-task.ts, as status,
-// audit and approvals do.
+// Fixed: every command's `--json` goes through visibleJson (runner/cli/commands/*.ts, plan-task.ts,
+// helpers/critique/command.ts); the second test holds that no command prints JSON.stringify.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -38,5 +38,27 @@ describe("a38c: scifi evolve --json with a finding holding U+2028 and U+202E", (
     expect(out).toContain("late by one");
     expect(out.includes("\u2028")).toBe(false);
     expect(out.includes("\u202e")).toBe(false);
+  });
+});
+
+describe("every command's --json", () => {
+  it("is written through visibleJson, never JSON.stringify (runner/cli, the helpers' commands)", () => {
+    const files = [
+      ...readdirSync(join(REPO, "runner", "cli", "commands")).map((f) =>
+        join("runner", "cli", "commands", f),
+      ),
+      join("runner", "cli", "plan-task.ts"),
+      ...readdirSync(join(REPO, "runner", "helpers"), { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => join("runner", "helpers", d.name, "command.ts")),
+    ];
+    const raw = files.filter((f) => {
+      try {
+        return readFileSync(join(REPO, f), "utf8").includes("JSON.stringify(");
+      } catch {
+        return false; // a helper without a command file
+      }
+    });
+    expect(raw).toEqual([]);
   });
 });
