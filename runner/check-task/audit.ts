@@ -23,6 +23,7 @@ import { writeJsonAtomic } from "../atomic-write.ts";
 import { readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
 import type { SamDocument } from "../sam/types.ts";
+import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import { AGENT_WORDS, type LazyAgent, lazyScript, nodes, solutionCalls } from "./agents.ts";
 import { hashFolder } from "./content-hash.ts";
 
@@ -159,6 +160,14 @@ export async function auditTask(taskDirIn: string, options: AuditOptions): Promi
     } catch (error) {
       throw new AuditInputError(error instanceof Error ? error.message : String(error));
     }
+  }
+  // A folder a live run works in holds its agent's half-done work: judged as "untouched" it would give
+  // (and cache) a false finding. Refused naming the run, as `scifi eval` refuses before its trials (a38c).
+  try {
+    refuseBusyTaskFolder(options.home, taskDir);
+  } catch (error) {
+    if (!(error instanceof TaskFolderBusy)) throw error;
+    throw new AuditInputError(error.message);
   }
   const backend = options.backend ?? "docker";
   const contentHash = await auditHash(taskDir, { ...(solution ? { solution } : {}), backend, sam: samName });

@@ -2,7 +2,8 @@
 // fact. The grant is resolved again from the run's SAM (as parsed at its start) and the site policy,
 // shaped as the critique phase's (read-only, no network); the model calls go to a helper tape of
 // their own; the record joins the run's critique records (critique/afterN.json), so its report shows
-// it. It never changes the run's outcome.
+// it. It never changes the run's outcome. It holds the task folder's lock while its sandbox has it
+// lent, as a run does: refused, naming the run, when a live run holds the folder.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../../atomic-write.ts";
@@ -19,6 +20,7 @@ import { phaseSpec } from "../../run/session/sandboxes.ts";
 import { openRunFolder, readSamJson } from "../../run-folder/folder.ts";
 import { readState } from "../../run-folder/state.ts";
 import { getBackend } from "../../sandbox/registry.ts";
+import { lockTaskFolder, refuseBusyTaskFolder, TaskFolderBusy } from "../../task-folder-lock.ts";
 import { visibleJson } from "../../terminal-text.ts";
 import { tracerTools } from "../../tools/registry.ts";
 import { openOrExplain } from "../session.ts";
@@ -50,6 +52,18 @@ export async function runCritiqueCommand(runId: string, options: CritiqueCommand
   }
   const sam = readSamJson(folder);
   const model = options.model ?? state.model;
+  const site = loadSitePolicy(sitePolicyPath(home), false).policy;
+  const granted = resolveSpec(sam, site, { home, runId: state.runId });
+  const spec = phaseSpec(granted, "critique", state.pristine);
+  // The critique's sandbox lends the task folder as a run's does: one user of a folder at a time
+  // (a38c). Refused before anything is made; the lock itself is taken once the helper run exists.
+  try {
+    refuseBusyTaskFolder(home, spec.taskDir);
+  } catch (error) {
+    if (!(error instanceof TaskFolderBusy)) throw error;
+    err(`scifi critique: ${error.message}\n`);
+    return EXIT.usage;
+  }
   const session = await openOrExplain(
     {
       home,
@@ -60,11 +74,16 @@ export async function runCritiqueCommand(runId: string, options: CritiqueCommand
     err,
   );
   if (typeof session === "number") return session;
+  let release: (() => void) | undefined;
   try {
-    const site = loadSitePolicy(sitePolicyPath(home), false).policy;
+    try {
+      release = lockTaskFolder(home, spec.taskDir, session.runId);
+    } catch (error) {
+      if (!(error instanceof TaskFolderBusy)) throw error;
+      err(`scifi critique: ${error.message}\n`);
+      return EXIT.usage;
+    }
     const backend = await getBackend(options.backend ?? state.backend);
-    const granted = resolveSpec(sam, site, { home, runId: state.runId });
-    const spec = phaseSpec(granted, "critique", state.pristine);
     const budget = new RunBudget(state.limits);
     const request = {
       kind: "control" as const,
@@ -116,6 +135,7 @@ export async function runCritiqueCommand(runId: string, options: CritiqueCommand
     err(`${likelyMismatchesText(record)}\nrecord: ${file}\naudit tape: ${session.runDir}/audit.jsonl\n`);
     return record.failed ? EXIT.failed : EXIT.ok;
   } finally {
+    release?.();
     await session.close();
   }
 }

@@ -1,4 +1,4 @@
-// a38c-check-task-busy: `scifi check-task` audits a task folder that a live run holds.
+// a38c-check-task-busy (fixed): `scifi check-task` audits a task folder that a live run holds.
 //
 // The promise (issue 38 point 3, "check-task + run"; docs/loop.md "One run uses a task folder at a
 // time": an eval whose suite holds the folder is refused before any trial, and so is a trial
@@ -10,8 +10,8 @@
 // aside): check-task hashes that state, copies it for each audit, and its `untouched` audit judges
 // the agent's work as the untouched task: a false "the checks pass on the untouched task folder"
 // finding (or a false "sound"), cached under that content hash for every later audit.
-// Suggested fix: refuseBusyTaskFolder(home, taskDir) in auditTask before the hash and the copies
-// (an AuditInputError naming the run, exit 2), as `scifi eval` does before its trials.
+// Fixed: auditTask refuses a folder a live run holds (refuseBusyTaskFolder, an AuditInputError naming
+// the run: exit 2) before the hash, the cache and any copy.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// a38c-critique-no-lock: `scifi critique <run>` lends a task folder that a live run holds.
+// a38c-critique-no-lock (fixed): `scifi critique <run>` lends a task folder that a live run holds.
 //
 // The promise (issue 38 point 3; docs/loop.md "One run uses a task folder at a time"; runner/
 // task-folder-lock.ts): two users of one task folder would "lend, restore and judge the same files
@@ -14,9 +14,8 @@
 // back hands it to root under the live run, and the run's give back leaves it the sandbox user's.
 // Seen (root runner, Docker): exit 0, a full critique, and the folder's owner went 0 -> 65534 -> 0
 // while the other run's lock was held.
-// Suggested fix: the critique takes the folder's lock like a run (lockTaskFolder with its helper
-// run id, released after the sandbox closes), or refuses with refuseBusyTaskFolder and lends
-// nothing; docs/critique.md says so.
+// Fixed: `scifi critique` refuses a folder a live run holds before it makes anything (exit 2, naming
+// the run), and holds the folder's lock itself while its sandbox has it lent (docs/critique.md).
 import { statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runCritiqueCommand } from "../../runner/helpers/critique/command.ts";
@@ -40,7 +39,7 @@ describe.skipIf(!hasEngine("docker"))(
       const release = lockTaskFolder(ws.home, ws.taskDir, "20261204-live-run");
       let said = "";
       let code: number;
-      const owners: number[] = [];
+      const owners: number[] = [statSync(ws.taskDir).uid];
       const watch = setInterval(() => owners.push(statSync(ws.taskDir).uid), 20);
       try {
         code = await runCritiqueCommand(result.runId, {
