@@ -30,10 +30,13 @@ export async function closeAll(): Promise<void> {
 export async function scriptedPass(
   scheme: "scripted" | "scripted-openai" | string,
   lines: string[],
-  options: { brief?: string; runDir?: ReturnType<typeof freshRun> } = {},
+  options: { brief?: string; runDir?: ReturnType<typeof freshRun>; scriptName?: string } = {},
 ): Promise<PassRun> {
   const run = options.runDir ?? freshRun("a41c");
-  const model = (await createModel(`${scheme}:${writeScript(lines.join("\n"))}`, run.tape)) as Gateway;
+  const model = (await createModel(
+    `${scheme}:${writeScript(lines.join("\n"), options.scriptName)}`,
+    run.tape,
+  )) as Gateway;
   opened.push(model);
   return passOn(model, run, options.brief);
 }
