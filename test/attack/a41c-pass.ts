@@ -1,14 +1,33 @@
 // Helpers of attacker a41c (issue 41's context budget): one work pass with the emit tool over a
 // scripted model (labelled scripted; real HTTP, both wire formats) with a `context_window`, its
 // events, its error if it threw, and the calls on its tape.
+
+import { z } from "zod";
 import { promptTokens } from "../../runner/audit/prefix-cache.ts";
 import type { CallRecord } from "../../runner/audit/types.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { type PassEvent, type PassResult, runPass } from "../../runner/run/session/conversation.ts";
 import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/session/limits.ts";
+import type { ToolSet } from "../../runner/tools/registry.ts";
+import { defineTool } from "../../runner/tools/tool.ts";
 import { calls, freshRun, writeScript } from "../llm/helpers.ts";
 import { defineToolSet } from "../run/context-budget-tools.ts";
+
+/** A tool whose output is any text repeated (multi-byte, control characters): no sandbox needed. */
+export const blobTool = defineTool({
+  name: "blob",
+  effect: "exec",
+  description: new URL("./a41c-blob.md", import.meta.url),
+  input: z.strictObject({ unit: z.string(), times: z.number().int().min(0), tag: z.string() }),
+  async execute({ unit, times, tag }) {
+    return { ok: true, output: `${tag}: ${unit.repeat(times)}` };
+  },
+});
+
+function tools(): ToolSet {
+  return new Map([...defineToolSet(), [blobTool.name, blobTool]]);
+}
 
 export interface PassRun {
   result: PassResult | undefined;
@@ -51,7 +70,7 @@ export async function passOn(
   let error: Error | undefined;
   const result = await runPass({
     model,
-    tools: defineToolSet(),
+    tools: tools(),
     toolContext: { sandbox: undefined as never, bashTimeoutMs: 1000, maxOutputChars: 50_000 },
     limits: { ...DEFAULT_LIMITS, stepsPerPass: 2000, toolCallsPerPass: 4000, maxRepeats: 4000 },
     budget: new RunBudget({ ...DEFAULT_LIMITS, tokens: 1e12, usd: 1e6 }),

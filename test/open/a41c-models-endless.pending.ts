@@ -24,7 +24,7 @@ afterEach(() => {
 it("a41c: an endless /models answer is read only as far as a models listing can go", async () => {
   const MiB = 1 << 20;
   let sent = 0;
-  server = createServer((_req, res) => {
+  const listening = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
     res.write('{"data":[{"id":"m","pad":"');
     const chunk = "x".repeat(MiB);
@@ -38,9 +38,10 @@ it("a41c: an endless /models answer is read only as far as a models listing can 
     res.on("drain", pump);
     pump();
   });
+  server = listening;
   const url = await new Promise<string>((resolve) =>
-    server?.listen(0, "127.0.0.1", () =>
-      resolve(`http://127.0.0.1:${(server?.address() as AddressInfo).port}`),
+    listening.listen(0, "127.0.0.1", () =>
+      resolve(`http://127.0.0.1:${(listening.address() as AddressInfo).port}`),
     ),
   );
   expect(await serverWindow(`${url}/v1`, "m", "key")).toBeUndefined();

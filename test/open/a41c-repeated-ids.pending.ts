@@ -57,7 +57,7 @@ function kimiLike(): Promise<string> {
     }
     return call("report_done", { claim: "done", summary: "recalled" });
   };
-  server = createServer(async (req: IncomingMessage, res) => {
+  const listening = createServer(async (req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Wire;
@@ -73,9 +73,10 @@ function kimiLike(): Promise<string> {
       }),
     );
   });
+  server = listening;
   return new Promise((resolve) =>
-    server?.listen(0, "127.0.0.1", () =>
-      resolve(`http://127.0.0.1:${(server?.address() as AddressInfo).port}/v1`),
+    listening.listen(0, "127.0.0.1", () =>
+      resolve(`http://127.0.0.1:${(listening.address() as AddressInfo).port}/v1`),
     ),
   );
 }
