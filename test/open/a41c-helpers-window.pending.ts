@@ -6,10 +6,9 @@
 // user's 32k-token vLLM model.
 // What happened: the helpers are single calls outside any budget, with their own `max_tokens`:
 // - `scifi ask` puts every document (README.md and docs/*.md, about 450 KB: 122,722 tokens as the
-//   scripted model counts them)
-//   into its system prompt: with any model of a window under about 120,000 tokens (a 32k local
-//   model, the 32,768 default for an unknown model, gpt-4o's 128,000 soon) every question is
-//   refused as too long; nothing is left out to fit.
+//   scripted model counts them) into its system prompt: with any model of a window under about
+//   126,000 tokens (a 32k local model, the 32,768 default for an unknown model; gpt-4o's 128,000
+//   as the docs grow) every question is refused as too long; nothing is left out to fit.
 // - `scifi make-task` (8,000), `make-skill` (6,000), `oracle` (4,000) and `ask` (3,000) send a
 //   fixed `max_tokens` whatever the entry's reservation: with a vLLM at `--max-model-len 8192`
 //   (reservation lowered to 2,048 for runs) make-task's 8,000 leaves a prompt 192 tokens: every
