@@ -5,8 +5,14 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallRecord } from "../../runner/audit/types.ts";
+import { readTape } from "../../runner/audit/verify.ts";
 import { serverWindow } from "../../runner/llm/context-window.ts";
-import { closeAll, DONE, emits, scriptedPass, sent } from "./a41c-pass.ts";
+import { createModel } from "../../runner/llm/create-model.ts";
+import type { Gateway } from "../../runner/llm/gateway.ts";
+import type { Message } from "../../runner/llm/types.ts";
+import { ContextKeeper } from "../../runner/run/session/context-budget.ts";
+import { freshRun } from "../llm/helpers.ts";
+import { closeAll, DONE, emits, opened, passOn, scriptedPass, sent } from "./a41c-pass.ts";
 
 afterEach(closeAll);
 
@@ -260,4 +266,58 @@ describe("a41c held: what a server says of its window (GET /models)", () => {
     expect(await serverWindow(`${home}/v1`, "m", "secret-key")).toBe(4096);
     expect(authorization).toBeUndefined();
   });
+});
+
+describe("a41c held: recall of what was already shortened, and replay of a refusal", () => {
+  it("an output elided, then its step removed whole, is recalled as the full text, not its placeholder", () => {
+    const keeper = new ContextKeeper(4000);
+    const fixed = { system: "s", tools: [], workspaceContext: "w" };
+    const step = (id: string, chars: number): Message[] => [
+      { role: "assistant", content: [{ type: "tool_use", id, name: "emit", input: {} }] },
+      {
+        role: "user",
+        content: [{ type: "tool_result", toolUseId: id, content: `${id}: ${"y".repeat(chars)}` }],
+      },
+    ];
+    const brief: Message = { role: "user", content: [{ type: "text", text: "brief" }] };
+    const first = keeper.fit(fixed, [brief, ...["a", "b", "c", "d"].flatMap((id) => step(id, 3000))]);
+    const placeholder = first?.messages[2]?.content[0];
+    expect(placeholder?.type === "tool_result" && placeholder.content).toMatch(/^\[scifi elided/);
+    // Later, refused for length: the budget falls, and the step holding the placeholder goes whole.
+    keeper.budget = 600;
+    const later = keeper.fit(fixed, [...(first?.messages ?? []), ...step("e", 300)], true);
+    expect(JSON.stringify(later?.messages)).not.toContain('"toolUseId":"a"');
+    expect(keeper.recall("a")).toBe(`a: ${"y".repeat(3000)}`);
+  });
+
+  it.each(FORMATS)(
+    "a refusal for length and its compacted retry replay with 0 divergences (%s)",
+    async (scheme, format) => {
+      const words =
+        format === "anthropic"
+          ? "prompt is too long: 30000 tokens > 20000 maximum"
+          : "This model's maximum context length is 20000 tokens. However, your messages resulted in 30000 tokens. Please reduce the length of the messages.";
+      const recorded = await scriptedPass(scheme, [
+        "context_window: 20000",
+        "work:",
+        ...emits(8, 3000),
+        `  - { status: 400, message: ${JSON.stringify(words)} }`,
+        ...emits(4, 3000, (i) => `b-${i}`),
+        DONE,
+      ]);
+      expect(recorded.events.filter((e) => e.type === "context" && e.action === "retried")).toHaveLength(1);
+      await closeAll();
+      const again = freshRun("a41c-replay");
+      const model = (await createModel(`replay:${recorded.dir}`, again.tape)) as Gateway;
+      opened.push(model);
+      const replayed = await passOn(model, again);
+      await closeAll();
+      expect(replayed.error?.message).toBeUndefined();
+      expect(replayed.events.map((e) => (e.type === "context" ? e.action : ""))).toEqual(
+        recorded.events.map((e) => (e.type === "context" ? e.action : "")),
+      );
+      const end = readTape(again.tapePath).find((r) => r.kind === "event" && r.event === "replay_end");
+      expect(end).toMatchObject({ data: { unused: 0 } });
+    },
+  );
 });
