@@ -1,0 +1,110 @@
+// Shared by attacker a41d's end-to-end files (issue 41's signals): a real `scifi run` on Docker of
+// the gfortran example (it has a hidden check asset) under a scripted model (labelled: no real
+// LLM) whose work pass runs a long command, so a signal can be sent in the middle of a phase.
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO } from "../run/harness.ts";
+
+export const EXAMPLE = "gfortran-build-run";
+/** The example's hidden check asset: taken out of the task folder at start, put back at every exit. */
+export const HIDDEN = "checks/expected_output.txt";
+
+export interface Workspace {
+  root: string;
+  home: string;
+  taskDir: string;
+}
+
+export function workspace(): Workspace {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "a41d-")));
+  const home = join(root, "home");
+  const taskDir = join(root, "task");
+  mkdirSync(home);
+  cpSync(join(REPO, "tasks", "examples", EXAMPLE), taskDir, { recursive: true });
+  return { root, home, taskDir };
+}
+
+/**
+ * A scripted model (not a real LLM): the work agent writes a makefile whose recipe sleeps (`sleep`
+ * is not on the task's allowlist, `make` is) and runs it for `workSec`, or leaves a `Makefile` whose
+ * `clean` sleeps `checkSec` (the check's run stage runs `make clean`), then says done.
+ */
+export function script(opts: { workSec?: number; checkSec?: number }): string {
+  const file = join(mkdtempSync(join(tmpdir(), "a41d-script-")), "script.yaml");
+  const work: string[] = [];
+  if (opts.workSec)
+    work.push(
+      "  - tool_calls:",
+      "      - name: write_file",
+      `        input: {"path": "slow.mk", "content": "all:\\n\\tsleep ${opts.workSec}\\n"}`,
+      "  - tool_calls:",
+      "      - name: bash",
+      '        input: {"command": "make -f slow.mk"}',
+    );
+  if (opts.checkSec)
+    work.push(
+      "  - tool_calls:",
+      "      - name: write_file",
+      `        input: {"path": "Makefile", "content": "clean:\\n\\tsleep ${opts.checkSec}\\nstats:\\n\\ttrue\\n"}`,
+    );
+  writeFileSync(
+    file,
+    [
+      "# Scripted (not a real LLM): attacker a41d's signal tests.",
+      "prescan:",
+      '  - json: { node: root, rank: 2, skills: [], context: "", plan: "p", direction: "d" }',
+      "work:",
+      ...work,
+      "  - tool_calls:",
+      "      - name: report_done",
+      '        input: {"claim": "done", "summary": "done"}',
+      "review:",
+      "  - json:",
+      "      items:",
+      '        - { id: root/e1, pass: true, evidence: "-" }',
+      "      findings: []",
+      "      fixes: []",
+      "      rank_adjustment: 0",
+      "final_review:",
+      "  - json: { group_suggestions: [], global_suggestions: [] }",
+      "",
+    ].join("\n"),
+  );
+  return file;
+}
+
+/** This home's containers, running or not. */
+export function containers(home: string): string {
+  const label = `label=scifi.home=${realpathSync(home)}`;
+  return execFileSync("docker", ["ps", "-aq", "--filter", label], { encoding: "utf8" }).trim();
+}
+
+/** Mount points under `root` (a check view left mounted, say). */
+export function mountsUnder(root: string): string[] {
+  return execFileSync("cat", ["/proc/self/mounts"], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.split(" ")[1] ?? "")
+    .filter((m) => m.startsWith(`${root}/`));
+}
+
+/** Paths under `dir` (not crossing into mounts) whose owner is not `uid`. */
+export function ownedByOthers(dir: string, uid: number): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const path = join(d, name);
+      const st = statSync(path, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.uid !== uid) found.push(path);
+      if (st.isDirectory() && !st.isSymbolicLink()) walk(path);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+export function unmountAll(root: string): void {
+  for (const m of mountsUnder(root).reverse()) execFileSync("umount", ["-l", m]);
+}
