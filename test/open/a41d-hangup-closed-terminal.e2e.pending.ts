@@ -20,25 +20,7 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../attack/a41-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { containers, script, workspace } from "./a41d-run.ts";
-
-/** Runs argv on a new pty; `seconds` after `marker` shows, closes the master; prints the exit code. */
-const HANGUP = `
-import os, sys, time, select, pty
-marker, delay, argv = sys.argv[1].encode(), float(sys.argv[2]), sys.argv[3:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(argv[0], argv)
-seen, start = b"", time.time()
-while marker not in seen and time.time() - start < 120:
-    if select.select([fd], [], [], 0.5)[0]:
-        try: seen += os.read(fd, 65536)
-        except OSError: break
-time.sleep(delay)
-os.close(fd)
-_, status = os.waitpid(pid, 0)
-print(os.waitstatus_to_exitcode(status))
-`;
+import { containers, HANGUP, script, workspace } from "./a41d-run.ts";
 
 const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
 

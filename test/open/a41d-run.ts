@@ -108,3 +108,21 @@ export function ownedByOthers(dir: string, uid: number): string[] {
 export function unmountAll(root: string): void {
   for (const m of mountsUnder(root).reverse()) execFileSync("umount", ["-l", m]);
 }
+
+/** (python3) Runs argv on a new pty as its session leader; `seconds` after `marker` shows, closes the master; prints the exit code. */
+export const HANGUP = `
+import os, sys, time, select, pty
+marker, delay, argv = sys.argv[1].encode(), float(sys.argv[2]), sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+seen, start = b"", time.time()
+while marker not in seen and time.time() - start < 120:
+    if select.select([fd], [], [], 0.5)[0]:
+        try: seen += os.read(fd, 65536)
+        except OSError: break
+time.sleep(delay)
+os.close(fd)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+`;
