@@ -29,16 +29,17 @@ export function workspace(): Workspace {
 /**
  * A scripted model (not a real LLM): the work agent writes a makefile whose recipe sleeps (`sleep`
  * is not on the task's allowlist, `make` is) and runs it for `workSec`, or leaves a `Makefile` whose
- * `clean` sleeps `checkSec` (the check's run stage runs `make clean`), then says done.
+ * `clean` sleeps `checkSec` (the check's run stage runs `make clean`), then says done. `touch`: a
+ * file the work's make writes once its sleep is over (the command was not cut short).
  */
-export function script(opts: { workSec?: number; checkSec?: number }): string {
+export function script(opts: { workSec?: number; checkSec?: number; touch?: string }): string {
   const file = join(mkdtempSync(join(tmpdir(), "a41d-script-")), "script.yaml");
   const work: string[] = [];
   if (opts.workSec)
     work.push(
       "  - tool_calls:",
       "      - name: write_file",
-      `        input: {"path": "slow.mk", "content": "all:\\n\\tsleep ${opts.workSec}\\n"}`,
+      `        input: {"path": "slow.mk", "content": "all:\\n\\tsleep ${opts.workSec}\\n${opts.touch ? `\\ttouch ${opts.touch}\\n` : ""}"}`,
       "  - tool_calls:",
       "      - name: bash",
       '        input: {"command": "make -f slow.mk"}',
