@@ -21,9 +21,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeDecision } from "../../runner/run/session/control.ts";
 import { CLI } from "../attack/a41-run.ts";
+import { workspace } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { waitFor } from "../run/harness.ts";
-import { workspace } from "./a41d-run.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "a41d: a paused check-task audit (docker)",

@@ -18,9 +18,9 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI, cli } from "../attack/a41-run.ts";
+import { EXAMPLE, script, workspace } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { REPO, waitFor } from "../run/harness.ts";
-import { EXAMPLE, script, workspace } from "./a41d-run.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "a41d: ctl of an eval trial's run (docker)",

@@ -19,8 +19,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../attack/a41-run.ts";
+import { containers, HANGUP, script, workspace } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { containers, HANGUP, script, workspace } from "./a41d-run.ts";
 
 function alive(pid: number): boolean {
   try {

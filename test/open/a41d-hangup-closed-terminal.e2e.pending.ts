@@ -19,8 +19,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../attack/a41-run.ts";
+import { containers, HANGUP, script, workspace } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { containers, HANGUP, script, workspace } from "./a41d-run.ts";
 
 const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
 

@@ -26,8 +26,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI } from "../attack/a41-run.ts";
-import { hasEngine } from "../helpers/engines.ts";
-import { waitFor } from "../run/harness.ts";
 import {
   containers,
   HIDDEN,
@@ -37,7 +35,9 @@ import {
   unmountAll,
   type Workspace,
   workspace,
-} from "./a41d-run.ts";
+} from "../attack/a41d-run.ts";
+import { hasEngine } from "../helpers/engines.ts";
+import { waitFor } from "../run/harness.ts";
 
 let ws: Workspace | undefined;
 afterEach(() => {

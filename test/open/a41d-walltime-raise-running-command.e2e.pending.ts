@@ -18,9 +18,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, startRun } from "../attack/a41-run.ts";
+import { script, workspace } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { waitFor } from "../run/harness.ts";
-import { script, workspace } from "./a41d-run.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "a41d: a wall time raised under a running command (docker)",

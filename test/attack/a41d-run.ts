@@ -1,6 +1,7 @@
-// Shared by attacker a41d's end-to-end files (issue 41's signals): a real `scifi run` on Docker of
-// the gfortran example (it has a hidden check asset) under a scripted model (labelled: no real
-// LLM) whose work pass runs a long command, so a signal can be sent in the middle of a phase.
+// Shared by attacker a41d's end-to-end files (test/attack/a41d-held.e2e.test.ts and the pending
+// test/open/a41d-*.e2e.pending.ts, issue 41's signals and ctl): a real `scifi run` on Docker of the
+// gfortran example (it has a hidden check asset) under a scripted model (labelled: no real LLM)
+// whose work pass runs a long command, so a signal or a decision can come in the middle of a phase.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
