@@ -12,7 +12,7 @@ import { DEFAULT_LIMITS, RunBudget } from "../../runner/run/session/limits.ts";
 import type { ToolSet } from "../../runner/tools/registry.ts";
 import { defineTool } from "../../runner/tools/tool.ts";
 import { calls, freshRun, writeScript } from "../llm/helpers.ts";
-import { defineToolSet } from "../run/context-budget-tools.ts";
+import { defineToolSet } from "../run/session/context-budget-tools.ts";
 
 /** A tool whose output is any text repeated (multi-byte, control characters): no sandbox needed. */
 export const blobTool = defineTool({
