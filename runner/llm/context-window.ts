@@ -10,12 +10,20 @@ export const DEFAULT_REPLY_TOKENS = 8192;
 /** The window of a model whose family is unknown and whose server says nothing (a small local model's). */
 export const UNKNOWN_WINDOW = 32_768;
 
-/** Defaults per family (tokens), by model id; the first match wins. docs/models.md lists them. */
-export const FAMILY_WINDOWS: readonly { family: RegExp; window: number }[] = [
+/**
+ * Defaults per family (tokens), by model id; the first match wins, so the exceptions (smaller
+ * windows inside a family) come first. `inputLimit`: where the provider caps the prompt below the
+ * window less the reply (GPT-5's 400,000 counts input and output; its input is at most 272,000). A
+ * default past the real window is the refusal the budget exists to prevent; one below only compacts
+ * early. docs/models.md lists them.
+ */
+export const FAMILY_WINDOWS: readonly { family: RegExp; window: number; inputLimit?: number }[] = [
   { family: /^claude-/i, window: 200_000 },
-  { family: /^gpt-5/i, window: 400_000 },
+  { family: /^gpt-5(\.\d+)?-chat/i, window: 128_000 },
+  { family: /^gpt-5/i, window: 400_000, inputLimit: 272_000 },
   { family: /^gpt-4\.1/i, window: 1_047_576 },
   { family: /^gpt-4o/i, window: 128_000 },
+  { family: /^o1-(mini|preview)/i, window: 128_000 },
   { family: /^o[134](-|$)/i, window: 200_000 },
 ];
 
@@ -24,6 +32,11 @@ export type WindowSource = "config" | "server" | "family" | "default";
 /** The family default for a model id, or undefined. */
 export function familyWindow(model: string): number | undefined {
   return FAMILY_WINDOWS.find((f) => f.family.test(model))?.window;
+}
+
+/** The family's cap on the prompt itself, where it has one below its window (undefined: none). */
+export function familyInputLimit(model: string): number | undefined {
+  return FAMILY_WINDOWS.find((f) => f.family.test(model))?.inputLimit;
 }
 
 /**
@@ -46,9 +59,9 @@ export function replyReservation(
   };
 }
 
-/** The prompt tokens left beside the reply's reservation (never negative). */
-export function promptBudget(window: number, replyTokens: number): number {
-  return Math.max(0, window - replyTokens);
+/** The prompt tokens left beside the reply's reservation, at most the input limit (never negative). */
+export function promptBudget(window: number, replyTokens: number, inputLimit?: number): number {
+  return Math.max(0, Math.min(window - replyTokens, inputLimit ?? Number.POSITIVE_INFINITY));
 }
 
 /**

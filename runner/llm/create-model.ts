@@ -17,6 +17,7 @@ import {
   resolveApiKey,
 } from "./config.ts";
 import {
+  familyInputLimit,
   familyWindow,
   promptBudget,
   replyReservation,
@@ -182,9 +183,9 @@ async function fromConfig(
   for (const entry of config.models) {
     const apiKey = resolveApiKey(entry, env);
     audit.redactor.addValue(apiKey);
-    const { window, source } = await windowOf(entry, apiKey);
+    const { window, source, inputLimit } = await windowOf(entry, apiKey);
     const reserved = replyReservation(window, entry.maxTokens, entry.name);
-    const budget = noteWindow(audit, options, entry.name, window, source, reserved);
+    const budget = noteWindow(audit, options, entry.name, window, source, reserved, inputLimit);
     entries.push({
       name: entry.name,
       provider: await providerFor(
@@ -213,16 +214,16 @@ async function fromConfig(
 async function windowOf(
   entry: ModelEntryConfig,
   apiKey: string,
-): Promise<{ window: number; source: WindowSource }> {
+): Promise<{ window: number; source: WindowSource; inputLimit?: number }> {
   if (entry.contextWindow !== undefined) return { window: entry.contextWindow, source: "config" };
   if (entry.provider === "openai" && entry.baseURL) {
     const told = await serverWindow(entry.baseURL, entry.model, entry.noApiKey ? undefined : apiKey);
     if (told !== undefined) return { window: told, source: "server" };
   }
   const family = familyWindow(entry.model);
-  return family !== undefined
-    ? { window: family, source: "family" }
-    : { window: UNKNOWN_WINDOW, source: "default" };
+  if (family === undefined) return { window: UNKNOWN_WINDOW, source: "default" };
+  const inputLimit = familyInputLimit(entry.model);
+  return { window: family, source: "family", ...(inputLimit !== undefined ? { inputLimit } : {}) };
 }
 
 async function providerFor(entry: ModelEntryConfig, apiKey: string): Promise<Provider> {
@@ -267,8 +268,9 @@ function noteWindow(
   window: number,
   source: string,
   reserved: { replyTokens: number; warning?: string },
+  inputLimit?: number,
 ): number {
-  const budget = promptBudget(window, reserved.replyTokens);
+  const budget = promptBudget(window, reserved.replyTokens, inputLimit);
   audit.append({
     kind: "event",
     event: "context_window",
@@ -278,6 +280,7 @@ function noteWindow(
       source,
       replyTokens: reserved.replyTokens,
       promptBudget: budget,
+      ...(inputLimit !== undefined ? { inputLimit } : {}),
       ...(reserved.warning ? { warning: reserved.warning } : {}),
     },
   });

@@ -1,5 +1,5 @@
 // Attack on issue 41's family defaults (attacker a41c; runner/llm/context-window.ts FAMILY_WINDOWS,
-// docs/models.md "Context windows"). Pending: fails today.
+// docs/models.md "Context windows"). Fixed.
 // Doc promise: docs/models.md: the window of a known model id without `contextWindow` is its
 // family's default, so "Every request the runner sends fits its model's context window".
 // What happened: a default larger than the model's real window is a budget the provider refuses:
@@ -11,11 +11,16 @@
 // once before its compacted retry (the budget is lowered for that pass only: the next pass starts
 // at the family's number again). A default smaller than the
 // real window only compacts early; a larger one is the failure the budget exists to prevent.
-// Suggested fix: list the exceptions before the families (`^o1-(mini|preview)` and
-// `^gpt-5(\.\d+)?-chat` at 128,000) in FAMILY_WINDOWS and in docs/models.md's table, and give a
-// family an input limit where it has one (gpt-5*: 272,000), the budget the smaller of the two.
+// Fixed: the exceptions come before their families in FAMILY_WINDOWS (o1-mini, o1-preview, gpt-5
+// chat at 128,000), and a family may give an input limit (gpt-5*: 272,000) that caps the prompt's
+// budget beside the window less the reply (promptBudget's third argument; create-model.ts).
 import { expect, it } from "vitest";
-import { DEFAULT_REPLY_TOKENS, familyWindow, promptBudget } from "../../runner/llm/context-window.ts";
+import {
+  DEFAULT_REPLY_TOKENS,
+  familyInputLimit,
+  familyWindow,
+  promptBudget,
+} from "../../runner/llm/context-window.ts";
 
 it.each([
   ["o1-mini", 128_000],
@@ -30,6 +35,17 @@ it.each([
 it.each(["gpt-5", "gpt-5-mini", "gpt-5.1"])(
   "a41c: the prompt budget of %s is at most its input limit (272,000)",
   (model) => {
-    expect(promptBudget(familyWindow(model) ?? 0, DEFAULT_REPLY_TOKENS)).toBeLessThanOrEqual(272_000);
+    expect(
+      promptBudget(familyWindow(model) ?? 0, DEFAULT_REPLY_TOKENS, familyInputLimit(model)),
+    ).toBeLessThanOrEqual(272_000);
   },
 );
+
+it("a41c: a family with no input limit keeps its window less the reply; the limit never raises a budget", () => {
+  expect(promptBudget(200_000, DEFAULT_REPLY_TOKENS, familyInputLimit("claude-opus-4-5"))).toBe(
+    200_000 - DEFAULT_REPLY_TOKENS,
+  );
+  expect(promptBudget(300_000, 128_000, familyInputLimit("gpt-5"))).toBe(172_000);
+  expect(familyWindow("gpt-5-mini")).toBe(400_000);
+  expect(familyWindow("o1")).toBe(200_000);
+});
