@@ -6,12 +6,13 @@
 // runner's: it is never mounted into a sandbox"; issue 38 point 2: a refusal before anything is
 // created, the same whatever the spelling).
 // What happened (before the fix): deniedPaths (runner/policy/denied.ts realOrSelf) resolved a
-// denied path's links only when it existed. With SCIFI_HOME=/x/link/home (/x/link -> /x/task) in a fresh home, the
-// home's runs/ does not exist at the start's grant, `/x/link/home/runs` is not inside the real task
-// folder `/x/task`, and the start goes on: `scifi run` created the run folder (state.json,
-// history.jsonl, audit.jsonl, the report) inside the task folder, and only the sandbox's own grant
-// refused it then: `FAILED: grant: policy refused [task-folder-denied] ...`, exit 1 (a failed run,
-// counted as the model's in an eval). The same home by its real path: exit 2, nothing created.
+// denied path's links only when it existed. With SCIFI_HOME=/x/link/home (/x/link -> /x/task) in a
+// fresh home, the home's runs/ does not exist at the start's grant, `/x/link/home/runs` is not
+// inside the real task folder `/x/task`, and the start goes on: `scifi run` created the run folder
+// (state.json, history.jsonl, audit.jsonl, the report) inside the task folder, and only the
+// sandbox's own grant refused it then: `FAILED: grant: policy refused [task-folder-denied] ...`,
+// exit 1 (a failed run, counted as the model's in an eval). The same home by its real path: exit 2,
+// nothing created.
 // Fixed: deniedPaths resolves a denied path that does not exist yet through its deepest existing
 // ancestor (realpath of that, plus the rest), so the link's spelling is refused at the start's grant.
 import { execFile } from "node:child_process";
