@@ -77,12 +77,11 @@ const MAX_DEPTH = 6;
 
 /**
  * The simple commands of `script`, in order: a substitution's commands before the command holding
- * it; a function's body where it is defined (its name and its calls are no commands); a `for` or
+ * it; a function's body where it is defined (its definition's name is no command); a `for` or
  * `select` list as the command `for <words>`; a `case` header is no command.
  */
 export function lintCommands(script: string, depth = 0): LintCommand[] {
   const commands: LintCommand[] = [];
-  const functions = new Set<string>();
   let current: LintCommand = { words: [], redirects: [] };
   const flush = (): void => {
     if (current.words.length === 0 && current.redirects.length === 0) return;
@@ -90,7 +89,7 @@ export function lintCommands(script: string, depth = 0): LintCommand[] {
       for (const word of [...current.words, ...current.redirects.map((r) => r.target)])
         for (const inner of word.substitutions ?? []) commands.push(...lintCommands(inner, depth + 1));
     const command = header(current);
-    if (command && !functions.has(command.words[0]?.text ?? "")) commands.push(command);
+    if (command) commands.push(command);
   };
   const tokens = tokenize(script);
   for (let i = 0; i < tokens.length; i++) {
@@ -98,7 +97,6 @@ export function lintCommands(script: string, depth = 0): LintCommand[] {
     const next = tokens[i + 1];
     if (token.kind === "word" && current.words.length === 0 && token.word.text === "function") {
       // `function name { ...; }`: the name is no command; the body follows as commands.
-      if (next?.kind === "word") functions.add(next.word.text);
       i++;
       const [open, close] = [tokens[i + 1], tokens[i + 2]];
       if (open?.kind === "op" && open.op === "(" && close?.kind === "op" && close.op === ")") i += 2;
@@ -111,7 +109,6 @@ export function lintCommands(script: string, depth = 0): LintCommand[] {
       current.redirects.length === 0
     ) {
       // `name() { ...; }`: a function definition, not a command named `name`.
-      functions.add(current.words[0]?.text ?? "");
       current = { words: [], redirects: [] };
       i++;
     } else if (token.kind === "op" && SEPARATORS.has(token.op)) {

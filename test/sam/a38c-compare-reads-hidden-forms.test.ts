@@ -62,6 +62,7 @@ const VALID = [
   "n=$((1 + 2)); cmp checks/ref.txt outputs/r.txt",
   "same() { cmp checks/ref.txt outputs/r.txt; }; same",
   "function same { cmp checks/ref.txt outputs/r.txt; }; same",
+  'show() { cat "$1"; }; show outputs/r.txt',
   "for f in r.txt; do cmp outputs/$f checks/ref.txt; done",
   'for f in a.txt b.txt; do test -n "$f"; done; cmp outputs/r.txt checks/ref.txt',
   'for f in outputs/r.txt checks/ref.txt; do cat "$f"; done',
