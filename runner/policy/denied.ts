@@ -1,7 +1,7 @@
 // Host paths that are never mounted into a sandbox, whatever the SAM or the site policy says.
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { homePaths } from "../paths.ts";
 
 export interface DeniedPath {
@@ -92,10 +92,21 @@ function homeDirectories(): string[] {
   return [...homes];
 }
 
+/**
+ * The path with its links resolved: a path not there yet through its deepest existing ancestor
+ * (that ancestor's real path, plus the rest), so a fresh home spelled through a link into the task
+ * folder is seen where it will be made.
+ */
 function realOrSelf(path: string): string {
-  try {
-    return existsSync(path) ? realpathSync(path) : path;
-  } catch {
-    return path;
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      if (existsSync(at))
+        return rest.length === 0 ? realpathSync(at) : join(realpathSync(at), ...rest.reverse());
+    } catch {
+      return path;
+    }
+    if (dirname(at) === at) return path;
+    rest.push(basename(at));
   }
 }

@@ -42,13 +42,16 @@ const FILE_EXTENSIONS = new Set(
  * Programs that only read the files they are named: a path named to one of them, or before any
  * other program ran, is read from the folder as the stage found it.
  */
-const READERS = new Set(
-  (
+const READERS = new Set([
+  ...(
     "test [ [[ cmp diff diff3 grep egrep fgrep zgrep cat zcat head tail wc echo printf true false : " +
     "exit cut tr uniq comm paste join column jq sha256sum sha1sum sha512sum md5sum cksum b2sum " +
     "numdiff ndiff ls stat file du readlink realpath od xxd hexdump strings expr seq sleep read"
   ).split(" "),
-);
+  // A `for` list's words (shell-lint.ts), and a command of assignments or redirections only.
+  "for",
+  "",
+]);
 
 /** Readers whose every operand is a file (numbers aside: `cmp -n 100`, `diff -U 3`). */
 const FILE_OPERANDS = new Set(
@@ -93,8 +96,11 @@ export function compareRead(script: string, folder: CompareFolder): CompareRead 
     // What the commands before the current one wrote: a path is produced only once it was written.
     produced: new Set<string>(),
   };
+  const fileUses = loopFileUses(commands);
   let writerRan = false;
   for (const [index, command] of commands.entries()) {
+    // A loop's list is read only where a command after it reads its variable as a file.
+    if (command.loop !== undefined && (fileUses.get(command.loop) ?? -1) <= index) continue;
     const program = programOf(command.words);
     const named = paths[index] ?? [];
     const writesHere = new Set(named.filter((n) => n.writes).map((n) => n.rel));
@@ -127,6 +133,35 @@ export function compareRead(script: string, folder: CompareFolder): CompareRead 
     if (!READERS.has(program)) writerRan = true;
   }
   return undefined;
+}
+
+/** Programs that read a file given as any operand: a loop variable given to one is a path read. */
+const READS_OPERANDS = new Set([
+  ...FILE_OPERANDS,
+  ..."head tail wc sort uniq comm paste join cut jq stat file du od xxd hexdump strings".split(" "),
+]);
+
+/**
+ * Where each variable is last read as a file: a whole word `$v` or `${v}` as an operand of a program
+ * that reads its operands, or as the target of `<` (`for f in a.txt; do cmp "$f" ref; done` reads
+ * a.txt; `test -n "$f"` or `outputs/$f` reads no word of the list as it stands).
+ */
+function loopFileUses(commands: readonly LintCommand[]): Map<string, number> {
+  const uses = new Map<string, number>();
+  const variable = (word: LintWord) => /^\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})$/.exec(word.text);
+  commands.forEach((command, k) => {
+    const at = programIndex(command.words);
+    const reads = READS_OPERANDS.has(posix.basename(command.words[at]?.text ?? ""));
+    const words = [
+      ...(reads ? command.words.slice(at + 1) : []),
+      ...command.redirects.filter((r) => /^\d*<$/.test(r.op)).map((r) => r.target),
+    ];
+    for (const word of words) {
+      const name = variable(word);
+      if (name) uses.set(name[1] ?? name[2] ?? "", k);
+    }
+  });
+  return uses;
 }
 
 /** A problem, nothing (`undefined`: the path is fine), or `maybe` (a file name not yet known). */
@@ -220,10 +255,12 @@ function operandValue(word: LintWord, operand: boolean): LintWord {
 
 /**
  * The word as a task-folder relative path, or undefined when it is not one the lint can judge.
- * `/task/x` is x: /task is the compare stage's own folder (docs/loop.md).
+ * `/task/x` is x: /task is the compare stage's own folder (docs/loop.md), in any spelling the
+ * kernel reads as it (`//task/x`, `/task/./x`, `/task/../task/x`).
  */
 function relativePath(word: LintWord): string | undefined {
-  const text = word.text.startsWith("/task/") ? word.text.slice("/task/".length) : word.text;
+  const absolute = word.text.startsWith("/") ? posix.normalize(word.text).replace(/^\/+/, "/") : "";
+  const text = absolute.startsWith("/task/") ? absolute.slice("/task/".length) : word.text;
   if (word.expands || text === "" || text.startsWith("-") || text.startsWith("/")) return undefined;
   if (!/^[A-Za-z0-9_.+\-/]+$/.test(text)) return undefined;
   const rel = posix.normalize(text).replace(/\/$/, "");

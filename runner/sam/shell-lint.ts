@@ -1,13 +1,18 @@
 // The simple commands of a check's script, as `scifi validate`'s lints of compare stages read them:
 // words with their quotes removed, redirections, comments and here-document bodies left out. A
 // lint, not a shell: a word whose value only the running shell knows (a variable, a substitution,
-// a glob) is marked so, and no rule decides anything from it.
+// a glob) is marked so, and no rule decides anything from it. The commands inside `$(...)` and
+// backticks, function bodies and subshells are commands too (a substitution's before the command
+// that holds it, as the shell runs them), and a `for` list is a command of its own (`for`, then the
+// words of its list), so a read is seen wherever it hides.
 
 /** One word of a command: its text with quotes removed, and whether the shell would rewrite it. */
 export interface LintWord {
   text: string;
   /** Holds `$`, a backtick substitution or an unquoted glob: its value is known only at run time. */
   expands: boolean;
+  /** The scripts of the command substitutions in it (`$(...)`, backticks), well closed ones only. */
+  substitutions?: string[];
 }
 
 /** A redirection: its operator (`>`, `>>`, `<`, `2>`, `&>`, `<<<` …) and target word. */
@@ -20,6 +25,8 @@ export interface LintRedirect {
 export interface LintCommand {
   words: LintWord[];
   redirects: LintRedirect[];
+  /** A `for`/`select` list (`for` and its words): the loop variable (its uses say if the list is read). */
+  loop?: string;
 }
 
 type Token = { kind: "word"; word: LintWord } | { kind: "op"; op: string };
@@ -65,18 +72,49 @@ const OPERATORS = [
   ")",
 ];
 
-/** The simple commands of `script`, in order (a `for`/`case` header is not a command). */
-export function lintCommands(script: string): LintCommand[] {
+/** How deep substitutions inside substitutions are read (each level reads its text once more). */
+const MAX_DEPTH = 6;
+
+/**
+ * The simple commands of `script`, in order: a substitution's commands before the command holding
+ * it; a function's body where it is defined (its definition's name is no command); a `for` or
+ * `select` list as the command `for <words>`; a `case` header is no command.
+ */
+export function lintCommands(script: string, depth = 0): LintCommand[] {
   const commands: LintCommand[] = [];
   let current: LintCommand = { words: [], redirects: [] };
+  const flush = (): void => {
+    if (current.words.length === 0 && current.redirects.length === 0) return;
+    if (depth < MAX_DEPTH)
+      for (const word of [...current.words, ...current.redirects.map((r) => r.target)])
+        for (const inner of word.substitutions ?? []) commands.push(...lintCommands(inner, depth + 1));
+    const command = header(current);
+    if (command) commands.push(command);
+  };
   const tokens = tokenize(script);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i] as Token;
-    if (token.kind === "op" && SEPARATORS.has(token.op)) {
-      if (current.words.length > 0 || current.redirects.length > 0) commands.push(current);
+    const next = tokens[i + 1];
+    if (token.kind === "word" && current.words.length === 0 && token.word.text === "function") {
+      // `function name { ...; }`: the name is no command; the body follows as commands.
+      i++;
+      const [open, close] = [tokens[i + 1], tokens[i + 2]];
+      if (open?.kind === "op" && open.op === "(" && close?.kind === "op" && close.op === ")") i += 2;
+    } else if (
+      token.kind === "op" &&
+      token.op === "(" &&
+      next?.kind === "op" &&
+      next.op === ")" &&
+      current.words.length === 1 &&
+      current.redirects.length === 0
+    ) {
+      // `name() { ...; }`: a function definition, not a command named `name`.
+      current = { words: [], redirects: [] };
+      i++;
+    } else if (token.kind === "op" && SEPARATORS.has(token.op)) {
+      flush();
       current = { words: [], redirects: [] };
     } else if (token.kind === "op") {
-      const next = tokens[i + 1];
       if (next?.kind === "word") {
         current.redirects.push({ op: token.op, target: next.word });
         i++;
@@ -85,9 +123,21 @@ export function lintCommands(script: string): LintCommand[] {
       current.words.push(token.word);
     }
   }
-  if (current.words.length > 0 || current.redirects.length > 0) commands.push(current);
-  // `for x in a b c` and `case w in` name no program and their words are not paths read.
-  return commands.filter((c) => !["for", "case", "esac", "select"].includes(c.words[0]?.text ?? ""));
+  flush();
+  return commands;
+}
+
+/**
+ * A command as the lints read it: `for x in a b` is `for a b` (the loop reads its list's words);
+ * a `case w in` header and `esac` are none (patterns are no paths).
+ */
+function header(command: LintCommand): LintCommand | undefined {
+  const first = command.words[0]?.text ?? "";
+  if (first === "case" || first === "esac") return undefined;
+  if (first !== "for" && first !== "select") return command;
+  const list = command.words[2]?.text === "in" ? command.words.slice(3) : [];
+  const loop = command.words[1]?.text ?? "";
+  return { words: [{ text: "for", expands: false }, ...list], redirects: command.redirects, loop };
 }
 
 /** Words and operators; comments and here-document bodies are skipped. */
@@ -174,6 +224,7 @@ function skipHeredocs(
 function readWord(script: string, start: number): { word: LintWord; end: number } {
   let text = "";
   let expands = false;
+  const substitutions: string[] = [];
   let i = start;
   while (i < script.length) {
     const c = script[i] as string;
@@ -188,22 +239,49 @@ function readWord(script: string, start: number): { word: LintWord; end: number 
     } else if (c === '"') {
       const end = closing(script, i + 1, '"');
       const inner = script.slice(i + 1, end);
-      if (/[$`]/.test(inner)) expands = true;
+      if (/[$`]/.test(inner)) {
+        expands = true;
+        substitutions.push(...substitutionsIn(inner));
+      }
       text += inner.replace(/\\([$`"\\])/g, "$1");
       i = end + 1;
     } else if (c === "$" && script[i + 1] === "(") {
       expands = true;
-      i = balanced(script, i + 1);
+      const end = balanced(script, i + 1);
+      // `$((...))` is arithmetic, and an unclosed `$(` is no script the shell would run.
+      if (script[i + 2] !== "(" && script[end - 1] === ")") substitutions.push(script.slice(i + 2, end - 1));
+      i = end;
     } else if (c === "`") {
       expands = true;
-      i = closing(script, i + 1, "`") + 1;
+      const end = closing(script, i + 1, "`");
+      if (end < script.length) substitutions.push(script.slice(i + 1, end));
+      i = end + 1;
     } else {
       if (/[$*?[{~]/.test(c)) expands = true;
       text += c;
       i++;
     }
   }
-  return { word: { text, expands }, end: i };
+  const word: LintWord = substitutions.length > 0 ? { text, expands, substitutions } : { text, expands };
+  return { word, end: i };
+}
+
+/** The scripts of the well closed substitutions in a double-quoted text (`"$(cat x)"`, `"`cat x`"`). */
+function substitutionsIn(quoted: string): string[] {
+  const found: string[] = [];
+  for (let i = 0; i < quoted.length; i++) {
+    if (quoted[i] === "\\") i++;
+    else if (quoted[i] === "$" && quoted[i + 1] === "(") {
+      const end = balanced(quoted, i + 1);
+      if (quoted[i + 2] !== "(" && quoted[end - 1] === ")") found.push(quoted.slice(i + 2, end - 1));
+      i = end - 1;
+    } else if (quoted[i] === "`") {
+      const end = closing(quoted, i + 1, "`");
+      if (end < quoted.length) found.push(quoted.slice(i + 1, end).replace(/\\([$`\\])/g, "$1"));
+      i = end;
+    }
+  }
+  return found;
 }
 
 /** Index of the closing quote (honouring backslashes except in single quotes), or the end. */
