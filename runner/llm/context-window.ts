@@ -69,6 +69,31 @@ export function promptBudget(window: number, replyTokens: number, inputLimit?: n
  * `context_length` / `context_window` other servers use, in `GET {baseURL}/models`. Undefined when
  * the server does not say, does not answer within `timeoutMs`, or answers something else.
  */
+/**
+ * The most of a `/models` answer read: a listing is kilobytes (OpenRouter's, the largest known, a
+ * few MB). A server, a proxy or a wrong baseURL that streams without end is given up past it, as on
+ * a timeout, rather than held in memory (trust rule 4: no unbounded reads).
+ */
+export const MODELS_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
+
+/** A body's text, or a throw once it passes `max` bytes (the stream cancelled there). */
+async function cappedText(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      throw new Error(`the answer passed ${max} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 export async function serverWindow(
   baseURL: string,
   model: string,
@@ -80,8 +105,8 @@ export async function serverWindow(
       headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
       signal: AbortSignal.timeout(timeoutMs),
     });
-    if (!response.ok) return undefined;
-    const body = (await response.json()) as { data?: unknown };
+    if (!response.ok || !response.body) return undefined;
+    const body = JSON.parse(await cappedText(response.body, MODELS_ANSWER_MAX_BYTES)) as { data?: unknown };
     const list = Array.isArray(body.data) ? (body.data as Record<string, unknown>[]) : [];
     const entry = list.find((m) => m?.id === model) ?? (list.length === 1 ? list[0] : undefined);
     for (const key of ["max_model_len", "context_length", "context_window"]) {

@@ -1,5 +1,5 @@
 // Attack on issue 41's window from the server (attacker a41c; runner/llm/context-window.ts
-// serverWindow). Pending: fails today.
+// serverWindow). Fixed.
 // Doc promise: docs/models.md "Context windows": the window is "the server's own word: `GET
 // {baseURL}/models` ... asked once at start (3 s timeout)"; issue 41: the night's runner RSS stays
 // under 300 MB; trust.md rule 4 ("no unbounded reads").
@@ -8,8 +8,8 @@
 // whose `/models` answer never ends is read for the whole 3 s: on this 2-core machine the runner's
 // process grew by about 1.8 GB before the timeout gave up (a login node's per-user memory limit
 // kills it there), and the answer it reads is thrown away anyway.
-// Suggested fix: read the body through a capped reader (a models listing is kilobytes; OpenRouter's,
-// the largest known, a few MB: cap at 8 MiB) and give up past it, as for a timeout.
+// Fixed: serverWindow reads the body through a capped reader (MODELS_ANSWER_MAX_BYTES, 8 MiB) and
+// gives up past it, as on a timeout.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
