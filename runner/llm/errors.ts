@@ -61,10 +61,13 @@ const BILLING_CODES: ReadonlySet<string> = new Set(["billing_error", "insufficie
 
 /**
  * A 400 for a prompt past the context window, in the words of the APIs (Anthropic, OpenAI, vLLM and
- * other OpenAI-compatible servers), matched on the code or the start of the API's own message.
+ * other OpenAI-compatible servers), matched on the code or the start of the API's own message. vLLM
+ * words a prompt that fits but leaves no room for `max_tokens` (its tokenizer counted a little more
+ * than the runner's estimate: the usual case) as "'max_tokens' or 'max_completion_tokens' is too
+ * large: N. This model's maximum context length is ...", with the number 400 for its code.
  */
 const CONTEXT_MESSAGE =
-  /^(prompt is too long: \d+ tokens > \d+ maximum|input length and `max_tokens` exceed context limit|this model's maximum context length is \d+ tokens)/i;
+  /^(prompt is too long: \d+ tokens > \d+ maximum|input length and `max_tokens` exceed context limit|this model's maximum context length is \d+ tokens|'max_tokens' or 'max_completion_tokens' is too large: \d+\. this model's maximum context length is \d+ tokens)/i;
 
 /** What the API's error body says of itself: its message, and its type or code. */
 export interface ApiErrorBody {

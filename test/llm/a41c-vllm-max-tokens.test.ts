@@ -1,5 +1,5 @@
 // Attack on issue 41's refusal-for-length retry (attacker a41c; runner/llm/errors.ts CONTEXT_MESSAGE,
-// reasonForStatus). Pending: fails today.
+// reasonForStatus). Fixed.
 // Doc promise: docs/models.md "Context windows": a provider that still refuses a request as too long
 // ("... vLLM's 'This model's maximum context length is N tokens', matched on the API's code or the
 // start of its message") gets one compacted retry, recorded; issue 41 names the cluster user's vLLM.
@@ -12,10 +12,8 @@
 // Its message does not start with any of the matched texts and its code is the number 400, so the
 // runner takes it as an invalid request (RequestRefused, "A prompt past the model's context window
 // is the usual cause"), never compacts, never retries: the night ends at that call.
-// Suggested fix: match vLLM's "'max_tokens' or 'max_completion_tokens' is too large: N. This model's
-// maximum context length is" too (and say so in docs/models.md); the scripted model's OpenAI refusal
-// for prompt + max_tokens could answer in these words under a `context_window_server: vllm` key so
-// tests meet it.
+// Fixed: CONTEXT_MESSAGE matches vLLM's "'max_tokens' or 'max_completion_tokens' is too large: N. This
+// model's maximum context length is" too (docs/models.md says so).
 import { afterEach, expect, it } from "vitest";
 import { reasonForStatus } from "../../runner/llm/errors.ts";
 import { closeAll, DONE, emits, scriptedPass } from "../attack/a41c-pass.ts";
