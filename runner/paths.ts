@@ -25,6 +25,10 @@ export const homePaths = (home: string) => ({
   skills: join(home, "skills"),
   /** `scifi eval`'s evals/<id>/ (trials, task copies, summaries). */
   evals: join(home, "evals"),
+  /** The daemon's records, logs and single-file tasks' work folders (runner/daemon/records.ts). */
+  daemon: join(home, "daemon"),
+  /** `scifi check-task`'s cache, audit homes and the task copies its audits run on. */
+  checkTask: join(home, "check-task"),
   /** `scifi evolve`'s proposals and decisions. */
   evolve: join(home, "evolve"),
   /** The runner's own bookkeeping (locks, asset hashes). */

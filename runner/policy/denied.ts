@@ -49,6 +49,18 @@ export function deniedPaths(scifiHome: string, extra: readonly string[] = []): D
     { path: home.internal, why: "the runner's internal folder (.scifi/: locks, asset hashes)", inside: true },
     { path: home.evolve, why: "the runner's evolve proposals and decisions (evolve/)", inside: true },
     {
+      path: home.daemon,
+      why: "the daemon's folder (daemon/: every task's record, logs and work folder)",
+      inside: true,
+      holdsTaskFolders: true,
+    },
+    {
+      path: home.checkTask,
+      why: "check-task's folder (check-task/: its audits' records and task copies)",
+      inside: true,
+      holdsTaskFolders: true,
+    },
+    {
       path: home.evals,
       why: "the runner's eval folder (evals/: every trial's records and task copies)",
       inside: true,

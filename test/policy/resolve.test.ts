@@ -316,6 +316,23 @@ describe("refusals: each names its rule, the path and what to do", () => {
     expect(holding.rule).toBe("task-folder-denied");
   });
 
+  it("mount-denied: daemon/ and check-task/ (other tasks' records, logs and copies); a task's own work folder may run", () => {
+    const work = join(home, "daemon", "work", "t.md");
+    const records = join(home, "daemon", "tasks");
+    const audit = join(home, "check-task", "work", "0123456789abcdef", "untouched");
+    for (const d of [work, records, audit]) mkdirSync(d, { recursive: true });
+    const denied = (host: string) =>
+      refusal(() =>
+        resolveWith(samIn({ mounts: [mount(host, "/data")] }), site({ allowedMountRoots: ["/"] })),
+      ).message;
+    expect(denied(records)).toMatch(/lies inside the daemon's folder \(daemon\/: every task's record/);
+    expect(denied(join(home, "daemon"))).toMatch(/is the daemon's folder/);
+    expect(denied(join(home, "check-task"))).toMatch(/is check-task's folder/);
+    expect(resolveWith(samIn({}, work)).taskDir).toBe(work);
+    expect(resolveWith(samIn({}, audit)).taskDir).toBe(audit);
+    expect(refusal(() => resolveWith(samIn({}, join(home, "daemon")))).rule).toBe("task-folder-denied");
+  });
+
   it("mount-denied: a symlink inside an allowed root that points at a denied path is resolved first", () => {
     const link = join(dataRoot, `to-memory-${Date.now()}`);
     symlinkSync(join(home, "memory"), link);
