@@ -141,6 +141,7 @@ export interface ToolOutputRecord {
   callId: string;
   text: string;
   iteration?: number;
+  /** The pass's step that made the tool call (the step before the request that elided it). */
   step?: number;
 }
 

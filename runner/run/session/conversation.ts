@@ -91,11 +91,13 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
   // A model with a known window: the history is kept inside it, and elided outputs can be recalled.
   const budget = given.model.contextBudget?.(given.request.kind, given.request.rank);
   const model = given.model;
-  // An output elided before any request carried it goes on the tape first (its placeholder says where).
+  // An output elided before any request carried it goes on the tape first (its placeholder says
+  // where). Only the newest results are unsent: their calls came in the step before this request's.
   const record = model.recordOutput
     ? (callId: string, text: string) => {
         const { role, meta } = given.request;
-        model.recordOutput?.({ role, callId, text, iteration: meta.iteration, step: limits.steps });
+        const step = limits.steps - 1;
+        model.recordOutput?.({ role, callId, text, iteration: meta.iteration, step });
         return true;
       }
     : undefined;
