@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, expect, it } from "vitest";
 import { findToolOutput } from "../../runner/audit/tool-output.ts";
-import { readTape } from "../../runner/audit/verify.ts";
+import { readTape, verifyTape } from "../../runner/audit/verify.ts";
 import { closeAll, DONE, emits, scriptedPass } from "../attack/a41c-pass.ts";
 
 afterEach(closeAll);
@@ -45,6 +45,7 @@ it("audit show --call prints an elided output's record, sent or recorded unsent,
     throw new Error("the pass elided no output unsent, or none sent: the scenario no longer tests both");
 
   // Recorded unsent: a tool_output event, before the request that carried its placeholder.
+  expect(verifyTape(run.tapePath)).toMatchObject({ ok: true });
   const records = readTape(run.tapePath);
   const event = findToolOutput(records, unsent.toolUseId);
   expect(event).toMatchObject({ where: "tool_output", role: "work" });
