@@ -1,8 +1,9 @@
 // Terminal rendering of a tape summary: `scifi audit show` (transcript) and `scifi audit stats`.
 // Every tape string goes through terminal-text (shown, never obeyed); a preview that is cut says
 // how much is left out and where the whole text is.
-import { visible, visiblePreview } from "../terminal-text.ts";
+import { shellQuote, visible, visiblePreview } from "../terminal-text.ts";
 import type { CallSummary, TapeSummary, Totals } from "./summary.ts";
+import type { EventRecord } from "./types.ts";
 
 const PREVIEW = 400;
 
@@ -18,13 +19,7 @@ export function renderTranscript(summary: TapeSummary): string {
       `#${item.seq} injected ${visible(item.source)} ${visible(item.ref)} (sha256 ${item.sha256.slice(0, 12)}) into ${item.role}`,
     );
   }
-  for (const event of summary.events) {
-    push(
-      bySeq,
-      event.seq,
-      `#${event.seq} event ${visible(event.event)}${event.data ? ` ${visible(JSON.stringify(event.data))}` : ""}`,
-    );
-  }
+  for (const event of summary.events) push(bySeq, event.seq, renderEvent(event));
   const marks = integrityMarks(summary);
   for (const call of summary.calls)
     push(bySeq, call.seq, ...renderCall(call), ...(marks.get(call.seq) ?? []));
@@ -50,6 +45,16 @@ function integrityMarks(summary: TapeSummary): Map<number, string[]> {
     );
   }
   return marks;
+}
+
+function renderEvent(event: EventRecord): string {
+  const data = event.data;
+  // A tool output recorded before its elision: a preview, as a call's result is shown.
+  if (event.event === "tool_output" && typeof data?.text === "string") {
+    const id = String(data.callId);
+    return `#${event.seq} event tool_output ${visible(String(data.role))} ${visible(id)}: ${visiblePreview(data.text, PREVIEW, `the whole text: scifi audit show RUN --call ${shellQuote(id)}`)}`;
+  }
+  return `#${event.seq} event ${visible(event.event)}${data ? ` ${visible(JSON.stringify(data))}` : ""}`;
 }
 
 function renderCall(call: CallSummary): string[] {

@@ -25,6 +25,7 @@ import {
   NoModelAvailable,
   RequestRefused,
   StructuredOutputError,
+  type ToolOutputRecord,
   type Usage,
 } from "./types.ts";
 
@@ -155,6 +156,23 @@ export class Gateway implements Model {
 
   get audit(): AuditTape {
     return this.#audit;
+  }
+
+  /** See Model.recordOutput: an output elided before any request carried it goes on the tape. */
+  recordOutput(output: ToolOutputRecord): number {
+    const { role, callId, text, iteration, step } = output;
+    return this.#audit.append({
+      kind: "event",
+      event: "tool_output",
+      data: {
+        role,
+        callId,
+        ...(iteration !== undefined ? { iteration } : {}),
+        ...(step !== undefined ? { step } : {}),
+        chars: text.length,
+        text,
+      },
+    });
   }
 
   /** The smallest budget among the models that may answer (Model.contextBudget). */

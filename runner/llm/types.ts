@@ -97,7 +97,7 @@ export interface ModelResponse {
   json?: unknown;
   /** Where the reply came from, when the server says (the scripted model: `demo.yaml:3`). */
   origin?: string;
-  /** The call's record on the audit tape (a placeholder for elided text names it). */
+  /** The call's record on the audit tape (a pass then knows its request's tool outputs are there). */
   seq?: number;
 }
 
@@ -126,6 +126,23 @@ export interface Model {
    * once (runner/llm/replay-control.ts); the session applies them before it builds the request.
    */
   replayedControl?(): readonly import("./replay-control.ts").ReplayedChange[];
+  /**
+   * Puts a tool output on the audit tape as a `tool_output` event (redacted like a call) and returns
+   * its record: for an output the runner elides before any request carried it, which would else be
+   * on no record. Absent: the model keeps no tape.
+   */
+  recordOutput?(output: ToolOutputRecord): number;
+}
+
+/** A tool output recorded on its own (Model.recordOutput): the call id names it in placeholders. */
+export interface ToolOutputRecord {
+  role: AgentRole;
+  /** The tool call's id (tool_use id) whose result this is. */
+  callId: string;
+  text: string;
+  iteration?: number;
+  /** The pass's step that made the tool call (the step before the request that elided it). */
+  step?: number;
 }
 
 export class ModelError extends Error {

@@ -51,7 +51,12 @@ export function register(program: Command): void {
     .command("show <run>")
     .description("Readable transcript: calls, thinking, tool calls, verdicts, costs")
     .option("--json", "print the per-call summaries as JSON")
-    .action(async (run: string, options: JsonOption) => {
+    .option(
+      "--call <id>",
+      "print the full text of one tool call's output (the id an elided output's placeholder names) and the record holding it",
+    )
+    .action(async (run: string, options: JsonOption & { call?: string }) => {
+      if (options.call !== undefined) return showOutput(run, options.call, options.json === true);
       const summary = await loadSummary(run);
       if (!summary) return;
       const { renderTranscript } = await import("../../audit/render.ts");
@@ -101,6 +106,38 @@ async function tapePath(run: string): Promise<string | undefined> {
     process.exitCode = EXIT.usage;
     return undefined;
   }
+}
+
+/** `audit show --call ID`: the first record holding that tool call's output, in full. */
+async function showOutput(run: string, callId: string, json: boolean): Promise<void> {
+  const path = await tapePath(run);
+  if (!path) return;
+  const { readTape, verifyTape } = await import("../../audit/verify.ts");
+  const { findToolOutput } = await import("../../audit/tool-output.ts");
+  const { visible, visibleBlock } = await import("../../terminal-text.ts");
+  const check = verifyTape(path);
+  if (!check.ok) process.stderr.write(`scifi audit: WARNING ${path}:${check.line}: ${check.reason}\n`);
+  const found = findToolOutput(readTape(path), callId);
+  if (!found) {
+    process.stderr.write(
+      `scifi audit: no record of ${path} holds the output of tool call ${visible(JSON.stringify(callId))}; the ids are in 'scifi audit show ${run} --json' (toolCalls)\n`,
+    );
+    process.exitCode = EXIT.failed;
+    return;
+  }
+  if (json) {
+    process.stdout.write(`${visibleJson({ tape: path, callId, ...found }, 2)}\n`);
+    return;
+  }
+  const where = [
+    found.role,
+    found.iteration !== undefined ? `iter ${found.iteration}` : "",
+    found.step !== undefined ? `step ${found.step}` : "",
+  ].filter(Boolean);
+  const holder = found.where === "request" ? "the request of call" : "tool_output event";
+  process.stdout.write(
+    `${visible(`#${found.seq} ${holder} (${where.join(", ")}): output of tool call ${callId}, ${found.text.length} characters${found.isError ? " (an error)" : ""}`)}\n${visibleBlock(found.text)}\n`,
+  );
 }
 
 async function loadSummary(run: string) {

@@ -49,13 +49,19 @@ export class ReplayProvider implements Provider {
   }
 
   /**
-   * The prompt budget the recorded run's passes of each kind and rank started with (`contextBudget`
-   * on its calls: the largest, as a pass only lowers it after a refusal), so the replay compacts at
-   * the same points and sends the same requests.
+   * The prompt budget the pass about to start was kept under when recorded: `contextBudget` on the
+   * next recorded call of this kind and rank (a pass asks at its start, and its first call carries
+   * the budget it started with; a refusal only lowers it later). Each pass gets its own: a run
+   * resumed under another window holds passes kept under two budgets (a41c). Past the last such
+   * call (a replay that asks more than was recorded), the largest any of them recorded.
    */
   recordedBudget(kind: string, rank: number): number | undefined {
+    const ours = (c: CallRecord) => c.request.kind === kind && c.request.rank === rank;
+    // The next call of the kind and rank, with or without a budget (a pass recorded with no window).
+    const next = this.#calls.slice(this.#next).find(ours);
+    if (next) return next.request.contextBudget;
     const budgets = this.#calls
-      .filter((c) => c.request.kind === kind && c.request.rank === rank)
+      .filter(ours)
       .map((c) => c.request.contextBudget)
       .filter((b): b is number => b !== undefined);
     return budgets.length > 0 ? Math.max(...budgets) : undefined;

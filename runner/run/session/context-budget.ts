@@ -3,8 +3,8 @@
 // code or JSON); past HIGH_WATER of the budget the oldest tool outputs are elided, oldest first,
 // until it is under LOW_WATER. The history is changed only at these compaction points, so between
 // them every request extends the one before and the prompt cache's prefix stays valid. An elided
-// output becomes a placeholder naming the tape record that holds its full text and the `recall`
-// call that returns it; when placeholders alone no longer fit (a long night), the oldest steps are
+// output becomes a placeholder saying where the tape holds its full text (by its call id, which a
+// replay reproduces, unlike record numbers) and the `recall` call that returns it; when placeholders alone no longer fit (a long night), the oldest steps are
 // removed whole and a note in the brief says so. Everything here is a function of the messages and the budget, so a replay
 // (which gets the recorded budget) compacts at the same points and sends the same requests.
 import type { ContentBlock, Message, ToolSpec } from "../../llm/types.ts";
@@ -73,11 +73,15 @@ export class ContextKeeper {
   /** Prompt tokens a request may hold (Model.contextBudget; lowered when a provider refuses one). */
   budget: number;
   readonly #full = new Map<string, string>();
-  readonly #seq = new Map<string, number>();
+  /** Ids of the tool outputs a recorded request has carried (their full text is on the tape). */
+  readonly #sent = new Set<string>();
+  /** Puts an output no request carried on the tape before it is elided; false: no tape. */
+  readonly #record: ((id: string, text: string) => boolean) | undefined;
   #droppedSteps = 0;
 
-  constructor(budget: number) {
+  constructor(budget: number, record?: (id: string, text: string) => boolean) {
     this.budget = budget;
+    this.#record = record;
   }
 
   /** The request's estimated prompt tokens. */
@@ -91,14 +95,13 @@ export class ContextKeeper {
   }
 
   /**
-   * Remembers which tape record first sent the newest tool outputs (the call just made), so a
-   * placeholder can name it.
+   * Remembers that the newest tool outputs went out in a request the tape recorded (`seq`: the
+   * call's record; undefined: the model keeps no tape), so eliding them later needs no record of its own.
    */
   sent(messages: readonly Message[], seq: number | undefined): void {
     if (seq === undefined) return;
     for (const block of messages.at(-1)?.content ?? [])
-      if (block.type === "tool_result" && !this.#seq.has(block.toolUseId))
-        this.#seq.set(block.toolUseId, seq);
+      if (block.type === "tool_result") this.#sent.add(block.toolUseId);
   }
 
   /**
@@ -177,10 +180,19 @@ export class ContextKeeper {
     if (block.type === "tool_result") {
       if (block.content.length <= KEEP_CHARS || this.#full.has(block.toolUseId)) return undefined;
       this.#full.set(block.toolUseId, block.content);
-      const seq = this.#seq.get(block.toolUseId);
+      const id = JSON.stringify(block.toolUseId);
+      // Named by the call id, never a record number: a replay's tape numbers its records otherwise
+      // (no context_window events, resumes) and must send the same placeholder (a41c).
+      let where = `in the request that first sent it (scifi audit show RUN --call ${id})`;
+      if (!this.#sent.has(block.toolUseId)) {
+        // No request carried it (elided as it arrived): recorded now, or the placeholder says so.
+        where = this.#record?.(block.toolUseId, block.content)
+          ? `in a tool_output record (scifi audit show RUN --call ${id})`
+          : "";
+      }
       return {
         ...block,
-        content: `[scifi elided this tool output (${block.content.length} characters) to keep the request inside the model's context window. The full text is on the audit tape${seq !== undefined ? ` (record ${seq})` : ""}; call recall with {"id": ${JSON.stringify(block.toolUseId)}} to read it again.]`,
+        content: `[scifi elided this tool output (${block.content.length} characters) to keep the request inside the model's context window. ${where ? `The full text is on the audit tape ${where}` : "No request sent it and no audit tape keeps it"}; call recall with {"id": ${id}} to read it again.]`,
       };
     }
     if (block.type === "tool_use") {

@@ -90,7 +90,18 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: given.brief }] }];
   // A model with a known window: the history is kept inside it, and elided outputs can be recalled.
   const budget = given.model.contextBudget?.(given.request.kind, given.request.rank);
-  const keeper = budget !== undefined ? new ContextKeeper(budget) : undefined;
+  const model = given.model;
+  // An output elided before any request carried it goes on the tape first (its placeholder says
+  // where). Only the newest results are unsent: their calls came in the step before this request's.
+  const record = model.recordOutput
+    ? (callId: string, text: string) => {
+        const { role, meta } = given.request;
+        const step = limits.steps - 1;
+        model.recordOutput?.({ role, callId, text, iteration: meta.iteration, step });
+        return true;
+      }
+    : undefined;
+  const keeper = budget !== undefined ? new ContextKeeper(budget, record) : undefined;
   const options: PassOptions = keeper
     ? {
         ...given,

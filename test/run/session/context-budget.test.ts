@@ -4,7 +4,9 @@
 // over real HTTP in both wire formats, with a `context_window`.
 import { afterEach, describe, expect, it } from "vitest";
 import { promptTokens } from "../../../runner/audit/prefix-cache.ts";
+import { findToolOutput } from "../../../runner/audit/tool-output.ts";
 import type { CallRecord } from "../../../runner/audit/types.ts";
+import { readTape } from "../../../runner/audit/verify.ts";
 import { DEFAULT_REPLY_TOKENS } from "../../../runner/llm/context-window.ts";
 import { createModel } from "../../../runner/llm/create-model.ts";
 import { Gateway } from "../../../runner/llm/gateway.ts";
@@ -113,7 +115,7 @@ describe.each([
 });
 
 describe("elided outputs", () => {
-  it("name their tape record, and recall returns the full text", async () => {
+  it("name their call id, which finds their tape record, and recall returns the full text", async () => {
     const file = writeScript(
       [
         `context_window: ${WINDOW}`,
@@ -132,12 +134,14 @@ describe("elided outputs", () => {
     const results = result.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_result");
     const first = results[0];
     expect(first?.type === "tool_result" && first.content).toMatch(
-      /^\[scifi elided this tool output \(3000 characters\) to keep the request inside the model's context window\. The full text is on the audit tape \(record \d+\); call recall with \{"id": "toolu_scripted_1_0"\} to read it again\.\]$/,
+      /^\[scifi elided this tool output \(3000 characters\) to keep the request inside the model's context window\. The full text is on the audit tape in the request that first sent it \(scifi audit show RUN --call "toolu_scripted_1_0"\); call recall with \{"id": "toolu_scripted_1_0"\} to read it again\.\]$/,
     );
-    const seq = Number(/record (\d+)/.exec(first?.type === "tool_result" ? first.content : "")?.[1]);
-    const named = calls(tapePath).find((c) => c.seq === seq);
-    // The record it names is the call that first sent the full output.
-    expect(JSON.stringify(named?.request.messages)).toContain("out-0:");
+    // The id finds the call that first sent the full output (audit show --call), by no record number.
+    const found = findToolOutput(readTape(tapePath), "toolu_scripted_1_0");
+    expect(found).toMatchObject({ where: "request", role: "work" });
+    expect(found?.text).toMatch(/^out-0: /);
+    const firstSent = calls(tapePath).find((c) => JSON.stringify(c.request.messages).includes("out-0:"));
+    expect(found?.seq).toBe(firstSent?.seq);
     const recalled = results.at(-3);
     expect(recalled?.type === "tool_result" && recalled.content.startsWith("out-0:")).toBe(true);
     expect(recalled?.type === "tool_result" && recalled.content.length).toBe(OUTPUT_CHARS);

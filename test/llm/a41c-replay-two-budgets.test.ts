@@ -1,5 +1,5 @@
 // Attack on issue 41's exact replay (attacker a41c; runner/llm/providers/replay.ts recordedBudget).
-// Pending: fails today.
+// Fixed (fix41-replay).
 // Doc promise: docs/loop.md "Context budget, compaction and recall": "Each request records the
 // budget it was kept under (`contextBudget`), so a replay gets the same budget, compacts at the
 // same points and meets the same recorded refusals: it sends the same requests (zero
@@ -11,7 +11,9 @@
 // models.yaml before `scifi run --resume`) holds passes kept under two budgets: the replay keeps
 // the later pass under the earlier, larger one, and diverges at its first call
 // ("first difference at $.request.contextBudget, recorded: 7808, now: 11808").
-// Suggested fix: give each replayed pass the budget its own first recorded call carries (the
+// Fixed: recordedBudget gives a pass the `contextBudget` of the next recorded call of its kind and
+// rank (the pass's own first call), so each replayed pass gets its own recorded budget.
+// Suggested fix (taken): give each replayed pass the budget its own first recorded call carries (the
 // replay provider knows which recorded call comes next: `contextBudget` could return that call's
 // budget when its kind and rank match), not the maximum over the run.
 import { afterEach, expect, it } from "vitest";
@@ -19,7 +21,7 @@ import { readTape } from "../../runner/audit/verify.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { closeAll, DONE, emits, opened, passOn, scriptedPass } from "../attack/a41c-pass.ts";
-import { freshRun } from "../llm/helpers.ts";
+import { freshRun } from "./helpers.ts";
 
 afterEach(closeAll);
 

@@ -1,5 +1,5 @@
 // Attack on issue 41's exact replay (attacker a41c; runner/run/session/context-budget.ts #elide's
-// "(record S)", runner/llm/create-model.ts noteWindow and replay()). Pending: fails today.
+// "(record S)", runner/llm/create-model.ts noteWindow and replay()). Fixed (fix41-replay).
 // Doc promise: docs/loop.md "Context budget, compaction and recall": a replay "compacts at the same
 // points and meets the same recorded refusals: it sends the same requests (zero divergences)";
 // issue 41's acceptance: "replay of a compacted run with 0 divergences".
@@ -12,7 +12,10 @@
 // compaction ("first difference at $.request.messages[2].content[0].content ... (record 2)" against
 // "(record 1)"). The e2e test of issue 41 passes only because its scripted window notes nothing. A
 // resumed run's tape (calls made again, resume events) shifts the numbers the same way.
-// Suggested fix: name the output by something the replay reproduces (the pass's step and call, or
+// Fixed: a placeholder names the output by its tool call id, which a replay reproduces (it answers
+// with the recorded ids), never by a record number; `scifi audit show RUN --call ID` finds the
+// record that holds the full text (runner/audit/tool-output.ts).
+// Suggested fix (taken): name the output by something the replay reproduces (the pass's step and call, or
 // the call id alone, with the record found by `scifi audit show --call ID`), or have the replay
 // compare placeholders with their record numbers read as the recorded run's (map recorded seq to
 // replayed seq as calls are answered).
@@ -21,7 +24,7 @@ import { readTape } from "../../runner/audit/verify.ts";
 import { createModel } from "../../runner/llm/create-model.ts";
 import type { Gateway } from "../../runner/llm/gateway.ts";
 import { closeAll, DONE, emits, opened, passOn, scriptedPass } from "../attack/a41c-pass.ts";
-import { freshRun } from "../llm/helpers.ts";
+import { freshRun } from "./helpers.ts";
 
 afterEach(closeAll);
 
