@@ -463,6 +463,21 @@ function networkSection(model: ReportModel): Html {
 function eventsSection(model: ReportModel): Html {
   if (model.events.length === 0) return raw("");
   return html`<h2 id="events">Events on the audit tape</h2><ul>${model.events.map(
-    (e) => html`<li>#${e.seq} ${e.time} <b>${e.event}</b> ${e.data ? JSON.stringify(e.data) : ""}</li>`,
+    (e) =>
+      html`<li>#${e.seq} ${e.time} <b>${e.event}</b> ${e.data ? JSON.stringify(eventData(e, model.runId)) : ""}</li>`,
   )}</ul>`;
+}
+
+/** Characters of a recorded tool output the page shows: a night's outputs would make it megabytes. */
+const TOOL_OUTPUT_PREVIEW = 300;
+
+/** An event's data as shown: a `tool_output`'s text cut to a preview that says where the rest is. */
+function eventData(e: ReportModel["events"][number], runId: string): unknown {
+  const text = e.data?.text;
+  if (e.event !== "tool_output" || typeof text !== "string" || text.length <= TOOL_OUTPUT_PREVIEW)
+    return e.data;
+  return {
+    ...e.data,
+    text: `${text.slice(0, TOOL_OUTPUT_PREVIEW)}... (${text.length} characters; the whole text: scifi audit show ${runId} --call ${JSON.stringify(String(e.data?.callId ?? ""))})`,
+  };
 }
