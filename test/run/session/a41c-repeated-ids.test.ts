@@ -1,5 +1,6 @@
 // Attack on issue 41's recall (attacker a41c; runner/run/session/context-budget.ts #elide, #full,
-// #seq; runner/llm/providers/openai.ts fromOpenAIMessage). Pending: fails today.
+// #seq; runner/llm/providers/openai.ts fromOpenAIMessage). Fixed (fix41-budget): runPass makes tool call ids unique in the pass (uniqueIds: a repeated
+// id gets `-<step>`, a function of the replies alone, so a replay makes the same ids).
 // Doc promise: docs/loop.md "Context budget, compaction and recall": an elided output's placeholder
 // names "the tape's call that first sent it" and `recall {"id": ...}` "returns the full text of an
 // elided output".
@@ -19,10 +20,10 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
-import { Gateway } from "../../runner/llm/gateway.ts";
-import { OpenAIProvider } from "../../runner/llm/providers/openai.ts";
-import { passOn } from "../attack/a41c-pass.ts";
-import { freshRun } from "../llm/helpers.ts";
+import { Gateway } from "../../../runner/llm/gateway.ts";
+import { OpenAIProvider } from "../../../runner/llm/providers/openai.ts";
+import { passOn } from "../../attack/a41c-pass.ts";
+import { freshRun } from "../../llm/helpers.ts";
 
 let server: Server | undefined;
 let gateway: Gateway | undefined;

@@ -1,5 +1,7 @@
 // Attack on issue 41's context budget (attacker a41c; runner/run/session/context-budget.ts
-// countBlock "thinking", runner/llm/providers/openai.ts toOpenAIMessages). Pending: fails today.
+// countBlock "thinking", runner/llm/providers/openai.ts toOpenAIMessages). Fixed (fix41-budget): the estimate counts thinking blocks only where the wire sends them
+// back (Model.sendsThinking: false for the OpenAI format; recorded as `thinkingDropped` on the
+// request so a replay counts the same).
 // Doc promise: docs/loop.md "Context budget, compaction and recall": "The task brief and the newest
 // tool results are never elided (unless the newest output alone passes the whole budget)";
 // "compaction happens every few calls, not at each one" (the prompt cache's prefix stays valid).
@@ -16,7 +18,7 @@
 // provider-supplied `estimateBlock`, or FixedPart saying which blocks are sent); for Anthropic,
 // count only the thinking the API keeps.
 import { afterEach, expect, it } from "vitest";
-import { closeAll, DONE, scriptedPass, sent } from "../attack/a41c-pass.ts";
+import { closeAll, DONE, scriptedPass, sent } from "../../attack/a41c-pass.ts";
 
 afterEach(closeAll);
 
