@@ -20,6 +20,8 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
+import { readTape } from "../../../runner/audit/verify.ts";
+import { createModel } from "../../../runner/llm/create-model.ts";
 import { Gateway } from "../../../runner/llm/gateway.ts";
 import { OpenAIProvider } from "../../../runner/llm/providers/openai.ts";
 import { passOn } from "../../attack/a41c-pass.ts";
@@ -105,4 +107,20 @@ it("a41c: recall of the id a placeholder names returns that output, with ids a s
     .filter((b) => b.type === "tool_result");
   const recalled = results.at(-2);
   expect(recalled?.type === "tool_result" ? recalled.content.slice(0, 40) : "").toMatch(/^out-2: /);
+  // The ids went out unique: a server that checks them would not refuse a request.
+  for (const call of pass.tape) {
+    const wire = call.wire as { messages: { tool_call_id?: string }[] };
+    const ids = wire.messages.flatMap((m) => (m.tool_call_id ? [m.tool_call_id] : []));
+    expect(new Set(ids).size).toBe(ids.length);
+  }
+  // A replay of the tape (the server's ids as recorded) makes the same ids and the same requests.
+  await gateway.close();
+  const again = freshRun("a41c-replay");
+  gateway = (await createModel(`replay:${run.dir}`, again.tape)) as Gateway;
+  const replayed = await passOn(gateway, again);
+  await gateway.close();
+  gateway = undefined;
+  expect(replayed.error?.message).toBeUndefined();
+  const end = readTape(again.tapePath).find((r) => r.kind === "event" && r.event === "replay_end");
+  expect(end).toMatchObject({ data: { unused: 0 } });
 });
