@@ -57,6 +57,8 @@ export interface TapeRequest {
   maxTokens?: number;
   /** The prompt tokens the runner kept this request under (the model's context window less its reply). */
   contextBudget?: number;
+  /** The budget counted no thinking blocks: the wire drops them (Model.sendsThinking). */
+  thinkingDropped?: true;
 }
 
 export interface TapeResponse {

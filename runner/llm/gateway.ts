@@ -184,6 +184,13 @@ export class Gateway implements Model {
     return budgets.length > 0 ? Math.min(...budgets) : undefined;
   }
 
+  /** True unless every model that may answer drops thinking blocks (Model.sendsThinking). */
+  sendsThinking(kind: ModelKind, rank: number): boolean {
+    return this.entries
+      .filter((e) => e.kinds.includes(kind) && (e.rank === "any" || e.rank === rank))
+      .some((e) => e.provider.sendsThinking?.(kind, rank) ?? true);
+  }
+
   async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
     const started = performance.now();
     const attempts: TapeAttempt[] = [];

@@ -14,5 +14,6 @@ export function tapeRequest(request: ModelRequest): TapeRequest {
     ...(request.jsonSchema ? { jsonSchema: request.jsonSchema } : {}),
     ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
     ...(request.contextBudget !== undefined ? { contextBudget: request.contextBudget } : {}),
+    ...(request.thinkingDropped ? { thinkingDropped: true } : {}),
   };
 }

@@ -68,6 +68,11 @@ export interface ModelRequest {
    * replay compacts its history at the same points and sends the same requests.
    */
   contextBudget?: number;
+  /**
+   * Set when that budget counted no thinking blocks, as the wire drops them (Model.sendsThinking):
+   * recorded so a replay counts the same.
+   */
+  thinkingDropped?: true;
   /** Texts injected into the prompt from memory or skills: recorded on the tape by reference and hash. */
   injected?: { kind: "memory" | "skill"; ref: string; sha256: string }[];
   meta: CallMeta;
@@ -121,6 +126,12 @@ export interface Model {
    * Undefined: no window is known (the scripted model without `context_window`).
    */
   contextBudget?(kind: ModelKind, rank: number): number | undefined;
+  /**
+   * Whether a request of this kind and rank sends the model's reasoning (thinking blocks) back:
+   * false only when every model that may answer drops it (Chat Completions has no field for it),
+   * so the context budget counts what the wire sends. Absent: true.
+   */
+  sendsThinking?(kind: ModelKind, rank: number): boolean;
   /**
    * A replay: the recorded run's `scifi ctl` limit changes due before the next call, each returned
    * once (runner/llm/replay-control.ts); the session applies them before it builds the request.

@@ -33,6 +33,11 @@ export class OpenAIProvider implements Provider {
     this.#client = new OpenAI(sdkClientOptions(options));
   }
 
+  /** Chat Completions has no field for reasoning: thinking blocks are never sent back. */
+  sendsThinking(): boolean {
+    return false;
+  }
+
   async call(request: ModelRequest, options: ProviderCallOptions): Promise<ProviderResult> {
     const body = buildOpenAIBody(request, this.#options);
     const reply = await sendSdkRequest(this.name, () =>

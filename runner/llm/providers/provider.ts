@@ -32,5 +32,7 @@ export interface Provider {
   /** Model id sent to the API. */
   readonly model: string;
   call(request: ModelRequest, options: ProviderCallOptions): Promise<ProviderResult>;
+  /** Whether requests of this kind and rank send thinking blocks back (Model.sendsThinking); absent: true. */
+  sendsThinking?(kind: string, rank: number): boolean;
   close?(): Promise<void>;
 }

@@ -67,6 +67,16 @@ export class ReplayProvider implements Provider {
     return budgets.length > 0 ? Math.max(...budgets) : undefined;
   }
 
+  /**
+   * Whether the recorded run's budget counted thinking blocks for this kind and rank (false where
+   * its calls say `thinkingDropped`), so the replay estimates as it did.
+   */
+  sendsThinking(kind: string, rank: number): boolean {
+    return !this.#calls.some(
+      (c) => c.request.kind === kind && c.request.rank === rank && c.request.thinkingDropped,
+    );
+  }
+
   /** The roles the recorded run called (a replay asks no other optional agent). */
   roles(): ReadonlySet<string> {
     return new Set(this.#calls.map((c) => c.role));

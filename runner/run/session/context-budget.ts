@@ -1,13 +1,17 @@
 // Keeping a pass's requests inside the model's context window. Before each call the request's size
-// is estimated (conservatively: three bytes a token, fewer than any tokenizer packs into English,
-// code or JSON); past HIGH_WATER of the budget the oldest tool outputs are elided, oldest first,
-// until it is under LOW_WATER. The history is changed only at these compaction points, so between
-// them every request extends the one before and the prompt cache's prefix stays valid. An elided
-// output becomes a placeholder saying where the tape holds its full text (by its call id, which a
-// replay reproduces, unlike record numbers) and the `recall` call that returns it; when placeholders alone no longer fit (a long night), the oldest steps are
-// removed whole and a note in the brief says so. Everything here is a function of the messages and the budget, so a replay
-// (which gets the recorded budget) compacts at the same points and sends the same requests.
-import type { ContentBlock, Message, ToolSpec } from "../../llm/types.ts";
+// is estimated (conservatively: three bytes a token of each block as the wire's JSON carries it,
+// fewer than any tokenizer packs into English, code or JSON; ids at a character a token); past
+// HIGH_WATER of the budget the oldest tool outputs are elided, oldest first, until it is under
+// LOW_WATER. The history is changed only at these compaction points, so between them every request
+// extends the one before and the prompt cache's prefix stays valid. An elided output becomes a
+// placeholder saying where the tape holds its full text (by its call id, which a replay reproduces,
+// unlike record numbers) and the `recall` call that returns it; when placeholders alone no longer
+// fit (a long night), the oldest steps are removed whole and a note in the brief says so; a request
+// that still cannot fit is never sent. Everything here is a function of the messages, the budget
+// and whether the wire sends thinking, all recorded, so a replay compacts at the same points and
+// sends the same requests.
+import { type ContentBlock, ContextTooLong, type Message, type ToolSpec } from "../../llm/types.ts";
+import { ENDING, type Ending } from "../../run-ending.ts";
 import { capText } from "../../tools/truncate.ts";
 
 /** Compaction starts when the estimate passes this share of the budget... */
@@ -60,6 +64,31 @@ export interface FixedPart {
   workspaceContext: string;
 }
 
+export interface KeeperOptions {
+  /**
+   * Whether the wire sends the model's reasoning (thinking blocks) back: Anthropic's does, Chat
+   * Completions has no field for it (Model.sendsThinking). Default true: counted when unsure.
+   */
+  sendsThinking?: boolean;
+  /**
+   * Puts an output elided before any request carried it on the tape (a `tool_output` event), so its
+   * placeholder can say where it is; false or absent: no tape keeps it, and the placeholder says so.
+   */
+  record?: (id: string, text: string) => boolean;
+}
+
+/**
+ * A request still past the budget after compaction (a brief that alone passes it): never sent, as
+ * the provider would refuse it; the message names the parts and what to shorten.
+ */
+export class RequestPastBudget extends ContextTooLong {
+  override readonly [ENDING]: Ending = {
+    status: "failed",
+    limit: "model",
+    prefix: "request past the model's context window",
+  };
+}
+
 export interface Compaction {
   messages: Message[];
   /** Tool outputs and inputs elided, and whole steps removed, at this point. */
@@ -78,20 +107,58 @@ export class ContextKeeper {
   /** Puts an output no request carried on the tape before it is elided; false: no tape. */
   readonly #record: ((id: string, text: string) => boolean) | undefined;
   #droppedSteps = 0;
+  /** See KeeperOptions.sendsThinking. */
+  readonly sendsThinking: boolean;
 
-  constructor(budget: number, record?: (id: string, text: string) => boolean) {
+  constructor(budget: number, options: KeeperOptions = {}) {
     this.budget = budget;
-    this.#record = record;
+    this.sendsThinking = options.sendsThinking ?? true;
+    this.#record = options.record;
   }
 
   /** The request's estimated prompt tokens. */
   estimate(fixed: FixedPart, messages: readonly Message[]): number {
+    return this.#fixedTokens(fixed) + messages.reduce((n, m) => n + this.#messageTokens(m), 0);
+  }
+
+  /**
+   * Throws RequestPastBudget when the request, compacted as far as it goes, is still past the
+   * budget: sending it would only be refused, in the provider's words that name no part of the task.
+   */
+  check(fixed: FixedPart, messages: readonly Message[]): void {
+    const total = this.estimate(fixed, messages);
+    if (total <= this.budget) return;
+    const brief = messages[0] ? this.#messageTokens(messages[0]) : 0;
+    const parts = [
+      `the task brief ${brief}`,
+      `the system prompt ${estimateTokens(fixed.system)}`,
+      `the tool descriptions ${estimateTokens(JSON.stringify(fixed.tools))}`,
+      `the workspace context ${estimateTokens(fixed.workspaceContext)}`,
+      `the rest of the conversation ${total - brief - this.#fixedTokens(fixed)}`,
+    ];
+    const what =
+      brief > this.budget / 2
+        ? "Shorten the task brief (the SAM's Context, the skills and memory notes it brings)"
+        : "Shorten the largest part";
+    throw new RequestPastBudget(
+      `The request to the model is about ${total} tokens (estimated from above, after eliding what can be elided), past its prompt budget of ${this.budget} tokens (the model's context window less the reply's reservation), so it was not sent. Its parts in tokens: ${parts.join(", ")}. ${what}, or give the model a larger window: \`contextWindow\` on its entry in models.yaml (or the script's \`context_window\`), or a smaller \`maxTokens\`.`,
+    );
+  }
+
+  #fixedTokens(fixed: FixedPart): number {
     return (
       estimateTokens(fixed.system) +
       estimateTokens(JSON.stringify(fixed.tools)) +
-      estimateTokens(fixed.workspaceContext) +
-      messages.reduce((n, m) => n + messageTokens(m), 0)
+      estimateTokens(fixed.workspaceContext)
     );
+  }
+
+  /** A message's tokens as its wire carries it: thinking only where the wire sends it back. */
+  #messageTokens(message: Message): number {
+    let n = MESSAGE_TOKENS;
+    for (const block of message.content)
+      if (block.type !== "thinking" || this.sendsThinking) n += blockTokens(block);
+    return n;
   }
 
   /**
@@ -121,7 +188,7 @@ export class ContextKeeper {
       const message = out[i] as Message;
       let changed = false;
       const content = message.content.map((block) => {
-        const smaller = now > target ? this.#elide(block) : undefined;
+        const smaller = now > target ? this.#elide(block, message.role) : undefined;
         if (!smaller) return block;
         now += blockTokens(smaller) - blockTokens(block);
         elided++;
@@ -141,7 +208,7 @@ export class ContextKeeper {
       for (const block of results.content)
         if (block.type === "tool_result" && !this.#full.has(block.toolUseId))
           this.#full.set(block.toolUseId, block.content);
-      now -= messageTokens(call) + messageTokens(results);
+      now -= this.#messageTokens(call) + this.#messageTokens(results);
       dropped += 2;
     }
     if (dropped > 0) {
@@ -152,9 +219,9 @@ export class ContextKeeper {
         text: `[scifi removed the ${this.#droppedSteps} oldest steps of this pass from the conversation to keep the request inside the model's context window; their calls and outputs are on the audit tape, and recall returns any tool output by its call's id.]`,
       };
       const kept = brief.content.filter((b) => !(b.type === "text" && b.text.startsWith(NOTE_START)));
-      const before0 = messageTokens(brief);
+      const before0 = this.#messageTokens(brief);
       out[0] = { role: brief.role, content: [...kept, note] };
-      now += messageTokens(out[0] as Message) - before0;
+      now += this.#messageTokens(out[0] as Message) - before0;
     }
     // A newest output that alone passes the budget (a binary dump) is elided too: a refusal is certain.
     if (!force && now > this.budget) shrink(out.length - 1);
@@ -176,7 +243,7 @@ export class ContextKeeper {
     return this.#full.get(id);
   }
 
-  #elide(block: ContentBlock): ContentBlock | undefined {
+  #elide(block: ContentBlock, role: Message["role"]): ContentBlock | undefined {
     if (block.type === "tool_result") {
       if (block.content.length <= KEEP_CHARS || this.#full.has(block.toolUseId)) return undefined;
       this.#full.set(block.toolUseId, block.content);
@@ -196,24 +263,42 @@ export class ContextKeeper {
       };
     }
     if (block.type === "tool_use") {
-      // A long input of the agent's own (a file it wrote): its strings shortened; the tape keeps them.
+      // A long input of the agent's own (a file it wrote): its strings shortened at any depth; the
+      // tape keeps them. An input still long (many short strings) is replaced whole.
       let shortened = false;
-      const input: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(block.input)) {
+      const shorten = (value: unknown): unknown => {
         if (typeof value === "string" && value.length > KEEP_CHARS) {
-          input[key] = `[scifi elided ${value.length} characters of this input; the audit tape keeps them]`;
           shortened = true;
-        } else input[key] = value;
+          return `[scifi elided ${value.length} characters of this input; the audit tape keeps them]`;
+        }
+        if (Array.isArray(value)) return value.map(shorten);
+        if (value !== null && typeof value === "object")
+          return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]));
+        return value;
+      };
+      let input = shorten(block.input) as Record<string, unknown>;
+      const length = JSON.stringify(input).length;
+      if (length > 4 * KEEP_CHARS) {
+        input = {
+          elided: `[scifi elided this call's input (${length} characters) to keep the request inside the model's context window; the audit tape keeps it]`,
+        };
+        shortened = true;
       }
       return shortened ? { ...block, input } : undefined;
+    }
+    if (block.type === "text" && role === "assistant" && block.text.length > KEEP_CHARS) {
+      // The model's own long text (a log pasted into a reply) would stay in every later request.
+      return {
+        type: "text",
+        text: `[scifi elided ${block.text.length} characters of this reply to keep the request inside the model's context window; the audit tape keeps them]`,
+      };
     }
     return undefined;
   }
 }
 
-function messageTokens(message: Message): number {
-  return message.content.reduce((n, b) => n + blockTokens(b), 4);
-}
+/** What a message costs besides its blocks: `{"role":"assistant","content":[...]}`. */
+const MESSAGE_TOKENS = 12;
 
 /** Sent blocks are frozen and never change: each is measured once (elision adds no O(history) work). */
 const measured = new WeakMap<ContentBlock, number>();
@@ -226,15 +311,37 @@ function blockTokens(block: ContentBlock): number {
   return tokens;
 }
 
+/**
+ * A block as its wire carries it, in the larger of the two formats (keys, quotes and escapes
+ * included: they are most of a short step), at three bytes a token. A tool call's id goes over the
+ * wire twice (with the call and with its result) and is counted with each at a character a token:
+ * random ids tokenize about that densely.
+ */
 function countBlock(block: ContentBlock): number {
   switch (block.type) {
     case "text":
-      return estimateTokens(block.text) + 4;
+      return jsonTokens({ type: "text", text: block.text });
     case "thinking":
-      return estimateTokens(block.thinking) + estimateTokens(block.signature ?? "") + 4;
+      return jsonTokens({ type: "thinking", thinking: block.thinking, signature: block.signature ?? "" });
     case "tool_use":
-      return estimateTokens(block.name) + estimateTokens(JSON.stringify(block.input)) + 12;
+      return (
+        jsonTokens({
+          id: "",
+          type: "function",
+          function: { name: block.name, arguments: JSON.stringify(block.input) },
+        }) + block.id.length
+      );
     case "tool_result":
-      return estimateTokens(block.content) + 12;
+      return (
+        jsonTokens(
+          block.isError
+            ? { type: "tool_result", tool_use_id: "", content: `ERROR: ${block.content}`, is_error: true }
+            : { type: "tool_result", tool_use_id: "", content: block.content },
+        ) + block.toolUseId.length
+      );
   }
+}
+
+function jsonTokens(value: unknown): number {
+  return Math.ceil(Buffer.byteLength(JSON.stringify(value), "utf8") / 3);
 }

@@ -32,7 +32,7 @@ export type PassExit =
 
 export type PassEvent =
   | { type: "step"; step: number; limits: PassLimits }
-  /** A tool call is about to run: `id` is its id in the response the tape recorded last. */
+  /** A tool call is about to run: `id` is its id in the pass (the server's, made unique: uniqueIds). */
   | { type: "tool_start"; role: string; id: string; name: string }
   | {
       type: "tool";
@@ -101,7 +101,11 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
         return true;
       }
     : undefined;
-  const keeper = budget !== undefined ? new ContextKeeper(budget, record) : undefined;
+  const sendsThinking = model.sendsThinking?.(given.request.kind, given.request.rank) ?? true;
+  const keeper =
+    budget !== undefined
+      ? new ContextKeeper(budget, { sendsThinking, ...(record ? { record } : {}) })
+      : undefined;
   const options: PassOptions = keeper
     ? {
         ...given,
@@ -124,6 +128,7 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
   });
   let nudgedForBlocker = false;
   let idleReplies = 0;
+  const ids = new Set<string>();
   const tools = toolSpecs(options.tools);
 
   for (;;) {
@@ -143,9 +148,10 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
     });
     options.budget.add(totalTokens(response), response.costUsd);
     options.onEvent?.({ type: "response", response });
-    messages.push({ role: "assistant", content: response.content });
+    const content = uniqueIds(response.content, ids, limits.steps);
+    messages.push({ role: "assistant", content });
 
-    const calls = response.content.filter(
+    const calls = content.filter(
       (b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use",
     );
     if (calls.length === 0) {
@@ -202,6 +208,7 @@ async function complete(
         tools: fixed.tools,
         workspaceContext: fixed.workspaceContext,
         ...(keeper ? { contextBudget: keeper.budget } : {}),
+        ...(keeper && !keeper.sendsThinking ? { thinkingDropped: true as const } : {}),
       },
       options.signal,
     );
@@ -214,6 +221,7 @@ async function complete(
     return true;
   };
   compact("compacted");
+  keeper.check(fixed, messages);
   let response: ModelResponse;
   try {
     response = await send();
@@ -221,10 +229,32 @@ async function complete(
     if (!(error instanceof ContextTooLong)) throw error;
     keeper.refused(fixed, messages);
     if (!compact("retried")) throw error;
+    keeper.check(fixed, messages);
     response = await send();
   }
   keeper.sent(messages, response.seq);
   return response;
+}
+
+/**
+ * The reply's tool calls with ids unique in the pass. Some servers reuse theirs (`emit:0` at every
+ * step, `call_0`): the wire would carry one id for several calls (servers that check refuse it) and
+ * a placeholder's recall would name more than one output. A repeated (or missing) id gets the step
+ * appended; a function of the replies alone, so a replay makes the same ids.
+ */
+export function uniqueIds(content: ContentBlock[], seen: Set<string>, step: number): ContentBlock[] {
+  let changed = false;
+  const out = content.map((block, position) => {
+    if (block.type !== "tool_use") return block;
+    const base = block.id || `call-${step}-${position}`;
+    let id = base;
+    for (let k = 1; seen.has(id); k++) id = k === 1 ? `${base}-${step}` : `${base}-${step}-${k}`;
+    seen.add(id);
+    if (id === block.id) return block;
+    changed = true;
+    return { ...block, id };
+  });
+  return changed ? out : content;
 }
 
 async function runCalls(

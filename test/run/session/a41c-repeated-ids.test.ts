@@ -1,5 +1,6 @@
 // Attack on issue 41's recall (attacker a41c; runner/run/session/context-budget.ts #elide, #full,
-// #seq; runner/llm/providers/openai.ts fromOpenAIMessage). Pending: fails today.
+// #seq; runner/llm/providers/openai.ts fromOpenAIMessage). Fixed (fix41-budget): runPass makes tool call ids unique in the pass (uniqueIds: a repeated
+// id gets `-<step>`, a function of the replies alone, so a replay makes the same ids).
 // Doc promise: docs/loop.md "Context budget, compaction and recall": an elided output's placeholder
 // names "the tape's call that first sent it" and `recall {"id": ...}` "returns the full text of an
 // elided output".
@@ -19,10 +20,12 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
-import { Gateway } from "../../runner/llm/gateway.ts";
-import { OpenAIProvider } from "../../runner/llm/providers/openai.ts";
-import { passOn } from "../attack/a41c-pass.ts";
-import { freshRun } from "../llm/helpers.ts";
+import { readTape } from "../../../runner/audit/verify.ts";
+import { createModel } from "../../../runner/llm/create-model.ts";
+import { Gateway } from "../../../runner/llm/gateway.ts";
+import { OpenAIProvider } from "../../../runner/llm/providers/openai.ts";
+import { passOn } from "../../attack/a41c-pass.ts";
+import { freshRun } from "../../llm/helpers.ts";
 
 let server: Server | undefined;
 let gateway: Gateway | undefined;
@@ -104,4 +107,20 @@ it("a41c: recall of the id a placeholder names returns that output, with ids a s
     .filter((b) => b.type === "tool_result");
   const recalled = results.at(-2);
   expect(recalled?.type === "tool_result" ? recalled.content.slice(0, 40) : "").toMatch(/^out-2: /);
+  // The ids went out unique: a server that checks them would not refuse a request.
+  for (const call of pass.tape) {
+    const wire = call.wire as { messages: { tool_call_id?: string }[] };
+    const ids = wire.messages.flatMap((m) => (m.tool_call_id ? [m.tool_call_id] : []));
+    expect(new Set(ids).size).toBe(ids.length);
+  }
+  // A replay of the tape (the server's ids as recorded) makes the same ids and the same requests.
+  await gateway.close();
+  const again = freshRun("a41c-replay");
+  gateway = (await createModel(`replay:${run.dir}`, again.tape)) as Gateway;
+  const replayed = await passOn(gateway, again);
+  await gateway.close();
+  gateway = undefined;
+  expect(replayed.error?.message).toBeUndefined();
+  const end = readTape(again.tapePath).find((r) => r.kind === "event" && r.event === "replay_end");
+  expect(end).toMatchObject({ data: { unused: 0 } });
 });

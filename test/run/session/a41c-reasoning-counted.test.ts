@@ -1,5 +1,7 @@
 // Attack on issue 41's context budget (attacker a41c; runner/run/session/context-budget.ts
-// countBlock "thinking", runner/llm/providers/openai.ts toOpenAIMessages). Pending: fails today.
+// countBlock "thinking", runner/llm/providers/openai.ts toOpenAIMessages). Fixed (fix41-budget): the estimate counts thinking blocks only where the wire sends them
+// back (Model.sendsThinking: false for the OpenAI format; recorded as `thinkingDropped` on the
+// request so a replay counts the same).
 // Doc promise: docs/loop.md "Context budget, compaction and recall": "The task brief and the newest
 // tool results are never elided (unless the newest output alone passes the whole budget)";
 // "compaction happens every few calls, not at each one" (the prompt cache's prefix stays valid).
@@ -16,7 +18,11 @@
 // provider-supplied `estimateBlock`, or FixedPart saying which blocks are sent); for Anthropic,
 // count only the thinking the API keeps.
 import { afterEach, expect, it } from "vitest";
-import { closeAll, DONE, scriptedPass, sent } from "../attack/a41c-pass.ts";
+import { readTape } from "../../../runner/audit/verify.ts";
+import { createModel } from "../../../runner/llm/create-model.ts";
+import type { Gateway } from "../../../runner/llm/gateway.ts";
+import { closeAll, DONE, opened, passOn, scriptedPass, sent } from "../../attack/a41c-pass.ts";
+import { freshRun } from "../../llm/helpers.ts";
 
 afterEach(closeAll);
 
@@ -44,4 +50,16 @@ it("a41c: reasoning the OpenAI wire never sends does not elide the newest output
     expect(tools.at(-1)?.content.startsWith(`out-${i}: `)).toBe(true);
     expect(tools).toHaveLength(i + 1);
   }
+  // The requests say the estimate left the reasoning out, so a replay counts as the run did.
+  expect(run.tape.every((c) => c.request.thinkingDropped === true)).toBe(true);
+  await closeAll();
+  const again = freshRun("a41c-replay");
+  const model = (await createModel(`replay:${run.dir}`, again.tape)) as Gateway;
+  opened.push(model);
+  const replayed = await passOn(model, again);
+  await closeAll();
+  expect(replayed.error?.message).toBeUndefined();
+  expect(replayed.result?.exit.type).toBe("done");
+  const end = readTape(again.tapePath).find((r) => r.kind === "event" && r.event === "replay_end");
+  expect(end).toMatchObject({ data: { unused: 0 } });
 });

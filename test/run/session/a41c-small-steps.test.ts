@@ -1,5 +1,7 @@
 // Attack on issue 41's context budget (attacker a41c; runner/run/session/context-budget.ts
-// estimate, countBlock). Pending: fails today.
+// estimate, countBlock). Fixed (fix41-budget): countBlock measures each block as its wire carries it (keys, quotes,
+// escapes, in the larger of the two formats) and counts each tool call id, with the call and with
+// its result, at a character a token.
 // Doc promise: docs/loop.md "Context budget, compaction and recall": "Before each call it estimates
 // the request from above"; issue 41's acceptance: a pass under a small scripted window "passes with
 // no request past the window, in both wire formats"; the night of 500 tool calls.
@@ -15,7 +17,7 @@
 // Suggested fix: count each tool_use and tool_result block's id (at a character a token, as random
 // ids tokenize) and its wire's keys in countBlock, or measure the wire's own JSON per block.
 import { afterEach, expect, it } from "vitest";
-import { closeAll, DONE, emits, scriptedPass, sent } from "../attack/a41c-pass.ts";
+import { closeAll, DONE, emits, scriptedPass, sent } from "../../attack/a41c-pass.ts";
 
 afterEach(closeAll);
 

@@ -1,5 +1,7 @@
 // Attack on issue 41's context budget (attacker a41c; runner/run/session/context-budget.ts fit and
-// #elide, runner/run/session/conversation.ts complete). Pending: fails today.
+// #elide, runner/run/session/conversation.ts complete). Fixed (fix41-budget): #elide shortens the model's own long text and input strings at any
+// depth (an input still long is replaced whole); a request still past the budget after compaction
+// is not sent: RequestPastBudget (a ContextTooLong) names the brief and the parts in tokens.
 // Doc promise: docs/models.md "Context windows": "Every request the runner sends fits its model's
 // context window less the reply's reservation"; docs/loop.md: "Long string inputs of the agent's
 // own earlier calls (a file it wrote) are shortened the same way".
@@ -18,7 +20,7 @@
 // still past the budget, end the pass without sending, naming what is too long (the brief's size,
 // the budget, the entry's window) and what to do.
 import { afterEach, expect, it } from "vitest";
-import { closeAll, DONE, emits, scriptedPass } from "../attack/a41c-pass.ts";
+import { closeAll, DONE, emits, scriptedPass } from "../../attack/a41c-pass.ts";
 
 afterEach(closeAll);
 
