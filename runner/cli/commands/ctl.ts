@@ -1,8 +1,9 @@
 // `scifi ctl <run> limits|pause|resume`: a person's hand on a running run, from another shell or a
 // machine sharing the run folder. Each decision is a file in the run folder (runner/run/session/control.ts)
 // that the run's process applies: limits at once, a pause at the next phase boundary. Exit 0 done,
-// 2 refused (unknown or ended run, a limit below what is used, nothing to pause or resume); a
-// resumed direct run exits as `scifi run` does (docs/ctl.md).
+// 2 refused (unknown or ended run, a limit below what is used, nothing to pause or resume, a pause
+// of a run check-task or eval started, limits of an eval trial); a resumed direct run exits as
+// `scifi run` does (docs/ctl.md).
 import { hostname } from "node:os";
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
@@ -56,6 +57,10 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     throw new CtlRefused(
       `run ${runId} already ended (${state.outcome?.status ?? "no outcome"}${state.outcome ? `: ${state.outcome.reason}` : ""}); nothing to control`,
     );
+  // A run check-task or eval started (and reads) takes no pause, and an eval trial no limits (a41d).
+  const { starterRefusal } = await import("../../run/session/control.ts");
+  const notForThisRun = starterRefusal(state, action as (typeof ACTIONS)[number]);
+  if (notForThisRun) throw new CtlRefused(notForThisRun);
   const { runDriven } = await import("../../run/task-folder/run-lock.ts");
   const driven = runDriven(folder);
   const by = decider();
