@@ -22,6 +22,7 @@ import { basename, join, resolve } from "node:path";
 import { writeJsonAtomic } from "../atomic-write.ts";
 import { readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
+import type { RunResult } from "../run/session/deps.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import { AGENT_WORDS, type LazyAgent, lazyScript, nodes, solutionCalls } from "./agents.ts";
@@ -296,18 +297,10 @@ async function runAudit(
         note: "scifi check-task: approved for the audit's own run on a copy of the task folder",
       }),
       retry: { maxRetries: 0, baseDelayMs: 1, timeoutMs: 120_000 },
+      // Nobody resumes an audit's run: it refuses a pause (scifi ctl, a decision file) on its history.
+      startedBy: { tool: "check-task", audit: step.audit },
     });
-    const checks = readChecks(result.dir);
-    const passed = result.outcome.status === "passed";
-    return {
-      ...base,
-      ok: step.expect === "pass" ? passed : !passed,
-      status: result.outcome.status,
-      reason: result.outcome.reason ?? "",
-      runId: result.runId,
-      runDir: result.dir,
-      checks,
-    };
+    return auditRunOf(base, result);
   } catch (error) {
     // A run that could not run (the sandbox could not start): the audit did not happen.
     return {
@@ -320,6 +313,32 @@ async function runAudit(
       checks: [],
     };
   }
+}
+
+/**
+ * An audit's verdict from its run's result. A run that paused has no outcome (its status is a
+ * stand-in): its checks may never have run, so the audit did not happen (status error: a finding,
+ * nothing cached), never "the checks failed" (a41d-ctl-check-task).
+ */
+export function auditRunOf(
+  base: Pick<AuditRun, "audit" | "what" | "expect">,
+  result: Pick<RunResult, "runId" | "dir" | "outcome" | "paused">,
+): AuditRun {
+  const run = { ...base, runId: result.runId, runDir: result.dir, checks: readChecks(result.dir) };
+  if (result.paused)
+    return {
+      ...run,
+      ok: false,
+      status: "error",
+      reason: `the audit's run paused after phase ${result.paused.phase} (${result.paused.reason}) before it had a verdict`,
+    };
+  const passed = result.outcome.status === "passed";
+  return {
+    ...run,
+    ok: base.expect === "pass" ? passed : !passed,
+    status: result.outcome.status,
+    reason: result.outcome.reason ?? "",
+  };
 }
 
 /** The checks the run's history recorded, in order. */

@@ -80,6 +80,9 @@ export async function runTrial(o: TrialOptions): Promise<TrialResult> {
       limits: plan.tasks.find((t) => t.name === trial.task)?.limits ?? plan.limits,
       ...(o.retry ? { retry: o.retry } : {}),
       ...(o.onStatus ? { onStatus: o.onStatus } : {}),
+      // The eval reads the outcome and never resumes the run: it takes no pause, and its limits are
+      // the plan's (scifi ctl refuses both; the run refuses a decision file on its history).
+      startedBy: { tool: "eval", evalId: plan.evalId, trialId: trial.trialId },
       onRunId: (id, dir) => {
         runId = id;
         runDir = dir;

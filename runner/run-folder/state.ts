@@ -201,7 +201,19 @@ export interface RunState {
   sitePolicyFile?: string;
   /** The `scifi evolve` proposals a person had applied when the run started (absent: none, or older runs). */
   evolve?: AppliedProposal[];
+  /**
+   * The tool that started the run and reads its outcome, when no person resumes it: one of `scifi
+   * check-task`'s audits, or a `scifi eval` trial. Such a run takes no pause (`scifi ctl` refuses one,
+   * the run refuses one found in control/), and an eval trial's limits are its eval's plan. Absent: a
+   * person's run (`scifi run`, the daemon, `scifi submit`).
+   */
+  startedBy?: RunStarter;
 }
+
+/** Who started a run that nobody resumes (RunState.startedBy). */
+export type RunStarter =
+  | { tool: "check-task"; audit: string }
+  | { tool: "eval"; evalId: string; trialId: string };
 
 export function writeState(file: string, state: RunState): void {
   // Private to the user (0600); a missing run folder stays an error rather than being created.

@@ -15,7 +15,7 @@ import type { RunEnd, RunExtension } from "../extension/run-extension.ts";
 import type { Model, ModelRequest } from "../llm/types.ts";
 import { homePaths } from "../paths.ts";
 import type { SitePolicy } from "../policy/site.ts";
-import type { LimitConfig, RunState } from "../run-folder/state.ts";
+import type { LimitConfig, RunStarter, RunState } from "../run-folder/state.ts";
 import { newRunId } from "../run-id.ts";
 import type { SamDocument } from "../sam/types.ts";
 import { checkViewKinds } from "./checks/check-view.ts";
@@ -54,6 +54,8 @@ export interface RunTaskOptions {
   onReport?: (report: { file?: string; index?: string; error?: string }) => void;
   /** Aborted with a RunCancelled as its reason: the run ends `cancelled` (the daemon's cancel). */
   signal?: AbortSignal;
+  /** The tool that reads the run's outcome and never resumes it (check-task, eval): it takes no pause. */
+  startedBy?: RunStarter;
 }
 
 /**
@@ -128,7 +130,14 @@ export async function runTask(options: RunTaskOptions): Promise<RunResult> {
   const inputs = await runInputs(options);
   return aroundLoop(inputs, sam, runId, undefined, async (run) =>
     startRun(
-      { home: options.home, sam, limits: options.limits, runId, model },
+      {
+        home: options.home,
+        sam,
+        limits: options.limits,
+        runId,
+        model,
+        ...(options.startedBy ? { startedBy: options.startedBy } : {}),
+      },
       {
         ...(await run.deps(backend, model)),
         preflight: () => checkScript(model),

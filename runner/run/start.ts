@@ -68,6 +68,7 @@ export async function startRun(options: StartOptions, deps: RunDeps): Promise<Ru
       historyBytes: 0,
       resumes: 0,
       ...(deps.sitePolicyFile ? { sitePolicyFile: deps.sitePolicyFile } : {}),
+      ...(options.startedBy ? { startedBy: options.startedBy } : {}),
     };
     // Which applied evolve proposals (ranks, prompts, memory) this run ran under, for its report.
     const applied = appliedProposals(options.home, new Date());

@@ -16,10 +16,9 @@ export interface ToolContext {
   allowCommands?: readonly string[];
   /** Default and maximum bash timeout (ms). */
   bashTimeoutMs: number;
-  /** The run's wall time left (ms, the run's clock): no command is given more. */
-  timeLeftMs?: () => number;
   /** Characters of tool output the model sees (head and tail kept). */
   maxOutputChars: number;
+  /** The run's stop (a cancel, the wall-time deadline as the run's clock moves it): kills a running command. */
   signal?: AbortSignal;
   /** Cuts an output to what the pass's context budget allows (after maxOutputChars); absent: no budget. */
   capOutput?: (text: string) => string;

@@ -87,6 +87,7 @@ describe.skipIf(!hasEngine("docker"))("apptainer backend inside the harness (non
         "a37c-fuse-sparse-copyup.inner.ts",
         "a37c-forced-view-silent.inner.ts",
         "a37d-held.inner.ts",
+        "a41d-clock-follow.inner.ts",
       ]) {
         expect(
           files.some((f) => f.endsWith(inner)),

@@ -13,6 +13,7 @@ import { runTool, workTools } from "../../runner/tools/registry.ts";
 import type { ToolContext } from "../../runner/tools/tool.ts";
 import { hasEngine } from "../helpers/engines.ts";
 import { ensureImage } from "../run/harness.ts";
+import { commandFollowsClock } from "./clock-follow.ts";
 
 describe.skipIf(!hasEngine("docker"))("work tools in a docker sandbox", { timeout: 300_000 }, () => {
   let sandbox: Sandbox;
@@ -88,6 +89,9 @@ describe.skipIf(!hasEngine("docker"))("work tools in a docker sandbox", { timeou
     expect(out.ok).toBe(false);
     expect(Date.now() - started).toBeLessThan(15_000);
   });
+
+  // The Apptainer twin: test/sandbox/apptainer/a41d-clock-follow.inner.ts.
+  commandFollowsClock(() => sandbox);
 
   it("read_file, edit_file and write_file refuse a FIFO and /dev/zero at once (a tool error, the runner never waits)", async () => {
     expect((await call("bash", { command: "mkfifo /task/pipe /tmp/pipe && echo made" })).output).toContain(

@@ -1,8 +1,10 @@
 // `scifi ctl <run> limits|pause|resume`: a person's hand on a running run, from another shell or a
 // machine sharing the run folder. Each decision is a file in the run folder (runner/run/session/control.ts)
 // that the run's process applies: limits at once, a pause at the next phase boundary. Exit 0 done,
-// 2 refused (unknown or ended run, a limit below what is used, nothing to pause or resume); a
-// resumed direct run exits as `scifi run` does (docs/ctl.md).
+// 2 refused (unknown or ended run, a limit below what is used, nothing to pause or resume, a pause
+// of a run check-task or eval started, limits of an eval trial); a resumed direct run exits as
+// `scifi run` does (docs/ctl.md).
+import { hostname } from "node:os";
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
 
@@ -55,6 +57,10 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     throw new CtlRefused(
       `run ${runId} already ended (${state.outcome?.status ?? "no outcome"}${state.outcome ? `: ${state.outcome.reason}` : ""}); nothing to control`,
     );
+  // A run check-task or eval started (and reads) takes no pause, and an eval trial no limits (a41d).
+  const { starterRefusal } = await import("../../run/session/control.ts");
+  const notForThisRun = starterRefusal(state, action as (typeof ACTIONS)[number]);
+  if (notForThisRun) throw new CtlRefused(notForThisRun);
   const { runDriven } = await import("../../run/task-folder/run-lock.ts");
   const driven = runDriven(folder);
   const by = decider();
@@ -65,8 +71,14 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     const limits = await parseLimits(flags);
     const { limitsRefusal, iterationsUsed } = await import("../../run/session/control.ts");
     const { spentOnTape } = await import("../../audit/spent.ts");
+    // The time since the checkpoint is measured only against this host's own clock: a run driven
+    // on another host stamped `spent.at` with that host's clock, which may be hours off ours. There
+    // the checkpoint's figure is what ctl checks, and the run checks the rest as it applies (a41d).
+    const { readPidLock } = await import("../../pid-lock.ts");
+    const driverHost = readPidLock(folder.files.lock)?.host;
+    const remote = driverHost !== undefined && driverHost !== hostname();
     const sinceCheckpoint =
-      driven && !state.paused && state.spent.at ? Date.now() - Date.parse(state.spent.at) : 0;
+      driven && !remote && !state.paused && state.spent.at ? Date.now() - Date.parse(state.spent.at) : 0;
     const used = {
       iterations: iterationsUsed(state),
       // Every call is on the tape before it returns: the tape knows spend the checkpoint does not yet.
@@ -86,11 +98,15 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
           })
         : undefined;
     writeDecision(dir, { action: "limits", at, by, limits });
+    const remoteClock =
+      remote && limits.walltimeSec !== undefined
+        ? `; it runs on ${driverHost}, whose clock is not this host's: the run checks the new wall time against the time it has run as it applies it`
+        : "";
     const shown = Object.entries(limits)
       .map(([k, v]) => `${k} ${state.limits[k as keyof typeof limits]} → ${v}`)
       .join(", ");
     process.stdout.write(
-      `run ${runId}: ${shown}${job ? `; ${job}` : ""}; ${driven ? "the run applies it within a second (on its history as a control event)" : "applied when the run resumes"}\n`,
+      `run ${runId}: ${shown}${job ? `; ${job}` : ""}; ${driven ? "the run applies it within a second (on its history as a control event)" : "applied when the run resumes"}${remoteClock}\n`,
     );
     return EXIT.ok;
   }

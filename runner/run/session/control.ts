@@ -204,6 +204,28 @@ export function limitsRefusal(change: ControlLimits, used: Used): string | undef
   return problems.length > 0 ? problems.join("; ") : undefined;
 }
 
+/**
+ * Why a run refuses this kind of decision whoever asks, or undefined: a run a tool started and reads
+ * the outcome of (RunState.startedBy) is resumed by nobody, so a pause would leave it stopped with no
+ * verdict for good, and an eval trial's limits are its eval's plan (every trial of a cell runs with
+ * the same). Asked by `scifi ctl` before writing, and by the run for a decision found in control/.
+ */
+export function starterRefusal(
+  state: Pick<RunState, "runId" | "startedBy">,
+  action: ControlDecision["action"],
+): string | undefined {
+  const starter = state.startedBy;
+  if (starter === undefined || action === "resume") return undefined;
+  if (starter.tool === "check-task") {
+    if (action !== "pause") return undefined;
+    return `run ${state.runId} is scifi check-task's '${starter.audit}' audit run: check-task reads its outcome and nobody resumes it, so it takes no pause; stop check-task (Ctrl-C) and run it again when you are ready`;
+  }
+  const run = `run ${state.runId} is trial ${starter.trialId} of eval ${starter.evalId}`;
+  if (action === "pause")
+    return `${run}: the eval reads its outcome and nobody resumes it, so it takes no pause; stop the eval (Ctrl-C) and continue it with 'scifi eval --resume ${starter.evalId}'`;
+  return `${run}: its limits are the eval's plan (eval.json tasks[].limits), the same for every trial it compares, so ctl does not change them; the eval's own knobs are the suite's limits: (for a new eval) and its budget ('scifi eval --resume ${starter.evalId} --budget-usd X')`;
+}
+
 /** The decisions' consumer inside the process driving the run. */
 export class RunControl {
   readonly #dir: string;
@@ -282,6 +304,12 @@ export class RunControl {
       decision: name,
       by: decision.by,
     };
+    // ctl refuses these up front; a decision file written by other means is refused here.
+    const notForThisRun = starterRefusal(this.#state, decision.action);
+    if (notForThisRun) {
+      this.#history.append({ ...base, action: decision.action, refused: notForThisRun });
+      return;
+    }
     if (decision.action === "pause") {
       this.#limits.stop.pause(`paused by ${decision.by}`);
       this.#history.append({ ...base, action: "pause" });

@@ -8,7 +8,7 @@ import type { RunExtension } from "../../extension/run-extension.ts";
 import type { Purse } from "../../llm/purse.ts";
 import type { Model } from "../../llm/types.ts";
 import type { SandboxSpec } from "../../policy/spec.ts";
-import type { LimitConfig, Outcome, RunState } from "../../run-folder/state.ts";
+import type { LimitConfig, Outcome, RunStarter, RunState } from "../../run-folder/state.ts";
 import type { SamDocument } from "../../sam/types.ts";
 import type { SandboxBackend } from "../../sandbox/types.ts";
 import type { RunStatus } from "./status.ts";
@@ -72,6 +72,8 @@ export interface StartOptions {
   runId: string;
   /** The model spec, kept in the state so `--resume` uses the same one. */
   model?: string;
+  /** The tool that starts the run and reads its outcome, when nobody resumes it (RunState.startedBy). */
+  startedBy?: RunStarter;
 }
 
 export interface RunResult {

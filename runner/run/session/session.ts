@@ -88,13 +88,11 @@ export class RunSession implements RunContext {
     this.stop = live.limits.stop;
     this.control = live.control;
     this.audit = live.audit;
-    const clock = this.clock;
     this.toolContext = {
       allowCommands: records.sam.metadata.allowCommands,
       bashTimeoutMs: records.limits.bashTimeoutSec * 1000,
-      // A command gets no more than the run's wall time has left (the clock, after any change).
-      timeLeftMs: () => clock.leftMs(),
       maxOutputChars: records.limits.toolOutputChars,
+      // The stop ends a running command at the clock's deadline (wherever ctl has moved it) or a cancel.
       signal: this.stop.signal,
     };
     this.status = initialStatus(records);

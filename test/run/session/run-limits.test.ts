@@ -1,6 +1,7 @@
 // One owner per limit: a run's clock, purse and stop are made once and every consumer reads them, so
 // a limit changed mid-run (a `scifi ctl` decision file, applied by the run's control) reaches the
-// gateway (its deadline, its budget refusal), a command's timeout, the budget check and the stop.
+// gateway (its deadline, its budget refusal), the budget check and the stop (which ends a running
+// command at the deadline as it stands).
 // Real gateway over the scripted model (labelled: no real LLM); real decision files and history.
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -40,7 +41,7 @@ async function ask(model: Gateway): Promise<string> {
 }
 
 describe("one owner per limit", () => {
-  it("a limit changed mid-run reaches the gateway, a command's timeout, the budget check and the stop", async () => {
+  it("a limit changed mid-run reaches the gateway, the budget check and the stop (a running command's end)", async () => {
     const { dir, tape } = freshRun();
     const config = { ...DEFAULT_LIMITS, walltimeSec: 2, usd: 0.5, iterations: 3 };
     // The run has spent its whole budget (an earlier process did, per the tape).
@@ -55,13 +56,17 @@ describe("one owner per limit", () => {
     })) as Gateway;
     open.push(model);
     limits.clock.start();
-    const toolContext = { bashTimeoutMs: 300_000, timeLeftMs: () => limits.clock.leftMs() };
+    // A command's own timeout is the bash limit alone; the deadline reaches a running command through
+    // the stop's signal (what the bash tool hands the sandbox exec), so a deadline moved mid-command
+    // moves the command's end too (a41d-walltime-raise-running-command).
+    const toolContext = { bashTimeoutMs: 300_000 };
 
     // Before: the gateway refuses (the purse is at its cap), the budget check agrees, 2 s left.
     await expect(ask(model)).rejects.toBeInstanceOf(BudgetExceeded);
     expect(limits.budget.exhausted()).toMatch(/^budget limit reached/);
     expect(model.deadlineAt()).toBe(limits.clock.startedAt + 2000);
-    expect(commandTimeoutMs(toolContext)).toBeLessThanOrEqual(2000);
+    expect(commandTimeoutMs(toolContext)).toBe(300_000);
+    expect(commandTimeoutMs(toolContext, 30)).toBe(30_000);
 
     // A person raises money and wall time (a decision file, as `scifi ctl` writes it).
     writeDecision(join(dir, "control"), {
@@ -73,8 +78,7 @@ describe("one owner per limit", () => {
     control.poll();
 
     expect(model.deadlineAt()).toBe(limits.clock.startedAt + 120_000);
-    expect(commandTimeoutMs(toolContext)).toBeGreaterThan(100_000);
-    expect(commandTimeoutMs(toolContext)).toBeLessThanOrEqual(120_000);
+    expect(commandTimeoutMs(toolContext)).toBe(300_000);
     expect(limits.budget.exhausted()).toBeUndefined();
     expect(await ask(model)).toBe("w1");
     // One count: the gateway charged the purse; the run's budget adds nothing of its own on top.
@@ -107,7 +111,7 @@ describe("one owner per limit", () => {
       limits: { walltimeSec: newWall },
     });
     control.poll();
-    expect(commandTimeoutMs(toolContext)).toBeLessThanOrEqual(2000);
+    expect(limits.stop.signal.aborted).toBe(false);
     await new Promise((r) => setTimeout(r, 2100));
     expect(limits.stop.signal.aborted).toBe(true);
     expect(limits.stop.ending()).toBeInstanceOf(WallTimeReached);

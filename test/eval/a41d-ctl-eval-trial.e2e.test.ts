@@ -1,18 +1,17 @@
-// Attacker a41d (issue 41, `scifi ctl` on a run it was not meant for): a person raises the limits of
-// an eval trial's run while the eval runs (the trial looked about to hit its budget). Real Docker,
-// a real `scifi eval` of one trial, a scripted model (labelled scripted).
+// Attacker a41d (issue 41, `scifi ctl` on a run it was not meant for), fixed: a person raises the
+// limits of an eval trial's run while the eval runs (the trial looked about to hit its budget). Real
+// Docker, a real `scifi eval` of one trial, a scripted model (labelled scripted).
 //
 // Doc promise: docs/eval.md: "eval.json records, per task, the limits its trials run with
 // (tasks[].limits, every key), and each trial's run gets exactly those (its state.json holds the
-// same)"; every "N/N pass" of a cell compares trials run alike. docs/ctl.md: `<run>` is any run id
-// under <home>/runs/ (a trial's run is "an ordinary run under <home>/runs/").
-// What happened: `scifi ctl <trial run> limits --iterations 9 --budget-usd 7` is accepted (exit 0,
-// "iterations 5 → 9, usd 1 → 7"), the run applies it, and the trial's result.json and the eval's
-// summary say nothing of it: a trial that may pass only thanks to four more iterations and seven
-// times the money counts in its cell like its siblings.
-// Suggested fix: ctl refuses `limits` on an eval trial's run (exit 2, naming the eval and that its
-// limits are the plan's: `scifi eval --budget-usd` on resume is the eval's own knob), or the trial's
-// result records the change (its control events) and the eval counts the trial apart.
+// same)"; every "N/N pass" of a cell compares trials run alike.
+// What happened: `scifi ctl <trial run> limits --iterations 9 --budget-usd 7` was accepted (exit 0),
+// the run applied it, and neither the trial's result.json nor the eval's summary said so.
+// Fixed (the refusal, the simpler and stricter choice: a trial changed by hand is no sample of its
+// cell, and recording it would make every statistic count such trials apart): a trial's run records
+// who started it (state.json `startedBy`), and ctl refuses `limits` (and `pause`: nobody resumes a
+// trial's run) with exit 2, naming the eval and its own knobs; the run refuses a decision file that
+// reaches it anyway, on its history (test/run/session/a41d-ctl-started-by.test.ts).
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -26,7 +25,7 @@ describe.skipIf(!hasEngine("docker"))(
   "a41d: ctl of an eval trial's run (docker)",
   { timeout: 180_000 },
   () => {
-    it("a limits change of a trial is refused, or the trial's result says its limits were changed", async () => {
+    it("a limits change of a trial's run is refused, naming the eval and its own knobs", async () => {
       const ws = workspace();
       const suite = join(ws.root, "suite");
       mkdirSync(suite);
@@ -41,7 +40,7 @@ describe.skipIf(!hasEngine("docker"))(
           "eval",
           suite,
           "--models",
-          `scripted:${script({ workSec: 20 })}`,
+          `scripted:${script({ workSec: 8 })}`,
           "--repeats",
           "1",
           "--concurrency",
@@ -63,12 +62,22 @@ describe.skipIf(!hasEngine("docker"))(
       const trials = join(evals, evalId, "trials");
       const [trial = ""] = readdirSync(trials);
       const result = readFileSync(join(trials, trial, "result.json"), "utf8");
-      const refused = ctl.code === 2;
-      const recorded = /\bctl\b|control|changed/i.test(result);
-      expect(
-        refused || recorded,
-        `ctl said: ${ctl.stdout}${ctl.stderr}(exit ${ctl.code}); the trial's result: ${result}`,
-      ).toBe(true);
+      expect(ctl.code, `ctl said: ${ctl.stdout}${ctl.stderr}; the trial's result: ${result}`).toBe(2);
+      expect(ctl.stderr).toContain(
+        `run ${runId} is trial ${trial} of eval ${evalId}: its limits are the eval's plan`,
+      );
+      expect(ctl.stderr).toContain(`'scifi eval --resume ${evalId} --budget-usd X'`);
+      // The trial ran with its plan's limits, as its siblings would.
+      const plan = JSON.parse(readFileSync(join(evals, evalId, "eval.json"), "utf8")) as {
+        tasks: { limits: { iterations: number; usd: number } }[];
+      };
+      const state = JSON.parse(readFileSync(join(runs, runId, "state.json"), "utf8")) as {
+        limits: { iterations: number; usd: number };
+      };
+      expect(typeof plan.tasks[0]?.limits.iterations).toBe("number");
+      expect(state.limits.iterations).toBe(plan.tasks[0]?.limits.iterations);
+      expect(state.limits.usd).toBe(plan.tasks[0]?.limits.usd);
+      expect(existsSync(join(runs, runId, "control"))).toBe(false);
     });
   },
 );
