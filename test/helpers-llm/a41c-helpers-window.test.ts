@@ -24,10 +24,15 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { AuditTape } from "../../runner/audit/tape.ts";
 import type { CallRecord } from "../../runner/audit/types.ts";
 import { readTape } from "../../runner/audit/verify.ts";
+import { askScifi } from "../../runner/helpers/ask/ask.ts";
 import { runAsk } from "../../runner/helpers/ask/command.ts";
+import { sourceDocuments } from "../../runner/helpers/ask/sources.ts";
 import { runMakeTask } from "../../runner/helpers/make-task/command.ts";
+import { createModel } from "../../runner/llm/create-model.ts";
+import { sent } from "../attack/a41c-pass.ts";
 
 const FIXTURES = join(import.meta.dirname, "..", "fixtures", "helpers");
 
@@ -58,6 +63,41 @@ it("a41c: scifi ask answers on a model with a 32,768-token window (scripted)", a
   const call = tapeCalls(stderr)[0];
   expect(call?.request.maxTokens).toBeUndefined();
   expect(JSON.stringify(call?.request.system)).toContain("# Documents left out");
+}, 60_000);
+
+it("a41c: ask's request on a 32,768-token window holds the help and the README and names what it left out (scripted)", async () => {
+  // The help text given here, not spawned (thirty `--help` processes are slow on a loaded machine).
+  const help = {
+    main: "Usage: scifi [options] [command]\n\nCommands:\n  validate  check a task file\n",
+    commands: new Map([["validate", "Usage: scifi validate [options] <task...>\n\nCheck SAM files."]]),
+  };
+  const dir = mkdtempSync(join(tmpdir(), "a41c-ask-direct-"));
+  const model = await createModel(
+    `scripted:${windowed("ask/cites.yaml", 32_768)}`,
+    new AuditTape(join(dir, "audit.jsonl"), { runId: "ask" }),
+    { retry: { maxRetries: 0 } },
+  );
+  try {
+    const documents = sourceDocuments(help, []);
+    const result = await askScifi({
+      question: "how do I check a task file before running it?",
+      model,
+      runId: "ask",
+      documents,
+      commands: ["validate"],
+    });
+    expect(result.flagged).toBe(false);
+    expect(result.leftOut.length).toBeGreaterThan(0);
+    expect(result.leftOut).not.toContain("README.md");
+    expect(result.leftOut).not.toContain("help: scifi validate");
+    const [call] = readTape(join(dir, "audit.jsonl")).filter((r): r is CallRecord => r.kind === "call");
+    expect(sent(call as CallRecord, "anthropic") + 8192).toBeLessThanOrEqual(32_768);
+    expect(call?.request.system).toContain(
+      `left out to keep the request inside the model's context window: ${result.leftOut.join("; ")}`,
+    );
+  } finally {
+    await model.close();
+  }
 }, 60_000);
 
 it("a41c: scifi make-task drafts on a model with an 8,192-token window (scripted)", async () => {
