@@ -117,6 +117,27 @@ function endOf(text: string, n: number): string {
   return first >= 0xdc00 && first <= 0xdfff ? cut.slice(1) : cut;
 }
 
+/** The history tail in a brief may hold this share of the budget. */
+export const HISTORY_SHARE = 0.25;
+
+/** Where the runner says the whole history is. */
+export const HISTORY_FILE = "the run's history (history.jsonl in the run folder)";
+
+/**
+ * The newest whole lines of `text` within `tokens` (a history tail: one event a line, so no line is
+ * cut), with the runner's note on how many of the oldest were left out.
+ */
+export function newestLines(text: string, tokens: number | undefined, where = HISTORY_FILE): Quote {
+  if (tokens === undefined || estimateTokens(text) <= tokens) return { text };
+  const lines = text.split("\n");
+  let start = 0;
+  while (start < lines.length && estimateTokens(lines.slice(start).join("\n")) > tokens) start++;
+  return {
+    text: lines.slice(start).join("\n"),
+    note: `[scifi left out the ${start} oldest of these ${lines.length} lines to keep the request inside the model's context window; every line is in ${where}.]`,
+  };
+}
+
 /** A quote within its share of the budget (all of it when the model has no known budget). */
 export function quoteShare(text: string, budget: number | undefined, where: string): Quote {
   return budget === undefined ? { text } : quoteWithin(text, Math.floor(QUOTE_SHARE * budget), where);

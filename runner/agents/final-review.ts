@@ -5,7 +5,7 @@ import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { fenceBlock, inlineText } from "../markdown-quote.ts";
 import { promptHistoryLines } from "../memory/prompt-history.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
-import { budgetFor, fitMemory, roomFor } from "./brief-budget.ts";
+import { budgetFor, fitMemory, HISTORY_SHARE, newestLines, roomFor } from "./brief-budget.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
 
@@ -41,7 +41,11 @@ export function finalReviewBrief(
     "title" | "outcome" | "reason" | "iterations" | "group" | "taskMemory" | "history"
   >,
   memoryTokens?: number,
+  /** The model's budget: the history keeps its newest lines within HISTORY_SHARE of it. */
+  budget?: number,
 ): string {
+  const lines = input.history.trim() ? promptHistoryLines(input.history) : "";
+  const history = newestLines(lines, budget && Math.floor(HISTORY_SHARE * budget));
   return fillTemplate("final-review.input.md", {
     title: input.title,
     outcome: input.outcome,
@@ -50,7 +54,9 @@ export function finalReviewBrief(
     group: input.group,
     taskMemory: fitMemory(input.taskMemory.text, memoryTokens).text.trim() || "(empty)",
     // No times, seqs or host paths (a replay of the same task must read the same prompt).
-    history: input.history.trim() ? fenceBlock(promptHistoryLines(input.history), "jsonl") : "(empty)",
+    history: history.text.trim()
+      ? `${fenceBlock(history.text, "jsonl")}${history.note ? `\n\n${history.note}` : ""}`
+      : "(empty)",
   });
 }
 
@@ -70,14 +76,18 @@ export async function runFinalReview(
         content: [
           {
             type: "text",
-            text: finalReviewBrief({ ...input, taskMemory: { ...input.taskMemory, text: "" } }),
+            text: finalReviewBrief(
+              { ...input, taskMemory: { ...input.taskMemory, text: "" } },
+              undefined,
+              budget,
+            ),
           },
         ],
       },
     ],
     jsonSchema: { name: "final_suggestions", schema: jsonSchemaOf(FinalSuggestions) },
   });
-  const user = finalReviewBrief(input, room);
+  const user = finalReviewBrief(input, room, budget);
   const injected = input.taskMemory.text.trim()
     ? [{ kind: "memory" as const, ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 }]
     : [];

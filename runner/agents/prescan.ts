@@ -7,7 +7,7 @@ import { fenceBlock } from "../markdown-quote.ts";
 import type { RecordedPlan } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
-import { budgetFor, fitMemory, roomFor } from "./brief-budget.ts";
+import { budgetFor, fitMemory, HISTORY_SHARE, newestLines, roomFor } from "./brief-budget.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
 import { readyNodes, renderTree } from "./tree.ts";
@@ -51,6 +51,9 @@ export async function runPrescan(
   onResponse?: (response: ModelResponse) => void,
 ): Promise<PrescanPlan> {
   const ready = readyNodes(input.root, input.complete).map((node) => node.id);
+  const budget = budgetFor(model, "control", input.controlRank);
+  // The history tail (check output tails in it) within its share, newest events kept.
+  const history = newestLines(input.history, budget && Math.floor(HISTORY_SHARE * budget));
   const brief = (taskMemory: string) =>
     fillTemplate("prescan.input.md", {
       tree: renderTree(input.root, input.complete),
@@ -61,7 +64,9 @@ export async function runPrescan(
       iteration: String(input.iteration),
       taskMemory: taskMemory.trim() || "(empty: first iteration)",
       // One JSON event a line, quoted whole: no string in an event can start a line of its own.
-      history: input.history ? fenceBlock(input.history, "jsonl") : "(empty)",
+      history: history.text
+        ? `${fenceBlock(history.text, "jsonl")}${history.note ? `\n\n${history.note}` : ""}`
+        : "(empty)",
       group: input.groupMemory?.group ?? "no group",
       groupMemory: input.groupMemory
         ? input.groupMemory.text.trim() || "(empty)"
@@ -72,7 +77,6 @@ export async function runPrescan(
     });
   const system = promptFile("prescan.md");
   // Task memory grows by an entry per failed iteration: it gets what the rest of the brief leaves.
-  const budget = budgetFor(model, "control", input.controlRank);
   const room = roomFor(budget, {
     system,
     messages: [{ role: "user", content: [{ type: "text", text: brief("") }] }],
@@ -126,7 +130,7 @@ export async function runPrescan(
     onResponse,
     [
       { name: "task memory", tokens: estimateTokens(memory.text) },
-      { name: "the history tail", tokens: estimateTokens(input.history) },
+      { name: "the history tail", tokens: estimateTokens(history.text) },
       { name: "group memory", tokens: estimateTokens(input.groupMemory?.text ?? "") },
       { name: "global memory", tokens: estimateTokens(input.globalMemory?.text ?? "") },
       { name: "the skill index", tokens: estimateTokens(input.skillIndex) },

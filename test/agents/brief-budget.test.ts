@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   assertFits,
   fitMemory,
+  newestLines,
   quoteWithin,
   RequestTooLong,
   TASK_MEMORY_FILE,
@@ -63,6 +64,20 @@ describe("fitMemory", () => {
     expect(fitted.text).toContain(`left out the ${fitted.omitted} oldest altogether`);
     expect(estimateTokens(fitted.text)).toBeLessThanOrEqual(600);
   });
+});
+
+it("newestLines keeps whole newest lines of a history tail and says how many went", () => {
+  const lines = Array.from({ length: 40 }, (_, i) =>
+    JSON.stringify({ type: "check", i, output: "o".repeat(300) }),
+  );
+  const kept = newestLines(lines.join("\n"), 600);
+  expect(estimateTokens(kept.text)).toBeLessThanOrEqual(600);
+  expect(lines.join("\n").endsWith(kept.text)).toBe(true);
+  expect(kept.text.split("\n").every((l) => lines.includes(l))).toBe(true);
+  expect(kept.note).toMatch(
+    /^\[scifi left out the \d+ oldest of these 40 lines .*\(history\.jsonl in the run folder\)\.\]$/,
+  );
+  expect(newestLines("a\nb", undefined)).toEqual({ text: "a\nb" });
 });
 
 describe("quoteWithin", () => {
