@@ -1,8 +1,11 @@
 // Final review (control agent): after the run ends, writes task-group and global suggestions.
 import { z } from "zod";
+import { estimateTokens } from "../llm/context-window.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { fenceBlock, inlineText } from "../markdown-quote.ts";
 import { promptHistoryLines } from "../memory/prompt-history.ts";
+import { jsonSchemaOf } from "../tools/tool.ts";
+import { budgetFor, fitMemory, HISTORY_SHARE, newestLines, roomFor } from "./brief-budget.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
 
@@ -28,22 +31,32 @@ export interface FinalReviewInput {
   meta: ModelRequest["meta"];
 }
 
-/** The final review's brief: the run's outcome, its task memory and its history, quoted. */
+/**
+ * The final review's brief: the run's outcome, its task memory and its history, quoted. Task memory
+ * is the file's text (entry marks and all), shown as readMemory shows it, within `memoryTokens`.
+ */
 export function finalReviewBrief(
   input: Pick<
     FinalReviewInput,
     "title" | "outcome" | "reason" | "iterations" | "group" | "taskMemory" | "history"
   >,
+  memoryTokens?: number,
+  /** The model's budget: the history keeps its newest lines within HISTORY_SHARE of it. */
+  budget?: number,
 ): string {
+  const lines = input.history.trim() ? promptHistoryLines(input.history) : "";
+  const history = newestLines(lines, budget && Math.floor(HISTORY_SHARE * budget));
   return fillTemplate("final-review.input.md", {
     title: input.title,
     outcome: input.outcome,
     reason: inlineText(input.reason),
     iterations: String(input.iterations),
     group: input.group,
-    taskMemory: input.taskMemory.text.trim() || "(empty)",
+    taskMemory: fitMemory(input.taskMemory.text, memoryTokens).text.trim() || "(empty)",
     // No times, seqs or host paths (a replay of the same task must read the same prompt).
-    history: input.history.trim() ? fenceBlock(promptHistoryLines(input.history), "jsonl") : "(empty)",
+    history: history.text.trim()
+      ? `${fenceBlock(history.text, "jsonl")}${history.note ? `\n\n${history.note}` : ""}`
+      : "(empty)",
   });
 }
 
@@ -52,7 +65,29 @@ export async function runFinalReview(
   input: FinalReviewInput,
   onResponse?: (response: ModelResponse) => void,
 ): Promise<FinalSuggestions> {
-  const user = finalReviewBrief(input);
+  const system = promptFile("final-review.md");
+  // The task memory gets what the rest of the brief leaves of the model's budget.
+  const budget = budgetFor(model, "control", input.controlRank);
+  const room = roomFor(budget, {
+    system,
+    messages: [
+      {
+        role: "user",
+        content: [
+          {
+            type: "text",
+            text: finalReviewBrief(
+              { ...input, taskMemory: { ...input.taskMemory, text: "" } },
+              undefined,
+              budget,
+            ),
+          },
+        ],
+      },
+    ],
+    jsonSchema: { name: "final_suggestions", schema: jsonSchemaOf(FinalSuggestions) },
+  });
+  const user = finalReviewBrief(input, room, budget);
   const injected = input.taskMemory.text.trim()
     ? [{ kind: "memory" as const, ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 }]
     : [];
@@ -62,7 +97,7 @@ export async function runFinalReview(
       role: "final_review",
       kind: "control",
       rank: input.controlRank,
-      system: promptFile("final-review.md"),
+      system,
       messages: [{ role: "user", content: [{ type: "text", text: user }] }],
       injected,
       meta: input.meta,
@@ -70,6 +105,10 @@ export async function runFinalReview(
     FinalSuggestions,
     "final_suggestions",
     onResponse,
+    [
+      { name: "the brief (outcome, task memory)", tokens: estimateTokens(user) },
+      { name: "the history", tokens: estimateTokens(input.history) },
+    ],
   );
   return value;
 }

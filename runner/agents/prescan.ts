@@ -1,10 +1,13 @@
 // Pre-scan (control agent): reads the SAM tree, task memory, the history tail, group memory and the
 // skill index; returns a validated plan for the next work pass.
 import { z } from "zod";
+import { estimateTokens } from "../llm/context-window.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { fenceBlock } from "../markdown-quote.ts";
 import type { RecordedPlan } from "../run-folder/state.ts";
 import type { SamNode } from "../sam/types.ts";
+import { jsonSchemaOf } from "../tools/tool.ts";
+import { budgetFor, fitMemory, HISTORY_SHARE, newestLines, roomFor } from "./brief-budget.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
 import { structuredCall } from "./structured.ts";
 import { readyNodes, renderTree } from "./tree.ts";
@@ -25,7 +28,10 @@ export interface PrescanInput {
   iteration: number;
   rank: { min: number; max: number; suggested: number };
   controlRank: number;
-  /** Texts as they go into the prompt; each non-empty one is declared as injected. */
+  /**
+   * The task memory file's text, entry marks and all (the prompt shows it as readMemory does, its
+   * older entries shortened to titles when it passes the model's budget); declared as injected.
+   */
   taskMemory: { text: string; ref: string; sha256: string };
   /** The group memory view (runner/memory/view.ts); undefined for a SAM without a group. */
   groupMemory: { group: string; text: string; ref: string; sha256: string } | undefined;
@@ -45,24 +51,39 @@ export async function runPrescan(
   onResponse?: (response: ModelResponse) => void,
 ): Promise<PrescanPlan> {
   const ready = readyNodes(input.root, input.complete).map((node) => node.id);
-  const user = fillTemplate("prescan.input.md", {
-    tree: renderTree(input.root, input.complete),
-    ready: ready.join(", "),
-    rankMin: String(input.rank.min),
-    rankMax: String(input.rank.max),
-    rankSuggested: String(input.rank.suggested),
-    iteration: String(input.iteration),
-    taskMemory: input.taskMemory.text.trim() || "(empty: first iteration)",
-    // One JSON event a line, quoted whole: no string in an event can start a line of its own.
-    history: input.history ? fenceBlock(input.history, "jsonl") : "(empty)",
-    group: input.groupMemory?.group ?? "no group",
-    groupMemory: input.groupMemory
-      ? input.groupMemory.text.trim() || "(empty)"
-      : "(none: the task has no group)",
-    globalMemory: input.globalMemory?.text.trim() || "(empty)",
-    skills: input.skillIndex,
-    grantedSkills: input.grantedSkills?.length ? input.grantedSkills.join(", ") : "(none)",
+  const budget = budgetFor(model, "control", input.controlRank);
+  // The history tail (check output tails in it) within its share, newest events kept.
+  const history = newestLines(input.history, budget && Math.floor(HISTORY_SHARE * budget));
+  const brief = (taskMemory: string) =>
+    fillTemplate("prescan.input.md", {
+      tree: renderTree(input.root, input.complete),
+      ready: ready.join(", "),
+      rankMin: String(input.rank.min),
+      rankMax: String(input.rank.max),
+      rankSuggested: String(input.rank.suggested),
+      iteration: String(input.iteration),
+      taskMemory: taskMemory.trim() || "(empty: first iteration)",
+      // One JSON event a line, quoted whole: no string in an event can start a line of its own.
+      history: history.text
+        ? `${fenceBlock(history.text, "jsonl")}${history.note ? `\n\n${history.note}` : ""}`
+        : "(empty)",
+      group: input.groupMemory?.group ?? "no group",
+      groupMemory: input.groupMemory
+        ? input.groupMemory.text.trim() || "(empty)"
+        : "(none: the task has no group)",
+      globalMemory: input.globalMemory?.text.trim() || "(empty)",
+      skills: input.skillIndex,
+      grantedSkills: input.grantedSkills?.length ? input.grantedSkills.join(", ") : "(none)",
+    });
+  const system = promptFile("prescan.md");
+  // Task memory grows by an entry per failed iteration: it gets what the rest of the brief leaves.
+  const room = roomFor(budget, {
+    system,
+    messages: [{ role: "user", content: [{ type: "text", text: brief("") }] }],
+    jsonSchema: { name: "prescan_plan", schema: jsonSchemaOf(PrescanPlan) },
   });
+  const memory = fitMemory(input.taskMemory.text, room);
+  const user = brief(memory.text);
   const injected: NonNullable<ModelRequest["injected"]> = [];
   if (input.taskMemory.text.trim()) {
     injected.push({ kind: "memory", ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 });
@@ -99,7 +120,7 @@ export async function runPrescan(
       role: "prescan",
       kind: "control",
       rank: input.controlRank,
-      system: promptFile("prescan.md"),
+      system,
       messages: [{ role: "user", content: [{ type: "text", text: user }] }],
       injected,
       meta: input.meta,
@@ -107,6 +128,13 @@ export async function runPrescan(
     schema as unknown as typeof PrescanPlan,
     "prescan_plan",
     onResponse,
+    [
+      { name: "task memory", tokens: estimateTokens(memory.text) },
+      { name: "the history tail", tokens: estimateTokens(history.text) },
+      { name: "group memory", tokens: estimateTokens(input.groupMemory?.text ?? "") },
+      { name: "global memory", tokens: estimateTokens(input.globalMemory?.text ?? "") },
+      { name: "the skill index", tokens: estimateTokens(input.skillIndex) },
+    ],
   );
   return { ...value, rank: Math.min(input.rank.max, Math.max(input.rank.min, value.rank)) };
 }

@@ -25,6 +25,8 @@ export interface ReviewOptions {
   checks: readonly CheckOutcome[];
   /** Appended to the brief (e.g. that hidden checks exist). */
   note?: string;
+  /** The model's prompt budget (Model.contextBudget): agent text in the brief is quoted within a share. */
+  budget?: number | undefined;
   /** Starts the review's own sandbox (a fresh one: the review never runs where the agent ran). */
   openSandbox(): Promise<Sandbox>;
   /** One review conversation with the model in that sandbox, starting from `brief`. */
@@ -43,7 +45,7 @@ export async function runReview(options: ReviewOptions): Promise<ReviewVerdict> 
   const { node } = options;
   const sandbox = await options.openSandbox();
   try {
-    const brief = reviewInput(node, options.work, options.checks) + (options.note ?? "");
+    const brief = reviewInput(node, options.work, options.checks, options.budget) + (options.note ?? "");
     let answer = await options.converse(brief, sandbox);
     let first = "";
     for (let attempt = 0; ; attempt++) {

@@ -6,6 +6,7 @@ import { unknownKeysNote } from "../llm/providers/structured.ts";
 import type { Message, Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { RunEnding } from "../run-ending.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
+import { assertFits, type BriefPart, budgetFor, quoteShare } from "./brief-budget.ts";
 
 export class MalformedReply extends RunEnding {
   override name = "MalformedReply";
@@ -52,15 +53,21 @@ export async function structuredCall<S extends z.ZodObject>(
   schema: S,
   schemaName: string,
   onResponse?: (response: ModelResponse) => void,
+  /** The brief's parts, named for the error when the request does not fit the model's budget. */
+  parts: readonly BriefPart[] = [],
 ): Promise<StructuredResult<z.infer<S>>> {
   const jsonSchema = { name: schemaName, schema: jsonSchemaOf(schema) };
   const responses: ModelResponse[] = [];
   let messages = request.messages;
+  // Checked before each send (the retry adds a turn); the budget goes on the tape for a replay.
+  const budget = budgetFor(model, request.kind, request.rank);
+  const sized = budget !== undefined ? { ...request, contextBudget: budget } : request;
   let firstError = "";
   for (let attempt = 0; attempt < 2; attempt++) {
     let reply: { response?: ModelResponse; raw: string; value?: unknown; error?: string; origin?: string };
     try {
-      const response = await model.complete({ ...request, messages, jsonSchema });
+      assertFits({ ...sized, messages, jsonSchema }, budget, parts);
+      const response = await model.complete({ ...sized, messages, jsonSchema });
       responses.push(response);
       onResponse?.(response);
       const raw = replyText(response);
@@ -88,7 +95,7 @@ export async function structuredCall<S extends z.ZodObject>(
     const named = `${reply.origin ? `reply ${reply.origin}: ` : ""}${reply.error}`;
     if (attempt > 0) throw MalformedReply.twice(request.role, firstError, named);
     firstError = named;
-    messages = [...messages, ...retryMessages(reply.raw, reply.error)];
+    messages = [...messages, ...retryMessages(reply.raw, reply.error, budget)];
   }
   throw new Error("unreachable: a structured call returns or throws within two attempts");
 }
@@ -99,15 +106,17 @@ function unknownKeys(schema: z.ZodType, value: unknown): string {
   return shape ? unknownKeysNote(Object.keys(shape), value) : "";
 }
 
-function retryMessages(raw: string, error: string): Message[] {
+function retryMessages(raw: string, error: string, budget: number | undefined): Message[] {
+  // The rejected reply goes back as the model's turn, within its share of the budget.
+  const quoted = quoteShare(raw, budget, "the audit tape");
   return [
-    { role: "assistant", content: [{ type: "text", text: raw || "(empty reply)" }] },
+    { role: "assistant", content: [{ type: "text", text: quoted.text || "(empty reply)" }] },
     {
       role: "user",
       content: [
         {
           type: "text",
-          text: `Your reply was rejected: ${error}\nAnswer again with one JSON object matching the schema, and nothing else.`,
+          text: `${quoted.note ? `${quoted.note}\n` : ""}Your reply was rejected: ${quoteShare(error, budget, "the audit tape").text}\nAnswer again with one JSON object matching the schema, and nothing else.`,
         },
       ],
     },

@@ -4,9 +4,11 @@
 // writes typed findings. Both replies are zod-validated with one retry, like the review's verdict.
 // What the runner does with them (citations checked, the verdict made stricter) is runner/critique/critique-pass.ts.
 import type { z } from "zod";
+import { budgetFor, quoteWithin } from "../agents/brief-budget.ts";
 import { fillTemplate, promptFile } from "../agents/prompt.ts";
 import { parseJsonText, structuredCall } from "../agents/structured.ts";
 import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import { fenceBlock } from "../markdown-quote.ts";
 import { RunEnding } from "../run-ending.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -37,22 +39,39 @@ export function tracerInput(node: SamNode, items: readonly SpecItem[]): string {
   return fillTemplate("tracer.input.md", { node: node.id, title: node.title, items: itemList(items) });
 }
 
+/**
+ * The critique's brief. With a model `budget` the tracer's trace is kept within a share of it, cut
+ * with the runner's note saying where the whole text is (the cited code is cut where it is read:
+ * critique-pass.ts, within CODE_SHARE).
+ */
 export function critiqueInput(
   node: SamNode,
   items: readonly SpecItem[],
   trace: Trace,
   code: string,
   context: string,
+  budget?: number,
 ): string {
+  const traceJson = JSON.stringify(trace, null, 2);
+  const shownTrace =
+    budget === undefined
+      ? { text: traceJson }
+      : quoteWithin(traceJson, Math.floor(TRACE_SHARE * budget), TRACE_AT);
   return fillTemplate("critique.input.md", {
     node: node.id,
     title: node.title,
     items: itemList(items),
     context: context || "(no domain pack selected: the generic rules above apply)",
-    trace: `\`\`\`json\n${JSON.stringify(trace, null, 2)}\n\`\`\``,
+    trace: `${fenceBlock(shownTrace.text, "json")}${shownTrace.note ? `\n\n${shownTrace.note}` : ""}`,
+    // Quoted file by file, already within its share (critique-pass.ts: citedCode's maxChars).
     code: code || "(the trace cites no file the runner could read)",
   });
 }
+
+/** The trace and the cited code may hold these shares of the budget (the rest is the SAM's and the reply's). */
+const TRACE_SHARE = 0.2;
+export const CODE_SHARE = 0.4;
+const TRACE_AT = "the audit tape (the tracer's last reply)";
 
 /** How one tracer conversation ended: with an answer (JSON or text), or without one and why. */
 export type TracerAnswer = { json?: unknown; text: string } | { noAnswer: string };
@@ -122,7 +141,14 @@ export async function runCritique(
             content: [
               {
                 type: "text",
-                text: critiqueInput(call.node, call.items, call.trace, call.code, call.context),
+                text: critiqueInput(
+                  call.node,
+                  call.items,
+                  call.trace,
+                  call.code,
+                  call.context,
+                  budgetFor(model, "control", call.rank),
+                ),
               },
             ],
           },

@@ -7,7 +7,7 @@ import type { Model, ModelRequest, ModelResponse } from "../llm/types.ts";
 import { fenceBlock, inlineText } from "../markdown-quote.ts";
 import type { SamNode } from "../sam/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import { type CritiqueFailed, runCritique, runTracer, type TracerAnswer } from "./agent.ts";
+import { CODE_SHARE, type CritiqueFailed, runCritique, runTracer, type TracerAnswer } from "./agent.ts";
 import { checkFinding, checkTrace, cutLine, TaskFileReader } from "./cite.ts";
 import { specItems } from "./items.ts";
 import type { CritiqueMode, CritiqueRecord, Trace } from "./schema.ts";
@@ -41,6 +41,16 @@ const WHOLE_FILE_LINES = 400;
 const WINDOW = 12;
 /** Most characters of cited code the critique is shown (each line is cut at MAX_LINE_CHARS too). */
 const MAX_CODE_CHARS = 300_000;
+
+/**
+ * The characters of cited code a model's budget allows: CODE_SHARE of it at about two characters a
+ * token (numbered lines, fences and escapes cost more than prose), at most MAX_CODE_CHARS.
+ */
+function codeChars(budget: number | undefined): number {
+  return budget === undefined
+    ? MAX_CODE_CHARS
+    : Math.min(MAX_CODE_CHARS, Math.floor(2 * CODE_SHARE * budget));
+}
 
 export async function critiqueNode(options: CritiqueOptions): Promise<CritiqueRecord> {
   const { node } = options;
@@ -80,7 +90,7 @@ export async function critiqueNode(options: CritiqueOptions): Promise<CritiqueRe
         node,
         items,
         trace,
-        code: citedCode(reader, trace),
+        code: citedCode(reader, trace, codeChars(options.model.contextBudget?.("control", options.rank))),
         context: options.packs.map((p) => `## Domain pack: ${p.name}\n\n${p.text}`).join("\n\n"),
         injected: options.packs.map((p) => ({
           kind: "skill" as const,
@@ -105,7 +115,7 @@ function isCritiqueFailed(error: unknown): error is CritiqueFailed {
 }
 
 /** The files the trace cites, numbered, as the runner reads them: whole when short, else around the citations. */
-export function citedCode(reader: TaskFileReader, trace: Trace): string {
+export function citedCode(reader: TaskFileReader, trace: Trace, maxChars = MAX_CODE_CHARS): string {
   const cited = new Map<string, number[]>();
   for (const ref of [...trace.items, ...trace.quantities].flatMap((e) => e.refs)) {
     const lines = cited.get(ref.file) ?? [];
@@ -114,7 +124,7 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
   }
   const parts: string[] = [];
   let budget = MAX_CODE_LINES;
-  let chars = MAX_CODE_CHARS;
+  let chars = maxChars;
   for (const [file, at] of cited) {
     const read = reader.lines(file);
     if ("problem" in read) {
@@ -140,7 +150,10 @@ export function citedCode(reader: TaskFileReader, trace: Trace): string {
     }
     if (read.window) numbered.push(`(the file is larger; only its first lines were read)`);
     if (budget <= 0) numbered.push(`(cut: more than ${MAX_CODE_LINES} lines of cited code)`);
-    else if (chars <= 0) numbered.push(`(cut: more than ${MAX_CODE_CHARS} characters of cited code)`);
+    else if (chars <= 0)
+      numbered.push(
+        `(cut: more than ${maxChars} characters of cited code${maxChars < MAX_CODE_CHARS ? ", to keep the request inside the model's context window; the whole file is in the delivered task folder" : ""})`,
+      );
     // The agent's file names and lines: one heading line, and a fence no line of theirs can close
     // (a CR in a line would end it for a Markdown parser: shown as `\r`, as every control character).
     // A link's target (a name the agent chose) goes on the file's one heading line, escaped too.

@@ -118,3 +118,38 @@ export async function serverWindow(
     return undefined;
   }
 }
+
+/**
+ * Tokens of a text, estimated from above: three bytes a token of the text as JSON carries it (fewer
+ * than any tokenizer packs into English, code or JSON; control characters count as their escapes).
+ * The same measure as a pass's ContextKeeper (runner/run/session/context-budget.ts).
+ */
+export function estimateTokens(text: string): number {
+  return Math.ceil(Buffer.byteLength(JSON.stringify(text), "utf8") / 3);
+}
+
+/** A single call's prompt tokens, estimated from above (system, messages, tools, schema). */
+export function estimateRequest(request: {
+  system: string;
+  messages: readonly { content: readonly unknown[] }[];
+  tools?: readonly unknown[] | undefined;
+  jsonSchema?: unknown;
+  workspaceContext?: string | undefined;
+}): number {
+  const messages = request.messages.reduce(
+    (n, m) => n + 4 + m.content.reduce<number>((k, b) => k + blockTokens(b), 0),
+    0,
+  );
+  return (
+    estimateTokens(request.system) +
+    estimateTokens(request.workspaceContext ?? "") +
+    (request.tools?.length ? estimateTokens(JSON.stringify(request.tools)) : 0) +
+    (request.jsonSchema !== undefined ? estimateTokens(JSON.stringify(request.jsonSchema)) : 0) +
+    messages
+  );
+}
+
+function blockTokens(block: unknown): number {
+  const text = (block as { type?: unknown; text?: unknown }).text;
+  return typeof text === "string" ? estimateTokens(text) + 4 : estimateTokens(JSON.stringify(block)) + 12;
+}

@@ -106,19 +106,34 @@ export function readMemory(file: string, options: { before?: string | undefined 
   return existsSync(file) ? promptMemory(readFileSync(file, "utf8"), options.before) : "";
 }
 
+/** A memory file's text as written, entry marks and all ("" when there is none yet). */
+export function readMemoryFile(file: string): string {
+  return existsSync(file) ? readFileSync(file, "utf8") : "";
+}
+
 /** See readMemory. */
 export function promptMemory(text: string, before?: string): string {
-  return text
-    .split(ENTRY_START)
-    .map((chunk) => {
-      const [mark = "", title = "", meta = "", , ...rest] = chunk.split("\n");
-      if (!ENTRY_MARK.test(mark)) return chunk;
-      const parts = meta.replace(/^_|_$/g, "").split(" · ");
-      const time = Date.parse(parts[0] ?? "");
-      if (before !== undefined && !(time < Date.parse(before))) return "";
-      return `${title}\n_${parts.at(-1) ?? ""}_\n\n${rest.join("\n")}`;
-    })
+  return memoryChunks(text, before)
+    .map((chunk) => chunk.text)
     .join("");
+}
+
+/**
+ * readMemory's text in its parts: each entry (its title, and its text as the prompt shows it) and
+ * each stretch of text outside entries (no title), in file order. Split at the runner's own entry
+ * marks, never at anything agent text could write, so a shortened view cannot cut inside an entry.
+ */
+export function memoryChunks(text: string, before?: string): { title?: string; text: string }[] {
+  return text.split(ENTRY_START).flatMap((chunk) => {
+    const [mark = "", title = "", meta = "", , ...rest] = chunk.split("\n");
+    if (!ENTRY_MARK.test(mark)) return chunk ? [{ text: chunk }] : [];
+    const parts = meta.replace(/^_|_$/g, "").split(" · ");
+    const time = Date.parse(parts[0] ?? "");
+    if (before !== undefined && !(time < Date.parse(before))) return [];
+    return [
+      { title: title.replace(/^### /, ""), text: `${title}\n_${parts.at(-1) ?? ""}_\n\n${rest.join("\n")}` },
+    ];
+  });
 }
 
 export function entryIds(text: string): Set<string> {

@@ -51,6 +51,10 @@ export async function runAsk(question: string, options: AskCommandOptions): Prom
     });
     session.record("answer.md", result.text);
     out(result.text);
+    if (result.leftOut.length > 0)
+      err(
+        `scifi ask: ${result.leftOut.length} of ${documents.length} documents were left out to fit the model's context window: ${result.leftOut.join("; ")}\n`,
+      );
     err(session.tapeLine());
     // A flagged answer (invented command, no provided source) is shown, and the exit code says so.
     if (result.flagged) {

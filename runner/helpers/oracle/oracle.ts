@@ -2,9 +2,12 @@
 // a golden (recommended) and a silver (alternative) reading. The reply is validated by schema and
 // against the SAM text; a rejected reply is sent back with the reasons, at most `maxTries` calls.
 import { readFileSync } from "node:fs";
+import { assertFits, budgetFor } from "../../agents/brief-budget.ts";
+import { estimateRequest } from "../../llm/context-window.ts";
 import type { Message, Model, ModelResponse } from "../../llm/types.ts";
 import { StructuredOutputError } from "../../llm/types.ts";
 import type { SamDocument } from "../../sam/types.ts";
+import { replyCap } from "../budget.ts";
 import { renderPrompt } from "../prompt.ts";
 import { extractJson, replyText } from "../reply.ts";
 import { locatePhrase, normalise } from "./locate.ts";
@@ -81,17 +84,31 @@ export async function runOracle(options: OracleOptions): Promise<OracleReport> {
   );
 }
 
-async function ask(options: OracleOptions, system: string, messages: Message[], attempt: number) {
+async function ask(options: OracleOptions, system: string, all: Message[], attempt: number) {
+  const rank = options.rank ?? 1;
+  const jsonSchema = { name: "oracle_report", schema: ORACLE_JSON_SCHEMA };
+  // Past the model's budget the oldest repair rounds go (the ask and the newest round stay).
+  const budget = budgetFor(options.model, "control", rank);
+  let messages = all;
+  while (
+    budget !== undefined &&
+    messages.length > 3 &&
+    estimateRequest({ system, messages, jsonSchema }) > budget
+  )
+    messages = [messages[0] as Message, ...messages.slice(3)];
+  // The system prompt holds the task file: the error names it as the largest part when it is.
+  assertFits({ role: "oracle", system, messages, jsonSchema }, budget);
   let response: ModelResponse;
   try {
     response = await options.model.complete({
       role: "oracle",
       kind: "control",
-      rank: options.rank ?? 1,
+      rank,
       system,
       messages,
-      jsonSchema: { name: "oracle_report", schema: ORACLE_JSON_SCHEMA },
-      maxTokens: 4000,
+      jsonSchema,
+      ...(budget !== undefined ? { contextBudget: budget } : {}),
+      ...replyCap(options.model, "control", rank, 4000),
       meta: {
         runId: options.runId,
         iteration: attempt,

@@ -3,7 +3,7 @@
 // after it, records `run_end`.
 import { runFinalReview } from "../../agents/final-review.ts";
 import { RecordWriteFailed } from "../../atomic-write.ts";
-import { readMemory } from "../../memory/entries.ts";
+import { promptMemory, readMemoryFile } from "../../memory/entries.ts";
 import { readHistory } from "../../memory/history.ts";
 import type { Outcome, Phase } from "../../run-folder/state.ts";
 import { sha256 } from "../../sha256.ts";
@@ -15,7 +15,8 @@ export async function finish(session: RunSession, outcome: Outcome): Promise<Pha
   const { state, sam } = session;
   state.outcome = outcome;
   session.emit({ phase: "final_review" });
-  const taskMemory = readMemory(session.folder.files.memory);
+  // The file's text (its marks say where entries start); hashed as readMemory shows it whole.
+  const taskMemory = readMemoryFile(session.folder.files.memory);
   try {
     const suggestions = await runFinalReview(
       session.model,
@@ -27,7 +28,11 @@ export async function finish(session: RunSession, outcome: Outcome): Promise<Pha
         iterations: state.iteration,
         // No group, no group memory: a run without `group:` writes none.
         group: sam.metadata.group ?? "(none)",
-        taskMemory: { text: taskMemory, ref: `memory:task:${state.runId}`, sha256: sha256(taskMemory) },
+        taskMemory: {
+          text: taskMemory,
+          ref: `memory:task:${state.runId}`,
+          sha256: sha256(promptMemory(taskMemory)),
+        },
         history: readHistory(session.folder.files.history)
           .slice(-40)
           .map((e) => JSON.stringify(e))

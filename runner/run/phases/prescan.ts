@@ -3,7 +3,7 @@
 // picks the node, the work rank, the skills and the direction.
 import { type PrescanPlan, runPrescan } from "../../agents/prescan.ts";
 import { MalformedReply } from "../../agents/structured.ts";
-import { readMemory } from "../../memory/entries.ts";
+import { promptMemory, readMemoryFile } from "../../memory/entries.ts";
 import type { HistoryEvent } from "../../memory/history-events.ts";
 import type { Phase } from "../../run-folder/state.ts";
 import { sha256 } from "../../sha256.ts";
@@ -29,7 +29,7 @@ export async function beginIteration(session: RunSession): Promise<Phase> {
   state.verdict = undefined;
   history.append({ type: "iteration_start", iteration: state.iteration });
   session.emit({ iteration: state.iteration, phase: "prescan" });
-  const taskMemoryText = readMemory(session.folder.files.memory);
+  const taskMemoryText = readMemoryFile(session.folder.files.memory);
   // Group and global memory as bounded views (runner/memory/view.ts). A replay reads shared memory
   // as the recorded run did: nothing written since it started.
   const before = session.model.memoryAsOf;
@@ -81,7 +81,12 @@ function prescan(
       iteration: state.iteration,
       rank: { ...rankRange(sam), suggested: state.workRank },
       controlRank: sam.metadata.rank?.control ?? 1,
-      taskMemory: { text: taskMemoryText, ref: `memory:task:${state.runId}`, sha256: sha256(taskMemoryText) },
+      // The file's text (its marks say where entries start); hashed as readMemory shows it whole.
+      taskMemory: {
+        text: taskMemoryText,
+        ref: `memory:task:${state.runId}`,
+        sha256: sha256(promptMemory(taskMemoryText)),
+      },
       groupMemory: group
         ? { group: group.group, text: group.view.text, ref: group.ref, sha256: group.sha256 }
         : undefined,

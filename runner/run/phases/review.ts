@@ -95,6 +95,7 @@ function reviewNode(session: RunSession, node: SamNode, checks: CheckOutcome[]):
   return runReview({
     node,
     note: hiddenChecksNote(session.hiddenCount),
+    budget: session.model.contextBudget?.(request.kind, request.rank),
     work: session.state.work ?? { exit: "none" },
     checks,
     openSandbox: () => session.sandboxes.open("review"),

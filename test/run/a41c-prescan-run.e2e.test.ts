@@ -1,8 +1,11 @@
-// Attack on issue 41's context budget in a whole run (attacker a41c; the pre-scan's unit twin, with
-// a suggested fix: a41c-prescan-window.pending.ts). Pending: fails today.
+// Attack on issue 41's context budget in a whole run (attacker a41c; the pre-scan's unit twin:
+// test/agents/a41c-prescan-window.test.ts). Fixed (fix41-briefs): the review's brief quotes the
+// claim and the summary within a tenth of the budget, cut with the runner's note saying where the
+// whole text is (runner/agents/review.ts), and the pre-scan and the final review shorten task
+// memory to fit (runner/agents/brief-budget.ts).
 // Doc promise: docs/models.md "Context windows": "Every request the runner sends fits its model's
 // context window less the reply's reservation"; docs/loop.md: "The task brief ... never elided".
-// What happened, on Docker with a scripted model (labelled scripted; no real LLM) of a 16k window
+// What happened before the fix, on Docker with a scripted model (labelled scripted; no real LLM) of a 16k window
 // (vLLM `--max-model-len 16384`, the default reservation of 8,192 kept, a budget of 8,192): an
 // agent that reports done with a long summary (28,560 characters, about 7,000 tokens: within its
 // `max_tokens`) ends the run at its first review: the review's brief carries the work report whole,

@@ -1,9 +1,12 @@
 // Attack on issue 41's context budget (attacker a41c; runner/agents/prescan.ts, runner/agents/
-// structured.ts, runner/run/phases/prescan.ts). Pending: fails today.
+// structured.ts, runner/run/phases/prescan.ts). Fixed (fix41-briefs): the pre-scan gives task memory
+// what the rest of its brief leaves of the gateway's budget (runner/agents/brief-budget.ts): the
+// newest entries whole, the older ones as their titles, with the runner's note naming the memory
+// file; every structured call is checked against the budget before it is sent.
 // Doc promise: docs/models.md "Context windows": "Every request the runner sends fits its model's
 // context window less the reply's reservation"; design.md: "Every request to a model fits its
 // context window"; issue 41: a long night on the cluster user's 32k-token vLLM model.
-// What happened: only work and review passes (runPass) are kept under the budget. The pre-scan (and
+// What happened before the fix: only work and review passes (runPass) are kept under the budget. The pre-scan (and
 // the final review, runner/run/phases/final.ts) send the whole task memory, which grows by one
 // entry for every failed iteration (the agent's claim and summary, each failed check's last 20
 // lines, the findings and fixes: runner/run/session/memory-writes.ts). On a night of nine
@@ -106,5 +109,13 @@ it("a41c: the pre-scan of iteration 10 on a 32k-token model is kept inside its w
   );
   expect(outcome.error?.message).toBeUndefined();
   expect(outcome.plan?.node).toBe("root");
-  for (const call of calls(tape)) expect(sent(call, "anthropic") + 8192).toBeLessThanOrEqual(32768);
+  const sentCalls = calls(tape);
+  expect(sentCalls).toHaveLength(1);
+  for (const call of sentCalls) expect(sent(call, "anthropic") + 8192).toBeLessThanOrEqual(32768);
+  // The newest failure is there whole, the oldest by its title, and the prompt says where the rest is.
+  const prompt = JSON.stringify(sentCalls[0]?.request.messages);
+  expect(prompt).toContain("Iteration 9: review failed root");
+  expect(prompt).toContain("### Iteration 1: review failed root (title only)");
+  expect(prompt).toContain("memory.md in the run folder");
+  expect(sentCalls[0]?.request.contextBudget).toBe(32768 - 8192);
 });
