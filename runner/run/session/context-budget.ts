@@ -10,6 +10,8 @@
 // that still cannot fit is never sent. Everything here is a function of the messages, the budget
 // and whether the wire sends thinking, all recorded, so a replay compacts at the same points and
 // sends the same requests.
+
+import { estimateTokens } from "../../llm/context-window.ts";
 import { type ContentBlock, ContextTooLong, type Message, type ToolSpec } from "../../llm/types.ts";
 import { ENDING, type Ending } from "../../run-ending.ts";
 import { capText } from "../../tools/truncate.ts";
@@ -27,13 +29,8 @@ const NOTE_START = "[scifi removed the ";
 /** A tool output may hold at most this share of the budget, measured as the budget is (estimateTokens). */
 export const OUTPUT_SHARE = 0.25;
 
-/**
- * Tokens of a text, estimated from above: three bytes a token of the text as JSON carries it (so
- * control characters and binary output, escaped six bytes each, count as what they cost).
- */
-export function estimateTokens(text: string): number {
-  return Math.ceil(Buffer.byteLength(JSON.stringify(text), "utf8") / 3);
-}
+// One measure for passes and single calls: the llm layer's (agents and helpers cannot import this layer).
+export { estimateTokens };
 
 /** The cap on one tool output's characters under a budget (an upper bound: see capToBudget). */
 export function outputCap(budget: number): number {
