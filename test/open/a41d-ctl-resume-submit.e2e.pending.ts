@@ -10,6 +10,9 @@
 // <run> resume` runs the rest of the night in the foreground of the login node's shell: no SLURM
 // job (squeue empty), none of the job's resources or limits, the login node's engine; a GPU task
 // would run (or fail) on the login node, and closing that shell ends the run.
+// The daemon's SLURM placement does the same by design (runner/daemon/placement.ts: "`resume`
+// queues it again (it continues on this host)"), though docs/daemon.md says "Placed runs are not
+// resumed by the daemon": a paused placed task resumes as a local worker on the daemon's host.
 // Suggested fix: ctl resume of a run placed by `scifi submit` (its submits/<id>/submit.json names
 // the run) submits it again with the same sbatch options and `run --resume <run>` as the job's
 // command, printing the new job id; or refuses (exit 2) naming how to resubmit. Docs: say which.
