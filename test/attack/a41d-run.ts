@@ -2,11 +2,12 @@
 // test/open/a41d-*.e2e.pending.ts, issue 41's signals and ctl): a real `scifi run` on Docker of the
 // gfortran example (it has a hidden check asset) under a scripted model (labelled: no real LLM)
 // whose work pass runs a long command, so a signal or a decision can come in the middle of a phase.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REPO } from "../run/harness.ts";
+import { REPO, waitFor } from "../run/harness.ts";
+import { CLI } from "./a41-run.ts";
 
 export const EXAMPLE = "gfortran-build-run";
 /** The example's hidden check asset: taken out of the task folder at start, put back at every exit. */
@@ -128,3 +129,26 @@ os.close(fd)
 _, status = os.waitpid(pid, 0)
 print(os.waitstatus_to_exitcode(status))
 `;
+
+/** `scifi run` until `phase` has shown for `afterMs`, then SIGTERM; its exit code and stderr. */
+export async function sigtermIn(
+  phase: RegExp,
+  afterMs: number,
+  opts: { workSec?: number; checkSec?: number },
+): Promise<{ code: number | null; err: string; ws: Workspace }> {
+  const ws = workspace();
+  const child = spawn(
+    process.execPath,
+    [CLI, "run", ws.taskDir, "--model", `scripted:${script(opts)}`, "--backend", "docker"],
+    { env: { ...process.env, SCIFI_HOME: ws.home }, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let err = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const exit = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  await waitFor(() => (phase.test(err) ? true : undefined), 120_000);
+  await new Promise((r) => setTimeout(r, afterMs));
+  child.kill("SIGTERM");
+  return { code: await exit, err, ws };
+}

@@ -21,46 +21,29 @@
 // Suggested fix: let the signal abort the run's stop (RunStop) and exit after the run's finally has
 // run (bounded, e.g. 20 s, a second signal still forcing); or track the check view and the
 // hidden-asset return as live things that onSignal ends too.
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI } from "../attack/a41-run.ts";
 import {
   containers,
   HIDDEN,
   mountsUnder,
   ownedByOthers,
-  script,
+  sigtermIn,
   unmountAll,
   type Workspace,
-  workspace,
 } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { waitFor } from "../run/harness.ts";
 
 let ws: Workspace | undefined;
 afterEach(() => {
   if (ws) unmountAll(ws.root);
 });
 
-/** `scifi run` until `phase` has shown for `afterMs`, then SIGTERM; its exit code and stderr. */
 async function sigtermDuring(phase: RegExp, afterMs: number, opts: { workSec?: number; checkSec?: number }) {
-  ws = workspace();
-  const child = spawn(
-    process.execPath,
-    [CLI, "run", ws.taskDir, "--model", `scripted:${script(opts)}`, "--backend", "docker"],
-    { env: { ...process.env, SCIFI_HOME: ws.home }, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let err = "";
-  child.stderr?.on("data", (d: Buffer) => {
-    err += d.toString();
-  });
-  const exit = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  await waitFor(() => (phase.test(err) ? true : undefined), 120_000);
-  await new Promise((r) => setTimeout(r, afterMs));
-  child.kill("SIGTERM");
-  return { code: await exit, err, ws };
+  const r = await sigtermIn(phase, afterMs, opts);
+  ws = r.ws;
+  return r;
 }
 
 describe.skipIf(!hasEngine("docker"))(
