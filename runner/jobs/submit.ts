@@ -124,3 +124,35 @@ function absoluteModel(model: string | undefined): string | undefined {
 function defaultScifiCommand(): string[] {
   return [process.execPath, resolve(import.meta.dirname, "..", "..", "bin", "scifi.js")];
 }
+
+/**
+ * A paused run that `scifi submit` placed, resumed where it ran: a new SLURM job with the first
+ * job's options (its #SBATCH lines), its backend choice and model, that runs `scifi run --resume
+ * <run>` on a compute node; recorded as a submission of its own (`scifi status`, `ctl` find it).
+ */
+export async function resubmitRun(
+  home: string,
+  record: SubmissionRecord,
+  runId: string,
+  options: { slurm?: SlurmClient; scifiCommand?: string[]; now?: Date } = {},
+): Promise<SubmissionRecord> {
+  const now = options.now ?? new Date();
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
+  const submitDir = join(home, SUBMISSIONS_DIR, `${stamp}-resume-${randomBytes(3).toString("hex")}`);
+  const script = renderPlacementScript({
+    sbatchArgs: record.sbatchArgs,
+    samFile: record.samFile,
+    home: resolve(home),
+    submitDir,
+    scifiCommand: options.scifiCommand ?? defaultScifiCommand(),
+    backend: record.backend,
+    command: ["run", "--resume", runId, ...(record.model ? ["--model", record.model] : [])],
+  });
+  mkdirSync(submitDir, { recursive: true, mode: 0o700 });
+  const scriptFile = join(submitDir, "job.sbatch");
+  writeFileSync(scriptFile, script, { mode: 0o700 });
+  const jobId = await (options.slurm ?? new SlurmClient()).sbatch([], script, { inheritEnv: true });
+  const next: SubmissionRecord = { ...record, jobId, submittedAt: now.toISOString(), script: scriptFile };
+  writeFileSync(join(submitDir, "submit.json"), `${JSON.stringify(next, null, 2)}\n`);
+  return next;
+}

@@ -7,6 +7,7 @@
 import { hostname } from "node:os";
 import type { Command } from "commander";
 import { EXIT } from "../../exit-codes.ts";
+import { visible } from "../../terminal-text.ts";
 
 interface CtlFlags {
   iterations?: string;
@@ -157,6 +158,24 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
       `run ${runId}: task ${record.key} ${record.state}${via === "direct" ? " (no daemon running: it resumes when the daemon starts)" : ""}\n`,
     );
     return EXIT.ok;
+  }
+  // A run `scifi submit` placed goes back to SLURM, with its job's options: never the login node.
+  const { listSubmissions, findRunState } = await import("../../jobs/placement.ts");
+  const placed = listSubmissions(home).find((r) => findRunState(home, r)?.runId === runId);
+  if (placed) {
+    const { resubmitRun } = await import("../../jobs/submit.ts");
+    try {
+      const next = await resubmitRun(home, placed, runId);
+      process.stdout.write(
+        `run ${runId}: resumed as SLURM job ${next.jobId} (the options of job ${placed.jobId}: ${visible(placed.sbatchArgs.join(" "))})\n`,
+      );
+      return EXIT.ok;
+    } catch (error) {
+      process.stderr.write(
+        `scifi ctl: run ${runId} was placed by scifi submit (job ${placed.jobId}), and sbatch refused its resume: ${visible(error instanceof Error ? error.message : String(error))}; the run stays paused: try 'scifi ctl ${runId} resume' again, or run 'scifi run --resume ${runId}' inside a SLURM allocation\n`,
+      );
+      return EXIT.failed;
+    }
   }
   // A direct run continues here, in the foreground, exactly as `scifi run --resume <run>`.
   const { runCommand } = await import("./run.ts");

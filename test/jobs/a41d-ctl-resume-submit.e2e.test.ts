@@ -1,4 +1,4 @@
-// Attacker a41d (issue 41, `scifi ctl` of a `scifi submit` run): a person pauses a night's run that
+// Attacker a41d (issue 41, `scifi ctl` of a `scifi submit` run; fixed): a person pauses a night's run that
 // `scifi submit` placed on SLURM, then resumes it from the login node. Real SLURM, real Docker, a
 // scripted model (labelled scripted).
 //
@@ -13,11 +13,11 @@
 // The daemon's SLURM placement does the same by design (runner/daemon/placement.ts: "`resume`
 // queues it again (it continues on this host)"), though docs/daemon.md says "Placed runs are not
 // resumed by the daemon": a paused placed task resumes as a local worker on the daemon's host.
-// Suggested fix: ctl resume of a run placed by `scifi submit` (its submits/<id>/submit.json names
-// the run) submits it again with the same sbatch options and `run --resume <run>` as the job's
-// command, printing the new job id; or refuses (exit 2) naming how to resubmit. Docs: say which.
+// Fixed: `ctl resume` of a run `scifi submit` placed submits it again (runner/jobs/submit.ts
+// resubmitRun: the first job's #SBATCH options, backend and model, `scifi run --resume <run>` as the
+// job's command, recorded as a submission of its own) and prints the new job id; docs/ctl.md.
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI, cli } from "../attack/a41-run.ts";
@@ -38,7 +38,7 @@ describe.skipIf(!hasEngine("docker") || !slurm())(
   "a41d: ctl resume of a paused `scifi submit` run (slurm)",
   { timeout: 180_000 },
   () => {
-    it("goes back to SLURM, or is refused; it never runs on the login node", async () => {
+    it("goes back to SLURM with the first job's options and ends there; it never runs on the login node", async () => {
       const ws = workspace();
       chmodSync(ws.root, 0o755); // slurmd reads the submit folder as the job's user
       const out = execFileSync(
@@ -66,15 +66,32 @@ describe.skipIf(!hasEngine("docker") || !slurm())(
         500,
       );
       const resumed = await cli(ws.home, ["ctl", runId, "resume"]);
-      const jobs = execFileSync("squeue", ["-h", "-o", "%i %j"], { encoding: "utf8" });
-      for (const line of jobs.split("\n"))
-        if (line.includes("scifi-")) execFileSync("scancel", [line.split(" ")[0] ?? ""]);
-      const toSlurm = /scifi-gfortran/.test(jobs);
-      expect(
-        resumed.code === 2 || toSlurm,
-        `ctl resume ran the run here (exit ${resumed.code}, no job in squeue):\n${resumed.stdout}${resumed.stderr}`,
-      ).toBe(true);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const again = /resumed as SLURM job (\d+)/.exec(resumed.stdout)?.[1] ?? "";
+      expect(again, resumed.stdout).not.toBe("");
+      expect(again).not.toBe(job);
+      // Nothing ran in ctl's own process: the resumed job drives the run to its outcome on a node.
       expect(resumed.stderr).not.toMatch(/phase checks/);
+      const state = await waitFor(
+        () => {
+          const s = JSON.parse(readFileSync(join(runs, runId, "state.json"), "utf8")) as {
+            outcome?: { status: string };
+          };
+          return s.outcome ? s : undefined;
+        },
+        120_000,
+        500,
+      );
+      // The scripted agent fixes nothing: its checks fail there, judged (not an error).
+      expect(state.outcome?.status).toBe("failed");
+      const history = readFileSync(join(runs, runId, "history.jsonl"), "utf8");
+      const resumedAt = history.indexOf('"resumed"');
+      expect(resumedAt).toBeGreaterThan(0);
+      expect(history.indexOf('"type":"check"', resumedAt)).toBeGreaterThan(resumedAt);
+      const log = readdirSync(join(ws.home, "submits"))
+        .map((d) => join(ws.home, "submits", d, `slurm-${again}.out`))
+        .find((f) => existsSync(f));
+      expect(log, "the resumed job wrote no SLURM log").toBeDefined();
     });
   },
 );
