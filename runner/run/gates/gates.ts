@@ -38,11 +38,13 @@ export class RunGates {
   /** `approval: [run]`: undefined when the task may start, else why not (the run ends blocked). */
   async mayStart(): Promise<string | undefined> {
     const { deps, sam } = this.#session;
-    if (!deps.approval?.requires("run")) return undefined;
+    const approval = deps.approval;
+    if (!approval?.requires("run")) return undefined;
     // The daemon asks the same question before it starts the worker: one request, one decision.
-    const answer = await deps.approval.ask(runStartRequest({ name: sam.metadata.name, samFile: sam.file }), {
-      once: true,
-    });
+    // Nothing runs while it waits, so the wait is not the run's wall time (the clock is held).
+    const answer = await this.#session.clock.hold(() =>
+      approval.ask(runStartRequest({ name: sam.metadata.name, samFile: sam.file }), { once: true }),
+    );
     if (answer.approved) return undefined;
     const d = answer.decision;
     return `a person (${d.who}) did not let the task start: ${d.note ?? "no reason given"}`;

@@ -9,6 +9,7 @@ import type { LimitConfig, RunState } from "../../run-folder/state.ts";
 import type { SamDocument } from "../../sam/types.ts";
 import type { RunDeps } from "./deps.ts";
 import type { IntegrityInput } from "./integrity.ts";
+import type { RunClock } from "./limits.ts";
 import type { RunStatus } from "./status.ts";
 
 /** What a run is made of on disk: the same for a start and a resume. */
@@ -25,6 +26,8 @@ export interface RunRecords {
 export interface RunContext extends Readonly<RunRecords> {
   readonly deps: RunDeps;
   readonly audit: AuditTape;
+  /** The run's one clock (limits.ts): a wait that is not the run's holds it. */
+  readonly clock: RunClock;
   /** The live display's status, patched. */
   emit(patch: Partial<RunStatus>): void;
   /** A defence refused, undid or overrode something an agent did (runner/run/session/integrity.ts). */

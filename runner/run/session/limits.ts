@@ -166,13 +166,31 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export class RunClock {
   readonly config: LimitConfig;
-  readonly startedAt: number;
+  /** When the clock would have started had it never been held (moves forward by each hold). */
+  startedAt: number;
   readonly #controller = new AbortController();
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(config: LimitConfig, elapsedMs = 0) {
     this.config = config;
     this.startedAt = Date.now() - elapsedMs;
+  }
+
+  /**
+   * Runs `wait` with the clock held: the time it takes is not the run's (a start approval a person
+   * answers in the morning: nothing runs and nothing costs meanwhile), so the deadline, the time
+   * left and the elapsed time all move past it, and the timer restarts after.
+   */
+  async hold<T>(wait: () => Promise<T>): Promise<T> {
+    const timing = this.#timer !== undefined;
+    this.stop();
+    const from = Date.now();
+    try {
+      return await wait();
+    } finally {
+      this.startedAt += Date.now() - from;
+      if (timing) this.start();
+    }
   }
 
   elapsedMs(): number {

@@ -1,4 +1,4 @@
-// Attacker a41d (issue 42 item 3, "one clock", and issue 41's long nights): a task whose SAM asks a
+// Attacker a41d (issue 42 item 3, "one clock", and issue 41's long nights; fixed): a task whose SAM asks a
 // person to approve its start (`approval: [run]`) is approved after a wait longer than its wall time
 // (in real life: `walltime: 1h`, approved in the morning). Real Docker, `scifi run` and
 // `scifi approve`, a scripted model (labelled scripted).
@@ -12,17 +12,16 @@
 // approved, 15 s in, the run ends failed at its first phase: history `limit` "wall time limit
 // reached (12 s)". The clock counted the wait the deadline timer ignored: two consumers of one clock
 // disagree, and every `approval: [run]` answered after the wall time fails the run at once.
-// Suggested fix: the run's clock does not run while the run waits for a `run` approval (start it,
-// or pause it, around the wait, as a pause does), or the docs say the wait counts and the deadline
-// then ends the wait (blocked, with that reason).
+// Fixed: the clock is held while the run waits for its start approval (RunClock.hold, gates.ts
+// mayStart): the deadline, the time left and the elapsed time move past the wait; docs/approval.md.
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI, cli } from "../attack/a41-run.ts";
-import { script, workspace } from "../attack/a41d-run.ts";
-import { hasEngine } from "../helpers/engines.ts";
-import { waitFor } from "../run/harness.ts";
+import { CLI, cli } from "../../attack/a41-run.ts";
+import { script, workspace } from "../../attack/a41d-run.ts";
+import { hasEngine } from "../../helpers/engines.ts";
+import { waitFor } from "../harness.ts";
 
 describe.skipIf(!hasEngine("docker"))(
   "a41d: a start approved after the wall time (docker)",
