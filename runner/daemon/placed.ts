@@ -18,6 +18,8 @@ export interface PlaceOptions {
   /** The daemon's `--backend`; absent: the node decides (Docker where it has an engine, else Apptainer). */
   backend?: string;
   model?: string;
+  /** A paused placed run to continue (`scifi run --resume <run>` as the job's command). */
+  resumeRunId?: string;
 }
 
 const BACKENDS: readonly BackendChoice[] = ["auto", "docker", "apptainer"];
@@ -36,6 +38,9 @@ export async function submitPlaced(o: PlaceOptions): Promise<PlacedJob> {
     backend,
     dryRun: false,
     ...(o.model ? { model: o.model } : {}),
+    ...(o.resumeRunId
+      ? { command: ["run", "--resume", o.resumeRunId, ...(o.model ? ["--model", o.model] : [])] }
+      : {}),
   });
   if (!result.jobId) throw new Error("sbatch returned no job id");
   return { jobId: result.jobId, submitDir: result.submitDir };

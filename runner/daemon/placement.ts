@@ -43,6 +43,7 @@ export class SlurmPlacement {
         samFile: record.samFile,
         backend: core.options.backend,
         model: core.options.model,
+        ...(attempt.runId ? { resumeRunId: attempt.runId } : {}),
       });
       attempt.slurm = { ...job };
       core.save(record);
@@ -63,7 +64,7 @@ export class SlurmPlacement {
     const paused = !outcome && attempt.runId ? readRunState(core.home, attempt.runId)?.paused : undefined;
     if (outcome) finishTask(core, record, outcome.status as TaskRecord["state"], outcome.reason);
     else if (paused && !live.cancelling) {
-      // Paused (scifi ctl): no slot held; `resume` queues it again (it continues on this host).
+      // Paused (scifi ctl): no slot held; `resume` queues it again (a new job continues the run).
       record.state = "paused";
       record.reason = `paused after phase ${paused.phase} (${paused.reason}); continue it with 'scifi ctl ${attempt.runId} resume'`;
       core.save(record);

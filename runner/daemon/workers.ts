@@ -26,7 +26,10 @@ export class Workers {
   readonly #core: DaemonCore;
   readonly #place: PlaceAttempt | undefined;
 
-  /** `place`: set when tasks are placed on SLURM; a new attempt then goes there (a resume stays local). */
+  /**
+   * `place`: set when tasks are placed on SLURM; a new attempt then goes there, and so does the
+   * resume of a placed one (a local attempt's resume stays local).
+   */
   constructor(core: DaemonCore, place?: PlaceAttempt) {
     this.#core = core;
     this.#place = place;
@@ -58,9 +61,10 @@ export class Workers {
     delete record.reason;
     record.state = "running";
     delete attempt.pid;
-    if (this.#place && !resumable) {
+    if (this.#place && (!resumable || attempt.slurm)) {
       // The run id is chosen by `scifi run` on the node; it is recorded once its state file appears.
-      attempt.runId = "";
+      // A placed run paused by `scifi ctl` goes back to SLURM to resume (never a local worker).
+      if (!resumable) attempt.runId = "";
       attempt.slurm = { jobId: "", submitDir: "" };
       core.save(record);
       this.#place(record, attempt);

@@ -145,4 +145,42 @@ describe.skipIf(!hasEngine("slurm") || !hasEngine("docker"))("daemon with SLURM 
     expect(task.reason).toBe(`cancelled by the operator (scancel ${jobId})`);
     expect(squeue(jobId)).toBe("");
   }, 300_000);
+
+  it("with placement slurm, a task paused by scifi ctl resumes as a new SLURM job, never a local worker (a41d)", async () => {
+    const h = makeHome();
+    homes.push(h);
+    writeFileSync(join(h.home, "site-policy.yaml"), "daemon:\n  placement: slurm\n");
+    const d = startDaemon(h, [
+      "--model",
+      `scripted:${join(REPO, "test", "daemon", "fixtures", "placed-pause.yaml")}`,
+    ]);
+    daemons.push(d);
+    dropFixture(h, "placed", "pausing");
+    const first = await waitFor("the placed job to run its run", () => {
+      const attempt = tasksByKey(h).get("pausing")?.attempts.at(-1);
+      return attempt?.slurm?.state === "RUNNING" && attempt.runId ? attempt : undefined;
+    });
+    const pause = scifi(h, ["ctl", first.runId, "pause"]);
+    expect(pause.code, pause.stderr).toBe(0);
+    await waitFor("the task to be paused", () =>
+      tasksByKey(h).get("pausing")?.state === "paused" ? true : undefined,
+    );
+    const resume = scifi(h, ["ctl", first.runId, "resume"]);
+    expect(resume.code, resume.stderr).toBe(0);
+    await waitFor("the task to leave paused", () =>
+      tasksByKey(h).get("pausing")?.state !== "paused" ? true : undefined,
+    );
+    const task = await ended(h, "pausing", 240_000);
+    await stop(d);
+    expect(task.state, `${task.reason}\n${d.log()}`).toBe("passed");
+    const attempt = task.attempts.at(-1);
+    expect(task.attempts).toHaveLength(1);
+    expect(attempt?.runId).toBe(first.runId);
+    expect(attempt?.resumes).toBe(1);
+    expect(attempt?.slurm?.jobId).toMatch(/^\d+$/);
+    expect(attempt?.slurm?.jobId).not.toBe(first.slurm?.jobId);
+    // No local worker: the daemon's log has no start or resume event of one, two submissions.
+    expect(d.log()).not.toMatch(/"event":"(start|resume)"/);
+    expect(d.log().match(/"event":"submitted"/g)).toHaveLength(2);
+  }, 300_000);
 });

@@ -310,6 +310,19 @@ async function daemonOwner(home: string, runId: string): Promise<string | undefi
   const { listTasks, FINAL_STATES } = await import("../../daemon/records.ts");
   const task = listTasks(home).find((t) => t.attempts.at(-1)?.runId === runId);
   if (!task || FINAL_STATES.has(task.state)) return undefined;
+  // The daemon's own SLURM job for this attempt (a paused placed task resumed: runner/daemon/
+  // placed.ts) drives the run. The daemon records the job id once sbatch answers, which a fast job
+  // can outrun: an attempt whose job is still being submitted is waited for, briefly.
+  const job = process.env.SLURM_JOB_ID;
+  if (job) {
+    const { readTask } = await import("../../daemon/records.ts");
+    for (let waited = 0; waited <= 15_000; waited += 250) {
+      const placed = readTask(home, task.key)?.attempts.at(-1)?.slurm?.jobId;
+      if (placed === job) return undefined;
+      if (placed) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
   const how =
     task.state === "paused"
       ? `continue it with 'scifi ctl ${task.key} resume' (the daemon runs it again, or its next start does)`
