@@ -15,14 +15,35 @@ export const LAUNCHER_POLL_MS = 500;
  */
 export function watchLauncher(launcherPid: string): void {
   delete process.env.SCIFI_LAUNCHER_PID;
-  if (!/^\d+$/.test(launcherPid) || Number(launcherPid) !== process.ppid) return;
+  if (!/^\d+$/.test(launcherPid)) return;
+  if (Number(launcherPid) !== process.ppid) {
+    // Not our parent: a live process is one the variable was inherited from by accident; a gone one
+    // is the launcher itself, killed before this process first looked (its first milliseconds).
+    if (alive(Number(launcherPid))) return;
+    launcherGone(Number(launcherPid));
+    return;
+  }
   const parent = process.ppid;
   const timer = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(timer);
-    process.stderr.write(`\nscifi: the launcher (pid ${parent}) is gone: ending the run as on SIGTERM\n`);
-    process.kill(process.pid, "SIGTERM");
+    launcherGone(parent);
   }, LAUNCHER_POLL_MS);
   // The watch never keeps the process alive: a finished run ends by itself (issue 32).
   timer.unref();
+}
+
+function launcherGone(pid: number): void {
+  process.stderr.write(`\nscifi: the launcher (pid ${pid}) is gone: ending the run as on SIGTERM\n`);
+  process.kill(process.pid, "SIGTERM");
+}
+
+/** Whether a process with this pid exists (EPERM: it does, another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
