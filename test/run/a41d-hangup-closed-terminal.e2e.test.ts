@@ -12,9 +12,11 @@
 // code of a failed run) at once, before the asynchronous stop; only the synchronous best effort at
 // 'exit' removed the container. Under the launcher (system Node 20) the launcher itself dies of
 // SIGABRT (status -6, "Aborted"), not 129.
-// Suggested fix: never let a write to stdout/stderr end the run: an 'error' listener on both streams
-// (EIO/EPIPE ignored) installed with the signal handlers, and the announcement after the stop has
-// begun; in bin/scifi.js the same for the launcher (and no tty reset on a hung-up terminal).
+// Fixed (fix41-signals): a write to stdout/stderr never ends the run (runner/std-streams.ts: an
+// 'error' listener on both, installed with the signal handlers in sandbox/live.ts; the announcement
+// comes after the stop began and is written quietly). Node 20's launcher aborted in its terminal
+// reset at exit (tcsetattr fails with EIO on a hung-up terminal, a CHECK in Node's ResetStdio):
+// after a SIGHUP bin/scifi.js closes its standard descriptors before it exits, so nothing is reset.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
