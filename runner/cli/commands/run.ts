@@ -299,15 +299,16 @@ async function ownSignals(
 }
 
 /**
- * How an interrupted run ended: 128+n (the process exits with it in any case, sandbox/live.ts); an
- * error of its exit other than the interruption itself is said, since the folder may need a look.
+ * How an interrupted run ended: 128+n (the process exits with it in any case, sandbox/live.ts). An
+ * error other than the interruption itself (one its abort caused outside the driver, or one of the
+ * run's exit) is said, since the task folder may need a look.
  */
 function interrupted(error: unknown, reason: unknown, runDir: string | undefined): number {
   const signal = (reason as { signal?: NodeJS.Signals }).signal ?? "SIGTERM";
   if (error !== reason)
     writeQuietly(
       process.stderr,
-      `scifi run: ${signal}: the run's exit failed: ${error instanceof Error ? error.message : String(error)}\n`,
+      `scifi run: ${signal}: while stopping: ${error instanceof Error ? error.message : String(error)}\n`,
     );
   const resume = runDir ? `; continue with: scifi run --resume ${runDir.split("/").pop()}` : "";
   writeQuietly(process.stderr, `scifi run: ${signal}: the run stopped unfinished${resume}\n`);
