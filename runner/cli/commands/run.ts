@@ -214,7 +214,7 @@ export async function runCommand(task: string | undefined, flags: RunFlags): Pro
     return code;
   } catch (error) {
     display.done();
-    if (interrupt.signal.aborted) return interrupted(error, interrupt.signal.reason, runDir);
+    if (interrupt.signal.aborted) return interrupted(error, interrupt.signal.reason);
     if (report) process.stderr.write(reportLine(report));
     if (flags.json) {
       const code = exitCodeOf(error);
@@ -303,15 +303,15 @@ async function ownSignals(
  * error other than the interruption itself (one its abort caused outside the driver, or one of the
  * run's exit) is said, since the task folder may need a look.
  */
-function interrupted(error: unknown, reason: unknown, runDir: string | undefined): number {
+function interrupted(error: unknown, reason: unknown): number {
   const signal = (reason as { signal?: NodeJS.Signals }).signal ?? "SIGTERM";
   if (error !== reason)
     writeQuietly(
       process.stderr,
       `scifi run: ${signal}: while stopping: ${error instanceof Error ? error.message : String(error)}\n`,
     );
-  const resume = runDir ? `; continue with: scifi run --resume ${runDir.split("/").pop()}` : "";
-  writeQuietly(process.stderr, `scifi run: ${signal}: the run stopped unfinished${resume}\n`);
+  // The resume command was in the announcement already.
+  writeQuietly(process.stderr, `scifi run: ${signal}: the run stopped unfinished\n`);
   return signalExitCode(signal);
 }
 
