@@ -74,3 +74,23 @@ export function outcomeOfEnding(error: Error): {
     ...(ending.cause ? { cause: ending.cause } : {}),
   };
 }
+
+/**
+ * A signal (SIGTERM, SIGINT, SIGHUP) interrupted the run: it is not an ending. The run's stop is
+ * aborted with this as the reason, so what is in flight stops; the driver throws it on without an
+ * outcome or a checkpoint of the cut phase, the run's exit restores the task folder and returns the
+ * hidden assets, and `--resume` continues from the last completed phase.
+ */
+export class RunInterrupted extends Error {
+  override name = "RunInterrupted";
+  readonly signal: NodeJS.Signals;
+  constructor(signal: NodeJS.Signals) {
+    super(`${signal}: the run was interrupted; its last completed phase is on disk`);
+    this.signal = signal;
+  }
+}
+
+/** The interruption a run's stop was aborted with (a signal), or undefined. */
+export function interruptionOf(signal: AbortSignal): RunInterrupted | undefined {
+  return signal.aborted && signal.reason instanceof RunInterrupted ? signal.reason : undefined;
+}

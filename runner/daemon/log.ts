@@ -1,5 +1,8 @@
 // Structured log lines: `time event key=value ...` (text) or one JSON object a line (json).
 // No rotation here: run under systemd (journald) or redirect with nohup (docs/daemon.md).
+// A log line never throws: on a closed terminal (SIGHUP, then EIO) the daemon must still stop its
+// workers and queue their tasks to resume (std-streams.ts).
+import { writeQuietly } from "../std-streams.ts";
 import { visible, visibleJson } from "../terminal-text.ts";
 
 export type LogFormat = "text" | "json";
@@ -8,7 +11,7 @@ export type Logger = (event: string, fields?: Record<string, unknown>) => void;
 
 export function createLogger(
   format: LogFormat,
-  write: (line: string) => void = (l) => process.stdout.write(l),
+  write: (line: string) => void = (l) => writeQuietly(process.stdout, l),
 ): Logger {
   return (event, fields = {}) => {
     const time = new Date().toISOString();

@@ -8,8 +8,9 @@ import { parseArgs } from "node:util";
 import { EXIT, exitCodeOfOutcome } from "../exit-codes.ts";
 import { exitCodeOf, InvalidInput } from "../run/session/errors.ts";
 import { runTask } from "../run/setup.ts";
-import { RunCancelled } from "../run-ending.ts";
+import { RunCancelled, RunInterrupted } from "../run-ending.ts";
 import { ownSignals as takeSignals } from "../sandbox/live.ts";
+import { writeQuietly } from "../std-streams.ts";
 import { visible } from "../terminal-text.ts";
 
 const { values } = parseArgs({
@@ -24,15 +25,21 @@ const { values } = parseArgs({
 });
 
 /**
- * SIGTERM (`scifi cancel`, daemon stop) and SIGINT: stop the sandbox and cancel the task's SLURM jobs
- * (both are in sandbox/live.ts, whose signal policy this process takes), then exit 128+n; the last
- * completed phase is on disk for a resume. The worker must own these signals: other listeners (lock
- * cleanup) defer to an owner, so without one the process would live on until the current model call
- * returned.
+ * SIGTERM (daemon stop) and SIGINT: the run is interrupted (RunInterrupted: it ends through its own
+ * exit, task folder restored and hidden assets back, with no outcome), the sandbox stopped and the
+ * task's SLURM jobs cancelled (both are in sandbox/live.ts, whose signal policy this process takes),
+ * then exit 128+n; the last completed phase is on disk for a resume. The worker must own these
+ * signals: other listeners (lock cleanup) defer to an owner, so without one the process would live
+ * on until the current model call returned.
  */
 function ownSignals(): void {
-  takeSignals((signal) => {
-    process.stderr.write(`worker: ${signal}: stopping the sandbox and the task's jobs\n`);
+  takeSignals({
+    interrupt: (signal) => {
+      interrupt.abort(new RunInterrupted(signal));
+      return ran;
+    },
+    announce: (signal) =>
+      writeQuietly(process.stderr, `worker: ${signal}: stopping the sandbox and the task's jobs\n`),
   });
 }
 
@@ -50,7 +57,7 @@ async function main(): Promise<number> {
       backend: values.backend,
       model: values.model,
       sitePolicy: values["site-policy"],
-      signal: cancel.signal,
+      signal: AbortSignal.any([cancel.signal, interrupt.signal]),
       onReport: (report) =>
         process.stdout.write(report.file ? `report: ${report.file}\n` : `report: ${report.error}\n`),
     });
@@ -70,6 +77,7 @@ async function main(): Promise<number> {
   }
 }
 
+const interrupt = new AbortController();
 ownSignals();
 // `scifi cancel` (SIGUSR2, to this process alone): the run ends `cancelled` through its own exit,
 // so the task folder is restored, the report written and the lock released (SIGTERM, the daemon's
@@ -79,7 +87,8 @@ process.on("SIGUSR2", () => {
   process.stderr.write("worker: SIGUSR2: cancelling the run\n");
   cancel.abort(new RunCancelled("cancelled by the operator while it ran"));
 });
-const code = await main();
+const ran = main();
+const code = await ran;
 process.exitCode = code;
 // A handle left open after an error (a model server, a socket) must not keep a finished worker
 // alive: the daemon waits for its exit. Records are flushed before runTask returns.

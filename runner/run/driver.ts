@@ -3,13 +3,15 @@
 // becomes the run's outcome, and so does a host-side step that failed on the task folder's content
 // (task-folder-problem.ts); anything else propagates (the run stays resumable from its checkpoint).
 // Between phases it reads a person's decisions (scifi ctl): a pause asked for is taken there.
-import { RunEnding } from "../run-ending.ts";
+// A signal (RunInterrupted) is no outcome: it propagates, and the phase it cut is not checkpointed.
+import { interruptionOf, RunEnding } from "../run-ending.ts";
 import { nextPhase } from "./phases.ts";
 import type { RunSession } from "./session/session.ts";
 import { taskFolderProblem } from "./task-folder/task-folder-problem.ts";
 
 export async function drive(session: RunSession): Promise<void> {
   while (session.state.phase !== "ended") {
+    throwIfInterrupted(session);
     session.control.poll();
     const pause = session.stop.pauseRequested;
     if (pause && !session.stop.ending()) return session.pause(pause);
@@ -23,8 +25,12 @@ async function step(session: RunSession): Promise<void> {
   if (stopped) return session.endWith(stopped);
   try {
     const completed = await nextPhase(session.state.phase)(session);
+    // A phase a signal cut short may have finished on what the stop broke (a killed check): redone.
+    throwIfInterrupted(session);
     session.checkpoint(completed);
   } catch (error) {
+    // A signal: whatever the abort made the phase throw, the run stops unfinished, resumable.
+    throwIfInterrupted(session);
     // A cancel or the deadline aborts what was under way (a model call, a command): whatever that
     // threw, the run ends with the stop's reason, not resumable on an abort error.
     const ending = session.stop.ending();
@@ -35,4 +41,9 @@ async function step(session: RunSession): Promise<void> {
     if (!(error instanceof RunEnding)) throw error;
     session.endWith(error as Error);
   }
+}
+
+function throwIfInterrupted(session: RunSession): void {
+  const interrupted = interruptionOf(session.stop.signal);
+  if (interrupted) throw interrupted;
 }

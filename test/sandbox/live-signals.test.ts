@@ -1,7 +1,9 @@
 // The one signal policy (runner/sandbox/live.ts) and the relaunched run's watch on its launcher
 // (runner/cli/launcher.ts), in real processes: SIGHUP ends a run like SIGTERM (129), the same
 // signal twice at once (a process-group delivery seen by launcher and run) is one, a different
-// second signal still forces the exit, and a run whose launcher dies by SIGKILL ends as on SIGTERM.
+// second signal still forces the exit, and a run whose launcher dies by SIGKILL ends as on SIGTERM;
+// an owner's work is interrupted and its end awaited before the exit, and a standard stream whose
+// reader is gone (EPIPE, as EIO on a closed terminal) never changes the exit code (issue 41, a41d).
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -79,6 +81,69 @@ describe("signals end a run (live.ts)", { timeout: 30_000 }, () => {
     child.kill("SIGINT");
     expect(await exited).toBe(130);
     expect(existsSync(join(dir, "stopped"))).toBe(false);
+  });
+});
+
+/**
+ * A process whose owner's work ends WORK_MS after its interrupt (marking `dir`/finished, as a run's
+ * own exit would), with a live thing that stops at once; the owner announces on stderr.
+ */
+const WORK_MS = 1_500;
+function interruptedProgram(dir: string): string {
+  return `
+import { writeFileSync } from "node:fs";
+import { ownSignals, trackLive } from "${REPO}runner/sandbox/live.ts";
+process.on("exit", (code) => writeFileSync("${dir}/code", String(code)));
+let end = () => {};
+const work = new Promise((done) => { end = done; });
+ownSignals({
+  interrupt: (signal) => {
+    writeFileSync("${dir}/interrupted", signal);
+    setTimeout(() => { writeFileSync("${dir}/finished", "1"); end(); }, ${WORK_MS});
+    return work;
+  },
+  announce: (signal) => { process.stderr.write("announced " + signal + "\\n".repeat(4096)); },
+});
+trackLive({ runId: "r", stop: async () => { writeFileSync("${dir}/stopped", "1"); } });
+setInterval(() => {}, 1 << 30);
+writeFileSync("${dir}/ready", "1");
+`;
+}
+
+describe("a signal interrupts the owner's work and waits for its end (live.ts)", { timeout: 30_000 }, () => {
+  it("SIGTERM: the work is interrupted, the live thing stopped, and the exit waits for the work's end", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-live-interrupt-"));
+    const child = spawn(process.execPath, ["--input-type=module", "-e", interruptedProgram(dir)], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let err = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+    await until("ready", 10_000, () => existsSync(join(dir, "ready")));
+    const sent = Date.now();
+    child.kill("SIGTERM");
+    expect(await exited).toBe(143);
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(WORK_MS - 100);
+    expect(readFileSync(join(dir, "interrupted"), "utf8")).toBe("SIGTERM");
+    expect(existsSync(join(dir, "finished")), "the exit came before the owner's work ended").toBe(true);
+    expect(existsSync(join(dir, "stopped"))).toBe(true);
+    expect(err).toContain("announced SIGTERM");
+  });
+
+  it("SIGHUP with stderr's reader gone (EPIPE): the announcement is dropped, the exit is still 129", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scifi-live-interrupt-"));
+    const child = spawn(process.execPath, ["--input-type=module", "-e", interruptedProgram(dir)], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+    await until("ready", 10_000, () => existsSync(join(dir, "ready")));
+    child.stderr?.destroy(); // the write end's reader is gone: every write fails with EPIPE
+    child.kill("SIGHUP");
+    expect(await exited).toBe(129);
+    expect(existsSync(join(dir, "finished"))).toBe(true);
+    expect(readFileSync(join(dir, "code"), "utf8")).toBe("129");
   });
 });
 

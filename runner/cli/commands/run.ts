@@ -13,6 +13,8 @@ import { likelyMismatches, loadCritiques } from "../../report/critique-html.ts";
 import { failureFirst, failureLines } from "../../run-folder/failure.ts";
 import { readSamJson } from "../../run-folder/folder.ts";
 import type { SamNode } from "../../sam/types.ts";
+import { exitCodeOf as signalExitCode } from "../../sandbox/live.ts";
+import { writeQuietly } from "../../std-streams.ts";
 import { visible, visibleJson } from "../../terminal-text.ts";
 
 export interface RunFlags {
@@ -141,9 +143,16 @@ export async function runCommand(task: string | undefined, flags: RunFlags): Pro
   const display = await createDisplay(process.stderr);
   let runDir: string | undefined;
   let report: { file?: string; index?: string; error?: string } | undefined;
-  const releaseSignals = await ownSignals(() => runDir);
+  // A signal interrupts the run through its stop; the process exits once this command is done.
+  const interrupt = new AbortController();
+  let handled = () => {};
+  const done = new Promise<void>((resolve) => {
+    handled = resolve;
+  });
+  const releaseSignals = await ownSignals(() => runDir, interrupt, done);
   try {
     const result = await runTask({
+      signal: interrupt.signal,
       home: scifiHome(),
       task,
       resume: flags.resume,
@@ -205,6 +214,7 @@ export async function runCommand(task: string | undefined, flags: RunFlags): Pro
     return code;
   } catch (error) {
     display.done();
+    if (interrupt.signal.aborted) return interrupted(error, interrupt.signal.reason);
     if (report) process.stderr.write(reportLine(report));
     if (flags.json) {
       const code = exitCodeOf(error);
@@ -255,22 +265,54 @@ export async function runCommand(task: string | undefined, flags: RunFlags): Pro
       );
     return EXIT.failed;
   } finally {
+    handled();
     releaseSignals();
   }
 }
 
 /**
- * SIGINT/SIGTERM: stop every live sandbox, then exit 128+n. The run needs no extra checkpoint: the
- * last completed phase is already on disk, and `--resume` continues from it. The run owns these
- * signals (other listeners, e.g. lock cleanup, defer to an owner), so it must end the process.
+ * SIGINT/SIGTERM/SIGHUP: the run's stop is aborted (RunInterrupted), so the run ends through its
+ * own exit (task folder restored, hidden assets back, check views taken down) with no outcome, every
+ * live sandbox is stopped, and the process exits 128+n once `done` (this command has said how it
+ * ended; sandbox/live.ts waits 20 s at most). The run needs no extra checkpoint: the last completed
+ * phase is already on disk, and `--resume` continues from it. The run owns these signals (other
+ * listeners, e.g. lock cleanup, defer to an owner), so it must end the process.
  */
-async function ownSignals(runDir: () => string | undefined): Promise<() => void> {
+async function ownSignals(
+  runDir: () => string | undefined,
+  interrupt: AbortController,
+  done: Promise<void>,
+): Promise<() => void> {
   const live = await import("../../sandbox/live.ts");
-  return live.ownSignals((signal) => {
-    const dir = runDir();
-    const resume = dir ? ` continue with: scifi run --resume ${dir.split("/").pop()}` : "";
-    process.stderr.write(`\nscifi run: ${signal}: stopping the sandbox;${resume}\n`);
+  const { RunInterrupted } = await import("../../run-ending.ts");
+  return live.ownSignals({
+    interrupt: (signal) => {
+      interrupt.abort(new RunInterrupted(signal));
+      return done;
+    },
+    announce: (signal) => {
+      const dir = runDir();
+      const resume = dir ? ` continue with: scifi run --resume ${dir.split("/").pop()}` : "";
+      writeQuietly(process.stderr, `\nscifi run: ${signal}: stopping the sandbox;${resume}\n`);
+    },
   });
+}
+
+/**
+ * How an interrupted run ended: 128+n (the process exits with it in any case, sandbox/live.ts). An
+ * error other than the interruption itself (one its abort caused outside the driver, or one of the
+ * run's exit) is said, since the task folder may need a look.
+ */
+function interrupted(error: unknown, reason: unknown): number {
+  const signal = (reason as { signal?: NodeJS.Signals }).signal ?? "SIGTERM";
+  if (error !== reason)
+    writeQuietly(
+      process.stderr,
+      `scifi run: ${signal}: while stopping: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  // The resume command was in the announcement already.
+  writeQuietly(process.stderr, `scifi run: ${signal}: the run stopped unfinished\n`);
+  return signalExitCode(signal);
 }
 
 /**

@@ -66,6 +66,16 @@ describe("every outcome ends `scifi run` (apptainer, inside the harness)", { tim
 
   it("SIGTERM during a command: the instance is stopped and the process exits 143 within the bound", async () => {
     const ws = task();
+    // A hidden check asset: taken out of the task folder at start, back after the run's own exit,
+    // which a signal runs too (issue 41, a41d; the Docker twin is test/run/a41d-sigterm-leftovers).
+    writeFileSync(
+      ws.sam,
+      readFileSync(ws.sam, "utf8").replace(
+        /^(check_assets: .*\n)/m,
+        "$1hidden_assets: [checks/compare_trace.py]\n",
+      ),
+    );
+    const hidden = join(ws.taskDir, "checks", "compare_trace.py");
     const run = await runCli(ws, exitScript([{ name: "bash", input: { command: "sleep 120" } }]), {
       backend: "apptainer",
       signal: "SIGTERM",
@@ -77,6 +87,7 @@ describe("every outcome ends `scifi run` (apptainer, inside the harness)", { tim
     expect(run.exitAfterMs, shown(run)).toBeLessThan(EXIT_BOUND_MS);
     expect(instances()).toEqual([]);
     expect(lastEvent(run)?.type).not.toBe("run_end");
+    expect(existsSync(hidden), `the hidden asset is not back in the task folder\n${shown(run)}`).toBe(true);
   });
 
   it("SIGTERM after the verdict ends a process that something still holds open", async () => {

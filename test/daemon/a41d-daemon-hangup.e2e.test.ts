@@ -12,17 +12,22 @@
 // sandbox, unwatched (measured: still working two minutes later), and the task's record stays
 // `running` with no resumeRunId: the next start takes the worker for one a crash left, and a worker
 // found dead three times fails the task.
-// Suggested fix: the daemon's log must never throw (an 'error' listener on stdout/stderr, EIO and
-// EPIPE ignored, or writes wrapped); the same for `scifi run` (a41d-hangup-closed-terminal).
+// Fixed (fix41-signals): the daemon's log never throws (runner/std-streams.ts: errors on stdout and
+// stderr ignored, writes wrapped; runner/daemon/log.ts writes through it), so SIGHUP stops the
+// daemon as SIGTERM does; the worker, interrupted through its run's stop (runner/daemon/worker.ts,
+// sandbox/live.ts), ends through the run's own exit, so the hidden check asset is back in the task
+// folder too. (The test no longer signals pid 0, its own process group, when the record has no pid.)
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../attack/a41-run.ts";
-import { containers, HANGUP, script, workspace } from "../attack/a41d-run.ts";
+import { containers, HANGUP, HIDDEN, script, workspace } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 
 function alive(pid: number): boolean {
+  // pid 0 would name this process group (kill(0, ...)): never signal it.
+  if (pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -62,18 +67,24 @@ describe.skipIf(!hasEngine("docker"))(
         JSON.parse(readFileSync(join(ws.home, "daemon", "tasks", "gf.json"), "utf8")) as {
           state: string;
           resumeRunId?: string;
-          attempts: { pid?: number }[];
+          attempts: { pid?: number; endedAt?: string; exitCode?: number }[];
         };
-      const worker = record().attempts[0]?.pid ?? 0;
-      // The daemon waits for its workers before it exits: by now the worker must be gone.
+      const attempt = record().attempts[0];
+      // A worker the daemon saw end has no pid on its record any more; one it lost keeps it.
+      const worker = attempt?.pid ?? 0;
       const stillThere = alive(worker);
       if (stillThere) process.kill(worker, "SIGTERM"); // leave nothing running behind the test
       await new Promise((r) => setTimeout(r, 3_000));
       expect(code, "the daemon's exit code").toBe("0");
       expect(stillThere, `worker ${worker} still running after the daemon exited`).toBe(false);
+      // The daemon waited for its worker, which ended as on SIGTERM (checkpoint kept).
+      expect(attempt?.endedAt, "the daemon saw its worker end").toBeDefined();
+      expect(attempt?.exitCode).toBe(143);
       expect(containers(ws.home)).toBe("");
       expect(record().state).toBe("queued");
       expect(record().resumeRunId).toBeDefined();
+      // The run's own exit ran in the worker: the hidden check asset is back in the task folder.
+      expect(existsSync(join(inbox, "gf", HIDDEN)), `${HIDDEN} missing from the task folder`).toBe(true);
     });
   },
 );

@@ -12,26 +12,16 @@
 // code of a failed run) at once, before the asynchronous stop; only the synchronous best effort at
 // 'exit' removed the container. Under the launcher (system Node 20) the launcher itself dies of
 // SIGABRT (status -6, "Aborted"), not 129.
-// The same with a pipe whose reader goes away (`scifi run ... 2>&1 | head -3`, `| less` then q):
-// the next progress line throws write EPIPE, uncaught, and the run dies mid-phase with exit 1: no
-// outcome, no run_end, its check view left mounted (measured with `scifi ctl <run> resume | head -5`).
-// Suggested fix: never let a write to stdout/stderr end the run: an 'error' listener on both streams
-// (EIO/EPIPE ignored) installed with the signal handlers, and the announcement after the stop has
-// begun; in bin/scifi.js the same for the launcher (and no tty reset on a hung-up terminal).
+// Fixed (fix41-signals): a write to stdout/stderr never ends the run (runner/std-streams.ts: an
+// 'error' listener on both, installed with the signal handlers in sandbox/live.ts; the announcement
+// comes after the stop began and is written quietly). Node 20's launcher aborted in its terminal
+// reset at exit (tcsetattr fails with EIO on a hung-up terminal, a CHECK in Node's ResetStdio):
+// after a SIGHUP bin/scifi.js closes its standard descriptors before it exits, so nothing is reset.
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { CLI } from "../attack/a41-run.ts";
-import {
-  containers,
-  HANGUP,
-  HIDDEN,
-  mountsUnder,
-  script,
-  unmountAll,
-  workspace,
-} from "../attack/a41d-run.ts";
+import { containers, HANGUP, script, workspace } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
 
 const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
@@ -67,29 +57,6 @@ describe.skipIf(!hasEngine("docker"))(
       execFileSync("sleep", ["3"]);
       expect(containers(ws.home)).toBe("");
       expect(code, "the exit code of the process on the closed terminal").toBe("129");
-    });
-  },
-);
-
-describe.skipIf(!hasEngine("docker"))(
-  "a41d: a pipe reader that goes away (docker)",
-  { timeout: 180_000 },
-  () => {
-    it("`scifi run ... 2>&1 | head -3`: the run ends, or stops cleanly, when its reader goes away", () => {
-      const ws = workspace();
-      const run = `"${process.execPath}" "${CLI}" run "${ws.taskDir}" --model "scripted:${script({ workSec: 2 })}" --backend docker`;
-      execFileSync("sh", ["-c", `${run} 2>&1 | head -3 >/dev/null`], {
-        env: { ...process.env, SCIFI_HOME: ws.home },
-        timeout: 150_000,
-      });
-      const [runId = ""] = readdirSync(join(ws.home, "runs"));
-      const history = readFileSync(join(ws.home, "runs", runId, "history.jsonl"), "utf8");
-      // Either the run goes on to its end, or it stops as on a hangup: nothing mounted, the task
-      // folder restored (its hidden asset back).
-      const ended = /"type":"run_end"/.test(history);
-      const clean = mountsUnder(ws.root).length === 0 && existsSync(join(ws.taskDir, HIDDEN));
-      unmountAll(ws.root);
-      expect(ended || clean, `the run died when its output pipe closed:\n${history}`).toBe(true);
     });
   },
 );
