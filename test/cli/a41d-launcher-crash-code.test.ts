@@ -1,4 +1,4 @@
-// Attacker a41d (issue 41, the launcher): the relaunched scifi (Node 24) dies of a signal the
+// Attacker a41d (issue 41, the launcher; fixed): the relaunched scifi (Node 24) dies of a signal the
 // launcher does not know: SIGABRT (V8's "Reached heap limit" and every fatal error abort: a long
 // night's memory), SIGSEGV, SIGQUIT. Real: the system's old Node (this machine's is 20), the
 // bundled Node 24; `scifi status --watch` is the long-lived child (no engine needed).
@@ -10,8 +10,8 @@
 // SIGKILL} with a fallback of 1: a child killed by SIGABRT or SIGSEGV makes the launcher exit 129,
 // a hangup by the README's table (a scheduler or wrapper resumes it as interrupted, a person reads
 // "the sandboxes stopped"), where the same crash under Node 24 directly shows as SIGABRT (134).
-// Suggested fix: on a child's signal, re-raise the same signal on the launcher (handlers removed,
-// process.kill(process.pid, signal)), or exit 128 + os.constants.signals[signal].
+// Fixed: bin/scifi.js exits 128 + os.constants.signals[signal] for a child ended by any signal
+// (SIGABRT 134, SIGSEGV 139), as a shell shows it (fix41-signals).
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// Attacker a41d (issue 41, the launcher): the launcher is killed with SIGKILL just after it started
+// Attacker a41d (issue 41, the launcher; fixed): the launcher is killed with SIGKILL just after it started
 // its Node 24 child (a supervisor's restart, `timeout -s KILL`, the OOM killer, a scheduler that
 // kills the process it started). Real: the system's old Node (this machine's is 20), the bundled
 // Node 24; `scifi status --watch` is the child (a command that runs until stopped, as a run does).
@@ -12,10 +12,9 @@
 // process.ppid once, finds them different (the launcher is already gone) and, taking the variable
 // for one "inherited by accident", watches nothing. A `scifi run` there works the whole night with
 // its sandbox, and nobody holds its process id.
-// Suggested fix: a child started by the launcher that finds its parent already different ends at
-// once as on SIGTERM (tell an inherited variable apart by a value only the launcher makes, e.g. its
-// pid and start time from /proc, or a pipe/fd-less token in the environment checked against the
-// parent's /proc/<pid>/stat start time).
+// Fixed: a child whose SCIFI_LAUNCHER_PID names a process that is gone (the launcher, killed before
+// the child first looked) ends as on SIGTERM at once; a live unrelated pid is still an inherited
+// variable and watches nothing (runner/cli/launcher.ts).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
