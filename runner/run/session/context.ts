@@ -9,7 +9,7 @@ import type { LimitConfig, RunState } from "../../run-folder/state.ts";
 import type { SamDocument } from "../../sam/types.ts";
 import type { RunDeps } from "./deps.ts";
 import type { IntegrityInput } from "./integrity.ts";
-import type { RunClock } from "./limits.ts";
+import type { RunClock, RunStop } from "./limits.ts";
 import type { RunStatus } from "./status.ts";
 
 /** What a run is made of on disk: the same for a start and a resume. */
@@ -28,6 +28,8 @@ export interface RunContext extends Readonly<RunRecords> {
   readonly audit: AuditTape;
   /** The run's one clock (limits.ts): a wait that is not the run's holds it. */
   readonly clock: RunClock;
+  /** The run's one stop (limits.ts): cancel, deadline, and a signal's interruption. */
+  readonly stop: RunStop;
   /** The live display's status, patched. */
   emit(patch: Partial<RunStatus>): void;
   /** A defence refused, undid or overrode something an agent did (runner/run/session/integrity.ts). */

@@ -28,6 +28,11 @@ export interface ReviveOptions {
   onDeath(deaths: number, detail: string, inside: boolean): void;
   /** Deaths from outside a phase survives (default 1). */
   maxDeaths?: number;
+  /**
+   * Why the run itself is stopping (a signal's interruption), if it is: the sandbox it stopped is
+   * then no death and what ran in it no result; that error is thrown instead (a41d).
+   */
+  stopping?(): Error | undefined;
 }
 
 /** What a command that ended its own sandbox returns: a failure, with why, never run again. */
@@ -63,6 +68,8 @@ export function revivable(first: Sandbox, options: ReviveOptions): Sandbox {
   /** Undefined when the sandbox lives (the outcome stands), else what happened. */
   const death = async (what: string): Promise<string | undefined> => {
     if (!current.alive || (await current.alive())) return undefined;
+    const stopping = options.stopping?.();
+    if (stopping) throw stopping;
     return `the ${current.backend} sandbox ${sandboxName(current.spec)} stopped running under the run (${what})`;
   };
 

@@ -10,7 +10,7 @@ import {
   sandboxName,
   TASK_MOUNT,
 } from "../../policy/spec.ts";
-import { RunEnding } from "../../run-ending.ts";
+import { interruptionOf, RunEnding } from "../../run-ending.ts";
 import type { PristineSet } from "../../run-folder/state.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import { boundAssetFolders } from "../checks/check-views.ts";
@@ -59,6 +59,8 @@ export class PhaseSandboxes {
     const { history, state } = this.#session;
     const sandbox = revivable(await (opening ?? this.open(role, phase)), {
       open: () => this.open(role, phase),
+      // A signal's stop (live.ts stops every sandbox at once): the run's own doing, not a death.
+      stopping: () => interruptionOf(this.#session.stop.signal),
       onDeath: (deaths, detail, inside) => {
         history.append({
           type: "sandbox_died",

@@ -1,4 +1,4 @@
-// Attacker a41d (issue 41, signals; trust.md "the records say what happened"): what a run's
+// Attacker a41d (issue 41, signals; fixed; trust.md "the records say what happened"): what a run's
 // records and its terminal say after a person's SIGTERM in the middle of a phase. Real Docker,
 // `scifi run`, a scripted model (labelled scripted).
 //
@@ -13,9 +13,9 @@
 // check produced; the report of a run left there shows the death. (A resume cuts the interrupted
 // phase's events; a run never resumed keeps them.) During the work `scifi run` records no death
 // (held), but a daemon worker SIGTERMed during the work recorded one (seen once, not tested here).
-// Suggested fix: once the stop has begun (live.ts onSignal, or the run's stop signal aborted with a
-// reason "interrupted"), a command that ends because its sandbox was stopped is the interruption:
-// neither a sandbox death nor a check result, and nothing is printed for it.
+// Fixed: once a signal's interruption stopped the run (RunInterrupted on its stop), a sandbox found
+// dead is the run's own stop: revive.ts throws the interruption instead of counting a death, so no
+// sandbox_died and no check result is recorded or printed for it (runner/run/session/sandboxes.ts).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
