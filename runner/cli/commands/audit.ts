@@ -120,7 +120,7 @@ async function showOutput(run: string, callId: string, json: boolean): Promise<v
   const found = findToolOutput(readTape(path), callId);
   if (!found) {
     process.stderr.write(
-      `scifi audit: no record of ${path} holds the output of tool call ${visible(JSON.stringify(callId))}; the ids are in 'scifi audit show ${run} --json' (toolCalls)\n`,
+      `scifi audit: no record of ${path} holds the output of tool call ${visibleJson(callId)}; the ids are in 'scifi audit show ${run} --json' (toolCalls)\n`,
     );
     process.exitCode = EXIT.failed;
     return;
