@@ -5,25 +5,14 @@
 // test/open/a41d-*.pending.ts (a SIGTERM leaves the hidden asset out of the task folder, which is
 // why these assert only the exit, the sandbox and the processes).
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hasEngine } from "../helpers/engines.ts";
+import { hasEngine, OLD_NODE, oldNodeVersion } from "../helpers/engines.ts";
 import { REPO, waitFor } from "../run/harness.ts";
 import { containers, script, workspace } from "./a41d-run.ts";
 
-const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
 const CLI = join(REPO, "bin", "scifi.js");
-
-function oldNode(): boolean {
-  if (!existsSync(OLD_NODE)) return false;
-  const [major = 0, minor = 0] = execFileSync(OLD_NODE, ["--version"], { encoding: "utf8" })
-    .trim()
-    .slice(1)
-    .split(".")
-    .map(Number);
-  return major < 22 || (major === 22 && minor < 18);
-}
 
 function alive(pid: number): boolean {
   try {
@@ -62,11 +51,7 @@ async function relaunched() {
   return { ws, pid, run, exit, err: () => err };
 }
 
-// CI requires every engine: there a missing old Node fails rather than skips (as test/run/launcher.e2e.test.ts).
-if (!oldNode() && /\ball\b/.test(process.env.SCIFI_REQUIRE_ENGINES ?? ""))
-  throw new Error(`no Node older than 22.18 at ${OLD_NODE} (set SCIFI_OLD_NODE, or: apt-get install nodejs)`);
-
-describe.skipIf(!hasEngine("docker") || !oldNode())(
+describe.skipIf(!hasEngine("docker") || !oldNodeVersion())(
   "a41d held: signals to a relaunched run (docker)",
   { timeout: 120_000 },
   () => {

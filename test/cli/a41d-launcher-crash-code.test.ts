@@ -13,23 +13,12 @@
 // Fixed: bin/scifi.js exits 128 + os.constants.signals[signal] for a child ended by any signal
 // (SIGABRT 134, SIGSEGV 139), as a shell shows it (fix41-signals).
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { OLD_NODE, oldNodeVersion } from "../helpers/engines.ts";
 import { REPO, waitFor } from "../run/harness.ts";
-
-const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
-
-function oldNode(): boolean {
-  if (!existsSync(OLD_NODE)) return false;
-  const [major = 0, minor = 0] = execFileSync(OLD_NODE, ["--version"], { encoding: "utf8" })
-    .trim()
-    .slice(1)
-    .split(".")
-    .map(Number);
-  return major < 22 || (major === 22 && minor < 18);
-}
 
 /** The pid of `pid`'s child (from /proc: no procps needed). */
 function childOf(pid: number): number | undefined {
@@ -43,7 +32,7 @@ function childOf(pid: number): number | undefined {
   return out ? Number(out.split("\n")[0]) : undefined;
 }
 
-describe.skipIf(!oldNode())("a41d: a relaunched scifi that crashes", { timeout: 60_000 }, () => {
+describe.skipIf(!oldNodeVersion())("a41d: a relaunched scifi that crashes", { timeout: 60_000 }, () => {
   it.each([
     ["SIGABRT", 134],
     ["SIGSEGV", 139],

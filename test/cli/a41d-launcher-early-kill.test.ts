@@ -16,23 +16,12 @@
 // the child first looked) ends as on SIGTERM at once; a live unrelated pid is still an inherited
 // variable and watches nothing (runner/cli/launcher.ts).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { OLD_NODE, oldNodeVersion } from "../helpers/engines.ts";
 import { REPO } from "../run/harness.ts";
-
-const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
-
-function oldNode(): boolean {
-  if (!existsSync(OLD_NODE)) return false;
-  const [major = 0, minor = 0] = execFileSync(OLD_NODE, ["--version"], { encoding: "utf8" })
-    .trim()
-    .slice(1)
-    .split(".")
-    .map(Number);
-  return major < 22 || (major === 22 && minor < 18);
-}
 
 /**
  * Starts the launcher, SIGKILLs it as soon as its child exists (read from /proc, no procps), waits
@@ -48,7 +37,7 @@ sleep 3
 if kill -0 $C 2>/dev/null; then echo "$C"; kill -TERM $C; fi
 `;
 
-describe.skipIf(!oldNode())(
+describe.skipIf(!oldNodeVersion())(
   "a41d: a launcher killed right after it started its child",
   { timeout: 60_000 },
   () => {

@@ -44,3 +44,26 @@ export function hasEngine(engine: Engine): boolean {
   }
   return present;
 }
+
+/** A Node that cannot strip types, so bin/scifi.js relaunches under Node 24 (SCIFI_OLD_NODE, else the system's). */
+export const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
+
+/**
+ * OLD_NODE's version when it is older than 22.18 (the launcher's relaunch), else undefined. Where CI
+ * requires every engine (SCIFI_REQUIRE_ENGINES=all) a missing one fails rather than skips.
+ */
+export function oldNodeVersion(): string | undefined {
+  let version: string | undefined;
+  try {
+    version = execFileSync(OLD_NODE, ["--version"], { encoding: "utf8" }).trim().slice(1);
+  } catch {
+    version = undefined;
+  }
+  const [major = 0, minor = 0] = (version ?? "99").split(".").map(Number);
+  const old = version !== undefined && (major < 22 || (major === 22 && minor < 18)) ? version : undefined;
+  if (!old && /\ball\b/.test(process.env.SCIFI_REQUIRE_ENGINES ?? ""))
+    throw new Error(
+      `no Node older than 22.18 at ${OLD_NODE} (set SCIFI_OLD_NODE, or: apt-get install nodejs)`,
+    );
+  return old;
+}

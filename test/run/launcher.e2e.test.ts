@@ -3,33 +3,16 @@
 // would under Node 24 directly, and a launcher killed with SIGKILL must not leave the run working.
 // Real: the system's old Node (this machine's is 20), the bundled Node 24, Docker, a scripted model.
 import { execFileSync, spawn } from "node:child_process";
-import {
-  closeSync,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-} from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { hasEngine } from "../helpers/engines.ts";
+import { hasEngine, OLD_NODE, oldNodeVersion } from "../helpers/engines.ts";
 import { ensureImage, REPO, workspace } from "./harness.ts";
 import { exitScript } from "./process-exit.ts";
 
-/** A Node that cannot strip types, so bin/scifi.js relaunches (SCIFI_OLD_NODE, else the system's). */
-const OLD_NODE = process.env.SCIFI_OLD_NODE ?? "/usr/bin/node";
 /** From the signal to the run's process and its sandbox being gone (the brief's bound). */
 const BOUND_MS = 30_000;
-
-function oldNodeVersion(): string | undefined {
-  if (!existsSync(OLD_NODE)) return undefined;
-  const version = execFileSync(OLD_NODE, ["--version"], { encoding: "utf8" }).trim().slice(1);
-  const [major = 0, minor = 0] = version.split(".").map(Number);
-  return major < 22 || (major === 22 && minor < 18) ? version : undefined;
-}
 
 /** This home's containers still there (none may outlive the run). */
 function containers(home: string): string {
@@ -70,10 +53,8 @@ async function until(what: string, ms: number, test: () => boolean): Promise<num
   return Date.now() - start;
 }
 
-const version = oldNodeVersion();
 // CI requires every engine: there a missing old Node fails rather than skips (scripts/install-deps.sh installs one).
-if (!version && /\ball\b/.test(process.env.SCIFI_REQUIRE_ENGINES ?? ""))
-  throw new Error(`no Node older than 22.18 at ${OLD_NODE} (set SCIFI_OLD_NODE, or: apt-get install nodejs)`);
+const version = oldNodeVersion();
 
 describe.skipIf(!hasEngine("docker") || !version)(
   `a relaunched scifi run (system Node ${version}) ends with its launcher (docker)`,
