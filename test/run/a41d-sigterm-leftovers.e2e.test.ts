@@ -23,46 +23,30 @@
 // outcome and no checkpoint of the cut phase, so the run's own exit (checks' view teardown, restore,
 // hidden-asset return) runs; sandbox/live.ts stops the live sandboxes meanwhile and exits 128+n
 // once the command is done (FINISH_MS = 20 s at most; a second signal still forces the exit).
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI } from "../attack/a41-run.ts";
 import {
   containers,
   HIDDEN,
   mountsUnder,
   ownedByOthers,
-  script,
+  sigtermIn,
   unmountAll,
   type Workspace,
-  workspace,
 } from "../attack/a41d-run.ts";
 import { hasEngine } from "../helpers/engines.ts";
-import { waitFor } from "./harness.ts";
 
 let ws: Workspace | undefined;
 afterEach(() => {
   if (ws) unmountAll(ws.root);
 });
 
-/** `scifi run` until `phase` has shown for `afterMs`, then SIGTERM; its exit code and stderr. */
+/** sigtermIn, the workspace kept for afterEach's unmount. */
 async function sigtermDuring(phase: RegExp, afterMs: number, opts: { workSec?: number; checkSec?: number }) {
-  ws = workspace();
-  const child = spawn(
-    process.execPath,
-    [CLI, "run", ws.taskDir, "--model", `scripted:${script(opts)}`, "--backend", "docker"],
-    { env: { ...process.env, SCIFI_HOME: ws.home }, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let err = "";
-  child.stderr?.on("data", (d: Buffer) => {
-    err += d.toString();
-  });
-  const exit = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  await waitFor(() => (phase.test(err) ? true : undefined), 120_000);
-  await new Promise((r) => setTimeout(r, afterMs));
-  child.kill("SIGTERM");
-  return { code: await exit, err, ws };
+  const ran = await sigtermIn(phase, afterMs, opts);
+  ws = ran.ws;
+  return ran;
 }
 
 describe.skipIf(!hasEngine("docker"))(
