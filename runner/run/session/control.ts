@@ -43,7 +43,7 @@ const DecisionSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("resume"), at: z.string(), by: z.string() }),
 ]) satisfies z.ZodType<ControlDecision>;
 
-const DECISION_NAME = /^\d{15}-[0-9a-f]{8}-(limits|pause|resume)\.json$/;
+const DECISION_NAME = /^\d{15}-(?:\d{6})?[0-9a-f]{8}-(limits|pause|resume)\.json$/;
 /** A decision is a few hundred bytes; anything far larger is not one (and is not read whole). */
 const MAX_DECISION_BYTES = 64 * 1024;
 
@@ -56,8 +56,12 @@ export function decider(): string {
  * Writes one decision as a file of its own; names sort in the order they were made (time first),
  * and a random part keeps two made in the same millisecond apart. Returns the file's name.
  */
+/** Decisions this process wrote: two in one millisecond keep the order they were made in. */
+let written = 0;
+
 export function writeDecision(controlDir: string, decision: ControlDecision): string {
-  const name = `${String(Date.now()).padStart(15, "0")}-${randomBytes(4).toString("hex")}-${decision.action}.json`;
+  const order = String(written++ % 1_000_000).padStart(6, "0");
+  const name = `${String(Date.now()).padStart(15, "0")}-${order}${randomBytes(4).toString("hex")}-${decision.action}.json`;
   writeJsonAtomic(join(controlDir, name), decision, { mode: 0o600 });
   return name;
 }

@@ -92,7 +92,7 @@ describe("scifi ctl: refusals exit 2", () => {
     const dir = join(home, "runs", "r-paused", "control");
     const files = readdirSync(dir);
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(/^\d{15}-[0-9a-f]{8}-limits\.json$/);
+    expect(files[0]).toMatch(/^\d{15}-\d{6}[0-9a-f]{8}-limits\.json$/);
     expect(JSON.parse(readFileSync(join(dir, files[0] ?? ""), "utf8"))).toMatchObject({
       action: "limits",
       by: expect.stringMatching(/.+@.+/),
