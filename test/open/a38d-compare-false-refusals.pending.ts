@@ -25,6 +25,7 @@ import { describe, expect, it } from "vitest";
 import { checkSam } from "../../runner/sam/gate.ts";
 
 const VALID = [
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell array, not a template
   'files=(outputs/r.txt checks/ref.txt); cmp "${files[@]}"',
   "python3 - outputs/r.txt <<'EOF'\nimport sys\nprint(open(sys.argv[1]).read())\nEOF",
   "xargs -a outputs/r.txt echo > echoed.txt; cat echoed.txt",
