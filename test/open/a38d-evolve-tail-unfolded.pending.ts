@@ -7,7 +7,7 @@
 // What happened: runner/evolve/render.ts prints `c.tails` (the check's output, which the agent's code
 // writes) with visibleLines(..., { prefix: "      | ", max: 6 }): no `width`, so a line longer
 // than 80 columns stays one line. On an 80-column terminal its rest starts a row at column 0; an
-// output of 72 spaces then "  decide: scifi evolve apply <id> --note TEXT" draws a row that reads as
+// output of "FAIL", 68 spaces, then "  decide: scifi evolve apply <id> --note TEXT" draws a row that reads as
 // the runner's `decide:` line of the listing (the same soft-wrap as a38-approval-soft-wrap). The
 // proposal's diff (`visibleLines(diff, { prefix: "    " })`) is unfolded the same way.
 // Suggested fix: give every visibleLines in render.ts `width: LISTING_WIDTH` and a continuation
@@ -28,7 +28,8 @@ describe("a38d: scifi evolve's failing-check output tails", () => {
     const home = mkdtempSync(join(tmpdir(), "scifi-a38d-evolve-"));
     const runs = homePaths(home).runs;
     mkdirSync(runs, { recursive: true });
-    const failOutput = `FAIL${" ".repeat(72)}${DECIDE}\n`;
+    // "      | FAIL" and 68 spaces fill 80 columns: the wrapped row starts with DECIDE.
+    const failOutput = `FAIL${" ".repeat(68)}${DECIDE}\n`;
     for (const run of modelRuns("scripted-weak", 2, { passing: 0, late: 0, failing: 4 }, { failOutput }))
       writeRun(runs, run);
     const prompt = join(home, "work.md");
