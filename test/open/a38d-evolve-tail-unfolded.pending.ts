@@ -7,8 +7,8 @@
 // What happened: runner/evolve/render.ts prints `c.tails` (the check's output, which the agent's code
 // writes) with visibleLines(..., { prefix: "      | ", max: 6 }): no `width`, so a line longer
 // than 80 columns stays one line. On an 80-column terminal its rest starts a row at column 0; an
-// output of "FAIL", 68 spaces, then "  decide: scifi evolve apply <id> --note TEXT" draws a row that reads as
-// the runner's `decide:` line of the listing (the same soft-wrap as a38-approval-soft-wrap). The
+// output of "FAIL", 68 spaces, then "  decide: scifi evolve apply <id> --note TEXT" draws a row
+// that reads as the runner's `decide:` line of the listing (the same soft-wrap as a38-approval-soft-wrap). The
 // proposal's diff (`visibleLines(diff, { prefix: "    " })`) is unfolded the same way.
 // Suggested fix: give every visibleLines in render.ts `width: LISTING_WIDTH` and a continuation
 // mark (`      |+ `, `    + `), as renderProposal's reason does.
