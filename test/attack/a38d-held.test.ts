@@ -60,6 +60,29 @@ const REFUSED = [
   "readarray -t l < answer.txt",
   'cmp checks/ref.txt ""answer.txt',
   "cmp checks/ref.txt answer\\.txt",
+  "python3 checks/grade.py --actual answer.txt",
+  "python3 checks/grade.py --actual=answer.txt",
+  "python3 checks/grade.py --expected checks/ref.txt --actual answer.txt",
+  "jq -e . answer.json",
+  "diff <(jq -S . answer.json) checks/ref.txt",
+  "python3 checks/grade.py < answer.txt",
+  "cat answer.txt | python3 checks/grade.py -",
+  "python3 checks/grade.py --tol=1e-6 answer.txt",
+  'REF=checks/ref.txt; cmp "$REF" answer.txt',
+  "timeout 60 python3 checks/grade.py answer.txt",
+  "python3 checks/grade.py outputs/r.txt answer.txt",
+  'paste -d, answer.txt checks/ref.txt | while IFS=, read -r a b; do test "$a" = "$b"; done',
+  "if ! cmp -s answer.txt checks/ref.txt; then\n  exit 1\nfi",
+  "grep -c . answer.txt",
+  "ls results/",
+  "test -d results/",
+  "find results/ -name '*.csv'",
+  "tar -tf results.tar.gz",
+  "unzip -l results.zip",
+  "h5dump results.h5",
+  "python3 checks/grade.py data/out.csv",
+  "python3 checks/grade.py ./out/fit.json",
+  "[ -s out/fit.json ]",
 ];
 
 // Realistic graders that read only outputs/ and check assets, or files the stage wrote itself.
@@ -84,11 +107,43 @@ const VALID = [
   "stdbuf -oL python3 checks/grade.py outputs/r.txt",
   "xargs -n1 -I{} cmp {} checks/ref.txt < outputs/r.txt",
   "tee copy.txt < outputs/r.txt > /dev/null; cmp copy.txt checks/ref.txt",
+  "python3 -m pytest -q checks/grade.py",
+  "cd checks && python3 grade.py ../outputs/r.txt",
+  "jq -e '.mu > 0' outputs/r.txt",
+  "diff <(jq -S . outputs/r.txt) <(jq -S . checks/ref.txt)",
+  "python3 checks/grade.py --expected checks/ref.txt --actual outputs/r.txt",
+  "python3 checks/grade.py --tol=1e-6 outputs/r.txt",
+  "cmp -s outputs/r.txt checks/ref.txt && echo same",
+  'test "$(sha256sum < outputs/r.txt | cut -d\' \' -f1)" = "$(cat checks/ref.txt)"',
+  "export TOL=1e-3; python3 checks/grade.py outputs/r.txt",
+  'set -e\nREF=checks/ref.txt\ncmp "$REF" outputs/r.txt',
+  "python3 checks/grade.py outputs/r.txt | tee grade.log",
+  "grep -c . outputs/r.txt",
+  "ls outputs/",
+  "python3 checks/grade.py outputs/r.txt --out score.json",
+  "python3 checks/grade.py outputs/r.txt score.json && cat score.json",
+  "python3 <<'EOF'\nref = open('checks/ref.txt').read()\nout = open('outputs/r.txt').read()\nassert ref == out\nEOF",
+  "python3 - <<'EOF'\nimport json\nd = json.load(open('outputs/r.txt'))\nEOF",
+  "python3 checks/grade.py outputs/r.txt || { echo 'grade failed, see grade.log'; exit 1; }",
+  '[ "$(wc -l < outputs/r.txt)" -ge 1 ] || exit 1',
+  "if ! cmp -s outputs/r.txt checks/ref.txt; then\n  diff outputs/r.txt checks/ref.txt | head -20\n  exit 1\nfi",
+  'while IFS=, read -r a b; do\n  test "$a" = "$b" || exit 1\ndone < outputs/r.txt',
+  'paste -d, outputs/r.txt checks/ref.txt | while IFS=, read -r a b; do test "$a" = "$b"; done',
+  "tol=0.01\nawk -v t=$tol 'NR==FNR{r=$1;next}{d=$1-r; if(d<0)d=-d; exit d>t}' checks/ref.txt outputs/r.txt",
+  "sed -e 's/#.*//' checks/ref.txt | cmp - outputs/r.txt",
+  "python3 checks/grade.py outputs/r.txt 1>out.log 2>err.log; rc=$?; cat out.log err.log; exit $rc",
+  'echo "checking outputs/r.txt"; cmp outputs/r.txt checks/ref.txt',
+  "printf 'result: %s\\n' \"$(cat outputs/r.txt)\"",
+  "timeout 60 python3 checks/grade.py outputs/r.txt",
+  "cat outputs/r.txt | python3 checks/grade.py -",
+  "python3 checks/grade.py < outputs/r.txt",
 ];
 
 describe("a38d held: the compare-stage lint", () => {
   it.each(REFUSED)("refuses `%s`", (stage) => {
-    expect(validate(stage).join("\n")).toMatch(/answer\.(txt|TXT|sh)/);
+    expect(validate(stage).join("\n")).toMatch(
+      /answer\.(txt|TXT|sh|json)|results|out\/fit\.json|data\/out\.csv/,
+    );
   });
   it.each(VALID)("accepts `%s`", (stage) => {
     expect(validate(stage)).toEqual([]);
