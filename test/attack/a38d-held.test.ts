@@ -7,8 +7,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderPlacementScript } from "../../runner/jobs/placement.ts";
+import { SubmitInputError, submitTask } from "../../runner/jobs/submit.ts";
+import { loadSam } from "../../runner/run/setup.ts";
 import { failureLines } from "../../runner/run-folder/failure.ts";
 import { checkSam } from "../../runner/sam/gate.ts";
+import { lockTaskFolder } from "../../runner/task-folder-lock.ts";
 import { foldRow, visible, visibleJson } from "../../runner/terminal-text.ts";
 
 function validate(stage: string): string[] {
@@ -272,5 +275,32 @@ describe("a38d held: `scifi run --resume` of a daemon task's run", () => {
     ["paused", "77"],
   ])("a %s task, SLURM_JOB_ID=%s (not the attempt's job): refused with the task named", (state, job) => {
     expect(resumeWith(state, job)).toMatch(new RegExp(`belongs to daemon task sum \\(${state}\\)`));
+  });
+});
+
+describe("a38d held: scifi submit on a folder a live run holds", () => {
+  it("is refused before anything is written, naming the holder", async () => {
+    const root = mkdtempSync(join(tmpdir(), "scifi-a38d-submit-"));
+    const home = join(root, "home");
+    const task = join(root, "task");
+    mkdirSync(home);
+    mkdirSync(task);
+    writeFileSync(
+      join(task, "task.md"),
+      "---\nname: t\n---\n# T\n\n## To-do\nWrite 42 to answer.txt.\n\n## Expectation\n- answer.txt holds 42.\n  ```check\n  grep -q 42 answer.txt\n  ```\n",
+    );
+    const sam = await loadSam(join(task, "task.md"), home);
+    const release = lockTaskFolder(home, task, "20261204-000000-holder-aaaaaa");
+    try {
+      const refused = await submitTask({ home, sam, flags: {}, backend: "docker", dryRun: false }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(SubmitInputError);
+      expect(String((refused as Error).message)).toMatch(/in use by run 20261204-000000-holder-aaaaaa/);
+      expect(existsSync(join(home, "submits"))).toBe(false);
+    } finally {
+      release();
+    }
   });
 });
