@@ -1,0 +1,55 @@
+// a38d-compare-false-refusals (open): valid compare stages, as graders write them, are refused.
+//
+// The promise (docs/sam-format.md "Compare stages": the lint refuses a path "that is neither a check
+// asset nor under outputs/" and "running an output"; issue 38 point 1 makes every entry point refuse
+// what `scifi validate` reports, so a false error stops `scifi run`, evals, the daemon and submit).
+// What happened: each stage below reads only outputs/ and check assets, runs nothing the agent made,
+// and passes when run by hand in the compare folder, but `scifi validate` refuses it:
+// - `files=(outputs/r.txt checks/ref.txt); cmp "${files[@]}"`: a bash array assignment's `(` ends
+//   the command, so `outputs/r.txt` is read as a program: "runs `outputs/r.txt`, a file the agent's
+//   work made" (and `files=(answer.txt)` is refused with that wrong message).
+// - `python3 - outputs/r.txt <<'EOF' ... EOF`: `-` makes python3 read its program from the
+//   here-document; outputs/r.txt is sys.argv[1], data, yet "hands `outputs/r.txt` to `python3`, which
+//   runs it as code".
+// - `xargs -a outputs/r.txt echo`: `-a FILE` is xargs' input file, read as the program it runs.
+// - `flock lock.txt python3 checks/grade.py outputs/r.txt`: flock's first operand is its lock file
+//   (flock creates it), read as the program: "runs `lock.txt`".
+// Suggested fix: runner/sam/shell-lint.ts: `name=(` ... `)` is an array assignment (its words are
+// values, no command); runner/sam/compare-reads.ts: an interpreter's `-` operand means the program is
+// stdin, and its later operands are arguments; give each WRAPPERS entry its options that take a value
+// (`xargs -a/-E/-I/-d/-n/-L/-P/-s`, `flock FILE|-w N`) before the program it runs.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkSam } from "../../runner/sam/gate.ts";
+
+const VALID = [
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell array, not a template
+  'files=(outputs/r.txt checks/ref.txt); cmp "${files[@]}"',
+  "python3 - outputs/r.txt <<'EOF'\nimport sys\nprint(open(sys.argv[1]).read())\nEOF",
+  "xargs -a outputs/r.txt echo > echoed.txt; cat echoed.txt",
+  "flock lock.txt python3 checks/grade.py outputs/r.txt",
+];
+
+function validate(stage: string): string[] {
+  const dir = mkdtempSync(join(tmpdir(), "scifi-a38d-valid-"));
+  mkdirSync(join(dir, "checks"));
+  writeFileSync(join(dir, "checks", "ref.txt"), "42\n");
+  writeFileSync(join(dir, "checks", "grade.py"), "import sys\nprint(open(sys.argv[1]).read())\n");
+  const body = stage
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n");
+  const sam = `---\nname: t\ncheck_assets: [checks/ref.txt, checks/grade.py]\n---\n# T\n\n## To-do\nWrite 42 to answer.txt.\n\n## Expectation\n- answer.txt holds 42.\n  \`\`\`check outputs=r.txt\n  echo 1 > r.txt\n  \`\`\`\n  \`\`\`compare\n${body}\n  \`\`\`\n`;
+  writeFileSync(join(dir, "task.md"), sam);
+  return checkSam(join(dir, "task.md"))
+    .diagnostics.filter((d) => d.severity === "error")
+    .map((d) => d.message);
+}
+
+describe("a38d: valid compare stages that read only outputs/ and check assets", () => {
+  it.each(VALID)("`%s` validates", (stage) => {
+    expect(validate(stage)).toEqual([]);
+  });
+});
