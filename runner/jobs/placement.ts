@@ -175,6 +175,20 @@ export interface PlacementScript {
   command?: string[];
 }
 
+/**
+ * A path as an `#SBATCH` value: in double quotes, which sbatch reads as one value (a home under
+ * "My Runs" would split at its space, "Invalid directive"). A quote, a backslash or a control
+ * character cannot be quoted there: refused, naming the path, before anything is written.
+ */
+export function directiveValue(path: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/["\\\x00-\x1f\x7f]/.test(path))
+    throw new Error(
+      `the path ${JSON.stringify(path)} holds a quote, a backslash or a control character, which a SLURM batch script's #SBATCH line cannot carry: use a scifi home (SCIFI_HOME) without one`,
+    );
+  return `"${path}"`;
+}
+
 /** The batch script of a placed task (self-describing: its #SBATCH lines are the options used). */
 export function renderPlacementScript(p: PlacementScript): string {
   const backendLines =
@@ -190,8 +204,8 @@ export function renderPlacementScript(p: PlacementScript): string {
     // line, so no part of it leaves the comment and runs as a command of this script.
     `# Written by 'scifi submit' for ${visible(p.samFile)}`,
     ...p.sbatchArgs.map((a) => `#SBATCH ${a}`),
-    `#SBATCH --chdir=${p.submitDir}`,
-    `#SBATCH --output=${slurmFilePattern(join(p.submitDir, "slurm-%j.out"))}`,
+    `#SBATCH --chdir=${directiveValue(p.submitDir)}`,
+    `#SBATCH --output=${directiveValue(slurmFilePattern(join(p.submitDir, "slurm-%j.out")))}`,
     "set -euo pipefail",
     `export SCIFI_HOME=${shellQuote(p.home)}`,
     ...backendLines,

@@ -77,16 +77,21 @@ export async function submitTask(o: SubmitTaskOptions): Promise<SubmitTaskResult
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
   const slug = sam.metadata.name.replace(/[^A-Za-z0-9_.-]+/g, "-").slice(0, 40) || "task";
   const submitDir = join(o.home, SUBMISSIONS_DIR, `${stamp}-${slug}-${randomBytes(3).toString("hex")}`);
-  const script = renderPlacementScript({
-    sbatchArgs: placement.args,
-    samFile: sam.file,
-    home: resolve(o.home),
-    submitDir,
-    scifiCommand: o.scifiCommand ?? defaultScifiCommand(),
-    backend: o.backend,
-    model: absoluteModel(o.model),
-    ...(o.command ? { command: o.command } : {}),
-  });
+  let script: string;
+  try {
+    script = renderPlacementScript({
+      sbatchArgs: placement.args,
+      samFile: sam.file,
+      home: resolve(o.home),
+      submitDir,
+      scifiCommand: o.scifiCommand ?? defaultScifiCommand(),
+      backend: o.backend,
+      model: absoluteModel(o.model),
+      ...(o.command ? { command: o.command } : {}),
+    });
+  } catch (error) {
+    throw new SubmitInputError(error instanceof Error ? error.message : String(error));
+  }
   const result: SubmitTaskResult = { script, sbatchArgs: placement.args, notes: placement.notes, submitDir };
   if (o.dryRun) return result;
 
@@ -136,6 +141,8 @@ export async function resubmitRun(
   runId: string,
   options: { slurm?: SlurmClient; scifiCommand?: string[]; now?: Date } = {},
 ): Promise<SubmissionRecord> {
+  // The job's `scifi run --resume` would be refused on the node: say so before anything is queued.
+  refuseBusyTaskFolder(home, dirname(record.samFile));
   const now = options.now ?? new Date();
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
   const submitDir = join(home, SUBMISSIONS_DIR, `${stamp}-resume-${randomBytes(3).toString("hex")}`);

@@ -112,8 +112,8 @@ describe("a38: SLURM batch scripts with the agent's and a dropper's words", () =
     expect(directives).toEqual([
       "#SBATCH --job-name=scifi-t",
       "#SBATCH --time=00:10:00",
-      "#SBATCH --chdir=/h/submits/1",
-      "#SBATCH --output=/h/submits/1/slurm-%j.out",
+      '#SBATCH --chdir="/h/submits/1"',
+      '#SBATCH --output="/h/submits/1/slurm-%j.out"',
     ]);
     // `exec` writes its argv past the program, one NUL-ended word each: the path comes back whole.
     const shim = `exec() { shift; printf '%s\\0' "$@" > argv; exit 0; }`;

@@ -271,8 +271,8 @@ describe("the SLURM scripts scifi writes: the agent's and a dropper's words, rea
       ).toEqual([
         "#SBATCH --job-name=scifi-t",
         "#SBATCH --time=00:10:00",
-        "#SBATCH --chdir=/h/submits/1",
-        "#SBATCH --output=/h/submits/1/slurm-%j.out",
+        '#SBATCH --chdir="/h/submits/1"',
+        '#SBATCH --output="/h/submits/1/slurm-%j.out"',
       ]);
       const argv = bashReads(script.replace("set -euo pipefail", "set -uo pipefail"), shim).split("\0");
       expect(argv, JSON.stringify(s)).toEqual(["run", samFile, "--backend", "docker", ""]);

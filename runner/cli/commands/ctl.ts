@@ -150,6 +150,22 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     const refused = refusal(run.task, "resume");
     if (refused) throw new CtlRefused(`run ${runId}: ${refused}`);
   }
+  // A run `scifi submit` placed goes back to SLURM (below); a folder another live run holds would
+  // refuse its job on the node, in a log nobody reads: refused here, before the decision.
+  const { listSubmissions, findRunState } = await import("../../jobs/placement.ts");
+  const placed = run.task
+    ? undefined
+    : listSubmissions(home).find((r) => findRunState(home, r)?.runId === runId);
+  if (placed) {
+    const { refuseBusyTaskFolder, TaskFolderBusy } = await import("../../task-folder-lock.ts");
+    const { dirname } = await import("node:path");
+    try {
+      refuseBusyTaskFolder(home, dirname(placed.samFile));
+    } catch (error) {
+      if (error instanceof TaskFolderBusy) throw new CtlRefused(`run ${runId}: ${error.message}`);
+      throw error;
+    }
+  }
   writeDecision(dir, { action: "resume", at, by });
   if (run.task) {
     const { operate } = await import("../../daemon/operator.ts");
@@ -160,8 +176,6 @@ async function ctlCommand(given: string, action: string, flags: CtlFlags): Promi
     return EXIT.ok;
   }
   // A run `scifi submit` placed goes back to SLURM, with its job's options: never the login node.
-  const { listSubmissions, findRunState } = await import("../../jobs/placement.ts");
-  const placed = listSubmissions(home).find((r) => findRunState(home, r)?.runId === runId);
   if (placed) {
     const { resubmitRun } = await import("../../jobs/submit.ts");
     try {

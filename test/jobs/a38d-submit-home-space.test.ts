@@ -1,4 +1,4 @@
-// a38d-submit-home-space (open): `scifi submit`, and the new `ctl resume` of a submit-placed run,
+// a38d-submit-home-space (fixed): `scifi submit`, and the new `ctl resume` of a submit-placed run,
 // fail for a scifi home whose path holds a space, with sbatch's own words.
 //
 // The promise (docs/ctl.md: `resume` of a run `scifi submit` placed "submits it again"; docs/slurm.md
@@ -11,9 +11,8 @@
 // behind. runner/jobs/submit.ts resubmitRun renders the same lines, so `ctl <run> resume` of such a
 // run fails the same way (the run stays paused, no job). sbatch accepts the value in double
 // quotes (`#SBATCH --chdir="/tmp/a b"` runs, checked with `sbatch --test-only`).
-// Suggested fix: quote every #SBATCH value built from a path (double quotes; refuse a `"` or newline
-// in it with a message that names the home), or refuse a home with whitespace before writing
-// anything, saying to choose another SCIFI_HOME.
+// Fixed: every #SBATCH value built from a path is double-quoted (placement.ts directiveValue); a
+// quote, backslash or control character in it is refused before anything is written (exit 2).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

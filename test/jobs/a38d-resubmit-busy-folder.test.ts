@@ -1,4 +1,4 @@
-// a38d-resubmit-busy-folder (open): `scifi ctl <run> resume` of a run `scifi submit` placed queues a
+// a38d-resubmit-busy-folder (fixed): `scifi ctl <run> resume` of a run `scifi submit` placed queues a
 // new SLURM job while another live run holds the task folder.
 //
 // The promise (issue 38 point 3: a second run, eval trial, daemon task or SLURM job on a task folder
@@ -9,8 +9,8 @@
 // with no refuseBusyTaskFolder; with another run holding the folder, `ctl resume` prints "resumed
 // as SLURM job N" (after writing the resume decision), and the job's `scifi run --resume` is refused
 // on the node later, in a log the person is not looking at; the run stays paused.
-// Suggested fix: in resubmitRun (or ctl before writeDecision), refuseBusyTaskFolder(home,
-// dirname(record.samFile)) and refuse with its message (holder's run id), as submitTask does.
+// Fixed: resubmitRun refuses a folder a live run holds (refuseBusyTaskFolder), and `ctl resume`
+// checks it before writing its decision (exit 2, naming the holder).
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
