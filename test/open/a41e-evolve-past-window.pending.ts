@@ -19,8 +19,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { summariseFindings } from "../../runner/evolve/summarise.ts";
 import type { RecurringFinding } from "../../runner/evolve/stats.ts";
+import { summariseFindings } from "../../runner/evolve/summarise.ts";
 import { openHelperSession } from "../../runner/helpers/session.ts";
 
 it("evolve's summary of many long findings stays inside an 8k window (scripted model)", async () => {

@@ -19,8 +19,8 @@
 import { describe, expect, it } from "vitest";
 import { fitMemory } from "../../runner/agents/brief-budget.ts";
 import { formatEntry } from "../../runner/memory/entries.ts";
-import type { CheckOutcome } from "../../runner/run-folder/state.ts";
 import { failureMemoryBody } from "../../runner/run/session/memory-writes.ts";
+import type { CheckOutcome } from "../../runner/run-folder/state.ts";
 
 function entry(iteration: number, claim: string): string {
   const failed = {
