@@ -359,7 +359,11 @@ async function daemonOwner(home: string, runId: string): Promise<string | undefi
   if (job) {
     const { readTask } = await import("../../daemon/records.ts");
     for (let waited = 0; waited <= 15_000; waited += 250) {
-      const placed = readTask(home, task.key)?.attempts.at(-1)?.slurm?.jobId;
+      // Only a task the daemon has placed and not paused or ended: a paused task's last attempt
+      // still names the job that ended when it paused, which is never the one to go on (a38d).
+      const record = readTask(home, task.key);
+      if (record?.state !== "running") break;
+      const placed = record.attempts.at(-1)?.slurm?.jobId;
       if (placed === job) return undefined;
       if (placed) break;
       await new Promise((r) => setTimeout(r, 250));

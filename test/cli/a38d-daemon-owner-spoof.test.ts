@@ -1,4 +1,4 @@
-// a38d-daemon-owner-spoof (open): a paused daemon task's run is resumed outside the daemon by
+// a38d-daemon-owner-spoof (fixed): a paused daemon task's run is resumed outside the daemon by
 // setting SLURM_JOB_ID to the id of the task's old, ended job.
 //
 // The promise (docs/daemon.md, placement slurm: a paused placed task resumes as a new job, through
@@ -10,9 +10,8 @@
 // by `scifi status`); `SLURM_JOB_ID=<that id> scifi run --resume <run>` on the login node passes the
 // ownership check (it goes on to look for the run) while the daemon still lists the task paused,
 // and its next `ctl resume` would place a second job for a run that already went on.
-// Suggested fix: exempt only a task the daemon has placed and not paused (state running), and only
-// while that job is live (squeue: RUNNING), e.g. also match SLURM_JOB_ID's job to this host or to the
-// attempt's submitDir (SLURM_SUBMIT_DIR); a paused task's run is never its old job's to resume.
+// Fixed: the exemption holds only while the task is `running` (placed by the daemon, not paused or
+// ended) and its attempt names this job (runner/cli/commands/run.ts daemonOwner).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
