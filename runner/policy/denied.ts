@@ -1,7 +1,7 @@
 // Host paths that are never mounted into a sandbox, whatever the SAM or the site policy says.
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { homePaths } from "../paths.ts";
 
 export interface DeniedPath {
@@ -109,14 +109,17 @@ function homeDirectories(): string[] {
  * (that ancestor's real path, plus the rest), so a fresh home spelled through a link into the task
  * folder is seen where it will be made.
  */
-function realOrSelf(path: string): string {
+function realOrSelf(path: string, links = 0): string {
   const rest: string[] = [];
   for (let at = path; ; at = dirname(at)) {
     try {
       if (existsSync(at))
         return rest.length === 0 ? realpathSync(at) : join(realpathSync(at), ...rest.reverse());
+      // A dangling link is where the path will be made: its target, resolved the same way (a38d).
+      if (links < 40 && lstatSync(at).isSymbolicLink())
+        return realOrSelf(join(resolve(dirname(at), readlinkSync(at)), ...rest.reverse()), links + 1);
     } catch {
-      return path;
+      // Not there at all (lstat failed): climb to its folder.
     }
     if (dirname(at) === at) return path;
     rest.push(basename(at));

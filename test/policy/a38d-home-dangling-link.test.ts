@@ -1,4 +1,4 @@
-// a38d-home-dangling-link (open): a scifi home spelled through a link into the task folder whose
+// a38d-home-dangling-link (fixed): a scifi home spelled through a link into the task folder whose
 // target is not there yet ends in a raw ENOENT, exit 1, instead of `task-folder-denied`, exit 2.
 //
 // The promise (docs/sandbox.md, `task-folder-denied`: "compared by real path, links resolved, also
@@ -11,9 +11,8 @@
 // mkdir fails: "scifi run: ENOENT: no such file or directory, mkdir '<x>/h/.scifi/task-locks'",
 // exit 1. Nothing is created in the task folder (mkdir does not follow the dangling link), so no
 // record lands where the agent writes; the break is the message and the exit code.
-// Suggested fix: resolve a path not there yet component by component with lstat/readlink (a
-// dangling link resolves to its target, itself resolved the same way) before comparing with the
-// task folder (runner/policy: the task-folder-denied check).
+// Fixed: a denied path not there yet is resolved through a dangling link on its way too (its target,
+// resolved the same way; runner/policy/denied.ts realOrSelf).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
