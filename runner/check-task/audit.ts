@@ -24,7 +24,7 @@ import { readHistory } from "../memory/history.ts";
 import { homePaths } from "../paths.ts";
 import type { RunResult } from "../run/session/deps.ts";
 import type { SamDocument } from "../sam/types.ts";
-import { refuseBusyTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
+import { lockTaskFolder, TaskFolderBusy } from "../task-folder-lock.ts";
 import { AGENT_WORDS, type LazyAgent, lazyScript, nodes, solutionCalls } from "./agents.ts";
 import { hashFolder } from "./content-hash.ts";
 
@@ -163,13 +163,32 @@ export async function auditTask(taskDirIn: string, options: AuditOptions): Promi
     }
   }
   // A folder a live run works in holds its agent's half-done work: judged as "untouched" it would give
-  // (and cache) a false finding. Refused naming the run, as `scifi eval` refuses before its trials (a38c).
+  // (and cache) a false finding. Refused naming the run (a38c), and held for the whole audit, as a
+  // run holds it: every audit copies the folder afresh, so a run started meanwhile would be judged
+  // too (a38d).
+  let release: () => void;
   try {
-    refuseBusyTaskFolder(options.home, taskDir);
+    release = lockTaskFolder(options.home, taskDir, `check-task-${Date.now()}-${process.pid}`);
   } catch (error) {
     if (!(error instanceof TaskFolderBusy)) throw error;
     throw new AuditInputError(error.message);
   }
+  try {
+    return await auditHeld(taskDir, samName, samFile, sam, solution, options);
+  } finally {
+    release();
+  }
+}
+
+/** The audit itself, with the task folder's lock held (auditTask). */
+async function auditHeld(
+  taskDir: string,
+  samName: string,
+  samFile: string,
+  sam: SamDocument,
+  solution: string | undefined,
+  options: AuditOptions,
+): Promise<AuditReport> {
   const backend = options.backend ?? "docker";
   const contentHash = await auditHash(taskDir, { ...(solution ? { solution } : {}), backend, sam: samName });
   const cacheFile = auditCacheFile(options.home, contentHash);

@@ -11,9 +11,8 @@
 // would lend the folder and write its agent's work there), and the audits after that copy the
 // run's half-done work, cached under the hash of the folder as it was at the start. (`scifi
 // critique <run>` takes the lock for its whole sandbox: runner/helpers/critique/command.ts.)
-// Suggested fix: take lockTaskFolder(home, taskDir, <check-task id>) for the audit's duration (as
-// critique does) instead of refuseBusyTaskFolder, or copy the folder once at the start and audit
-// only that copy.
+// Fixed: auditTask takes the task folder's lock for the whole audit (lockTaskFolder, released at its
+// end), so a run started meanwhile is refused naming the check-task, as a second run would be.
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
