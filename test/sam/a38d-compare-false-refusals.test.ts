@@ -30,6 +30,12 @@ const VALID = [
   "python3 - outputs/r.txt <<'EOF'\nimport sys\nprint(open(sys.argv[1]).read())\nEOF",
   "xargs -a outputs/r.txt echo > echoed.txt; cat echoed.txt",
   "flock lock.txt python3 checks/grade.py outputs/r.txt",
+  // Beyond the attacker's list: the fixed readers must not refuse what they now read.
+  "bash -c 'cmp outputs/r.txt checks/ref.txt'",
+  "case x in\n  x) cmp outputs/r.txt checks/ref.txt ;;\n  (y|z) exit 1 ;;\nesac",
+  "timeout -s KILL 10 python3 checks/grade.py outputs/r.txt",
+  "xargs -n 1 cmp checks/ref.txt <<< outputs/r.txt",
+  'for f in outputs/r.txt; do python3 checks/grade.py "$f"; done',
 ];
 
 function validate(stage: string): string[] {

@@ -35,6 +35,11 @@ const STAGES = [
   "cat <<EOF | sh\ncmp checks/ref.txt answer.txt\nEOF",
   "xargs cmp checks/ref.txt <<< answer.txt",
   'for f in answer.txt; do\n  python3 checks/grade.py "$f"\ndone',
+  // Beyond the attacker's list: the same reads in neighbouring spellings.
+  "sh <<EOF\ncmp checks/ref.txt answer.txt\nEOF",
+  "case $(cat outputs/r.txt) in\n  42) exit 0 ;;\n  *) cmp checks/ref.txt answer.txt ;;\nesac",
+  "xargs -a answer.txt cmp checks/ref.txt",
+  "eval \"sh -c 'cmp checks/ref.txt answer.txt'\"",
 ];
 
 function validate(stage: string): string[] {
@@ -58,4 +63,13 @@ describe("a38d: compare stages that read the agent's answer.txt in forms the lin
     expect(validate("cmp checks/ref.txt answer.txt").join("\n")).toMatch(/reads `answer\.txt`/);
     expect(validate(stage).join("\n")).toMatch(/answer\.txt/);
   });
+});
+
+describe("a38d: an output run through a script handed to a shell", () => {
+  it.each(["sh -c 'outputs/r.txt'", "eval 'outputs/r.txt --check'", "sh <<EOF\noutputs/r.txt\nEOF"])(
+    "`%s` is refused as running an output",
+    (stage) => {
+      expect(validate(stage).join("\n")).toMatch(/runs `outputs\/r\.txt`|hands `outputs\/r\.txt`/);
+    },
+  );
 });
