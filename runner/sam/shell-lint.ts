@@ -192,8 +192,11 @@ export function lintCommands(script: string, depth = 0): LintCommand[] {
       i++;
     } else if (token.kind === "op" && SEPARATORS.has(token.op)) {
       flush();
-      const bodies = current.redirects.flatMap((r) => (r.target.body === undefined ? [] : [r.target.body]));
-      piped = token.op === "|" || token.op === "|&" ? bodies : [];
+      // A pipe's newline (`cat <<EOF |` then `sh` on the next line) keeps what is piped.
+      if (current.words.length > 0 || current.redirects.length > 0) {
+        const bodies = current.redirects.flatMap((r) => (r.target.body === undefined ? [] : [r.target.body]));
+        piped = token.op === "|" || token.op === "|&" ? bodies : [];
+      }
       current = { words: [], redirects: [] };
     } else if (token.kind === "op") {
       if (next?.kind === "word") {

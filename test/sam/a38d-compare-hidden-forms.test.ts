@@ -37,6 +37,7 @@ const STAGES = [
   'for f in answer.txt; do\n  python3 checks/grade.py "$f"\ndone',
   // Beyond the attacker's list: the same reads in neighbouring spellings.
   "sh <<EOF\ncmp checks/ref.txt answer.txt\nEOF",
+  "cat <<EOF |\ncmp checks/ref.txt answer.txt\nEOF\nsh",
   "case $(cat outputs/r.txt) in\n  42) exit 0 ;;\n  *) cmp checks/ref.txt answer.txt ;;\nesac",
   "xargs -a answer.txt cmp checks/ref.txt",
   "eval \"sh -c 'cmp checks/ref.txt answer.txt'\"",
