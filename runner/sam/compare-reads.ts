@@ -7,7 +7,7 @@
 // valid SAM invalid); a path counts when it reads like a file name and nothing in the stage could
 // have written it before it is read.
 import { posix } from "node:path";
-import { type LintCommand, type LintWord, lintCommands, WRAPPERS } from "./shell-lint.ts";
+import { type LintCommand, type LintWord, lintCommands, wrappedProgram } from "./shell-lint.ts";
 
 export interface CompareFolder {
   /** Check assets, task-folder relative, `/`-separated. */
@@ -100,8 +100,11 @@ export function compareRead(script: string, folder: CompareFolder): CompareRead 
   let writerRan = false;
   for (const [index, command] of commands.entries()) {
     // A loop's list is read only where a command after it reads its variable as a file.
-    if (command.loop !== undefined && (fileUses.get(command.loop) ?? -1) <= index) continue;
-    const program = programOf(command.words);
+    const use = command.loop === undefined ? undefined : fileUses.get(command.loop);
+    if (command.loop !== undefined && (use?.index ?? -1) <= index) continue;
+    // A list handed to a program that is no reader (`python3 checks/grade.py "$f"`) is judged as
+    // that program's operands are (`python3 checks/grade.py answer.txt`).
+    const program = use?.program ?? programOf(command.words);
     const named = paths[index] ?? [];
     const writesHere = new Set(named.filter((n) => n.writes).map((n) => n.rel));
     for (const { word, rel, runs, writes, operand } of named) {
@@ -142,23 +145,32 @@ const READS_OPERANDS = new Set([
 ]);
 
 /**
- * Where each variable is last read as a file: a whole word `$v` or `${v}` as an operand of a program
- * that reads its operands, or as the target of `<` (`for f in a.txt; do cmp "$f" ref; done` reads
- * a.txt; `test -n "$f"` or `outputs/$f` reads no word of the list as it stands).
+ * Where each variable is last read as a file, and as whose operand: a whole word `$v` or `${v}` as
+ * an operand of a program that reads its operands (`for`: judged as a reader), of a program that is
+ * no reader and creates nothing (judged as that program), or as the target of `<` (`for f in a.txt;
+ * do cmp "$f" ref; done` reads a.txt; `test -n "$f"` or `outputs/$f` reads no word of the list).
  */
-function loopFileUses(commands: readonly LintCommand[]): Map<string, number> {
-  const uses = new Map<string, number>();
+function loopFileUses(commands: readonly LintCommand[]): Map<string, { index: number; program: string }> {
+  const uses = new Map<string, { index: number; program: string }>();
   const variable = (word: LintWord) => /^\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})$/.exec(word.text);
-  commands.forEach((command, k) => {
+  commands.forEach((command, index) => {
     const at = programIndex(command.words);
-    const reads = READS_OPERANDS.has(posix.basename(command.words[at]?.text ?? ""));
-    const words = [
-      ...(reads ? command.words.slice(at + 1) : []),
-      ...command.redirects.filter((r) => /^\d*<$/.test(r.op)).map((r) => r.target),
-    ];
-    for (const word of words) {
-      const name = variable(word);
-      if (name) uses.set(name[1] ?? name[2] ?? "", k);
+    const name = posix.basename(command.words[at]?.text ?? "");
+    const other =
+      !READERS.has(name) &&
+      !CREATE_ALL.has(name) &&
+      !CREATE_LAST.has(name) &&
+      !BUILD_TARGETS.has(name) &&
+      !/^(cd|pushd|popd)$/.test(name);
+    const reads = READS_OPERANDS.has(name) || other;
+    const program = READS_OPERANDS.has(name) || !other ? "for" : name;
+    const operands = (reads ? command.words.slice(at + 1) : []).map((word) => ({ word, program }));
+    const redirected = command.redirects
+      .filter((r) => /^\d*<$/.test(r.op))
+      .map((r) => ({ word: r.target, program: "for" }));
+    for (const { word, program: by } of [...operands, ...redirected]) {
+      const found = variable(word);
+      if (found) uses.set(found[1] ?? found[2] ?? "", { index, program: by });
     }
   });
   return uses;
@@ -216,7 +228,7 @@ function commandPaths(command: LintCommand): Named[] {
   const { words } = command;
   const at = programIndex(words);
   const program = posix.basename(words[at]?.text ?? "");
-  const writes = new Set<number>();
+  const writes = new Set<number>(wrappedProgram(words.map((w) => w.text)).creates);
   words.forEach((word, k) => {
     if (OUTPUT_OPTION.test(word.text)) writes.add(k + 1);
     if (OUTPUT_OPTION_VALUE.test(word.text) || (program === "dd" && DD_OUTPUT.test(word.text))) writes.add(k);
@@ -239,6 +251,22 @@ function commandPaths(command: LintCommand): Named[] {
     ...command.redirects
       .filter((r) => /^\d*<$/.test(r.op) || r.op.includes(">"))
       .map((r) => ({ word: r.target, runs: false, writes: r.op.includes(">"), operand: false })),
+    // `xargs cmd <<< "a b"`: xargs hands the here-string's words to cmd as its operands.
+    ...(words.slice(0, at).some((w) => posix.basename(w.text) === "xargs")
+      ? command.redirects
+          .filter((r) => r.op === "<<<")
+          .flatMap((r) =>
+            r.target.text
+              .split(/\s+/)
+              .filter(Boolean)
+              .map((text) => ({
+                word: { text, expands: r.target.expands },
+                runs: false,
+                writes: false,
+                operand: true,
+              })),
+          )
+      : []),
   ];
   return named.flatMap(({ word, runs, writes, operand }) => {
     const rel = relativePath(word);
@@ -281,11 +309,5 @@ function programOf(words: readonly LintWord[]): string {
 }
 
 function programIndex(words: readonly LintWord[]): number {
-  let k = 0;
-  while (k < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[k]?.text ?? "")) k++;
-  while (WRAPPERS.has(posix.basename(words[k]?.text ?? ""))) {
-    k++;
-    while (k < words.length && /^-|^\d+[smhd]?$|^[A-Za-z_][A-Za-z0-9_]*=/.test(words[k]?.text ?? "")) k++;
-  }
-  return k;
+  return wrappedProgram(words.map((w) => w.text)).at;
 }

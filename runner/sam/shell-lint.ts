@@ -4,7 +4,9 @@
 // a glob) is marked so, and no rule decides anything from it. The commands inside `$(...)` and
 // backticks, function bodies and subshells are commands too (a substitution's before the command
 // that holds it, as the shell runs them), and a `for` list is a command of its own (`for`, then the
-// words of its list), so a read is seen wherever it hides.
+// words of its list), so a read is seen wherever it hides. A `case` pattern list is no command;
+// the script of `eval`, `sh -c` and a here-document a shell reads are commands too.
+import { programKind } from "./program-kinds.ts";
 
 /** One word of a command: its text with quotes removed, and whether the shell would rewrite it. */
 export interface LintWord {
@@ -13,6 +15,8 @@ export interface LintWord {
   expands: boolean;
   /** The scripts of the command substitutions in it (`$(...)`, backticks), well closed ones only. */
   substitutions?: string[];
+  /** A here-document's delimiter word: the body it opens (read as commands when a shell reads it). */
+  body?: string;
 }
 
 /** A redirection: its operator (`>`, `>>`, `<`, `2>`, `&>`, `<<<` …) and target word. */
@@ -27,6 +31,8 @@ export interface LintCommand {
   redirects: LintRedirect[];
   /** A `for`/`select` list (`for` and its words): the loop variable (its uses say if the list is read). */
   loop?: string;
+  /** The scripts it hands to a shell (`eval`, `sh -c`, a here-document a shell reads), as written. */
+  scripts?: string[];
 }
 
 type Token = { kind: "word"; word: LintWord } | { kind: "op"; op: string };
@@ -40,6 +46,50 @@ export const WRAPPERS: ReadonlySet<string> = new Set(
     " ",
   ),
 );
+
+/** A wrapper's options that take the next word as their value, and its operands before the program. */
+const WRAPPER_SPECS: Readonly<Record<string, { values: readonly string[]; operands?: number }>> = {
+  xargs: { values: ["-a", "-E", "-I", "-d", "-n", "-L", "-P", "-s", "--arg-file", "--delimiter"] },
+  flock: { values: ["-w", "-E", "--timeout", "--conflict-exit-code"], operands: 1 },
+  taskset: { values: [], operands: 1 },
+  timeout: { values: ["-s", "-k", "--signal", "--kill-after"], operands: 1 },
+  nice: { values: ["-n", "--adjustment"] },
+  ionice: { values: ["-c", "-n", "-p", "--class", "--classdata"] },
+  stdbuf: { values: ["-i", "-o", "-e"] },
+  env: { values: ["-u", "-C", "-S", "--unset", "--chdir"] },
+  time: { values: ["-f", "-o", "--format", "--output"] },
+};
+
+/**
+ * Where the program a command runs stands: past `name=value` assignments and wrappers with their
+ * options, option values (`xargs -a FILE`, `nice -n 5`) and leading operands (`flock FILE`,
+ * `timeout 10`). `creates`: the words a wrapper creates (flock's lock file).
+ */
+export function wrappedProgram(words: readonly string[]): { at: number; creates: number[] } {
+  const base = (k: number) => (words[k] ?? "").split("/").at(-1) ?? "";
+  const creates: number[] = [];
+  let k = 0;
+  while (k < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[k] ?? "")) k++;
+  while (WRAPPERS.has(base(k))) {
+    const spec = WRAPPER_SPECS[base(k)] ?? { values: [] };
+    const wrapper = base(k);
+    k++;
+    let operands = spec.operands ?? 0;
+    while (k < words.length) {
+      const word = words[k] ?? "";
+      if (word === "--") k++;
+      else if (spec.values.includes(word)) k += 2;
+      else if (/^-|^[A-Za-z_][A-Za-z0-9_]*=/.test(word) || (operands === 0 && /^\d+[smhd]?$/.test(word))) k++;
+      else if (operands > 0) {
+        if (wrapper === "flock" && !/^\d+$/.test(word)) creates.push(k);
+        operands--;
+        k++;
+      } else break;
+      if (word === "--") break;
+    }
+  }
+  return { at: k, creates };
+}
 
 const OPERATOR_START = new Set(["<", ">", "&", "|", ";", "(", ")"]);
 /** Characters that end an unquoted word. */
@@ -83,19 +133,48 @@ const MAX_DEPTH = 6;
 export function lintCommands(script: string, depth = 0): LintCommand[] {
   const commands: LintCommand[] = [];
   let current: LintCommand = { words: [], redirects: [] };
+  /** Here-document bodies piped into the command being read (`cat <<EOF | sh`). */
+  let piped: string[] = [];
+  /** Open `case`s, innermost last: true while a pattern list (`x)`, `(x|y)`) is expected. */
+  const cases: boolean[] = [];
   const flush = (): void => {
     if (current.words.length === 0 && current.redirects.length === 0) return;
-    if (depth < MAX_DEPTH)
+    let scripts: string[] = [];
+    if (depth < MAX_DEPTH) {
       for (const word of [...current.words, ...current.redirects.map((r) => r.target)])
         for (const inner of word.substitutions ?? []) commands.push(...lintCommands(inner, depth + 1));
+      scripts = shellScripts(current, piped);
+      for (const inner of scripts) commands.push(...lintCommands(inner, depth + 1));
+    }
     const command = header(current);
-    if (command) commands.push(command);
+    if (command) commands.push(scripts.length > 0 ? { ...command, scripts } : command);
   };
   const tokens = tokenize(script);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i] as Token;
     const next = tokens[i + 1];
-    if (token.kind === "word" && current.words.length === 0 && token.word.text === "function") {
+    if (cases.at(-1) === true) {
+      // A pattern list is no command: skip to its `)`; `esac` closes the case.
+      if (token.kind === "word" && token.word.text === "esac") cases.pop();
+      else if (token.kind === "op" && token.op === ")") cases[cases.length - 1] = false;
+      continue;
+    }
+    if (token.kind === "word" && current.words.length === 0 && token.word.text === "case") {
+      // `case WORD in`: the word's substitutions are read (flush), then pattern lists follow.
+      current.words.push(token.word);
+      if (next?.kind === "word") current.words.push(next.word);
+      i += next?.kind === "word" && tokens[i + 2]?.kind === "word" ? 2 : 1;
+      flush();
+      current = { words: [], redirects: [] };
+      cases.push(true);
+    } else if (token.kind === "word" && current.words.length === 0 && token.word.text === "esac") {
+      cases.pop();
+    } else if (token.kind === "op" && token.op === ";;" && cases.length > 0) {
+      flush();
+      current = { words: [], redirects: [] };
+      piped = [];
+      cases[cases.length - 1] = true;
+    } else if (token.kind === "word" && current.words.length === 0 && token.word.text === "function") {
       // `function name { ...; }`: the name is no command; the body follows as commands.
       i++;
       const [open, close] = [tokens[i + 1], tokens[i + 2]];
@@ -113,6 +192,11 @@ export function lintCommands(script: string, depth = 0): LintCommand[] {
       i++;
     } else if (token.kind === "op" && SEPARATORS.has(token.op)) {
       flush();
+      // A pipe's newline (`cat <<EOF |` then `sh` on the next line) keeps what is piped.
+      if (current.words.length > 0 || current.redirects.length > 0) {
+        const bodies = current.redirects.flatMap((r) => (r.target.body === undefined ? [] : [r.target.body]));
+        piped = token.op === "|" || token.op === "|&" ? bodies : [];
+      }
       current = { words: [], redirects: [] };
     } else if (token.kind === "op") {
       if (next?.kind === "word") {
@@ -125,6 +209,29 @@ export function lintCommands(script: string, depth = 0): LintCommand[] {
   }
   flush();
   return commands;
+}
+
+/**
+ * The scripts a command hands to a shell, read as commands of their own: `eval`'s arguments,
+ * `sh -c SCRIPT`, and a here-document a shell reads as its input (`sh <<EOF`, `cat <<EOF | sh`).
+ * The text as written: what a variable in it holds at run time is not judged.
+ */
+function shellScripts(command: LintCommand, piped: readonly string[]): string[] {
+  const words = command.words.map((w) => w.text);
+  const { at } = wrappedProgram(words);
+  const program = (words[at] ?? "").split("/").at(-1) ?? "";
+  if (program === "eval") return [words.slice(at + 1).join(" ")];
+  if (programKind(program) !== "shell") return [];
+  const rest = words.slice(at + 1);
+  const inline = rest.findIndex((w) => /^-[A-Za-z]*c[A-Za-z]*$/.test(w));
+  if (inline >= 0) {
+    const script = rest.slice(inline + 1).find((w) => !w.startsWith("-") || w.includes(" "));
+    return script === undefined ? [] : [script];
+  }
+  // With no script file operand, the shell reads its program from its input.
+  if (rest.some((w) => !w.startsWith("-"))) return [];
+  const own = command.redirects.flatMap((r) => (r.target.body === undefined ? [] : [r.target.body]));
+  return [...own, ...piped];
 }
 
 /**
@@ -144,7 +251,7 @@ function header(command: LintCommand): LintCommand | undefined {
 function tokenize(script: string): Token[] {
   const tokens: Token[] = [];
   /** Here-document delimiters waiting for the end of the current line. */
-  const heredocs: { delimiter: string; strip: boolean }[] = [];
+  const heredocs: Heredoc[] = [];
   let i = 0;
   while (i < script.length) {
     const c = script[i] as string;
@@ -171,7 +278,7 @@ function tokenize(script: string): Token[] {
       i += op.length;
       if (op === "<<" || op === "<<-") {
         const word = readWord(script, skipBlanks(script, i));
-        heredocs.push({ delimiter: word.word.text, strip: op === "<<-" });
+        heredocs.push({ delimiter: word.word.text, strip: op === "<<-", word: word.word });
         tokens.push({ kind: "word", word: word.word });
         i = word.end;
       }
@@ -202,20 +309,27 @@ function skipBlanks(script: string, i: number): number {
   return at;
 }
 
+/** A here-document waiting for the end of its line: its delimiter and the word that keeps its body. */
+interface Heredoc {
+  delimiter: string;
+  strip: boolean;
+  word: LintWord;
+}
+
 /** Past the bodies of the here-documents opened on the line that just ended. */
-function skipHeredocs(
-  script: string,
-  from: number,
-  pending: { delimiter: string; strip: boolean }[],
-): number {
+function skipHeredocs(script: string, from: number, pending: Heredoc[]): number {
   let at = from;
-  for (const { delimiter, strip } of pending) {
+  for (const { delimiter, strip, word } of pending) {
+    const lines: string[] = [];
     while (at < script.length) {
       const end = script.indexOf("\n", at);
       const line = script.slice(at, end === -1 ? script.length : end);
       at = end === -1 ? script.length : end + 1;
       if ((strip ? line.replace(/^\t+/, "") : line) === delimiter) break;
+      lines.push(line);
     }
+    // Kept on the delimiter word, for a shell that reads it as its program (shellScripts).
+    word.body = lines.join("\n");
   }
   return at;
 }
@@ -228,6 +342,15 @@ function readWord(script: string, start: number): { word: LintWord; end: number 
   let i = start;
   while (i < script.length) {
     const c = script[i] as string;
+    if (c === "(" && /^[A-Za-z_][A-Za-z0-9_]*\+?=$/.test(text) && script.slice(start, i) === text) {
+      // `name=(a b)`: an array's values, not a subshell; what it holds is known only at run time.
+      const end = balanced(script, i);
+      substitutions.push(...substitutionsIn(script.slice(i + 1, end - 1)));
+      text += script.slice(i, end);
+      expands = true;
+      i = end;
+      continue;
+    }
     if (WORD_END.has(c)) break;
     if (c === "\\") {
       text += script[i + 1] ?? "";

@@ -8,7 +8,7 @@ import { isCompareStage } from "./check-blocks.ts";
 import { type CompareRead, compareRead } from "./compare-reads.ts";
 import { programKind } from "./program-kinds.ts";
 import { type AgentThenJudge, agentThenJudge } from "./run-stage-judge.ts";
-import { WRAPPERS } from "./shell-lint.ts";
+import { lintCommands, wrappedProgram } from "./shell-lint.ts";
 import type { Check, Diagnostic, SamMetadata, SamNode } from "./types.ts";
 
 /** The top-level SAM file as the parser read it. */
@@ -77,7 +77,7 @@ export function stageDiagnostics(input: StageLintInput, root: SamNode, metadata:
         declared: before,
         later: outputsOf(all.map((c) => c.check)).filter((o) => !before.includes(o)),
       };
-      const runs = runsAnOutput(compare.check.command);
+      const runs = runsAnOutput(compare.check.command) ?? runsAnOutputInside(compare.check.command);
       const read = runs === undefined ? compareRead(compare.check.command, folder) : undefined;
       const problem = runs ?? (read && readProblem(read, runStageBefore(all, compare)));
       if (problem) at(compare, "error", problem);
@@ -168,13 +168,10 @@ function runsAnOutput(command: string): string | undefined {
       const code = all.filter(isOutputPath).find((w) => CODE_FILE.test(w));
       if (code)
         return `a compare stage takes \`${code}\`, an output that is code: whatever reads it (a grader that imports it, a compiler, a simulator) runs the agent's code beside the reference; ${fix}`;
-      let words = all.filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
-      while (WRAPPERS.has(basenameOf(words[0]))) {
-        // The wrapper's own options and numbers (timeout 10, nice -n 5) come before what it runs.
-        const rest = words.slice(1);
-        const start = rest.findIndex((x) => !/^-|^\d+[smhd]?$/.test(x));
-        words = start < 0 ? [] : rest.slice(start);
-      }
+      // An array's values (`files=(a b)`) are no command; a wrapper's options, their values and its
+      // leading operands (`timeout 10`, `xargs -a F`, `flock F`) come before what it runs.
+      const plain = shellWords(stage.replace(/(^|\s)[A-Za-z_]\w*\+?=\([^)]*\)/g, "$1"));
+      const words = plain.slice(wrappedProgram(plain).at);
       const first = words[0] ?? "";
       const program = basenameOf(first);
       const outputs = words.filter(isOutputPath);
@@ -189,19 +186,30 @@ function runsAnOutput(command: string): string | undefined {
       // The same shells and interpreters the command allowlist knows (program-kinds.ts).
       if (kind !== "shell" && kind !== "interpreter") continue;
       const inline = words.includes("-c") || words.includes("-e");
-      const script = words.slice(1).find((w) => !w.startsWith("-"));
+      // `-` is the program read from the input (`python3 - outputs/r.txt <<'EOF'`): later words are its arguments.
+      const script = words.slice(1).find((w) => w === "-" || !w.startsWith("-"));
       if (!inline && script !== undefined && isOutputPath(script))
         return `a compare stage hands \`${script}\` to \`${program}\`, which runs it as code beside the reference; ${fix}`;
       if (inline && /(\$\(|`)[^)`]*outputs\//.test(stage))
         return `a compare stage runs the text of an output as code (\`${program} -c\` with a substitution of it); ${fix}`;
       if (
         !inline &&
-        script === undefined &&
+        (script === undefined || script === "-") &&
         (k > 0 ? hasOutput : /<\s*(\.\/|\/task\/)?outputs\//.test(stage))
       )
         return `a compare stage feeds an output to \`${program}\`'s input, which runs it as code beside the reference; ${fix}`;
     }
   }
+  return undefined;
+}
+
+/** `runsAnOutput` of each script the command hands to a shell (`eval '…'`, `sh -c '…'`, `sh <<EOF`). */
+function runsAnOutputInside(command: string): string | undefined {
+  for (const { scripts } of lintCommands(command))
+    for (const script of scripts ?? []) {
+      const found = runsAnOutput(script);
+      if (found) return found;
+    }
   return undefined;
 }
 

@@ -1,11 +1,12 @@
-// a38d-compare-hidden-forms (open): compare stages that read the agent's file, and so can never
+// a38d-compare-hidden-forms (fixed): compare stages that read the agent's file in forms the lint
+// used to miss are refused, as the flat `cmp checks/ref.txt answer.txt` is.
 // pass, still validate.
 //
 // The promise (docs/sam-format.md "Compare stages": "The lint sees every simple command wherever it
 // hides: ... in a `case` word, and in a function's body"; issue 38 point 1: a compare stage naming a
 // relative path that is neither a check asset nor under outputs/ "is an error whether or not the
 // file exists yet").
-// What happened: `case x in x) cmp checks/ref.txt answer.txt;; esac` on one line is refused, but the
+// What happened (before the fix): `case x in x) cmp checks/ref.txt answer.txt;; esac` on one line is refused, but the
 // same `case` written over lines (how every grader writes it) validates OK: the pattern `x` on its
 // own line is read as a command, a program that may have written any file, so nothing after it is
 // judged (the `(x)` pattern form likewise). `eval '...'`, `sh -c '...'`, `bash -c "..."` and a here-document
@@ -14,11 +15,11 @@
 // (`xargs cmp checks/ref.txt <<< answer.txt`) and a `for` list handed to a check asset's program
 // (`for f in answer.txt; do python3 checks/grade.py "$f"; done`, where the same
 // `python3 checks/grade.py answer.txt` is refused) validate too. Each stage fails every trial.
-// Suggested fix: runner/sam/shell-lint.ts: a `case` pattern list (`pat)` / `(pat)` up to `)`) is no
-// command word, the body after it is a command; read the script argument of `eval`, `sh -c`,
-// `bash -c` (and a here-document given to a shell as its input) as commands with lintCommands; a
-// `<<<` word given to `xargs` is its argument; a loop variable given to any program after its first
-// operand (a check asset) reads the list, as the flat form does.
+// Fixed in runner/sam/shell-lint.ts: a `case` pattern list (`pat)` / `(pat)` up to `)`) is no
+// command, its body is; the script of `eval`, `sh -c`/`bash -c` and a here-document a shell reads
+// (`sh <<EOF`, `cat <<EOF | sh`) are read as commands; compare-reads.ts: a `<<<` word given to
+// `xargs` is its program's operand; a loop variable handed to a program that is no reader is
+// judged as that program's operand (`python3 checks/grade.py answer.txt`).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +35,12 @@ const STAGES = [
   "cat <<EOF | sh\ncmp checks/ref.txt answer.txt\nEOF",
   "xargs cmp checks/ref.txt <<< answer.txt",
   'for f in answer.txt; do\n  python3 checks/grade.py "$f"\ndone',
+  // Beyond the attacker's list: the same reads in neighbouring spellings.
+  "sh <<EOF\ncmp checks/ref.txt answer.txt\nEOF",
+  "cat <<EOF |\ncmp checks/ref.txt answer.txt\nEOF\nsh",
+  "case $(cat outputs/r.txt) in\n  42) exit 0 ;;\n  *) cmp checks/ref.txt answer.txt ;;\nesac",
+  "xargs -a answer.txt cmp checks/ref.txt",
+  "eval \"sh -c 'cmp checks/ref.txt answer.txt'\"",
 ];
 
 function validate(stage: string): string[] {
@@ -57,4 +64,13 @@ describe("a38d: compare stages that read the agent's answer.txt in forms the lin
     expect(validate("cmp checks/ref.txt answer.txt").join("\n")).toMatch(/reads `answer\.txt`/);
     expect(validate(stage).join("\n")).toMatch(/answer\.txt/);
   });
+});
+
+describe("a38d: an output run through a script handed to a shell", () => {
+  it.each(["sh -c 'outputs/r.txt'", "eval 'outputs/r.txt --check'", "sh <<EOF\noutputs/r.txt\nEOF"])(
+    "`%s` is refused as running an output",
+    (stage) => {
+      expect(validate(stage).join("\n")).toMatch(/runs `outputs\/r\.txt`|hands `outputs\/r\.txt`/);
+    },
+  );
 });

@@ -1,9 +1,9 @@
-// a38d-compare-false-refusals (open): valid compare stages, as graders write them, are refused.
+// a38d-compare-false-refusals (fixed): valid compare stages, as graders write them, validate.
 //
 // The promise (docs/sam-format.md "Compare stages": the lint refuses a path "that is neither a check
 // asset nor under outputs/" and "running an output"; issue 38 point 1 makes every entry point refuse
 // what `scifi validate` reports, so a false error stops `scifi run`, evals, the daemon and submit).
-// What happened: each stage below reads only outputs/ and check assets, runs nothing the agent made,
+// What happened (before the fix): each stage below reads only outputs/ and check assets, runs nothing the agent made,
 // and passes when run by hand in the compare folder, but `scifi validate` refuses it:
 // - `files=(outputs/r.txt checks/ref.txt); cmp "${files[@]}"`: a bash array assignment's `(` ends
 //   the command, so `outputs/r.txt` is read as a program: "runs `outputs/r.txt`, a file the agent's
@@ -14,10 +14,10 @@
 // - `xargs -a outputs/r.txt echo`: `-a FILE` is xargs' input file, read as the program it runs.
 // - `flock lock.txt python3 checks/grade.py outputs/r.txt`: flock's first operand is its lock file
 //   (flock creates it), read as the program: "runs `lock.txt`".
-// Suggested fix: runner/sam/shell-lint.ts: `name=(` ... `)` is an array assignment (its words are
-// values, no command); runner/sam/compare-reads.ts: an interpreter's `-` operand means the program is
-// stdin, and its later operands are arguments; give each WRAPPERS entry its options that take a value
-// (`xargs -a/-E/-I/-d/-n/-L/-P/-s`, `flock FILE|-w N`) before the program it runs.
+// Fixed in runner/sam/shell-lint.ts: `name=(...)` is an array assignment (values, no command);
+// `wrappedProgram` gives each wrapper its options that take a value and its leading operands
+// (`xargs -a F`, `flock F`, `timeout 10`), and flock's lock file counts as written;
+// stage-lint.ts: an interpreter's `-` operand means its program is its input, later words are data.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +30,12 @@ const VALID = [
   "python3 - outputs/r.txt <<'EOF'\nimport sys\nprint(open(sys.argv[1]).read())\nEOF",
   "xargs -a outputs/r.txt echo > echoed.txt; cat echoed.txt",
   "flock lock.txt python3 checks/grade.py outputs/r.txt",
+  // Beyond the attacker's list: the fixed readers must not refuse what they now read.
+  "bash -c 'cmp outputs/r.txt checks/ref.txt'",
+  "case x in\n  x) cmp outputs/r.txt checks/ref.txt ;;\n  (y|z) exit 1 ;;\nesac",
+  "timeout -s KILL 10 python3 checks/grade.py outputs/r.txt",
+  "xargs -n 1 cmp checks/ref.txt <<< outputs/r.txt",
+  'for f in outputs/r.txt; do python3 checks/grade.py "$f"; done',
 ];
 
 function validate(stage: string): string[] {
