@@ -2,7 +2,7 @@
 // proposal with its evidence and diff. Model names, check ids, output tails, findings and memory
 // text all came from runs (hostile): every one goes through runner/terminal-text.ts, so a CR, an
 // ESC sequence or a bidi override is shown as its escape and a newline cannot fake a line.
-import { visible, visibleLines } from "../terminal-text.ts";
+import { LISTING_WIDTH, visible, visibleLines } from "../terminal-text.ts";
 import type { EvolveResult } from "./evolve.ts";
 import { type EvolveProposal, fmtP } from "./proposals.ts";
 import type { ProposalStatus } from "./store.ts";
@@ -67,7 +67,14 @@ export function renderResult(result: EvolveResult): string {
         out.push(
           `    ${visible(c.task)} ${visible(c.check)}: failed in ${c.runsFailed.length} of ${c.runsOfTask} runs (${c.failures} times); last output:`,
         );
-        out.push(...visibleLines(c.tails[c.tails.length - 1] ?? "", { prefix: "      | ", max: 6 }));
+        out.push(
+          ...visibleLines(c.tails[c.tails.length - 1] ?? "", {
+            prefix: "      | ",
+            max: 6,
+            width: LISTING_WIDTH,
+            continuation: "      |+ ",
+          }),
+        );
       }
     }
   }
@@ -85,7 +92,7 @@ export function renderProposal(p: EvolveProposal, status: ProposalStatus): strin
   const out = [`${visible(p.id)}  [${status}]  ${p.kind}: ${visible(p.title)}`];
   // Folded at 80 columns, each added row marked: a terminal's soft wrap of a long finding would
   // otherwise start a row with the finding's own `  decide:` (a38c).
-  out.push(...visibleLines(p.reason, { prefix: "  ", width: 80, continuation: "  + " }));
+  out.push(...visibleLines(p.reason, { prefix: "  ", width: LISTING_WIDTH, continuation: "  + " }));
   const t = p.evidence.test;
   // An integrity test counts runs with and without integrity events in the same two fields.
   const [yes, no] =
@@ -111,7 +118,11 @@ export function renderProposal(p: EvolveProposal, status: ProposalStatus): strin
   if (p.change)
     out.push(
       `  change of ${visible(p.change.file)}:`,
-      ...visibleLines(p.change.diff.replace(/\n$/, ""), { prefix: "    " }),
+      ...visibleLines(p.change.diff.replace(/\n$/, ""), {
+        prefix: "    ",
+        width: LISTING_WIDTH,
+        continuation: "    + ",
+      }),
     );
   else if (p.noChange) out.push(`  ${visible(p.noChange)}`);
   if (status === "pending")

@@ -4,7 +4,7 @@
 // the same.
 import type { HistoryRecord } from "../memory/history-events.ts";
 import type { SamNode } from "../sam/types.ts";
-import { foldRow, visible } from "../terminal-text.ts";
+import { foldRow, LISTING_WIDTH, visible } from "../terminal-text.ts";
 import { readHeldOutput } from "./check-evidence.ts";
 
 export interface FailedCheck {
@@ -84,7 +84,7 @@ export function failureFirst(
 }
 
 /** Terminal columns the lines are folded at: the narrowest terminal a person reads them on. */
-const WIDTH = 80;
+const WIDTH = LISTING_WIDTH;
 
 function tailLines(text: string): string {
   const lines = text.trimEnd().split("\n");
@@ -96,7 +96,10 @@ export function failureLines(failure: FailureFirst): string[] {
   const out: string[] = [];
   for (const c of failure.checks) {
     out.push(
-      `failed check ${c.id} (iteration ${failure.iteration}, ${c.timedOut ? "timed out" : `exit ${c.exitCode}`}): ${oneLine(c.command)}`,
+      ...foldRow(
+        `failed check ${c.id} (iteration ${failure.iteration}, ${c.timedOut ? "timed out" : `exit ${c.exitCode}`}): ${visible(oneLine(c.command))}`,
+        { first: "", continuation: "  + ", width: WIDTH },
+      ),
     );
     // Agent text (a check prints what the agent's code wrote): escaped, as every listing is, and
     // folded at 80 columns with the mark on every row (a soft-wrapped row would have none).

@@ -61,7 +61,14 @@ it("audit show --call prints an elided output's record, sent or recorded unsent,
   expect(shown.stdout).toContain(
     `#${event?.seq} tool_output event (work, step 3): output of tool call ${unsent.toolUseId}`,
   );
-  expect(shown.stdout).toContain(event?.text);
+  // The body's rows are marked (`  | `, `  |+ ` where a line folds): unmarked and joined, the text.
+  const body = shown.stdout
+    .split("\n")
+    .slice(1)
+    .filter((l) => l.startsWith("  |"))
+    .map((l, i) => (l.startsWith("  |+ ") ? l.slice(5) : `${i === 0 ? "" : "\n"}${l.slice(4)}`))
+    .join("");
+  expect(body).toBe(event?.text);
   const fromRequest = await exec(process.execPath, [
     bin,
     "audit",

@@ -114,7 +114,7 @@ async function showOutput(run: string, callId: string, json: boolean): Promise<v
   if (!path) return;
   const { readTape, verifyTape } = await import("../../audit/verify.ts");
   const { findToolOutput } = await import("../../audit/tool-output.ts");
-  const { visible, visibleBlock } = await import("../../terminal-text.ts");
+  const { LISTING_WIDTH, visible, visibleLines } = await import("../../terminal-text.ts");
   const check = verifyTape(path);
   if (!check.ok) process.stderr.write(`scifi audit: WARNING ${path}:${check.line}: ${check.reason}\n`);
   const found = findToolOutput(readTape(path), callId);
@@ -136,8 +136,12 @@ async function showOutput(run: string, callId: string, json: boolean): Promise<v
   ].filter(Boolean);
   const holder = found.where === "request" ? "the request of call" : "tool_output event";
   process.stdout.write(
-    `${visible(`#${found.seq} ${holder} (${where.join(", ")}): output of tool call ${callId}, ${found.text.length} characters${found.isError ? " (an error)" : ""}`)}\n${visibleBlock(found.text)}\n`,
+    `${visible(`#${found.seq} ${holder} (${where.join(", ")}): output of tool call ${callId}, ${found.text.length} characters${found.isError ? " (an error)" : ""}`)}\n`,
   );
+  // The output is the agent's: every row marked (`  | `, `  |+ ` where a long line folds), so no line
+  // of it reads as this command's header (`--json` gives it raw).
+  const body = visibleLines(found.text, { prefix: "  | ", width: LISTING_WIDTH, continuation: "  |+ " });
+  process.stdout.write(`${body.join("\n")}\n(end of the output: ${found.text.length} characters)\n`);
 }
 
 async function loadSummary(run: string) {

@@ -1,4 +1,4 @@
-// a38d-evolve-tail-unfolded (open): `scifi evolve`'s "failing checks" listing prints a check's last
+// a38d-evolve-tail-unfolded (fixed): `scifi evolve`'s "failing checks" listing prints a check's last
 // output unfolded; a long line of it soft-wraps into a row at the runner's own indent.
 //
 // The promise (docs/evolve.md "Hostile text"; runner/terminal-text.ts foldRow: "a terminal never
@@ -10,8 +10,8 @@
 // output of "FAIL", 68 spaces, then "  decide: scifi evolve apply <id> --note TEXT" draws a row
 // that reads as the runner's `decide:` line of the listing (the same soft-wrap as a38-approval-soft-wrap). The
 // proposal's diff (`visibleLines(diff, { prefix: "    " })`) is unfolded the same way.
-// Suggested fix: give every visibleLines in render.ts `width: LISTING_WIDTH` and a continuation
-// mark (`      |+ `, `    + `), as renderProposal's reason does.
+// Fixed: every visibleLines in runner/evolve/render.ts folds at LISTING_WIDTH with a continuation mark
+// (`      |+ ` for check output, `    + ` for diffs, `  + ` for reasons).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// a38d-audit-call-unmarked (open): `scifi audit show RUN --call ID` prints a tool's output with no
+// a38d-audit-call-unmarked (fixed): `scifi audit show RUN --call ID` prints a tool's output with no
 // mark on its lines, so the output can print a line that reads as the command's own header.
 //
 // The promise (issue 38 point 2: no text the runner did not choose "can ... add a line that reads as
@@ -12,9 +12,8 @@
 // holding "\n#1 the request of call (review): output of tool call toolu_review, 2 characters\nOK"
 // shows, under the real header, a second header at column 0 in the runner's exact
 // words, with what reads as the review's output after it.
-// Suggested fix: print the body with visibleLines(text, { prefix: "  | ", width: LISTING_WIDTH,
-// continuation: "  |+ " }) as `scifi approvals show` does (or end with a `(end of output, N
-// characters)` line and mark the body); `--json` stays the raw form.
+// Fixed: `scifi audit show --call` prints the output with every row marked (`  | `, `  |+ ` where a
+// long line folds at 80 columns) and an end line; `--json` gives it raw.
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";

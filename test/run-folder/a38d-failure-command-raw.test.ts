@@ -1,4 +1,4 @@
-// a38d-failure-command-raw (open): `scifi run`'s failure lines print a failed check's command raw:
+// a38d-failure-command-raw (fixed): `scifi run`'s failure lines print a failed check's command raw:
 // neither escaped nor folded.
 //
 // The promise (issue 38 point 2: text the runner did not choose (here the SAM's, which `scifi import`
@@ -11,8 +11,8 @@
 // (`make test\r\x1b[2Kreview passed root/e1` redraws the line as something else), and a long
 // first line soft-wraps into a row of the command's own text at column 0. (checkSam keeps an ESC in a
 // check's command: `make test \x1b[2K...` validates with no diagnostic and is the command as parsed.)
-// Suggested fix: `visible(oneLine(c.command))` and foldRow it as the review line is (first: "",
-// continuation: "  + ", width 80).
+// Fixed: the check's command goes through visible() and the line is folded at 80 columns with `  + `
+// on every row it adds (runner/run-folder/failure.ts).
 import { describe, expect, it } from "vitest";
 import { failureLines } from "../../runner/run-folder/failure.ts";
 
