@@ -217,8 +217,8 @@ describe("a38d held: the resubmitted job's script", () => {
     const sbatch = script.split("\n").filter((l) => l.startsWith("#SBATCH"));
     expect(sbatch).toEqual([
       "#SBATCH --time=00:05:00",
-      `#SBATCH --chdir=${join(root, "sub")}`,
-      `#SBATCH --output=${join(root, "sub")}/slurm-%j.out`,
+      `#SBATCH --chdir="${join(root, "sub")}"`,
+      `#SBATCH --output="${join(root, "sub")}/slurm-%j.out"`,
     ]);
     const out = execFileSync("bash", ["-c", script.replace(/^exec /m, "")], { cwd: root, encoding: "utf8" });
     expect(out.trim().split("\n").slice(-9)).toEqual([
