@@ -97,7 +97,12 @@ export async function structuredCall<S extends z.ZodObject>(
         options.rebuild?.(budget) ??
         shortenedBrief({ ...sized, messages: base.messages }, budget, base.parts);
       const retry = { ...request, contextBudget: budget, jsonSchema, messages: [...base.messages, ...turns] };
-      assertFits(retry, budget, base.parts);
+      assertFits(
+        retry,
+        budget,
+        base.parts,
+        `80 % of the request of about ${before.estimate} tokens the provider refused as too long`,
+      );
       options.onRetried?.({ budget, tokensBefore: before.estimate, tokensAfter: estimateOf(retry) });
       return await model.complete(retry);
     }
