@@ -23,14 +23,21 @@ export const TASK_MEMORY_FILE = "the run's task memory file (memory.md in the ru
 /** A request that does not fit the model's budget even shortened: it ends the run before it is sent. */
 export class RequestTooLong extends RunEnding {
   override name = "RequestTooLong";
-  constructor(role: string, estimate: number, budget: number, parts: readonly BriefPart[]) {
+  constructor(
+    role: string,
+    estimate: number,
+    budget: number,
+    parts: readonly BriefPart[],
+    /** What the budget is, in words (a lowered one says the refusal it came from). */
+    budgetIs = "its context window less the reply's reservation",
+  ) {
     const largest = [...parts]
       .sort((a, b) => b.tokens - a.tokens)
       .slice(0, 3)
       .map((p) => `${p.name} (about ${p.tokens} tokens)`)
       .join(", ");
     super(
-      `the ${role} request holds about ${estimate} tokens, past the model's prompt budget of ${budget} (its context window less the reply's reservation), after shortening task memory and agent text; it was not sent. Largest parts: ${largest || "(none named)"}. Give the model a larger window (contextWindow in models.yaml) or a smaller reply reservation (maxTokens), or shorten what is named.`,
+      `the ${role} request holds about ${estimate} tokens, past the model's prompt budget of ${budget} (${budgetIs}), after shortening task memory and agent text; it was not sent. Largest parts: ${largest || "(none named)"}. Give the model a larger window (contextWindow in models.yaml) or a smaller reply reservation (maxTokens), or shorten what is named.`,
       { status: "failed", limit: "context", prefix: "request too long" },
     );
   }
@@ -55,17 +62,24 @@ export function assertFits(
   request: Pick<ModelRequest, "role" | "system" | "messages" | "tools" | "jsonSchema" | "workspaceContext">,
   budget: number | undefined,
   parts: readonly BriefPart[] = [],
+  budgetIs?: string,
 ): void {
   if (budget === undefined) return;
   const estimate = estimateRequest(request);
   if (estimate <= budget) return;
-  throw new RequestTooLong(request.role, estimate, budget, [
-    { name: "the system prompt", tokens: estimateTokens(request.system) },
-    ...(request.tools?.length
-      ? [{ name: "the tool definitions", tokens: estimateTokens(JSON.stringify(request.tools)) }]
-      : []),
-    ...parts,
-  ]);
+  throw new RequestTooLong(
+    request.role,
+    estimate,
+    budget,
+    [
+      { name: "the system prompt", tokens: estimateTokens(request.system) },
+      ...(request.tools?.length
+        ? [{ name: "the tool definitions", tokens: estimateTokens(JSON.stringify(request.tools)) }]
+        : []),
+      ...parts,
+    ],
+    budgetIs,
+  );
 }
 
 /** A quoted text within `tokens`: whole, or cut, with the runner's note to put outside the quote. */

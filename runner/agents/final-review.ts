@@ -7,6 +7,7 @@ import { promptHistoryLines } from "../memory/prompt-history.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
 import { budgetFor, fitMemory, HISTORY_SHARE, newestLines, roomFor } from "./brief-budget.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
+import type { Brief, RefusedRetry } from "./refused-brief.ts";
 import { structuredCall } from "./structured.ts";
 
 export const FinalSuggestions = z.object({
@@ -64,30 +65,42 @@ export async function runFinalReview(
   model: Model,
   input: FinalReviewInput,
   onResponse?: (response: ModelResponse) => void,
+  /** Told when the provider refused the brief as too long and a shorter one is sent (the history records it). */
+  onRetried?: (retry: RefusedRetry) => void,
 ): Promise<FinalSuggestions> {
   const system = promptFile("final-review.md");
-  // The task memory gets what the rest of the brief leaves of the model's budget.
-  const budget = budgetFor(model, "control", input.controlRank);
-  const room = roomFor(budget, {
-    system,
-    messages: [
-      {
-        role: "user",
-        content: [
-          {
-            type: "text",
-            text: finalReviewBrief(
-              { ...input, taskMemory: { ...input.taskMemory, text: "" } },
-              undefined,
-              budget,
-            ),
-          },
-        ],
-      },
-    ],
-    jsonSchema: { name: "final_suggestions", schema: jsonSchemaOf(FinalSuggestions) },
-  });
-  const user = finalReviewBrief(input, room, budget);
+  // The task memory gets what the rest of the brief leaves of the budget: the model's, or a lower
+  // one after the provider refused the request as too long.
+  const build = (budget: number | undefined): Brief => {
+    const room = roomFor(budget, {
+      system,
+      messages: [
+        {
+          role: "user",
+          content: [
+            {
+              type: "text",
+              text: finalReviewBrief(
+                { ...input, taskMemory: { ...input.taskMemory, text: "" } },
+                undefined,
+                budget,
+              ),
+            },
+          ],
+        },
+      ],
+      jsonSchema: { name: "final_suggestions", schema: jsonSchemaOf(FinalSuggestions) },
+    });
+    const user = finalReviewBrief(input, room, budget);
+    return {
+      messages: [{ role: "user", content: [{ type: "text", text: user }] }],
+      parts: [
+        { name: "the brief (outcome, task memory)", tokens: estimateTokens(user) },
+        { name: "the history", tokens: estimateTokens(input.history) },
+      ],
+    };
+  };
+  const first = build(budgetFor(model, "control", input.controlRank));
   const injected = input.taskMemory.text.trim()
     ? [{ kind: "memory" as const, ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 }]
     : [];
@@ -98,17 +111,14 @@ export async function runFinalReview(
       kind: "control",
       rank: input.controlRank,
       system,
-      messages: [{ role: "user", content: [{ type: "text", text: user }] }],
+      messages: first.messages,
       injected,
       meta: input.meta,
     },
     FinalSuggestions,
     "final_suggestions",
     onResponse,
-    [
-      { name: "the brief (outcome, task memory)", tokens: estimateTokens(user) },
-      { name: "the history", tokens: estimateTokens(input.history) },
-    ],
+    { parts: first.parts, rebuild: build, ...(onRetried ? { onRetried } : {}) },
   );
   return value;
 }

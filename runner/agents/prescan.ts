@@ -9,6 +9,7 @@ import type { SamNode } from "../sam/types.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
 import { budgetFor, fitMemory, HISTORY_SHARE, newestLines, roomFor } from "./brief-budget.ts";
 import { fillTemplate, promptFile } from "./prompt.ts";
+import type { Brief, RefusedRetry } from "./refused-brief.ts";
 import { structuredCall } from "./structured.ts";
 import { readyNodes, renderTree } from "./tree.ts";
 
@@ -49,41 +50,55 @@ export async function runPrescan(
   model: Model,
   input: PrescanInput,
   onResponse?: (response: ModelResponse) => void,
+  /** Told when the provider refused the brief as too long and a shorter one is sent (the history records it). */
+  onRetried?: (retry: RefusedRetry) => void,
 ): Promise<PrescanPlan> {
   const ready = readyNodes(input.root, input.complete).map((node) => node.id);
-  const budget = budgetFor(model, "control", input.controlRank);
-  // The history tail (check output tails in it) within its share, newest events kept.
-  const history = newestLines(input.history, budget && Math.floor(HISTORY_SHARE * budget));
-  const brief = (taskMemory: string) =>
-    fillTemplate("prescan.input.md", {
-      tree: renderTree(input.root, input.complete),
-      ready: ready.join(", "),
-      rankMin: String(input.rank.min),
-      rankMax: String(input.rank.max),
-      rankSuggested: String(input.rank.suggested),
-      iteration: String(input.iteration),
-      taskMemory: taskMemory.trim() || "(empty: first iteration)",
-      // One JSON event a line, quoted whole: no string in an event can start a line of its own.
-      history: history.text
-        ? `${fenceBlock(history.text, "jsonl")}${history.note ? `\n\n${history.note}` : ""}`
-        : "(empty)",
-      group: input.groupMemory?.group ?? "no group",
-      groupMemory: input.groupMemory
-        ? input.groupMemory.text.trim() || "(empty)"
-        : "(none: the task has no group)",
-      globalMemory: input.globalMemory?.text.trim() || "(empty)",
-      skills: input.skillIndex,
-      grantedSkills: input.grantedSkills?.length ? input.grantedSkills.join(", ") : "(none)",
-    });
   const system = promptFile("prescan.md");
-  // Task memory grows by an entry per failed iteration: it gets what the rest of the brief leaves.
-  const room = roomFor(budget, {
-    system,
-    messages: [{ role: "user", content: [{ type: "text", text: brief("") }] }],
-    jsonSchema: { name: "prescan_plan", schema: jsonSchemaOf(PrescanPlan) },
-  });
-  const memory = fitMemory(input.taskMemory.text, room);
-  const user = brief(memory.text);
+  // Built for a budget: the model's, or a lower one after the provider refused the request as too long.
+  const build = (budget: number | undefined): Brief => {
+    // The history tail (check output tails in it) within its share, newest events kept.
+    const history = newestLines(input.history, budget && Math.floor(HISTORY_SHARE * budget));
+    const brief = (taskMemory: string) =>
+      fillTemplate("prescan.input.md", {
+        tree: renderTree(input.root, input.complete),
+        ready: ready.join(", "),
+        rankMin: String(input.rank.min),
+        rankMax: String(input.rank.max),
+        rankSuggested: String(input.rank.suggested),
+        iteration: String(input.iteration),
+        taskMemory: taskMemory.trim() || "(empty: first iteration)",
+        // One JSON event a line, quoted whole: no string in an event can start a line of its own.
+        history: history.text
+          ? `${fenceBlock(history.text, "jsonl")}${history.note ? `\n\n${history.note}` : ""}`
+          : "(empty)",
+        group: input.groupMemory?.group ?? "no group",
+        groupMemory: input.groupMemory
+          ? input.groupMemory.text.trim() || "(empty)"
+          : "(none: the task has no group)",
+        globalMemory: input.globalMemory?.text.trim() || "(empty)",
+        skills: input.skillIndex,
+        grantedSkills: input.grantedSkills?.length ? input.grantedSkills.join(", ") : "(none)",
+      });
+    // Task memory grows by an entry per failed iteration: it gets what the rest of the brief leaves.
+    const room = roomFor(budget, {
+      system,
+      messages: [{ role: "user", content: [{ type: "text", text: brief("") }] }],
+      jsonSchema: { name: "prescan_plan", schema: jsonSchemaOf(PrescanPlan) },
+    });
+    const memory = fitMemory(input.taskMemory.text, room);
+    return {
+      messages: [{ role: "user", content: [{ type: "text", text: brief(memory.text) }] }],
+      parts: [
+        { name: "task memory", tokens: estimateTokens(memory.text) },
+        { name: "the history tail", tokens: estimateTokens(history.text) },
+        { name: "group memory", tokens: estimateTokens(input.groupMemory?.text ?? "") },
+        { name: "global memory", tokens: estimateTokens(input.globalMemory?.text ?? "") },
+        { name: "the skill index", tokens: estimateTokens(input.skillIndex) },
+      ],
+    };
+  };
+  const first = build(budgetFor(model, "control", input.controlRank));
   const injected: NonNullable<ModelRequest["injected"]> = [];
   if (input.taskMemory.text.trim()) {
     injected.push({ kind: "memory", ref: input.taskMemory.ref, sha256: input.taskMemory.sha256 });
@@ -121,20 +136,14 @@ export async function runPrescan(
       kind: "control",
       rank: input.controlRank,
       system,
-      messages: [{ role: "user", content: [{ type: "text", text: user }] }],
+      messages: first.messages,
       injected,
       meta: input.meta,
     },
     schema as unknown as typeof PrescanPlan,
     "prescan_plan",
     onResponse,
-    [
-      { name: "task memory", tokens: estimateTokens(memory.text) },
-      { name: "the history tail", tokens: estimateTokens(history.text) },
-      { name: "group memory", tokens: estimateTokens(input.groupMemory?.text ?? "") },
-      { name: "global memory", tokens: estimateTokens(input.globalMemory?.text ?? "") },
-      { name: "the skill index", tokens: estimateTokens(input.skillIndex) },
-    ],
+    { parts: first.parts, rebuild: build, ...(onRetried ? { onRetried } : {}) },
   );
   return { ...value, rank: Math.min(input.rank.max, Math.max(input.rank.min, value.rank)) };
 }

@@ -1,12 +1,20 @@
 // A control-agent call whose answer must be JSON matching a zod schema. A malformed reply is retried
 // once with the validation error shown to the model; a second failure is a typed error that fails
-// the iteration.
+// the iteration. A request the provider refuses as too long is built again under 80 % of its
+// estimate and sent once more, as a pass's is (runner/agents/refused-brief.ts).
 import type { z } from "zod";
 import { unknownKeysNote } from "../llm/providers/structured.ts";
-import type { Message, Model, ModelRequest, ModelResponse } from "../llm/types.ts";
+import {
+  ContextTooLong,
+  type Message,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+} from "../llm/types.ts";
 import { RunEnding } from "../run-ending.ts";
 import { jsonSchemaOf } from "../tools/tool.ts";
 import { assertFits, type BriefPart, budgetFor, quoteShare } from "./brief-budget.ts";
+import { type Brief, type BriefOptions, estimateOf, loweredBudget, shortenedBrief } from "./refused-brief.ts";
 
 export class MalformedReply extends RunEnding {
   override name = "MalformedReply";
@@ -53,21 +61,57 @@ export async function structuredCall<S extends z.ZodObject>(
   schema: S,
   schemaName: string,
   onResponse?: (response: ModelResponse) => void,
-  /** The brief's parts, named for the error when the request does not fit the model's budget. */
-  parts: readonly BriefPart[] = [],
+  /**
+   * The brief's parts, named for the error when the request does not fit the model's budget; or
+   * those with how to build the brief again for a lower budget and who records a retry for length.
+   */
+  brief: readonly BriefPart[] | BriefOptions = [],
 ): Promise<StructuredResult<z.infer<S>>> {
   const jsonSchema = { name: schemaName, schema: jsonSchemaOf(schema) };
+  const options: BriefOptions = Array.isArray(brief)
+    ? { parts: brief as readonly BriefPart[] }
+    : (brief as BriefOptions);
   const responses: ModelResponse[] = [];
-  let messages = request.messages;
+  let base: Brief = { messages: request.messages, parts: options.parts };
+  /** The structured retry's turns, after the brief. */
+  let turns: Message[] = [];
   // Checked before each send (the retry adds a turn); the budget goes on the tape for a replay.
-  const budget = budgetFor(model, request.kind, request.rank);
-  const sized = budget !== undefined ? { ...request, contextBudget: budget } : request;
+  let budget = budgetFor(model, request.kind, request.rank);
+  let lengthRetried = false;
+  const send = async (): Promise<ModelResponse> => {
+    const sized = { ...request, ...(budget !== undefined ? { contextBudget: budget } : {}), jsonSchema };
+    const messages = [...base.messages, ...turns];
+    assertFits({ ...sized, messages }, budget, base.parts);
+    try {
+      return await model.complete({ ...sized, messages });
+    } catch (error) {
+      // A provider's tokenizer may count more than the estimate: once per call, the brief is built
+      // again under 80 % of the refused request's estimate and sent once more (a second refusal ends
+      // the run as before). A function of the request alone, so a replay meets the same refusal and
+      // shortens the same way.
+      if (!(error instanceof ContextTooLong) || lengthRetried) throw error;
+      lengthRetried = true;
+      const before = loweredBudget({ ...sized, messages });
+      budget = Math.min(budget ?? before.budget, before.budget);
+      base =
+        options.rebuild?.(budget) ??
+        shortenedBrief({ ...sized, messages: base.messages }, budget, base.parts);
+      const retry = { ...request, contextBudget: budget, jsonSchema, messages: [...base.messages, ...turns] };
+      assertFits(
+        retry,
+        budget,
+        base.parts,
+        `80 % of the request of about ${before.estimate} tokens the provider refused as too long`,
+      );
+      options.onRetried?.({ budget, tokensBefore: before.estimate, tokensAfter: estimateOf(retry) });
+      return await model.complete(retry);
+    }
+  };
   let firstError = "";
   for (let attempt = 0; attempt < 2; attempt++) {
     let reply: { response?: ModelResponse; raw: string; value?: unknown; error?: string; origin?: string };
     try {
-      assertFits({ ...sized, messages, jsonSchema }, budget, parts);
-      const response = await model.complete({ ...sized, messages, jsonSchema });
+      const response = await send();
       responses.push(response);
       onResponse?.(response);
       const raw = replyText(response);
@@ -95,7 +139,7 @@ export async function structuredCall<S extends z.ZodObject>(
     const named = `${reply.origin ? `reply ${reply.origin}: ` : ""}${reply.error}`;
     if (attempt > 0) throw MalformedReply.twice(request.role, firstError, named);
     firstError = named;
-    messages = [...messages, ...retryMessages(reply.raw, reply.error, budget)];
+    turns = retryMessages(reply.raw, reply.error, budget);
   }
   throw new Error("unreachable: a structured call returns or throws within two attempts");
 }

@@ -169,11 +169,14 @@ export type HistoryEvent =
   | {
       /**
        * A pass's history compacted to stay inside the model's context window (runner/run/session/context-budget.ts):
-       * at a compaction point, or after the provider refused a request as too long (`retried`).
+       * at a compaction point, or after the provider refused a request as too long (`retried`); or a
+       * single call's brief built again shorter after such a refusal (runner/agents/refused-brief.ts).
        */
       type: "context";
       iteration: number;
       action: "compacted" | "retried";
+      /** A single call's retry (prescan, final_review): its role; absent for a pass's compaction. */
+      role?: string;
       /** Prompt tokens the requests are kept under. */
       budget: number;
       /** Tool outputs and inputs elided. */

@@ -9,6 +9,7 @@ import type { Outcome, Phase } from "../../run-folder/state.ts";
 import { sha256 } from "../../sha256.ts";
 import { writeSuggestions } from "../session/memory-writes.ts";
 import { messageOf } from "../session/outcomes.ts";
+import { recordRefusedRetry } from "../session/refused-retry.ts";
 import type { RunSession } from "../session/session.ts";
 
 export async function finish(session: RunSession, outcome: Outcome): Promise<Phase> {
@@ -41,6 +42,7 @@ export async function finish(session: RunSession, outcome: Outcome): Promise<Pha
         meta: session.meta(),
       },
       (response) => session.account(response),
+      recordRefusedRetry(session, "final_review"),
     );
     await writeSuggestions(session, outcome, suggestions);
     session.history.append({

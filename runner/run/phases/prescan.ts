@@ -7,6 +7,7 @@ import { promptMemory, readMemoryFile } from "../../memory/entries.ts";
 import type { HistoryEvent } from "../../memory/history-events.ts";
 import type { Phase } from "../../run-folder/state.ts";
 import { sha256 } from "../../sha256.ts";
+import { recordRefusedRetry } from "../session/refused-retry.ts";
 import { rankRange } from "../session/sam-limits.ts";
 import type { RunSession } from "../session/session.ts";
 import { memoryViewEvents, type SharedMemory, sharedMemory } from "../session/shared-memory.ts";
@@ -103,6 +104,7 @@ function prescan(
       meta: session.meta(),
     },
     (response) => session.account(response),
+    recordRefusedRetry(session, "prescan"),
   );
 }
 

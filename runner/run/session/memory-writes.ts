@@ -2,6 +2,7 @@
 // what to fix: the next pre-scan reads it); after the final review, the group's memory and the
 // global proposals (only `scifi memory accept` puts a proposal into global memory).
 
+import { quoteWithin } from "../../agents/brief-budget.ts";
 import { codeSpan, fenceBlock, inlineText } from "../../markdown-quote.ts";
 import { appendEntry } from "../../memory/entries.ts";
 import { homePaths } from "../../paths.ts";
@@ -49,9 +50,9 @@ export function failureMemoryBody(facts: FailureFacts): string {
   const parts = [
     `Node ${codeSpan(node.id)} (${inlineText(node.title)}), iteration ${facts.iteration}, direction: ${inlineText(facts.direction ?? "-")}.`,
     work?.claim !== undefined
-      ? `**Tried:**\n\n${fenceBlock(work.claim)}`
+      ? `**Tried:**\n\n${quoted(work.claim, WORK_TEXT)}`
       : `**Tried:** no claim (${inlineText(work?.exit ?? "no work")})`,
-    work?.summary ? `**Work summary:**\n\n${fenceBlock(work.summary)}` : "",
+    work?.summary ? `**Work summary:**\n\n${quoted(work.summary, WORK_TEXT)}` : "",
     facts.failedChecks.length
       ? `**Failed checks:**\n\n${facts.failedChecks.map(failedCheckEntry).join("\n\n")}`
       : "",
@@ -59,6 +60,25 @@ export function failureMemoryBody(facts: FailureFacts): string {
     verdict?.fixes.length ? `**Fixes for the next attempt:**\n\n${listOf(verdict.fixes)}` : "",
   ];
   return parts.filter((part) => part !== "").join("\n\n");
+}
+
+/**
+ * One agent text in a memory entry holds at most this many tokens (by the budget's estimate): the
+ * agent chooses its claim's length (report_done has no cap), and an entry it filled would make a
+ * pre-scan under a small window show that entry by its title alone, losing the runner's failed
+ * checks and the review's fixes beside it (a41e).
+ */
+export const ENTRY_QUOTE_TOKENS = 1000;
+
+/** Where the whole work report is: the entry's cut says so. */
+const WORK_TEXT = "the run's state (state.json: work) and on the audit tape (the report_done call)";
+/** Where the whole check output is. */
+const CHECK_TEXT = "the run's state (state.json: checks) and its history (history.jsonl: the check event)";
+
+/** Agent text fenced within ENTRY_QUOTE_TOKENS, the runner's note on a cut after the fence. */
+function quoted(text: string, where: string, keep: "start" | "end" = "start"): string {
+  const quote = quoteWithin(text, ENTRY_QUOTE_TOKENS, where, keep);
+  return `${fenceBlock(quote.text)}${quote.note ? `\n\n${quote.note}` : ""}`;
 }
 
 /** One list item a line: each item's text escaped (its line breaks shown, never new items). */
@@ -71,7 +91,7 @@ function failedCheckEntry(check: CheckOutcome): string {
   const where = check.node ? ` (sub-SAM ${codeSpan(check.node)})` : "";
   const how = check.timedOut ? "timed out" : `exit ${check.exitCode}`;
   const tail = check.output.trim().split("\n").slice(-20).join("\n");
-  return `Check ${codeSpan(check.id)}${where}: ${how}: ${codeSpan(check.command.trim())}\n\n${fenceBlock(tail)}`;
+  return `Check ${codeSpan(check.id)}${where}: ${how}: ${codeSpan(check.command.trim())}\n\n${quoted(tail, CHECK_TEXT, "end")}`;
 }
 
 /** The final review's suggestions: the group's memory, and global proposals a person decides on. */

@@ -1,5 +1,8 @@
 // a41e (attacker on issue 41's fixes): `scifi evolve --model` sends its summary request past the
 // model's window.
+// Fixed (fix41-single): runner/evolve/summarise.ts lists the findings within the room
+// budgetFor(model, "control", 1) leaves (each quoted within its share, the least recurring left out
+// with the runner's note), calls assertFits before sending, and records contextBudget.
 //
 // The promise (issue 41, docs/models.md "Context windows", docs/loop.md): "No request the runner
 // sends exceeds the window less the reply's reservation"; single calls and helpers are kept under
@@ -45,4 +48,15 @@ it("evolve's summary of many long findings stays inside an 8k window (scripted m
   if (error) expect(error.name).toBe("RequestTooLong");
   const tape = readFileSync(join(session.runDir, "audit.jsonl"), "utf8");
   expect(tape).not.toContain("prompt is too long");
+  // Here it fits: the most recurring findings sent, the rest said to be left out, the budget recorded.
+  expect(error).toBeUndefined();
+  const call = tape
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .find((r) => r.kind === "call");
+  expect(call?.request?.contextBudget).toBeGreaterThan(0);
+  const sent = JSON.stringify(call?.request?.messages);
+  expect(sent).toContain("finding 0:");
+  expect(sent).toMatch(/scifi left out the \d+ least recurring of these 150 findings/);
 });

@@ -1,4 +1,7 @@
 // a41e (attacker on issue 41's fixes): a long claim buries the runner's own facts in task memory.
+// Fixed (fix41-single): failureMemoryBody quotes the claim, the summary and each failed check's tail
+// within ENTRY_QUOTE_TOKENS (runner/run/session/memory-writes.ts), cut with the runner's note naming
+// state.json and the tape, so the entry stays small beside the runner's facts and fitMemory keeps it whole.
 //
 // The promise (docs/loop.md "Single calls"): past its share of the budget, task memory keeps "the
 // newest entries whole, the older ones show only their titles"; the review's brief quotes the work
@@ -17,10 +20,10 @@
 // a fixed cap, with the runner's note naming state.json and the tape), or have fitMemory cut the
 // agent's fenced parts of an entry before it drops the runner's parts (failed checks, fixes).
 import { describe, expect, it } from "vitest";
-import { fitMemory } from "../../runner/agents/brief-budget.ts";
-import { formatEntry } from "../../runner/memory/entries.ts";
-import { failureMemoryBody } from "../../runner/run/session/memory-writes.ts";
-import type { CheckOutcome } from "../../runner/run-folder/state.ts";
+import { fitMemory } from "../../../runner/agents/brief-budget.ts";
+import { formatEntry } from "../../../runner/memory/entries.ts";
+import { failureMemoryBody } from "../../../runner/run/session/memory-writes.ts";
+import type { CheckOutcome } from "../../../runner/run-folder/state.ts";
 
 function entry(iteration: number, claim: string): string {
   const failed = {
@@ -56,5 +59,9 @@ describe("a41e: task memory under a budget keeps the runner's facts", () => {
     expect(fitted.text).toContain("RUNNER FACT");
     // The older, small entry still fits whole beside a cut claim.
     expect(fitted.text).toContain("FIX-1: use column B");
+    // The cut is said, outside the quote, with where the whole claim is.
+    expect(fitted.text).toMatch(
+      /```\n\n\[scifi cut the text above from 60005 characters .*state\.json: work.*report_done/,
+    );
   });
 });

@@ -1,5 +1,10 @@
 // a41e (attacker on issue 41's fixes): a single call (pre-scan, final review, review verdict,
 // critique: structuredCall) refused by the provider as too long is never shortened and retried.
+// Fixed (fix41-single): structuredCall catches ContextTooLong once, lowers the call's budget to 80 %
+// of the refused request's estimate (runner/agents/refused-brief.ts), builds the brief again (the
+// caller's rebuild, or its largest text cut with the runner's note), records the lowered budget on
+// the retry's tape record and tells onRetried (the pre-scan and final review put a `context`
+// event, `retried`, on the history), and sends once more.
 //
 // The promise (issue 41, "What to build" 1: "If a provider still refuses a request as too long, the
 // runner compacts and retries once, recorded, before giving up"; docs/loop.md point 6 for passes:
@@ -18,6 +23,8 @@
 // estimate (as ContextKeeper.refused does), rebuild the brief with it (fitMemory, newestLines,
 // quoteShare take the budget), record the lowered budget, and send once more; a replay meets the
 // same recorded refusal and shortens the same way.
+
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
@@ -84,6 +91,7 @@ function byteTokenizer(seen: number[]): Promise<string> {
 
 it("a41e: a single call refused for length is shortened and sent once more", async () => {
   const seen: number[] = [];
+  const retried: { budget: number; tokensBefore: number; tokensAfter: number }[] = [];
   const baseURL = await byteTokenizer(seen);
   const run = freshRun("a41e");
   gateway = new Gateway(
@@ -115,6 +123,8 @@ it("a41e: a single call refused for length is shortened and sent once more", asy
     },
     z.object({ plan: z.string() }),
     "plan",
+    undefined,
+    { parts: [], onRetried: (r) => retried.push(r) },
   ).catch((e: Error) => {
     error = e;
     return undefined;
@@ -124,4 +134,16 @@ it("a41e: a single call refused for length is shortened and sent once more", asy
   // the fix belongs where the brief is built; this asserts only the shortened second try).
   expect(seen[1] ?? Infinity).toBeLessThan(seen[0] ?? 0);
   if (!error) expect(result?.value.plan).toBe("p");
+  // Recorded as a pass's retry is: the refused call, then the retry under the lowered budget.
+  expect(retried).toHaveLength(1);
+  expect(retried[0]?.budget).toBe(Math.floor(0.8 * (retried[0]?.tokensBefore ?? 0)));
+  expect(retried[0]?.tokensAfter).toBeLessThan(retried[0]?.budget ?? 0);
+  const calls = readFileSync(run.tapePath, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((r) => r.kind === "call");
+  expect(calls.map((c) => c.request?.contextBudget)).toEqual([6000, retried[0]?.budget]);
+  expect(calls[0]?.error?.name).toBe("ContextTooLong");
+  expect(JSON.stringify(calls[1]?.request?.messages)).toContain("[scifi cut the text above from");
 });
