@@ -170,7 +170,8 @@ export interface FittedMemory {
  * A memory file's text (with its entry marks) as the prompt shows it (readMemory's form), within
  * `tokens`: whole when it fits, else the newest entries whole while they fit and the older ones by
  * their titles (the oldest titles left out too when even they do not fit), with the runner's note
- * first. Text without entry marks is kept whole (nothing in it is the runner's to split at).
+ * first. Text without entry marks (a hand-edited memory.md) is one chunk: whole while it fits, else
+ * shown by the title `(notes outside the runner's entries)` like any older entry (it is never split).
  */
 export function fitMemory(text: string, tokens: number | undefined, where = TASK_MEMORY_FILE): FittedMemory {
   const chunks = memoryChunks(text);
