@@ -18,6 +18,10 @@
 // call record, `response.ids` or the rewritten content, written when the reply joins the history),
 // and have the tape readers pair by them; a replay reads the server's ids as recorded and rewrites
 // the same way.
+//
+// Fixed (fix41-ids): runPass sends each step's id scope with the request (`toolIdScope`), and the
+// gateway scopes the reply's ids (runner/llm/tool-ids.ts scopeIds) before it records the reply: the
+// tape's response holds the ids the history uses. A replay reads them back; scoping is idempotent.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
