@@ -4,8 +4,10 @@
 // per-run budgets, and writes one audit record per call (attempts, usage, cost, errors included).
 // (Just over 500 lines: one class whose call path, candidates -> try -> succeed or fail -> charge,
 // reads top to bottom in one place; what it charges lives in purse.ts.)
+import { existsSync } from "node:fs";
 import type { AuditTape } from "../audit/tape.ts";
 import type { TapeAttempt } from "../audit/types.ts";
+import { readTape } from "../audit/verify.ts";
 import { freezeDeep } from "../frozen.ts";
 import { costUsd, type Prices } from "./config.ts";
 import { ProviderError } from "./errors.ts";
@@ -14,6 +16,7 @@ import { parseStructured } from "./providers/structured.ts";
 import { Purse } from "./purse.ts";
 import { ScriptError } from "./scripted/script.ts";
 import { tapeRequest } from "./tape-request.ts";
+import { scopeIds, usedToolIds } from "./tool-ids.ts";
 import {
   BudgetExceeded,
   ContextTooLong,
@@ -111,6 +114,7 @@ export class Gateway implements Model {
   readonly replayedControl?: Model["replayedControl"];
   readonly roles: ReadonlySet<string> | undefined;
   readonly #audit: AuditTape;
+  #usedIds: Set<string> | undefined;
   readonly #retry: RetryOptions;
   /** The run's one count of spend and its caps (shared with the run when it hands one in). */
   readonly #purse: Purse;
@@ -361,13 +365,15 @@ export class Gateway implements Model {
     attempts: TapeAttempt[],
     started: number,
   ): ModelResponse {
+    // The ids the pass's history will use, on the tape too (a41e): a call pairs with its result.
+    const content = scopeIds(result.content, request.toolIdScope ?? request.role, this.#toolIds());
     const cost = result.costUsd ?? costUsd(entry.prices, result.usage);
     this.#charge(entry, result.usage, cost);
     let json: unknown;
     let structuredError: StructuredOutputError | undefined;
     if (request.jsonSchema) {
       try {
-        json = parseStructured(result.content, request.jsonSchema.schema);
+        json = parseStructured(content, request.jsonSchema.schema);
       } catch (error) {
         if (!(error instanceof StructuredOutputError)) throw error;
         structuredError = error;
@@ -378,7 +384,7 @@ export class Gateway implements Model {
       ...this.#callBase(entry, request),
       wire: result.wire,
       response: {
-        content: result.content,
+        content,
         stopReason: result.stopReason,
         ...(json !== undefined ? { json } : {}),
       },
@@ -389,7 +395,7 @@ export class Gateway implements Model {
       ...(structuredError ? { error: { name: structuredError.name, message: structuredError.message } } : {}),
     });
     const response: ModelResponse = {
-      content: result.content,
+      content,
       stopReason: result.stopReason,
       usage: result.usage,
       provider: entry.provider.name,
@@ -440,6 +446,20 @@ export class Gateway implements Model {
       entry: entry?.name ?? "none",
       request: tapeRequest(request),
     };
+  }
+
+  /**
+   * The tool call ids the run has used, read once from the tape (a resumed run's earlier processes
+   * wrote some), then kept as replies come: ids stay unique in the run (scopeIds).
+   */
+  #toolIds(): Set<string> {
+    if (this.#usedIds) return this.#usedIds;
+    const records =
+      this.#audit.length > 0 && existsSync(this.#audit.path)
+        ? readTape(this.#audit.path, { tolerant: true })
+        : [];
+    this.#usedIds = usedToolIds(records.map((r) => (r.kind === "call" ? r.response : undefined)));
+    return this.#usedIds;
   }
 
   #charge(entry: GatewayEntry, usage: Usage, cost: number): void {

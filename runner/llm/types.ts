@@ -73,6 +73,12 @@ export interface ModelRequest {
    * recorded so a replay counts the same.
    */
   thinkingDropped?: true;
+  /**
+   * Set by a tool-using pass (idScope: role, iteration, step): the reply's tool call ids get it
+   * appended (scopeIds) before the gateway records the reply, so the tape holds the ids the history
+   * uses and every id is unique in the run.
+   */
+  toolIdScope?: string;
   /** Texts injected into the prompt from memory or skills: recorded on the tape by reference and hash. */
   injected?: { kind: "memory" | "skill"; ref: string; sha256: string }[];
   meta: CallMeta;

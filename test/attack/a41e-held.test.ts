@@ -1,11 +1,11 @@
 // Attacker a41e on issue 41's fixes (context budget, single calls): what held. Real ContextKeeper,
-// uniqueIds and brief-budget code, no model needed (the pass-level attacks that broke are in
+// scopeIds and brief-budget code, no model needed (the pass-level attacks that broke are in
 // test/open/a41e-*.pending.ts).
 import { describe, expect, it } from "vitest";
 import { newestLines, quoteWithin } from "../../runner/agents/brief-budget.ts";
+import { idScope, scopeIds } from "../../runner/llm/tool-ids.ts";
 import type { ContentBlock, Message } from "../../runner/llm/types.ts";
 import { ContextKeeper, type FixedPart, RequestPastBudget } from "../../runner/run/session/context-budget.ts";
-import { uniqueIds } from "../../runner/run/session/conversation.ts";
 
 const fixed: FixedPart = { system: "You are the work agent.", tools: [], workspaceContext: "limits" };
 
@@ -77,14 +77,16 @@ describe("a41e held: recall, compaction and ids", () => {
     expect(() => keeper.check(fixed, messages)).toThrow(/Shorten the task brief/);
   });
 
-  it("ids stay unique when a model writes the id the runner would have made", () => {
+  it("ids stay unique when a model writes the id the runner would have made, in and across passes", () => {
     const seen = new Set<string>();
     const use = (id: string): ContentBlock => ({ type: "tool_use", id, name: "bash", input: {} });
     const ids = [
-      ...uniqueIds([use("emit:0-2")], seen, 1),
-      ...uniqueIds([use("emit:0")], seen, 2),
-      ...uniqueIds([use("emit:0")], seen, 2),
-      ...uniqueIds([use(""), use("")], seen, 3),
+      ...scopeIds([use("emit:0-w1-2")], idScope("work", 1, 1), seen),
+      ...scopeIds([use("emit:0")], idScope("work", 1, 1), seen),
+      ...scopeIds([use("emit:0"), use("emit:0")], idScope("work", 1, 2), seen),
+      ...scopeIds([use("emit:0")], idScope("work", 2, 2), seen),
+      ...scopeIds([use("emit:0")], idScope("review", 1, 2), seen),
+      ...scopeIds([use(""), use("")], idScope("work", 1, 3), seen),
     ].map((b) => (b.type === "tool_use" ? b.id : ""));
     expect(new Set(ids).size).toBe(ids.length);
   });

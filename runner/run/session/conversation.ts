@@ -1,5 +1,7 @@
 // The step loop of a tool-using agent (work or review), with the orchestrator's limits applied
 // between model calls. mini-swe-agent's shape: query -> execute -> repeat, ending in typed exits.
+
+import { idScope, scopeIds } from "../../llm/tool-ids.ts";
 import {
   type ContentBlock,
   ContextTooLong,
@@ -32,7 +34,7 @@ export type PassExit =
 
 export type PassEvent =
   | { type: "step"; step: number; limits: PassLimits }
-  /** A tool call is about to run: `id` is its id in the pass (the server's, made unique: uniqueIds). */
+  /** A tool call is about to run: `id` is its id in the run (the server's, scoped: scopeIds). */
   | { type: "tool_start"; role: string; id: string; name: string }
   | {
       type: "tool";
@@ -128,6 +130,7 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
   });
   let nudgedForBlocker = false;
   let idleReplies = 0;
+  // Ids used in the pass: the gateway keeps them unique in the run already; any other model too.
   const ids = new Set<string>();
   const tools = toolSpecs(options.tools);
 
@@ -141,14 +144,15 @@ export async function runPass(given: PassOptions): Promise<PassResult> {
     }
     options.onEvent?.({ type: "step", step: limits.steps, limits });
     const context = workspaceContext(limits, options.budget);
-    const response = await complete(options, keeper, messages, {
+    const scope = idScope(options.request.role, options.request.meta.iteration, limits.steps);
+    const response = await complete(options, keeper, messages, scope, {
       system: options.request.system,
       tools,
       workspaceContext: context,
     });
     options.budget.add(totalTokens(response), response.costUsd);
     options.onEvent?.({ type: "response", response });
-    const content = uniqueIds(response.content, ids, limits.steps);
+    const content = scopeIds(response.content, scope, ids);
     messages.push({ role: "assistant", content });
 
     const calls = content.filter(
@@ -198,6 +202,7 @@ async function complete(
   options: PassOptions,
   keeper: ContextKeeper | undefined,
   messages: Message[],
+  toolIdScope: string,
   fixed: FixedPart & { tools: ToolSpec[] },
 ): Promise<ModelResponse> {
   const send = () =>
@@ -207,6 +212,7 @@ async function complete(
         messages,
         tools: fixed.tools,
         workspaceContext: fixed.workspaceContext,
+        toolIdScope,
         ...(keeper ? { contextBudget: keeper.budget } : {}),
         ...(keeper && !keeper.sendsThinking ? { thinkingDropped: true as const } : {}),
       },
@@ -234,27 +240,6 @@ async function complete(
   }
   keeper.sent(messages, response.seq);
   return response;
-}
-
-/**
- * The reply's tool calls with ids unique in the pass. Some servers reuse theirs (`emit:0` at every
- * step, `call_0`): the wire would carry one id for several calls (servers that check refuse it) and
- * a placeholder's recall would name more than one output. A repeated (or missing) id gets the step
- * appended; a function of the replies alone, so a replay makes the same ids.
- */
-export function uniqueIds(content: ContentBlock[], seen: Set<string>, step: number): ContentBlock[] {
-  let changed = false;
-  const out = content.map((block, position) => {
-    if (block.type !== "tool_use") return block;
-    const base = block.id || `call-${step}-${position}`;
-    let id = base;
-    for (let k = 1; seen.has(id); k++) id = k === 1 ? `${base}-${step}` : `${base}-${step}-${k}`;
-    seen.add(id);
-    if (id === block.id) return block;
-    changed = true;
-    return { ...block, id };
-  });
-  return changed ? out : content;
 }
 
 async function runCalls(

@@ -18,6 +18,11 @@
 // call record, `response.ids` or the rewritten content, written when the reply joins the history),
 // and have the tape readers pair by them; a replay reads the server's ids as recorded and rewrites
 // the same way.
+//
+// Fixed (fix41-ids): the gateway makes the reply's ids unique in the run (runner/llm/tool-ids.ts
+// scopeIds: a used id gets the pass and step, from the request's `toolIdScope`) before it records
+// the reply: the tape's response holds the ids the history uses. A replay reads them back, new to
+// it, and keeps them. Fails without the fix: the tape says `emit:0`, the next request `emit:0-w0-2`.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
