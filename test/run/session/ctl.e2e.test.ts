@@ -80,7 +80,12 @@ describe.skipIf(!hasEngine("docker"))("scifi ctl on a direct run (docker, script
     });
     const runId = runDir.split("/").at(-1) ?? "";
     // The pre-scan is checkpointed (USD 0.01 spent); the first work reply takes 15 s.
-    await waitFor(() => (readState(runDir).phase === "prescan" ? true : undefined), 120_000);
+    // state.json is written just after the run folder is made: wait for it as for the phase.
+    await waitFor(
+      () =>
+        existsSync(join(runDir, "state.json")) && readState(runDir).phase === "prescan" ? true : undefined,
+      120_000,
+    );
     expect(spentOnTape(join(runDir, "audit.jsonl")).usd).toBeCloseTo(0.01, 9);
 
     // Below what is spent or used: refused, precisely, and nothing is written for the run.
