@@ -10,25 +10,9 @@ import { renderPlacementScript } from "../../runner/jobs/placement.ts";
 import { SubmitInputError, submitTask } from "../../runner/jobs/submit.ts";
 import { loadSam } from "../../runner/run/setup.ts";
 import { failureLines } from "../../runner/run-folder/failure.ts";
-import { checkSam } from "../../runner/sam/gate.ts";
 import { lockTaskFolder } from "../../runner/task-folder-lock.ts";
 import { foldRow, visible, visibleJson } from "../../runner/terminal-text.ts";
-
-function validate(stage: string): string[] {
-  const dir = mkdtempSync(join(tmpdir(), "scifi-a38d-held-"));
-  mkdirSync(join(dir, "checks"));
-  writeFileSync(join(dir, "checks", "ref.txt"), "42\n");
-  writeFileSync(join(dir, "checks", "grade.py"), "import sys\nprint(open(sys.argv[1]).read())\n");
-  const body = stage
-    .split("\n")
-    .map((line) => `  ${line}`)
-    .join("\n");
-  const sam = `---\nname: t\ncheck_assets: [checks/ref.txt, checks/grade.py]\n---\n# T\n\n## To-do\nWrite 42 to answer.txt.\n\n## Expectation\n- answer.txt holds 42.\n  \`\`\`check outputs=r.txt\n  echo 1 > r.txt\n  \`\`\`\n  \`\`\`compare\n${body}\n  \`\`\`\n`;
-  writeFileSync(join(dir, "task.md"), sam);
-  return checkSam(join(dir, "task.md"))
-    .diagnostics.filter((d) => d.severity === "error")
-    .map((d) => d.message);
-}
+import { validateCompareStage as validate } from "../sam/compare-stage.ts";
 
 // Each reads the agent's answer.txt (or a file beside it), which a compare stage never sees.
 const REFUSED = [

@@ -18,11 +18,8 @@
 // `wrappedProgram` gives each wrapper its options that take a value and its leading operands
 // (`xargs -a F`, `flock F`, `timeout 10`), and flock's lock file counts as written;
 // stage-lint.ts: an interpreter's `-` operand means its program is its input, later words are data.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkSam } from "../../runner/sam/gate.ts";
+import { validateCompareStage as validate } from "./compare-stage.ts";
 
 const VALID = [
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell array, not a template
@@ -37,22 +34,6 @@ const VALID = [
   "xargs -n 1 cmp checks/ref.txt <<< outputs/r.txt",
   'for f in outputs/r.txt; do python3 checks/grade.py "$f"; done',
 ];
-
-function validate(stage: string): string[] {
-  const dir = mkdtempSync(join(tmpdir(), "scifi-a38d-valid-"));
-  mkdirSync(join(dir, "checks"));
-  writeFileSync(join(dir, "checks", "ref.txt"), "42\n");
-  writeFileSync(join(dir, "checks", "grade.py"), "import sys\nprint(open(sys.argv[1]).read())\n");
-  const body = stage
-    .split("\n")
-    .map((line) => `  ${line}`)
-    .join("\n");
-  const sam = `---\nname: t\ncheck_assets: [checks/ref.txt, checks/grade.py]\n---\n# T\n\n## To-do\nWrite 42 to answer.txt.\n\n## Expectation\n- answer.txt holds 42.\n  \`\`\`check outputs=r.txt\n  echo 1 > r.txt\n  \`\`\`\n  \`\`\`compare\n${body}\n  \`\`\`\n`;
-  writeFileSync(join(dir, "task.md"), sam);
-  return checkSam(join(dir, "task.md"))
-    .diagnostics.filter((d) => d.severity === "error")
-    .map((d) => d.message);
-}
 
 describe("a38d: valid compare stages that read only outputs/ and check assets", () => {
   it.each(VALID)("`%s` validates", (stage) => {

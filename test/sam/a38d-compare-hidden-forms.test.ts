@@ -20,11 +20,8 @@
 // (`sh <<EOF`, `cat <<EOF | sh`) are read as commands; compare-reads.ts: a `<<<` word given to
 // `xargs` is its program's operand; a loop variable handed to a program that is no reader is
 // judged as that program's operand (`python3 checks/grade.py answer.txt`).
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkSam } from "../../runner/sam/gate.ts";
+import { validateCompareStage as validate } from "./compare-stage.ts";
 
 const STAGES = [
   "case x in\n  x) cmp checks/ref.txt answer.txt ;;\nesac",
@@ -42,22 +39,6 @@ const STAGES = [
   "xargs -a answer.txt cmp checks/ref.txt",
   "eval \"sh -c 'cmp checks/ref.txt answer.txt'\"",
 ];
-
-function validate(stage: string): string[] {
-  const dir = mkdtempSync(join(tmpdir(), "scifi-a38d-compare-"));
-  mkdirSync(join(dir, "checks"));
-  writeFileSync(join(dir, "checks", "ref.txt"), "42\n");
-  writeFileSync(join(dir, "checks", "grade.py"), "import sys\nprint(open(sys.argv[1]).read())\n");
-  const body = stage
-    .split("\n")
-    .map((line) => `  ${line}`)
-    .join("\n");
-  const sam = `---\nname: t\ncheck_assets: [checks/ref.txt, checks/grade.py]\n---\n# T\n\n## To-do\nWrite 42 to answer.txt.\n\n## Expectation\n- answer.txt holds 42.\n  \`\`\`check outputs=r.txt\n  echo 1 > r.txt\n  \`\`\`\n  \`\`\`compare\n${body}\n  \`\`\`\n`;
-  writeFileSync(join(dir, "task.md"), sam);
-  return checkSam(join(dir, "task.md"))
-    .diagnostics.filter((d) => d.severity === "error")
-    .map((d) => d.message);
-}
 
 describe("a38d: compare stages that read the agent's answer.txt in forms the lint does not see", () => {
   it.each(STAGES)("`%s` is refused, as `cmp checks/ref.txt answer.txt` is", (stage) => {
